@@ -1,0 +1,90 @@
+"""Build the Cython kernels in src/_ext as private modules ``fastrank._ext.<name>``.
+
+Every ``src/_ext/*.pyx`` is an extension. OpenMP is used when the compiler accepts it
+(probed by compiling a tiny program); otherwise the kernels build serial (``prange``
+degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
+"""
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+EXT_DIR = Path("src") / "_ext"
+
+# Extra compile flags per kernel module, for instruction sets with a portable fallback
+# inside the kernel (probed like OpenMP; dropped when the compiler refuses them).
+MODULE_FLAGS = {
+    "wnn": ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else [],
+}
+
+
+def _compiler_accepts(compiler, flags, link_flags=(), source="int main(void){return 0;}\n"):
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write(source)
+        try:
+            objs = compiler.compile([src], output_dir=tmp, extra_postargs=list(flags))
+            compiler.link_executable(objs, os.path.join(tmp, "probe"),
+                                     extra_postargs=list(link_flags))
+        except Exception:
+            return False
+    return True
+
+
+class BuildExt(build_ext):
+    def build_extensions(self):
+        is_msvc = self.compiler.compiler_type == "msvc"
+        if is_msvc:
+            omp_compile, omp_link = ["/openmp"], []
+            base = ["/O2"]
+        else:
+            omp_compile, omp_link = ["-fopenmp"], ["-fopenmp"]
+            base = ["-O3", "-fno-math-errno"]
+        use_omp = os.environ.get("FASTRANK_NO_OPENMP") != "1" and _compiler_accepts(
+            self.compiler, omp_compile, omp_link,
+            "#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")
+        if not use_omp:
+            print("fastrank: building without OpenMP (kernels run on one thread)", file=sys.stderr)
+        for ext in self.extensions:
+            module = ext.name.rsplit(".", 1)[-1]
+            extra = [f for f in MODULE_FLAGS.get(module, []) if not is_msvc
+                     and _compiler_accepts(self.compiler, [f])]
+            ext.extra_compile_args = base + extra + (omp_compile if use_omp else [])
+            ext.extra_link_args = omp_link if use_omp else []
+        super().build_extensions()
+
+
+extensions = [
+    Extension(
+        f"fastrank._ext.{pyx.stem}",
+        [str(pyx)],
+        include_dirs=[np.get_include(), str(EXT_DIR)],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for pyx in sorted(EXT_DIR.glob("*.pyx"))
+]
+
+setup(
+    package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
+    packages=["fastrank", "fastrank._ext"],
+    package_data={"fastrank": ["data/*"]},
+    ext_modules=cythonize(
+        extensions,
+        include_path=[str(EXT_DIR)],
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    ),
+    cmdclass={"build_ext": BuildExt},
+)

@@ -1,0 +1,265 @@
+# cython: language_level=3
+"""Shared, header-only core: sort one row of beliefs in descending order and find its tie groups.
+
+Every kernel that ranks (ranking, metrics, ROC) cimports these inline functions, so there is
+exactly one sort implementation and each row is sorted once.
+
+Conventions
+-----------
+* Scores become 64-bit keys whose unsigned order is the *descending* order of the floats;
+  equal floats (including -0.0 == +0.0) give equal keys, so "tied" means "equal key".
+  float32 scores are widened to double first (exact), so both dtypes share the keys.
+* The sort is stable: inside a tie group labels keep ascending label index ("stable" order).
+  LSD radix sort on bytes, skipping bytes that are constant over the row; insertion sort for
+  short rows.
+* NaN is rejected by the Python layer before a kernel runs.
+* Randomness (ordinal ranks) comes from a counter-based generator seeded per row
+  (splitmix64 of base seed and row index), so results never depend on the thread count.
+"""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+ctypedef fused floating:
+    float
+    double
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+cdef enum:
+    INSERTION_MAX = 32  # rows this short are insertion-sorted
+
+cdef struct SortWork:
+    # per-thread scratch for rows of q labels; allocate inside the parallel block so that
+    # each thread gets its own (a pointer assigned there is thread-private in Cython)
+    int32_t* order      # labels by descending score after a sort
+    int32_t* end        # tie-group ends after group_ends()
+    uint64_t* keys      # sorted keys, position-aligned with `order`
+    uint64_t* keys_tmp
+    int32_t* order_tmp
+    uint32_t* hist      # 8 byte-histograms of 256 counters
+    unsigned char* mark  # q flags, all zero between calls (CSR zero-group scan)
+
+
+cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
+    """Scratch for rows of q labels, or NULL when out of memory."""
+    cdef SortWork* w = <SortWork*> calloc(1, sizeof(SortWork))
+    if w == NULL:
+        return NULL
+    w.order = <int32_t*> malloc(q * sizeof(int32_t))
+    w.end = <int32_t*> malloc(q * sizeof(int32_t))
+    w.keys = <uint64_t*> malloc(q * sizeof(uint64_t))
+    w.keys_tmp = <uint64_t*> malloc(q * sizeof(uint64_t))
+    w.order_tmp = <int32_t*> malloc(q * sizeof(int32_t))
+    w.hist = <uint32_t*> malloc(8 * 256 * sizeof(uint32_t))
+    w.mark = <unsigned char*> calloc(q, 1)
+    if w.order == NULL or w.end == NULL or w.keys == NULL or w.keys_tmp == NULL \
+            or w.order_tmp == NULL or w.hist == NULL or w.mark == NULL:
+        sort_work_free(w)
+        return NULL
+    return w
+
+
+cdef inline void sort_work_free(SortWork* w) noexcept nogil:
+    if w == NULL:
+        return
+    free(w.order)
+    free(w.end)
+    free(w.keys)
+    free(w.keys_tmp)
+    free(w.order_tmp)
+    free(w.hist)
+    free(w.mark)
+    free(w)
+
+
+cdef inline uint64_t desc_key(double x) noexcept nogil:
+    """Unsigned key: key(a) < key(b)  <=>  a > b;  key(a) == key(b)  <=>  a == b."""
+    cdef uint64_t u
+    x = x + 0.0  # -0.0 -> +0.0
+    memcpy(&u, &x, 8)
+    if u >> 63:
+        return u          # negative: ascending key would be ~u; descending is its complement
+    return ~(u | (<uint64_t>1 << 63))
+
+
+cdef inline Py_ssize_t group_ends(const uint64_t* keys, Py_ssize_t q,
+                                  int32_t* end) noexcept nogil:
+    """end[p] <- exclusive end position of the tie group holding position p (keys sorted).
+    Returns the number of tie groups."""
+    cdef Py_ssize_t p, stop = q, n_groups = 0
+    for p in range(q - 1, -1, -1):
+        if p < q - 1 and keys[p] != keys[p + 1]:
+            stop = p + 1
+            n_groups += 1
+        end[p] = <int32_t> stop
+    return n_groups + 1
+
+
+cdef inline void _radix_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
+                             SortWork* w) noexcept nogil:
+    """Stable sort of (keys, order) by keys ascending, result left in keys/order."""
+    cdef Py_ssize_t p, b, j
+    cdef uint32_t* h
+    cdef uint32_t total, c
+    cdef uint64_t* src_k = keys
+    cdef uint64_t* dst_k = w.keys_tmp
+    cdef int32_t* src_o = order
+    cdef int32_t* dst_o = w.order_tmp
+    cdef uint64_t* tk
+    cdef int32_t* to
+    cdef uint64_t k
+    memset(w.hist, 0, 8 * 256 * sizeof(uint32_t))
+    for p in range(q):
+        k = keys[p]
+        for b in range(8):
+            w.hist[b * 256 + ((k >> (8 * b)) & 255)] += 1
+    for b in range(8):
+        h = w.hist + b * 256
+        if h[(keys[0] >> (8 * b)) & 255] == q:
+            continue  # this byte is the same in every key: the pass would not move anything
+        total = 0
+        for j in range(256):
+            c = h[j]
+            h[j] = total
+            total += c
+        for p in range(q):
+            k = src_k[p]
+            j = (k >> (8 * b)) & 255
+            dst_k[h[j]] = k
+            dst_o[h[j]] = src_o[p]
+            h[j] += 1
+        tk = src_k; src_k = dst_k; dst_k = tk
+        to = src_o; src_o = dst_o; dst_o = to
+    if src_k != keys:
+        memcpy(keys, src_k, q * sizeof(uint64_t))
+        memcpy(order, src_o, q * sizeof(int32_t))
+
+
+cdef inline void _insertion_sort(uint64_t* keys, int32_t* order, Py_ssize_t q) noexcept nogil:
+    cdef Py_ssize_t p, j
+    cdef uint64_t k
+    cdef int32_t o
+    for p in range(1, q):
+        k = keys[p]
+        o = order[p]
+        j = p - 1
+        while j >= 0 and keys[j] > k:
+            keys[j + 1] = keys[j]
+            order[j + 1] = order[j]
+            j -= 1
+        keys[j + 1] = k
+        order[j + 1] = o
+
+
+cdef inline void sort_keys(uint64_t* keys, int32_t* order, Py_ssize_t q,
+                           SortWork* w) noexcept nogil:
+    if q <= INSERTION_MAX:
+        _insertion_sort(keys, order, q)
+    else:
+        _radix_sort(keys, order, q, w)
+
+
+cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize_t q,
+                                SortWork* w) noexcept nogil:
+    """w.order <- labels 0..q-1 by descending row[j*stride], ties by ascending j;
+    w.keys[p] <- the key of the label at position p; w.end <- tie-group ends."""
+    cdef Py_ssize_t j
+    cdef int32_t* order = w.order
+    for j in range(q):
+        w.keys[j] = desc_key(<double> row[j * stride])
+        order[j] = <int32_t> j
+    sort_keys(w.keys, order, q, w)
+    group_ends(w.keys, q, w.end)
+
+
+cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_ssize_t nnz,
+                              Py_ssize_t q, SortWork* w) noexcept nogil:
+    """As sort_dense_row for one CSR row (canonical: sorted, unique indices); implicit zeros
+    and stored zeros form one tie group, filled by one scan over the columns, not sorted."""
+    cdef Py_ssize_t p, j, n_pos = 0, n_neg = 0, n_zero, pos
+    cdef int32_t* order = w.order
+    cdef double v
+    cdef uint64_t zkey = desc_key(0.0)
+    # stored non-zeros: positives to the front of keys, negatives after them
+    for p in range(nnz):
+        v = <double> data[p]
+        if v > 0.0:
+            w.keys[n_pos] = desc_key(v)
+            order[n_pos] = <int32_t> indices[p]
+            n_pos += 1
+    for p in range(nnz):
+        v = <double> data[p]
+        if v < 0.0:
+            w.keys[n_pos + n_neg] = desc_key(v)
+            order[n_pos + n_neg] = <int32_t> indices[p]
+            n_neg += 1
+    sort_keys(w.keys, order, n_pos, w)
+    sort_keys(w.keys + n_pos, order + n_pos, n_neg, w)
+    n_zero = q - n_pos - n_neg
+    if n_zero == 0:
+        group_ends(w.keys, q, w.end)
+        return
+    # move negatives to the tail, then fill the zero group in label order
+    for p in range(n_neg - 1, -1, -1):
+        w.keys[q - n_neg + p] = w.keys[n_pos + p]
+        order[q - n_neg + p] = order[n_pos + p]
+    for p in range(nnz):
+        if data[p] != 0:
+            w.mark[indices[p]] = 1
+    pos = n_pos
+    for j in range(q):
+        if w.mark[j]:
+            w.mark[j] = 0
+        else:
+            w.keys[pos] = zkey
+            order[pos] = <int32_t> j
+            pos += 1
+    group_ends(w.keys, q, w.end)
+
+
+# ---- randomness: counter-based, per row -------------------------------------------------
+
+cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
+    cdef uint64_t z
+    state[0] += <uint64_t> 0x9E3779B97F4A7C15
+    z = state[0]
+    z = (z ^ (z >> 30)) * <uint64_t> 0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <uint64_t> 0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t row_state(uint64_t base_seed, Py_ssize_t row) noexcept nogil:
+    """Independent generator state for one row, from one base seed."""
+    cdef uint64_t s = base_seed ^ (<uint64_t> row * <uint64_t> 0xD1B54A32D192ED03)
+    return splitmix64(&s)
+
+
+cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
+    """Uniform integer in [0, s), s >= 1, without modulo bias (Lemire 2019)."""
+    cdef uint64_t m = (splitmix64(state) >> 32) * <uint64_t> s
+    cdef uint32_t low = <uint32_t> m
+    cdef uint32_t t
+    if low < s:
+        t = (<uint32_t> (-s)) % s
+        while low < t:
+            m = (splitmix64(state) >> 32) * <uint64_t> s
+            low = <uint32_t> m
+    return <uint32_t> (m >> 32)
+
+
+cdef inline void shuffle_groups(int32_t* order, const int32_t* end, Py_ssize_t q,
+                                uint64_t* state) noexcept nogil:
+    """Uniformly random order inside every tie group (Fisher-Yates per group)."""
+    cdef Py_ssize_t start = 0, stop, m, j
+    cdef int32_t t
+    while start < q:
+        stop = end[start]
+        for m in range(stop - start, 1, -1):
+            j = start + bounded(state, <uint32_t> m)
+            t = order[start + m - 1]
+            order[start + m - 1] = order[j]
+            order[j] = t
+        start = stop

@@ -1,0 +1,110 @@
+# cython: language_level=3
+"""Row-wise tie-aware ranking kernels (descending: rank 1 = highest belief).
+
+The Python wrapper is ``fastrank.ranking``; it validates input and chooses the kernel.
+Rows are processed in parallel (OpenMP) with the GIL released; each thread owns its scratch.
+
+Outputs (arrays the wrapper allocates; an unused one is passed as a 0x0 array):
+  out_int  -- int32 ranks by label, or for GROUPS the labels in sorted order
+  out_frac -- float64 ranks by label (FRACTIONAL only)
+  out_end  -- for GROUPS, the exclusive end position of each position's tie group
+"""
+from cython.parallel cimport parallel, prange
+from libc.stdint cimport int32_t, uint64_t
+
+from _tiesort cimport (
+    SortWork, floating, index_t, row_state, shuffle_groups, sort_csr_row, sort_dense_row,
+    sort_work_free, sort_work_new,
+)
+
+# method codes, mirrored in fastrank/ranking.py (_METHOD_CODES)
+cdef enum:
+    ORDINAL = 0
+    STABLE = 1
+    DENSE = 2
+    STANDARD = 3
+    MODIFIED = 4
+    FRACTIONAL = 5
+    GROUPS = 6
+
+
+cdef inline void _emit_row(int32_t* order, int32_t* end, Py_ssize_t q, int method,
+                           uint64_t seed, Py_ssize_t row, int32_t[:, ::1] out_int,
+                           double[:, ::1] out_frac, int32_t[:, ::1] out_end) noexcept nogil:
+    """Write one sorted row (order + tie-group ends) to the outputs of `method`."""
+    cdef Py_ssize_t p, start = 0, stop, group = 0
+    cdef uint64_t state
+    if method == GROUPS:
+        for p in range(q):
+            out_int[row, p] = order[p]
+            out_end[row, p] = end[p]
+        return
+    if method == ORDINAL:
+        state = row_state(seed, row)
+        shuffle_groups(order, end, q, &state)
+    if method == ORDINAL or method == STABLE:
+        for p in range(q):
+            out_int[row, order[p]] = <int32_t> (p + 1)
+        return
+    while start < q:
+        stop = end[start]
+        group += 1
+        for p in range(start, stop):
+            if method == DENSE:
+                out_int[row, order[p]] = <int32_t> group
+            elif method == STANDARD:
+                out_int[row, order[p]] = <int32_t> (start + 1)
+            elif method == MODIFIED:
+                out_int[row, order[p]] = <int32_t> stop
+            else:
+                out_frac[row, order[p]] = 0.5 * (start + 1 + stop)
+        start = stop
+
+
+def rank_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
+               Py_ssize_t col_stride, int method, uint64_t seed, int32_t[:, ::1] out_int,
+               double[:, ::1] out_frac, int32_t[:, ::1] out_end):
+    """Rank every row of a dense (n, q) matrix given as its flat buffer and element strides
+    (C order: row_stride=q, col_stride=1; Fortran order: row_stride=1, col_stride=n)."""
+    cdef SortWork* w
+    cdef Py_ssize_t i
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        w = sort_work_new(q)
+        if w == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule="static"):
+                sort_dense_row(&flat[i * row_stride], col_stride, q, w)
+                _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
+            sort_work_free(w)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate ranking scratch")
+
+
+def rank_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+             Py_ssize_t q, int method, uint64_t seed, int32_t[:, ::1] out_int,
+             double[:, ::1] out_frac, int32_t[:, ::1] out_end):
+    """As rank_dense for a canonical CSR matrix; its implicit zeros are one tie group."""
+    cdef SortWork* w
+    cdef Py_ssize_t i, lo, nnz, n = indptr.shape[0] - 1
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        w = sort_work_new(q)
+        if w == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule="static"):
+                lo = indptr[i]
+                nnz = indptr[i + 1] - lo
+                # &data[lo] is only formed for a non-empty row (lo may equal len(data))
+                if nnz > 0:
+                    sort_csr_row(&data[lo], &indices[lo], nnz, q, w)
+                else:
+                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+                _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
+            sort_work_free(w)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate ranking scratch")

@@ -1,0 +1,60 @@
+"""fastrank: tie-aware multi-label ranking metrics and lazy classifiers on compiled kernels.
+
+Public names are imported lazily from their submodules on first use, so ``import fastrank``
+stays cheap and each concept lives in exactly one module:
+
+- ``fastrank.ranking``   -- ranking kernel: :func:`rank`, :func:`tie_groups`
+- ``fastrank.metrics``   -- the tie-aware metric suite, :func:`evaluate`, ROC/AUC
+- ``fastrank.neighbors`` -- :func:`topk_cosine`, :class:`KNN`, :class:`MLkNN`
+- ``fastrank.wnn``       -- :class:`VGRAM`, :class:`VGRAMCor`
+- ``fastrank.datasets``, ``fastrank.text``, ``fastrank.model_selection``,
+  ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``
+"""
+import importlib
+
+from ._version import __version__
+
+_EXPORTS = {
+    "rank": "ranking",
+    "tie_groups": "ranking",
+    "TieGroups": "ranking",
+    "RANK_METHODS": "ranking",
+    "evaluate": "metrics",
+    "cutoff": "metrics",
+    "one_error": "metrics",
+    "coverage": "metrics",
+    "ranking_loss": "metrics",
+    "average_precision": "metrics",
+    "r_precision": "metrics",
+    "hamming_loss": "metrics",
+    "exact_match": "metrics",
+    "zero_one_loss": "metrics",
+    "accuracy": "metrics",
+    "precision": "metrics",
+    "recall": "metrics",
+    "fbeta": "metrics",
+    "f1": "metrics",
+    "topk_cosine": "neighbors",
+    "KNN": "neighbors",
+    "MLkNN": "neighbors",
+    "VGRAM": "wnn",
+    "VGRAMCor": "wnn",
+    "run_study": "study",
+}
+
+_SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "model_selection",
+               "calibration", "stats", "study"}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'fastrank' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)

@@ -1,0 +1,139 @@
+"""Tie-aware ranking of belief matrices (melotti2009 §2.2; SPEC §1).
+
+Each row of an ``(n_documents, n_labels)`` belief matrix is ranked in *descending* order:
+rank 1 is the highest belief. A *tie group* is a maximal set of labels with exactly equal
+scores in a row (``-0.0 == 0.0``; ±inf are ordinary values; NaN is an error).
+
+================  ====================  =================  ==============================
+``method``        thesis name           scores .5 .2 .2 .1  rank given to a tie group
+================  ====================  =================  ==============================
+``"ordinal"``     Ordinal Aleatório     1 2 3 4 / 1 3 2 4  distinct positions, uniformly
+                                                           random order inside the group
+``"stable"``      --                    1 2 3 4            distinct positions, label-index
+                                                           order inside the group
+``"dense"``       Denso                 1 2 2 3            one rank per group, no gaps
+``"standard"``    Padrão ("1224")       1 2 2 4            the group's first position
+``"modified"``    Modificado ("1334")   1 3 3 4            the group's last position
+``"fractional"``  (statistics only)     1 2.5 2.5 4        mean of the group's positions
+================  ====================  =================  ==============================
+
+``"min"``, ``"max"`` and ``"average"`` are accepted as SciPy-style aliases of standard,
+modified and fractional, so ``rank(S, m)`` equals ``scipy.stats.rankdata(-S, method=m,
+axis=1)`` for ``m`` in min/max/dense/average.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._ext import ranking as _kernel
+from ._validation import check_option, check_random_state, check_scores
+
+RANK_METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractional")
+_ALIASES = {"min": "standard", "max": "modified", "average": "fractional"}
+_METHOD_CODES = {"ordinal": 0, "stable": 1, "dense": 2, "standard": 3, "modified": 4,
+                 "fractional": 5}
+_GROUPS = 6
+_NONE_INT = np.empty((0, 0), dtype=np.int32)
+_NONE_FLOAT = np.empty((0, 0), dtype=np.float64)
+
+
+def resolve_method(method):
+    """Canonical method name for ``method`` (aliases resolved); ValueError if unknown."""
+    method = _ALIASES.get(method, method)
+    return check_option("method", method, RANK_METHODS + tuple(_ALIASES))
+
+
+def _run(scores, code, seed, out_int, out_frac, out_end):
+    if sp.issparse(scores):
+        _kernel.rank_csr(scores.data, scores.indices, scores.indptr, scores.shape[1], code,
+                         seed, out_int, out_frac, out_end)
+    else:
+        n, q = scores.shape
+        item = scores.itemsize
+        _kernel.rank_dense(scores.ravel(order="K"), n, q, scores.strides[0] // item,
+                           scores.strides[1] // item, code, seed, out_int, out_frac, out_end)
+
+
+def rank(scores, method="modified", random_state=None):
+    """Rank the labels of every row by decreasing belief.
+
+    Parameters
+    ----------
+    scores : array-like or scipy.sparse matrix, shape (n_documents, n_labels)
+        Beliefs; float32/float64 in C or Fortran order are used without a copy. A sparse
+        matrix is ranked as CSR, its implicit zeros forming one tie group (never
+        materialised).
+    method : {"ordinal", "stable", "dense", "standard", "modified", "fractional",
+              "min", "max", "average"}, default "modified"
+        How a tie group is ranked; see the module docstring. "modified" is the thesis'
+        recommendation for most metrics.
+    random_state : None, int or numpy.random.Generator
+        Only for ``"ordinal"``: None draws fresh randomness, an int or Generator makes the
+        order reproducible. The result does not depend on the number of threads.
+
+    Returns
+    -------
+    ranks : ndarray, shape (n_documents, n_labels)
+        int32, or float64 for ``"fractional"``.
+    """
+    method = resolve_method(method)
+    scores = check_scores(scores)
+    code = _METHOD_CODES[method]
+    seed = 0
+    if method == "ordinal":
+        seed = int(check_random_state(random_state).integers(0, 2**64, dtype=np.uint64))
+    if method == "fractional":
+        out = np.empty(scores.shape, dtype=np.float64)
+        _run(scores, code, seed, _NONE_INT, out, _NONE_INT)
+    else:
+        out = np.empty(scores.shape, dtype=np.int32)
+        _run(scores, code, seed, out, _NONE_FLOAT, _NONE_INT)
+    return out
+
+
+@dataclass(frozen=True)
+class TieGroups:
+    """The sorted structure of every row, from one sort: what tie-aware metrics need.
+
+    Attributes
+    ----------
+    order : ndarray of int32, shape (n_documents, n_labels)
+        ``order[i, p]`` is the label at position ``p`` (0-based) of row ``i`` in decreasing
+        belief; inside a tie group labels are in increasing index order.
+    end : ndarray of int32, shape (n_documents, n_labels)
+        ``end[i, p]`` is the exclusive end position of the tie group holding position ``p``.
+    start : ndarray of int32, shape (n_documents, n_labels)
+        ``start[i, p]`` is the first position of that tie group. A group therefore occupies
+        positions ``start[i, p] .. end[i, p] - 1``; its standard rank is ``start + 1``, its
+        modified rank ``end``.
+    """
+
+    order: np.ndarray
+    end: np.ndarray
+    start: np.ndarray
+
+    @property
+    def n_groups(self):
+        """Number of tie groups per row, shape (n_documents,)."""
+        q = self.order.shape[1]
+        return (self.end == np.arange(1, q + 1, dtype=np.int32)).sum(axis=1)
+
+
+def tie_groups(scores):
+    """Sort every row once and return its :class:`TieGroups` (order and group bounds).
+
+    Accepts the same input as :func:`rank`. Ranks of any method follow from the result
+    without sorting again, e.g. the modified rank of label ``order[i, p]`` is ``end[i, p]``.
+    """
+    scores = check_scores(scores)
+    order = np.empty(scores.shape, dtype=np.int32)
+    end = np.empty(scores.shape, dtype=np.int32)
+    _run(scores, _GROUPS, 0, order, _NONE_FLOAT, end)
+    # a group starts where `end` changes; carry each start forward over its group
+    boundary = np.zeros(end.shape, dtype=bool)
+    boundary[:, 0] = True
+    boundary[:, 1:] = end[:, 1:] != end[:, :-1]
+    start = np.where(boundary, np.arange(end.shape[1], dtype=np.int32), 0).astype(np.int32)
+    np.maximum.accumulate(start, axis=1, out=start)
+    return TieGroups(order=order, end=end, start=start)
