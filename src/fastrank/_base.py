@@ -1,0 +1,173 @@
+"""What every fastrank estimator shares: scikit-learn's parameter protocol, fit-input
+checks, and saving to one versioned ``.npz`` file (arrays + JSON metadata, no pickle)."""
+import inspect
+import json
+import zipfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_truth
+from ._version import __version__
+
+FORMAT_VERSION = 1
+
+
+class MultiLabelEstimator:
+    """Base class: ``get_params``/``set_params`` from ``__init__``'s signature (so that
+    ``sklearn.base.clone`` works), input checks, and :meth:`save` / :meth:`load`.
+
+    Subclasses list their fitted arrays in ``_fitted_arrays`` (attribute names ending in
+    ``_``) and may keep JSON-serialisable fitted values in ``_fitted_meta``.
+    """
+
+    _fitted_arrays = ()
+    _fitted_meta = ()
+
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values()
+                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; "
+                                 f"valid: {', '.join(valid)}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags, TargetTags, InputTags, ClassifierTags
+        return Tags(estimator_type="classifier",
+                    target_tags=TargetTags(required=True, multi_output=True,
+                                           single_output=False),
+                    classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
+                    input_tags=InputTags(sparse=True))
+
+    # ---- input --------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_X(X, name="X"):
+        """Features as CSR or C-contiguous float64/float32, finite, 2-D, non-empty."""
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            if X.dtype not in (np.float32, np.float64):
+                X = X.astype(np.float64)
+            X.sum_duplicates()
+            data = X.data
+        else:
+            X = np.asarray(X)
+            if X.dtype == object or not np.issubdtype(X.dtype, np.number):
+                raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
+            if X.dtype not in (np.float32, np.float64):
+                X = X.astype(np.float64)
+            X = np.ascontiguousarray(X)
+            data = X
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_documents, n_features), got {X.ndim}-D")
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"{name} is empty: shape {X.shape}")
+        if not np.isfinite(data).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+        return X
+
+    def _check_fit_input(self, X, Y):
+        """Validate training data; sets ``n_features_in_``, ``classes_``; returns (X, Y)
+        with Y a C-contiguous uint8 indicator matrix. Y may be a list of label sets: then the
+        labels are the sorted union of the sets' members, kept in ``classes_``."""
+        X = self._check_X(X)
+        if isinstance(Y, (list, tuple)) and len(Y) and not np.isscalar(Y[0]) \
+                and not isinstance(Y[0], np.ndarray):
+            classes = sorted({label for labels in Y for label in labels})
+            index = {label: i for i, label in enumerate(classes)}
+            Y = check_truth([[index[lab] for lab in labels] for labels in Y], len(classes), "Y")
+            self.classes_ = np.asarray(classes)
+        else:
+            Y = check_truth(Y, name="Y")
+            self.classes_ = np.arange(Y.shape[1])
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
+        self.n_features_in_ = X.shape[1]
+        return X, Y
+
+    def _check_predict_input(self, X):
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X = self._check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
+                             f"fitted with {self.n_features_in_}")
+        return X
+
+    # ---- persistence --------------------------------------------------------------------
+
+    def save(self, path):
+        """Write the fitted model to ``path`` (an ``.npz``: arrays plus a JSON header)."""
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; nothing to save")
+        header = {"format": "fastrank-model", "format_version": FORMAT_VERSION,
+                  "fastrank_version": __version__, "estimator": type(self).__name__,
+                  "params": self.get_params(), "n_features_in_": int(self.n_features_in_),
+                  "meta": {k: getattr(self, k) for k in self._fitted_meta}}
+        arrays = {"classes_": self.classes_}
+        for name in self._fitted_arrays:
+            value = getattr(self, name)
+            if sp.issparse(value):
+                value = sp.csr_matrix(value)
+                arrays[f"{name}.csr.data"] = value.data
+                arrays[f"{name}.csr.indices"] = value.indices
+                arrays[f"{name}.csr.indptr"] = value.indptr
+                arrays[f"{name}.csr.shape"] = np.asarray(value.shape)
+            else:
+                arrays[name] = value
+        if any(a.dtype == object for a in map(np.asarray, arrays.values())):
+            raise TypeError("only numeric/string arrays can be saved (no pickled objects)")
+        with open(path, "wb") as f:
+            np.savez(f, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+                     **arrays)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; ValueError on a corrupt or foreign file."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                files = {k: z[k] for k in z.files}
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            raise ValueError(f"{path}: not a readable fastrank model file ({exc})") from None
+        try:
+            header = json.loads(files.pop("__header__").tobytes().decode())
+        except (KeyError, UnicodeDecodeError, json.JSONDecodeError):
+            raise ValueError(f"{path}: not a fastrank model file (no valid header)") from None
+        if header.get("format") != "fastrank-model":
+            raise ValueError(f"{path}: not a fastrank model file")
+        if header.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{path}: model format version {header.get('format_version')} "
+                             f"is not supported (expected {FORMAT_VERSION})")
+        if header.get("estimator") != cls.__name__:
+            raise ValueError(f"{path}: holds a {header.get('estimator')}, not a {cls.__name__}")
+        model = cls(**header["params"])
+        model.n_features_in_ = header["n_features_in_"]
+        for k, v in header["meta"].items():
+            setattr(model, k, v)
+        model.classes_ = files.pop("classes_")
+        for name in cls._fitted_arrays:
+            if name in files:
+                setattr(model, name, files.pop(name))
+            elif f"{name}.csr.data" in files:
+                shape = tuple(files.pop(f"{name}.csr.shape"))
+                setattr(model, name, sp.csr_matrix(
+                    (files.pop(f"{name}.csr.data"), files.pop(f"{name}.csr.indices"),
+                     files.pop(f"{name}.csr.indptr")), shape=shape))
+            else:
+                raise ValueError(f"{path}: model file is missing array {name!r} (truncated?)")
+        return model
