@@ -1,0 +1,137 @@
+# cython: language_level=3
+"""ROC kernels: AUC of many score lines (columns or rows) with tie blocks, ROC points and
+the ROC convex hull (matsubara2008 §4). The Python wrapper is ``fastrank.metrics._roc``.
+
+A *line* is one binary problem: a column of an (n, q) belief matrix (one label), a row (one
+document's labels) or the whole flattened matrix (micro). Each line is sorted once with the
+shared core (``_tiesort``); a tie group with g+ positives and g- negatives is one diagonal
+ROC segment, so AUC counts its g+ * g- pairs as 1/2. Pair counts are kept exactly in int64
+(twice the wrong-pair count), so the AUC is exact up to the final division.
+"""
+from cython.parallel cimport parallel, prange
+from libc.math cimport NAN
+from libc.stdint cimport int32_t, int64_t
+
+from _tiesort cimport (
+    SortWork, floating, index_t, sort_csr_row, sort_dense_row, sort_work_free, sort_work_new,
+)
+
+
+cdef inline double _auc_sorted(const int32_t* order, const int32_t* end, Py_ssize_t m,
+                               const unsigned char* truth, Py_ssize_t t_stride) noexcept nogil:
+    """AUC of one sorted line: 1 - (wrong pairs + tied pairs / 2) / (P N); NaN if P or N is 0.
+    Walking down the ranking, a positive loses to every negative seen in earlier groups."""
+    cdef Py_ssize_t start = 0, stop, p
+    cdef int64_t g_pos, g_neg, pos = 0, neg = 0, wrong2 = 0
+    while start < m:
+        stop = end[start]
+        g_pos = 0
+        for p in range(start, stop):
+            g_pos += truth[<Py_ssize_t> order[p] * t_stride]
+        g_neg = (stop - start) - g_pos
+        wrong2 += g_pos * (2 * neg + g_neg)
+        pos += g_pos
+        neg += g_neg
+        start = stop
+    if pos == 0 or neg == 0:
+        return NAN
+    return 1.0 - <double> wrong2 / (2.0 * <double> pos * <double> neg)
+
+
+def auc_dense(const floating[::1] flat, Py_ssize_t n_lines, Py_ssize_t length,
+              Py_ssize_t line_stride, Py_ssize_t elem_stride, const unsigned char[::1] truth,
+              Py_ssize_t t_line_stride, Py_ssize_t t_elem_stride, double[::1] out):
+    """out[i] <- AUC of line i of a dense buffer: element e of line i is
+    flat[i * line_stride + e * elem_stride], its truth truth[i * t_line_stride + e * t_elem_stride].
+    Lines run in parallel (OpenMP), one sort each."""
+    cdef SortWork* w
+    cdef Py_ssize_t i
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        w = sort_work_new(length)
+        if w == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n_lines, schedule="static"):
+                sort_dense_row(&flat[i * line_stride], elem_stride, length, w)
+                out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
+                                     t_elem_stride)
+            sort_work_free(w)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate AUC scratch")
+
+
+def auc_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+            Py_ssize_t length, const unsigned char[::1] truth, Py_ssize_t t_line_stride,
+            Py_ssize_t t_elem_stride, double[::1] out):
+    """As auc_dense for the lines of a canonical compressed matrix (CSR rows, or CSC columns
+    given as the CSR of the transpose); implicit zeros form one tie group."""
+    cdef SortWork* w
+    cdef Py_ssize_t i, lo, nnz, n_lines = indptr.shape[0] - 1
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        w = sort_work_new(length)
+        if w == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n_lines, schedule="dynamic"):
+                lo = indptr[i]
+                nnz = indptr[i + 1] - lo
+                if nnz > 0:
+                    sort_csr_row(&data[lo], &indices[lo], nnz, length, w)
+                else:
+                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, length, w)
+                out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
+                                     t_elem_stride)
+            sort_work_free(w)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate AUC scratch")
+
+
+def coverage_points(const floating[::1] scores, const unsigned char[::1] truth,
+                    double[::1] thresholds, int64_t[::1] tp, int64_t[::1] fp):
+    """One point per distinct score, in decreasing score order: thresholds[g] is the score of
+    tie group g, tp[g]/fp[g] the positives/negatives scoring >= it. Returns the group count."""
+    cdef Py_ssize_t m = scores.shape[0], start = 0, stop, p, g = 0
+    cdef int64_t pos = 0, neg = 0, g_pos
+    cdef SortWork* w = sort_work_new(m)
+    if w == NULL:
+        raise MemoryError("fastrank: cannot allocate ROC scratch")
+    with nogil:
+        sort_dense_row(&scores[0], 1, m, w)
+        while start < m:
+            stop = w.end[start]
+            g_pos = 0
+            for p in range(start, stop):
+                g_pos += truth[w.order[p]]
+            pos += g_pos
+            neg += (stop - start) - g_pos
+            thresholds[g] = <double> scores[w.order[start]]
+            tp[g] = pos
+            fp[g] = neg
+            g += 1
+            start = stop
+    sort_work_free(w)
+    return g
+
+
+def upper_hull(const int64_t[::1] x, const int64_t[::1] y, int64_t[::1] out):
+    """Indices of the upper convex hull of points sorted by (x, y) ascending (a coverage
+    curve): collinear and dominated points are dropped. Exact integer arithmetic."""
+    cdef Py_ssize_t m = x.shape[0], i, k = 0
+    cdef int64_t a, b
+    with nogil:
+        for i in range(m):
+            while k >= 2:
+                a = out[k - 2]
+                b = out[k - 1]
+                # pop b unless a -> b -> i turns clockwise (b strictly above chord a -> i)
+                if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) >= 0:
+                    k -= 1
+                else:
+                    break
+            out[k] = i
+            k += 1
+    return k

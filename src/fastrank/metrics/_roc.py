@@ -1,0 +1,203 @@
+"""ROC analysis of rankings with ties (matsubara2008 §4; SPEC §7).
+
+Examples are ordered by decreasing score. Walking down the ranking from (0, 0), a positive
+moves the curve up by 1/Pos, a negative right by 1/Neg, and a *tie block* with n+ positives
+and n- negatives is one diagonal segment to (x + n-/Neg, y + n+/Pos) (matsubara2008 Tables
+4.3/4.4). So there is one ROC point per distinct score, and the area under the curve counts
+a tied positive/negative pair as 1/2: AUC is the Wilcoxon-Mann-Whitney statistic
+``P(s+ > s-) + P(s+ = s-) / 2``. In *coverage space* the steps are 1 instead of 1/Pos and
+1/Neg (counts of negatives and positives, :func:`coverage_curve`).
+
+Scores are compared with exact floating equality (-0.0 == 0.0); NaN is an error, ±inf are
+ordinary values. The kernels are in ``fastrank._ext.roc``: one sort per column/row, columns
+or rows in parallel (OpenMP), sparse (CSR/CSC) beliefs without densifying.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .._ext import roc as _kernel
+from .._validation import check_option, check_same_shape, check_scores, check_truth
+
+AUC_AVERAGES = (None, "macro", "micro", "samples")
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _check_binary(y_true, y_score):
+    """1-D truth (uint8) and scores (float32/float64, contiguous) of one binary problem."""
+    y_true = np.asarray(y_true)
+    y_score_arr = np.asarray(y_score)
+    if y_true.ndim != 1 or y_score_arr.ndim != 1:
+        raise ValueError(f"y_true and y_score must be 1-D here, got {y_true.ndim}-D and "
+                         f"{y_score_arr.ndim}-D")
+    if y_true.shape != y_score_arr.shape:
+        raise ValueError(f"y_true has {y_true.size} values but y_score has {y_score_arr.size}")
+    truth = check_truth(y_true.reshape(-1, 1)).ravel()
+    scores = check_scores(y_score_arr.reshape(-1, 1), allow_sparse=False).ravel()
+    return truth, np.ascontiguousarray(scores)
+
+
+def coverage_curve(y_true, y_score):
+    """ROC points in coverage space (counts) of a binary problem.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1, shape (n,)
+    y_score : array-like of float, shape (n,)
+        Higher = more likely positive.
+
+    Returns
+    -------
+    fp, tp : ndarray of int64, shape (n_distinct + 1,)
+        Negatives and positives scoring ``>= thresholds[k]``; the first point is (0, 0).
+    thresholds : ndarray of float64, shape (n_distinct + 1,)
+        ``+inf`` for the first point, then every distinct score in decreasing order
+        (one point per tie block: tied examples move together, diagonally).
+    """
+    truth, scores = _check_binary(y_true, y_score)
+    m = scores.size
+    thresholds = np.empty(m + 1)
+    tp = np.empty(m + 1, dtype=np.int64)
+    fp = np.empty(m + 1, dtype=np.int64)
+    thresholds[0], tp[0], fp[0] = np.inf, 0, 0
+    g = _kernel.coverage_points(scores, truth, thresholds[1:], tp[1:], fp[1:])
+    return fp[:g + 1], tp[:g + 1], thresholds[:g + 1]
+
+
+def _rates(fp, tp):
+    pos, neg = tp[-1], fp[-1]
+    if pos == 0 or neg == 0:
+        raise ValueError(f"ROC rates need both classes in y_true; got {pos} positives and "
+                         f"{neg} negatives (coverage_curve gives the counts)")
+    return fp / neg, tp / pos
+
+
+def roc_curve(y_true, y_score):
+    """ROC curve of a binary problem, one point per distinct score.
+
+    Returns ``(fpr, tpr, thresholds)``: :func:`coverage_curve` divided by the number of
+    negatives and positives. A tie block is one diagonal segment between consecutive points.
+    Equals ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)``;
+    scikit-learn's default ``drop_intermediate=True`` additionally drops collinear points
+    (same curve and area, fewer points). ValueError when y_true has only one class.
+    """
+    fp, tp, thresholds = coverage_curve(y_true, y_score)
+    fpr, tpr = _rates(fp, tp)
+    return fpr, tpr, thresholds
+
+
+def roc_convex_hull(y_true, y_score):
+    """ROC convex hull (ROCCH) of a binary problem (matsubara2008 §4.1.6, §5.2).
+
+    Returns ``(fpr, tpr, thresholds)`` of the hull's vertices, from (0, 0) to (1, 1): the
+    points of :func:`roc_curve` on the upper convex hull, collinear points dropped. Computed
+    on exact integer counts. The slopes of its segments in coverage space are the
+    probabilities isotonic regression (PAV) assigns (``fastrank.calibration.Isotonic``).
+    """
+    fp, tp, thresholds = coverage_curve(y_true, y_score)
+    keep = np.empty(fp.size, dtype=np.int64)
+    k = _kernel.upper_hull(fp, tp, keep)
+    keep = keep[:k]
+    fpr, tpr = _rates(fp[keep], tp[keep])
+    return fpr, tpr, thresholds[keep]
+
+
+def _lines_auc(truth, scores, by):
+    """AUC of every column (by="label"), row (by="sample") or of the flattened matrix
+    (by="micro") of a validated (n, q) problem."""
+    n, q = scores.shape
+    if by == "micro" and n * q > _INT32_MAX:
+        raise ValueError(f"micro AUC over {n * q} entries exceeds the 2**31 - 1 supported")
+    if sp.issparse(scores):
+        if by == "label":
+            csc = scores.tocsc()
+            csc.sort_indices()
+            data, indices, indptr, length = csc.data, csc.indices, csc.indptr, n
+            t_line, t_elem = 1, q
+        elif by == "sample":
+            data, indices, indptr, length = scores.data, scores.indices, scores.indptr, q
+            t_line, t_elem = q, 1
+        else:
+            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(scores.indptr))
+            data = scores.data
+            indices = rows * q + scores.indices
+            indptr = np.array([0, data.size], dtype=np.int64)
+            length, t_line, t_elem = n * q, 0, 1
+            truth = truth.ravel()
+        out = np.empty(indptr.size - 1)
+        _kernel.auc_csr(data, indices, indptr.astype(indices.dtype, copy=False), length,
+                        truth.ravel(), t_line, t_elem, out)
+        return out
+    c_order = scores.flags.c_contiguous
+    flat = scores.ravel(order="K")
+    if by == "label":
+        lines, length = q, n
+        line_stride, elem_stride = (1, q) if c_order else (n, 1)
+        t_line, t_elem = 1, q
+    elif by == "sample":
+        lines, length = n, q
+        line_stride, elem_stride = (q, 1) if c_order else (1, n)
+        t_line, t_elem = q, 1
+    else:
+        lines, length, line_stride, elem_stride, t_line, t_elem = 1, n * q, 0, 1, 0, 1
+        truth = truth if c_order else np.asfortranarray(truth)
+    out = np.empty(lines)
+    _kernel.auc_dense(flat, lines, length, line_stride, elem_stride,
+                      truth.ravel(order="K"), t_line, t_elem, out)
+    return out
+
+
+def auc(y_true, y_score, average="macro"):
+    """Area under the ROC curve with tied pairs counted 1/2 (Wilcoxon-Mann-Whitney).
+
+    ``AUC = (#{s+ > s-} + #{s+ = s-} / 2) / (Pos * Neg)`` over positive/negative pairs
+    (matsubara2008 §4.1.7): the area under the curve of :func:`roc_curve`, tie blocks as
+    diagonals. Invariant under strictly increasing transforms of the scores.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (n,) or (n, q), sparse matrix, or list of label-index sets
+    y_score : array-like (n,) or (n, q), or scipy.sparse matrix (n, q)
+        1-D input is one binary problem (``average`` is ignored). For (n, q) multi-label
+        input each label (column) or document (row) is one binary problem; sparse beliefs
+        are used as CSR/CSC, their implicit zeros one tie block.
+    average : {None, "macro", "micro", "samples"}, default "macro"
+        None: one AUC per label, shape (q,). "macro": mean of the per-label AUCs.
+        "micro": one AUC over all (document, label) pairs flattened. "samples": mean over
+        documents of the AUC computed over each document's labels; per document this is
+        1 - ranking loss with a tied relevant/irrelevant pair counted 1/2.
+
+    Returns
+    -------
+    float, or ndarray of shape (q,) for ``average=None``.
+
+    Conventions: for a binary problem with one class only, ValueError (as scikit-learn).
+    In multi-label input a label (or, for "samples", a document) whose truth is all 0 or
+    all 1 has no defined AUC: it is NaN in the ``average=None`` output and left out of the
+    "macro"/"samples" means (NaN if none is defined) -- scikit-learn raises instead.
+    Equals ``sklearn.metrics.roc_auc_score`` wherever both are defined.
+    """
+    check_option("average", average, AUC_AVERAGES)
+    if not sp.issparse(y_score) and np.ndim(y_score) == 1:
+        truth, scores = _check_binary(y_true, y_score)
+        value = _kernel_auc_binary(truth, scores)
+        if np.isnan(value):
+            raise ValueError(f"AUC needs both classes in y_true; got {int(truth.sum())} "
+                             f"positives among {truth.size}")
+        return value
+    scores = check_scores(y_score)
+    truth = check_truth(y_true, n_labels=scores.shape[1])
+    check_same_shape(truth.shape, scores.shape)
+    by = {None: "label", "macro": "label", "micro": "micro", "samples": "sample"}[average]
+    values = _lines_auc(truth, scores, by)
+    if average is None:
+        return values
+    if average == "micro":
+        return float(values[0])
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if defined.size else float("nan")
+
+
+def _kernel_auc_binary(truth, scores):
+    out = np.empty(1)
+    _kernel.auc_dense(scores, 1, scores.size, 0, 1, truth, 0, 1, out)
+    return float(out[0])
