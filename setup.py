@@ -3,6 +3,7 @@
 Every ``src/_ext/*.pyx`` is an extension. OpenMP is used when the compiler accepts it
 (probed by compiling a tiny program); otherwise the kernels build serial (``prange``
 degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
+For development, ``FASTRANK_EXT=ranking,metrics`` builds only the named modules.
 """
 import os
 import platform
@@ -69,6 +70,7 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for pyx in sorted(EXT_DIR.glob("*.pyx"))
+    if not os.environ.get("FASTRANK_EXT") or pyx.stem in os.environ["FASTRANK_EXT"].split(",")
 ]
 
 setup(

@@ -30,6 +30,8 @@ ctypedef fused index_t:
 
 cdef enum:
     INSERTION_MAX = 32  # rows this short are insertion-sorted
+    FEW_MAX = 64        # rows with at most this many distinct scores are counting-sorted
+    FEW_BITS = 8        # hash table of 2**FEW_BITS slots (load <= 1/4)
 
 cdef struct SortWork:
     # per-thread scratch for rows of q labels; allocate inside the parallel block so that
@@ -41,6 +43,12 @@ cdef struct SortWork:
     int32_t* order_tmp
     uint32_t* hist      # 8 byte-histograms of 256 counters
     unsigned char* mark  # q flags, all zero between calls (CSR zero-group scan)
+    # few-distinct path: open-addressing table key -> count (count 0 = empty slot)
+    uint64_t* tab_key
+    int32_t* tab_count
+    int32_t* slot_of    # q: table slot of each input element
+    uint64_t few_key[FEW_MAX]
+    int32_t few_slot[FEW_MAX]
 
 
 cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
@@ -55,8 +63,12 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
     w.order_tmp = <int32_t*> malloc(q * sizeof(int32_t))
     w.hist = <uint32_t*> malloc(8 * 256 * sizeof(uint32_t))
     w.mark = <unsigned char*> calloc(q, 1)
+    w.tab_key = <uint64_t*> malloc((1 << FEW_BITS) * sizeof(uint64_t))
+    w.tab_count = <int32_t*> calloc(1 << FEW_BITS, sizeof(int32_t))
+    w.slot_of = <int32_t*> malloc(q * sizeof(int32_t))
     if w.order == NULL or w.end == NULL or w.keys == NULL or w.keys_tmp == NULL \
-            or w.order_tmp == NULL or w.hist == NULL or w.mark == NULL:
+            or w.order_tmp == NULL or w.hist == NULL or w.mark == NULL or w.tab_key == NULL \
+            or w.tab_count == NULL or w.slot_of == NULL:
         sort_work_free(w)
         return NULL
     return w
@@ -72,6 +84,9 @@ cdef inline void sort_work_free(SortWork* w) noexcept nogil:
     free(w.order_tmp)
     free(w.hist)
     free(w.mark)
+    free(w.tab_key)
+    free(w.tab_count)
+    free(w.slot_of)
     free(w)
 
 
@@ -154,11 +169,59 @@ cdef inline void _insertion_sort(uint64_t* keys, int32_t* order, Py_ssize_t q) n
         order[j + 1] = o
 
 
+cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
+                                    SortWork* w) noexcept nogil:
+    """Stable counting sort when the row has at most FEW_MAX distinct keys (heavy ties):
+    count keys in a small hash table, sort the distinct keys, scatter. Returns False (and
+    leaves keys/order untouched) as soon as a (FEW_MAX+1)-th distinct key shows up."""
+    cdef Py_ssize_t p, d, n_distinct = 0
+    cdef uint64_t k
+    cdef uint32_t slot, mask = (1 << FEW_BITS) - 1
+    cdef int32_t total, c
+    for p in range(q):
+        k = keys[p]
+        slot = <uint32_t> ((k * <uint64_t> 0x9E3779B97F4A7C15) >> (64 - FEW_BITS))
+        while w.tab_count[slot] != 0 and w.tab_key[slot] != k:
+            slot = (slot + 1) & mask
+        if w.tab_count[slot] == 0:
+            if n_distinct == FEW_MAX:
+                for d in range(n_distinct):
+                    w.tab_count[w.few_slot[d]] = 0
+                return False
+            w.tab_key[slot] = k
+            w.few_key[n_distinct] = k
+            w.few_slot[n_distinct] = <int32_t> slot
+            n_distinct += 1
+        w.tab_count[slot] += 1
+        w.slot_of[p] = <int32_t> slot
+    _insertion_sort(w.few_key, w.few_slot, n_distinct)
+    total = 0
+    for d in range(n_distinct):  # table count -> first output position of that key
+        c = w.tab_count[w.few_slot[d]]
+        w.tab_count[w.few_slot[d]] = total
+        total += c
+    for p in range(q):
+        c = w.tab_count[w.slot_of[p]]
+        w.tab_count[w.slot_of[p]] = c + 1
+        w.order_tmp[c] = order[p]
+    memcpy(order, w.order_tmp, q * sizeof(int32_t))
+    # sorted keys are each distinct key repeated by its count: written, not scattered
+    p = 0
+    for d in range(n_distinct):
+        total = w.tab_count[w.few_slot[d]]  # now the end position of key d
+        w.tab_count[w.few_slot[d]] = 0
+        while p < total:
+            keys[p] = w.few_key[d]
+            p += 1
+    return True
+
+
 cdef inline void sort_keys(uint64_t* keys, int32_t* order, Py_ssize_t q,
                            SortWork* w) noexcept nogil:
+    """Stable ascending sort of (keys, order) by keys, in place."""
     if q <= INSERTION_MAX:
         _insertion_sort(keys, order, q)
-    else:
+    elif not _few_distinct_sort(keys, order, q, w):
         _radix_sort(keys, order, q, w)
 
 
@@ -237,9 +300,10 @@ cdef inline uint64_t row_state(uint64_t base_seed, Py_ssize_t row) noexcept nogi
     return splitmix64(&s)
 
 
-cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
-    """Uniform integer in [0, s), s >= 1, without modulo bias (Lemire 2019)."""
-    cdef uint64_t m = (splitmix64(state) >> 32) * <uint64_t> s
+cdef inline uint32_t bounded_from(uint32_t x, uint64_t* state, uint32_t s) noexcept nogil:
+    """Uniform integer in [0, s), s >= 1, from the random 32 bits x, without modulo bias
+    (Lemire 2019: multiply-shift, rejecting the few low products that would bias it)."""
+    cdef uint64_t m = <uint64_t> x * <uint64_t> s
     cdef uint32_t low = <uint32_t> m
     cdef uint32_t t
     if low < s:
@@ -250,15 +314,27 @@ cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
     return <uint32_t> (m >> 32)
 
 
+cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
+    """Uniform integer in [0, s), s >= 1."""
+    return bounded_from(<uint32_t> (splitmix64(state) >> 32), state, s)
+
+
 cdef inline void shuffle_groups(int32_t* order, const int32_t* end, Py_ssize_t q,
                                 uint64_t* state) noexcept nogil:
     """Uniformly random order inside every tie group (Fisher-Yates per group)."""
     cdef Py_ssize_t start = 0, stop, m, j
     cdef int32_t t
+    cdef uint64_t bits = 0
+    cdef bint spare = False  # each 64-bit draw serves two swaps
     while start < q:
         stop = end[start]
         for m in range(stop - start, 1, -1):
-            j = start + bounded(state, <uint32_t> m)
+            if spare:
+                j = start + bounded_from(<uint32_t> bits, state, <uint32_t> m)
+            else:
+                bits = splitmix64(state)
+                j = start + bounded_from(<uint32_t> (bits >> 32), state, <uint32_t> m)
+            spare = not spare
             t = order[start + m - 1]
             order[start + m - 1] = order[j]
             order[j] = t

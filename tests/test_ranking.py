@@ -1,0 +1,196 @@
+"""fastrank.rank / tie_groups against SciPy, a slow NumPy reference, and the thesis' example."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.stats as ss
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from threadpoolctl import threadpool_limits
+
+import fastrank
+from fastrank.ranking import RANK_METHODS
+
+SCIPY_METHODS = {"standard": "min", "modified": "max", "dense": "dense", "fractional": "average"}
+
+
+def tied_scores(rng, shape, levels):
+    """Heavily tied beliefs: `levels` distinct values per matrix, some negative, some zero."""
+    return np.round(rng.random(shape) * levels) / levels - 0.25
+
+
+def reference_groups(row):
+    """Slow reference: labels by decreasing score (ties by index) and each tie group."""
+    order = sorted(range(len(row)), key=lambda j: (-row[j], j))
+    groups = [list(g) for _, g in itertools.groupby(order, key=lambda j: row[j])]
+    return order, groups
+
+
+@pytest.mark.parametrize("method", sorted(SCIPY_METHODS))
+@pytest.mark.parametrize("levels", [2, 7, 63, 64, 65, 500, None])
+def test_matches_scipy_rankdata(method, levels):
+    rng = np.random.default_rng(levels or 1)
+    S = rng.random((60, 257)) if levels is None else tied_scores(rng, (60, 257), levels)
+    expected = ss.rankdata(-S, method=SCIPY_METHODS[method], axis=1)
+    assert np.array_equal(fastrank.rank(S, method), expected)
+    assert np.array_equal(fastrank.rank(S, SCIPY_METHODS[method]), expected)  # scipy alias
+    assert np.array_equal(fastrank.rank(S.astype(np.float32), method),
+                          ss.rankdata(-S.astype(np.float32), method=SCIPY_METHODS[method], axis=1))
+    assert np.array_equal(fastrank.rank(np.asfortranarray(S), method), expected)
+    assert np.array_equal(fastrank.rank(sp.csr_matrix(S), method), expected)
+
+
+@pytest.mark.parametrize("q", [1, 2, 5, 31, 32, 33, 300])
+def test_small_and_boundary_row_lengths(q):
+    rng = np.random.default_rng(q)
+    S = tied_scores(rng, (40, q), 3)
+    for method, scipy_method in SCIPY_METHODS.items():
+        assert np.array_equal(fastrank.rank(S, method),
+                              ss.rankdata(-S, method=scipy_method, axis=1))
+
+
+def test_dtypes_and_rank_types():
+    S = [[0.5, 0.2, 0.2, 0.1]]
+    assert fastrank.rank(S, "dense").dtype == np.int32
+    assert fastrank.rank(S, "fractional").dtype == np.float64
+    assert fastrank.rank(np.array(S, dtype=np.int64), "standard").dtype == np.int32
+
+
+def test_thesis_figure_2_1():
+    """melotti2009 Fig. 2.1: beliefs .5 .2 .2 .1 under each ranking type."""
+    S = np.array([[0.5, 0.2, 0.2, 0.1]])
+    assert fastrank.rank(S, "dense").tolist() == [[1, 2, 2, 3]]
+    assert fastrank.rank(S, "standard").tolist() == [[1, 2, 2, 4]]
+    assert fastrank.rank(S, "modified").tolist() == [[1, 3, 3, 4]]
+    assert fastrank.rank(S, "fractional").tolist() == [[1, 2.5, 2.5, 4]]
+    assert fastrank.rank(S, "stable").tolist() == [[1, 2, 3, 4]]
+    seen = {tuple(fastrank.rank(S, "ordinal", random_state=seed)[0]) for seed in range(50)}
+    assert seen == {(1, 2, 3, 4), (1, 3, 2, 4)}
+
+
+def test_signed_zero_and_infinities_are_ordinary_values():
+    S = np.array([[0.0, -0.0, np.inf, -np.inf, 1.0, -1.0]])
+    assert fastrank.rank(S, "standard").tolist() == [[3, 3, 1, 6, 2, 5]]
+    assert fastrank.rank(sp.csr_matrix(S), "standard").tolist() == [[3, 3, 1, 6, 2, 5]]
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_csr_implicit_and_stored_zeros_form_one_group(index_dtype):
+    rng = np.random.default_rng(3)
+    S = tied_scores(rng, (50, 90), 5)
+    S[rng.random(S.shape) < 0.6] = 0.0
+    S[1, :] = 0.0  # a row with no stored value at all
+    # store every non-zero plus some explicit zeros, with the requested index dtype
+    stored = (S != 0) | (rng.random(S.shape) < 0.1)
+    rows, cols = np.nonzero(stored)
+    indptr = np.searchsorted(rows, np.arange(S.shape[0] + 1)).astype(index_dtype)
+    C = sp.csr_matrix((S[rows, cols], cols, indptr), shape=S.shape)
+    C.indices, C.indptr = C.indices.astype(index_dtype), C.indptr.astype(index_dtype)
+    assert C.indices.dtype == index_dtype and (C.data == 0).sum() > 0
+    for method, scipy_method in SCIPY_METHODS.items():
+        assert np.array_equal(fastrank.rank(C, method),
+                              ss.rankdata(-S, method=scipy_method, axis=1))
+
+
+def test_stable_is_label_order_inside_groups():
+    rng = np.random.default_rng(5)
+    S = tied_scores(rng, (30, 40), 4)
+    ranks = fastrank.rank(S, "stable")
+    for i, row in enumerate(S):
+        order, _ = reference_groups(row)
+        assert np.array_equal(np.argsort(ranks[i]), order)
+
+
+def test_ordinal_is_a_group_preserving_permutation_and_reproducible():
+    rng = np.random.default_rng(6)
+    S = tied_scores(rng, (200, 50), 4)
+    ranks = fastrank.rank(S, "ordinal", random_state=42)
+    assert np.array_equal(np.sort(ranks, axis=1), np.tile(np.arange(1, 51), (200, 1)))
+    standard = fastrank.rank(S, "standard")
+    modified = fastrank.rank(S, "modified")
+    assert ((standard <= ranks) & (ranks <= modified)).all()
+    assert np.array_equal(ranks, fastrank.rank(S, "ordinal", random_state=42))
+    assert np.array_equal(ranks, fastrank.rank(S, "ordinal",
+                                               random_state=np.random.default_rng(42)))
+    assert not np.array_equal(ranks, fastrank.rank(S, "ordinal", random_state=43))
+    assert np.array_equal(ranks, fastrank.rank(sp.csr_matrix(S), "ordinal", random_state=42))
+
+
+def test_ordinal_does_not_depend_on_thread_count():
+    rng = np.random.default_rng(7)
+    S = tied_scores(rng, (3000, 40), 3)
+    with threadpool_limits(1, user_api="openmp"):
+        one = fastrank.rank(S, "ordinal", random_state=9)
+    with threadpool_limits(2, user_api="openmp"):
+        two = fastrank.rank(S, "ordinal", random_state=9)
+    assert np.array_equal(one, two)
+
+
+def test_ordinal_is_uniform_over_orders_of_a_tie_group():
+    """Chi-square goodness of fit: the 24 orders of a 4-label tie group are equally likely."""
+    S = np.tile([0.9, 0.3, 0.3, 0.3, 0.3, 0.1], (24_000, 1))
+    ranks = fastrank.rank(S, "ordinal", random_state=2024)[:, 1:5]
+    codes = {perm: k for k, perm in enumerate(itertools.permutations(range(2, 6)))}
+    counts = np.bincount([codes[tuple(r)] for r in ranks.tolist()], minlength=24)
+    assert counts.sum() == 24_000
+    _, p = ss.chisquare(counts)
+    assert p > 1e-3, counts
+
+
+def test_tie_groups_against_reference():
+    rng = np.random.default_rng(8)
+    S = tied_scores(rng, (40, 70), 6)
+    for matrix in (S, sp.csr_matrix(S), np.asfortranarray(S.astype(np.float32))):
+        tg = fastrank.tie_groups(matrix)
+        for i, row in enumerate(S):
+            order, groups = reference_groups(row)
+            assert tg.order[i].tolist() == order
+            pos = 0
+            for g in groups:
+                assert tg.start[i, pos:pos + len(g)].tolist() == [pos] * len(g)
+                assert tg.end[i, pos:pos + len(g)].tolist() == [pos + len(g)] * len(g)
+                pos += len(g)
+            assert tg.n_groups[i] == len(groups)
+        # ranks follow from the structure without sorting again
+        modified = np.empty_like(tg.end)
+        np.put_along_axis(modified, tg.order, tg.end, axis=1)
+        assert np.array_equal(modified, fastrank.rank(S, "modified"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=40),
+                  elements=st.sampled_from([-1.5, -0.0, 0.0, 0.25, 0.5, 1.0, np.inf])))
+def test_property_matches_scipy_on_arbitrary_tied_matrices(S):
+    for method, scipy_method in SCIPY_METHODS.items():
+        expected = ss.rankdata(-S, method=scipy_method, axis=1)
+        assert np.array_equal(fastrank.rank(S, method), expected)
+        assert np.array_equal(fastrank.rank(sp.csr_matrix(S), method), expected)
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (np.array([[0.1, np.nan], [0.2, 0.3], [np.nan, 1]]), ValueError, "NaN .*row 0"),
+    (np.array([[0.1, 0.2], [0.2, np.nan]]).T, ValueError, "NaN .*row 1"),
+    (np.array([0.1, 0.2]), ValueError, "2-D"),
+    (np.zeros((0, 3)), ValueError, "empty"),
+    (np.zeros((3, 0)), ValueError, "empty"),
+    (np.array([["a", "b"]]), TypeError, "numeric"),
+    (np.array([[1 + 1j, 2]]), TypeError, "numeric"),
+    (sp.csr_matrix(np.array([[0.0, 1.0], [np.nan, 0.0]])), ValueError, "NaN .*row 1"),
+])
+def test_bad_input_is_a_clear_error(bad, error, match):
+    with pytest.raises(error, match=match):
+        fastrank.rank(bad, "dense")
+
+
+def test_unknown_method_lists_the_valid_ones():
+    with pytest.raises(ValueError, match="unknown method='first'.*'ordinal'.*'modified'"):
+        fastrank.rank([[1.0, 2.0]], "first")
+    assert set(RANK_METHODS) == {"ordinal", "stable", "dense", "standard", "modified",
+                                 "fractional"}
+
+
+def test_bad_random_state():
+    with pytest.raises(TypeError, match="random_state"):
+        fastrank.rank([[1.0, 1.0]], "ordinal", random_state="seed")
