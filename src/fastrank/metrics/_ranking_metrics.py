@@ -1,0 +1,178 @@
+"""Ranking-based metrics under the four ranking types (melotti2009 §4.1; SPEC §2) and the
+cutoff policies that turn a ranking into predicted sets (SPEC §3).
+
+``ties`` (default ``"modified"``, the thesis' recommendation) picks the ranking type:
+
+* ``"ordinal"`` -- distinct positions, each tie group in uniformly random order seeded by
+  ``random_state`` (the draw equals ``fastrank.rank(y_score, "ordinal", random_state)``);
+* ``"dense"`` / ``"standard"`` / ``"modified"`` -- a tie group shares one rank (its group
+  number / first position / last position). These three only differ in *coverage*: every
+  other metric reads whole tie groups, which they place identically.
+
+Conventions for documents where a metric is undefined follow scikit-learn: no relevant
+label gives coverage 0, ranking loss 0 and average precision 1; all labels relevant gives
+ranking loss 0. Scores compare exactly: equal floats are tied. A *belief of 0* means a score
+exactly equal to 0 (in a CSR matrix, every implicit entry).
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .._ext import metrics as _kernel
+from .._validation import check_option, check_scores, check_truth
+from ._common import check_inputs, column, draw_seed, family, resolve_ties, run_kernel, \
+    score_args
+
+AP_PER = ("position", "label")
+CUTOFF_POLICIES = ("perfect", "threshold", "top_k")
+
+
+def _mean_value(name, y_true, y_score, ties, random_state):
+    ties = resolve_ties(ties)
+    y_true, y_score = check_inputs(y_true, y_score)
+    seed = draw_seed(random_state) if ties == "ordinal" else 0
+    doc, _ = run_kernel(y_true, y_score, family(ties), seed)
+    return float(np.mean(doc[:, column(ties, name)]))
+
+
+def one_error(y_true, y_score, *, ties="modified", random_state=None):
+    """One-error* (melotti2009 eq. 4.2-4.3): share of documents whose top rank is not made
+    only of relevant labels. Lower is better.
+
+    Per document: 0 if every label in the top tie group is relevant, else 1 (dense,
+    standard and modified all put the whole top group at rank 1). Under ``"ordinal"`` the
+    top is one label drawn at random from the top group, i.e. the classical one-error
+    (eq. 4.1). A document without relevant labels scores 1 (no relevant label can be on
+    top).
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+    y_score : float array or sparse matrix, (n_documents, n_labels); higher = more relevant
+    ties : {"ordinal", "dense", "standard", "modified"} (or "min"/"max"), default "modified"
+    random_state : None, int or numpy.random.Generator; only used by ``"ordinal"``
+    """
+    return _mean_value("one_error", y_true, y_score, ties, random_state)
+
+
+def coverage(y_true, y_score, *, ties="modified", random_state=None):
+    """Coverage (eq. 4.4-4.5): ``max_{c in C_j} r(c) - 1``, averaged over documents.
+
+    How far down the ranking one must go to cover every relevant label; lower is better.
+    Under ``"dense"`` it counts tie groups, under ``"standard"`` a tie group counts from its
+    first position, under ``"modified"`` from its last, so per document
+    ``dense <= standard <= ordinal <= modified``. ``coverage(ties="modified")`` equals
+    ``sklearn.metrics.coverage_error - 1``. A document without relevant labels scores 0.
+    """
+    return _mean_value("coverage", y_true, y_score, ties, random_state)
+
+
+def ranking_loss(y_true, y_score, *, ties="modified", random_state=None):
+    """Ranking loss (eq. 4.6-4.7): share of pairs ``(a, b) in C_j x C̄_j`` with
+    ``r(a) >= r(b)``, averaged over documents. Lower is better.
+
+    Under dense/standard/modified a tied pair counts as an error, which is exactly the
+    original ``f(a) <= f(b)`` of eq. 4.6 and ``sklearn.metrics.label_ranking_loss``; under
+    ``"ordinal"`` a tied pair is an error or not as the random order falls. A document with
+    no relevant label or no irrelevant label scores 0.
+    """
+    return _mean_value("ranking_loss", y_true, y_score, ties, random_state)
+
+
+def average_precision(y_true, y_score, *, per="position", ties="modified", random_state=None):
+    """Average precision, averaged over documents. Higher is better.
+
+    ``per="position"`` -- the thesis' average precision* (eq. 4.9-4.10): for each distinct
+    rank ``p_k`` holding at least one relevant label, ``P_k = |S_k ∩ C_j| / |S_k|`` with
+    ``S_k`` every label ranked at or above ``p_k`` (whole tie groups except under ordinal);
+    the score is the mean of the ``m`` values. A relevant label of belief exactly 0 gives
+    precision 0 at its position (thesis rule, after Manning 2008).
+
+    ``per="label"`` -- the classical form (eq. 4.8): the mean over the ``|C_j|`` relevant
+    labels of the precision of the labels ranked at or above each, with no zero-belief
+    rule. With ``ties="modified"`` it equals
+    ``sklearn.metrics.label_ranking_average_precision_score``.
+
+    Without ties both forms coincide. A document without relevant labels scores 1.
+    """
+    check_option("per", per, AP_PER)
+    return _mean_value("ap_" + per, y_true, y_score, ties, random_state)
+
+
+def r_precision(y_true, y_score, *, ties="modified", random_state=None):
+    """R-precision (eq. 4.11-4.12): precision of the top ``|C_j|`` of the ranking.
+
+    Walking down the ranks, whole tie groups are taken (one label at a time under
+    ``"ordinal"``) until at least ``|C_j|`` labels are in ``Ŝ``; labels of belief 0 are then
+    dropped; the score is ``|Ŝ ∩ C_j| / |Ŝ|``, and 0 when ``Ŝ`` is empty (in particular for a
+    document without relevant labels). ``Ŝ`` is the perfect-cutoff prediction of
+    :func:`cutoff`. Higher is better.
+    """
+    return _mean_value("r_precision", y_true, y_score, ties, random_state)
+
+
+def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, ties="modified",
+           random_state=None):
+    """Turn beliefs into a 0/1 prediction matrix (uint8, shape of ``y_score``), SPEC §3.
+
+    policy : {"perfect", "threshold", "top_k"} or None
+        None picks "threshold" when ``threshold`` is given, "top_k" when ``top_k`` is, else
+        "perfect".
+
+        * ``"perfect"`` (thesis §4.2; needs ``y_true``): the r-precision set ``Ŝ``: whole tie
+          groups (one label at a time under ordinal) until at least ``|C_j|`` labels are
+          taken, then labels of belief 0 dropped. Under dense/standard/modified it may
+          exceed ``|C_j|`` at a tie boundary; under ordinal it takes exactly ``|C_j|``
+          labels less those of belief 0.
+        * ``"threshold"``: ``f >= threshold`` (a scalar or one value per label); ties are
+          irrelevant.
+        * ``"top_k"``: the first ``top_k`` labels, extended to the whole tie group at the
+          boundary except under ordinal (labels of belief 0 are kept).
+    ties, random_state : as for the ranking metrics. Under ``"ordinal"`` the same seed gives
+        the same order as :func:`evaluate` and the ranking metrics.
+    """
+    ties = resolve_ties(ties)
+    if policy is None:
+        policy = "threshold" if threshold is not None else "top_k" if top_k is not None \
+            else "perfect"
+    check_option("policy", policy, CUTOFF_POLICIES)
+    y_score = check_scores(y_score)
+    n, q = y_score.shape
+    if policy == "threshold":
+        return _threshold(y_score, threshold)
+    if policy == "perfect":
+        if y_true is None:
+            raise ValueError('policy="perfect" needs y_true (it takes |C_j| labels per document)')
+        k = check_truth(y_true, n_labels=q).sum(axis=1, dtype=np.int64)
+        if k.shape[0] != n:
+            raise ValueError(f"y_true has {k.shape[0]} documents but y_score has {n}")
+    else:
+        if top_k is None or isinstance(top_k, bool) or not float(top_k).is_integer() \
+                or top_k < 0:
+            raise ValueError(f'policy="top_k" needs an integer top_k >= 0, got {top_k!r}')
+        k = np.full(n, int(top_k), dtype=np.int64)
+    seed = draw_seed(random_state) if ties == "ordinal" else 0
+    out = np.zeros((n, q), dtype=np.uint8)
+    kind, args = score_args(y_score)
+    run = _kernel.cutoff_csr if kind == "csr" else _kernel.cutoff_dense
+    run(*args, k, ties == "ordinal", policy == "perfect", seed, out)
+    return out
+
+
+def _threshold(y_score, threshold):
+    if threshold is None:
+        raise ValueError('policy="threshold" needs threshold (a scalar or one per label)')
+    tau = np.asarray(threshold, dtype=np.float64)
+    q = y_score.shape[1]
+    if tau.ndim > 1 or (tau.ndim == 1 and tau.shape[0] != q):
+        raise ValueError(f"threshold must be a scalar or have one value per label ({q}), "
+                         f"got shape {tau.shape}")
+    if np.isnan(tau).any():
+        raise ValueError("threshold contains NaN")
+    if sp.issparse(y_score):
+        if np.all(tau > 0):  # implicit zeros never pass: compare the stored values only
+            tau_of = np.broadcast_to(tau, (q,))[y_score.indices]
+            hit = sp.csr_matrix((y_score.data >= tau_of, y_score.indices, y_score.indptr),
+                                shape=y_score.shape)
+            return hit.toarray().astype(np.uint8)
+        y_score = y_score.toarray()
+    return (y_score >= tau).astype(np.uint8)

@@ -1,0 +1,237 @@
+"""Set-based (bipartition) metrics on a 0/1 prediction (melotti2009 §4.2, gatto; SPEC §4).
+
+Every metric is computed from counts: per document ``TP_j`` (predicted and relevant),
+``|Ĉ_j|`` (predicted) and ``|C_j|`` (relevant), per label ``TP_i``, ``TP_i + FP_i``,
+``TP_i + FN_i``. :func:`fastrank.metrics.evaluate` gets the same counts from its kernel and
+calls the same helpers, so both paths give identical numbers.
+
+``zero_division`` (default 0.0) is the value of a ratio whose denominator is 0; it is used
+per label / per document before averaging, and for a micro ratio whose pooled denominator
+is 0. ``orient="category"`` (``^c``) computes each label's ratio over documents,
+``orient="document"`` (``^d``) each document's ratio over labels.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .._validation import check_option, check_same_shape, check_truth
+
+AVERAGES = ("macro", "micro")
+F_AVERAGES = ("macro", "micro", "macro_pr")
+ORIENTS = ("category", "document")
+
+Contingency = namedtuple("Contingency", "tp fp fn tn")
+Contingency.__doc__ = """Contingency counts (int64 arrays), one entry per label or document."""
+
+
+# ---- counts ------------------------------------------------------------------------------
+
+class Counts:
+    """The counts every set metric is a function of (float64 arrays of integer values)."""
+
+    def __init__(self, tp_doc, pred_doc, rel_doc, tp_label, pred_label, rel_label):
+        self.tp_doc, self.pred_doc, self.rel_doc = tp_doc, pred_doc, rel_doc
+        self.tp_label, self.pred_label, self.rel_label = tp_label, pred_label, rel_label
+        self.n_labels = tp_label.shape[0]
+
+    @classmethod
+    def from_prediction(cls, y_true, y_pred):
+        t = y_true.astype(bool)
+        p = y_pred.astype(bool)
+        both = t & p
+        f = np.float64
+        return cls(both.sum(axis=1, dtype=f), p.sum(axis=1, dtype=f), t.sum(axis=1, dtype=f),
+                   both.sum(axis=0, dtype=f), p.sum(axis=0, dtype=f), t.sum(axis=0, dtype=f))
+
+    def side(self, orient):
+        """(tp, predicted, relevant) along the orientation's unit (label or document)."""
+        if orient == "category":
+            return self.tp_label, self.pred_label, self.rel_label
+        return self.tp_doc, self.pred_doc, self.rel_doc
+
+
+def _ratio(num, den, zero_division):
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, float(zero_division))
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _f_from_counts(tp, pred, rel, beta, zero_division):
+    """F_beta = (1+β²)TP / (β²(TP+FN) + TP+FP), the harmonic form of eq. 4.25 on counts."""
+    b2 = beta * beta
+    return _ratio((1.0 + b2) * tp, b2 * rel + pred, zero_division)
+
+
+def _f_from_pr(p, r, beta, zero_division):
+    b2 = beta * beta
+    return float(_ratio((1.0 + b2) * p * r, b2 * p + r, zero_division))
+
+
+def score_precision(c, average, orient, zero_division):
+    tp, pred, _ = c.side(orient)
+    if average == "micro":
+        return float(_ratio(tp.sum(), pred.sum(), zero_division))
+    return float(np.mean(_ratio(tp, pred, zero_division)))
+
+
+def score_recall(c, average, orient, zero_division):
+    tp, _, rel = c.side(orient)
+    if average == "micro":
+        return float(_ratio(tp.sum(), rel.sum(), zero_division))
+    return float(np.mean(_ratio(tp, rel, zero_division)))
+
+
+def score_fbeta(c, beta, average, orient, zero_division):
+    tp, pred, rel = c.side(orient)
+    if average == "micro":
+        return float(_f_from_counts(tp.sum(), pred.sum(), rel.sum(), beta, zero_division))
+    if average == "macro_pr":
+        return _f_from_pr(score_precision(c, "macro", orient, zero_division),
+                          score_recall(c, "macro", orient, zero_division), beta, zero_division)
+    return float(np.mean(_f_from_counts(tp, pred, rel, beta, zero_division)))
+
+
+def score_hamming(c):
+    return float(np.mean((c.pred_doc + c.rel_doc - 2.0 * c.tp_doc) / c.n_labels))
+
+
+def score_exact_match(c):
+    return float(np.mean((c.pred_doc == c.rel_doc) & (c.tp_doc == c.rel_doc)))
+
+
+def score_accuracy(c, zero_division):
+    return float(np.mean(_ratio(c.tp_doc, c.pred_doc + c.rel_doc - c.tp_doc, zero_division)))
+
+
+# ---- public functions --------------------------------------------------------------------
+
+def _counts(y_true, y_pred):
+    y_pred = check_truth(y_pred, name="y_pred")
+    y_true = check_truth(y_true, n_labels=y_pred.shape[1])
+    check_same_shape(y_true.shape, y_pred.shape, "y_true", "y_pred")
+    return Counts.from_prediction(y_true, y_pred)
+
+
+def _check_zero_division(zero_division):
+    if not isinstance(zero_division, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(zero_division):
+        raise ValueError(f"zero_division must be a finite number, got {zero_division!r}")
+    return float(zero_division)
+
+
+def hamming_loss(y_true, y_pred):
+    """Hamming loss ``mean_j |Ĉ_j Δ C_j| / q`` (melotti2009 eq. 4.13-4.14). Lower is better.
+
+    ``y_true`` and ``y_pred``: 0/1 matrices (dense or sparse) or lists of label sets.
+    Equals ``sklearn.metrics.hamming_loss`` on indicator matrices.
+    """
+    return score_hamming(_counts(y_true, y_pred))
+
+
+def exact_match(y_true, y_pred):
+    """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]`` (eq. 4.15-4.16).
+
+    Equals ``sklearn.metrics.accuracy_score`` on indicator matrices. (gatto prints 0.980 for
+    "subset accuracy" because its R code averages label-wise equality, i.e. 1 - Hamming
+    loss; the subset accuracy of its example is 49/51.)
+    """
+    return score_exact_match(_counts(y_true, y_pred))
+
+
+def zero_one_loss(y_true, y_pred):
+    """0/1 loss ``1 - exact_match`` (share of documents whose predicted set is not exact)."""
+    return 1.0 - exact_match(y_true, y_pred)
+
+
+def accuracy(y_true, y_pred, *, zero_division=0.0):
+    """Example-based accuracy (Jaccard) ``mean_j |Ĉ_j ∩ C_j| / |Ĉ_j ∪ C_j|`` (gatto "A").
+
+    A document with ``Ĉ_j = C_j = ∅`` scores ``zero_division`` (0/0). Equals
+    ``sklearn.metrics.jaccard_score(average="samples", zero_division=...)``. Not the same as
+    scikit-learn's ``accuracy_score``, which is :func:`exact_match`.
+    """
+    return score_accuracy(_counts(y_true, y_pred), _check_zero_division(zero_division))
+
+
+def precision(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0):
+    """Precision ``TP / (TP + FP)`` (melotti2009 eq. 4.17-4.20, 4.28-4.31).
+
+    ``orient="category"``: per label over documents; ``"document"``: per document over
+    labels. ``average="macro"``: mean of the per-unit ratios over *all* units (a unit with
+    nothing predicted scores ``zero_division``); ``"micro"``: pooled counts (the same value
+    for both orientations). Category macro/micro equal scikit-learn's
+    ``precision_score(average="macro"/"micro")``; document macro equals
+    ``average="samples"``.
+    """
+    check_option("average", average, AVERAGES)
+    check_option("orient", orient, ORIENTS)
+    return score_precision(_counts(y_true, y_pred), average, orient,
+                           _check_zero_division(zero_division))
+
+
+def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0):
+    """Recall ``TP / (TP + FN)`` (eq. 4.21-4.24, 4.32-4.35); averaging as :func:`precision`.
+
+    A unit with no relevant entry (a label no document carries, a document with no
+    relevant label) scores ``zero_division``.
+    """
+    check_option("average", average, AVERAGES)
+    check_option("orient", orient, ORIENTS)
+    return score_recall(_counts(y_true, y_pred), average, orient,
+                        _check_zero_division(zero_division))
+
+
+def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_division=0.0):
+    """F_β, the weighted harmonic mean of precision and recall (eq. 4.25-4.27, 4.36-4.38).
+
+    Per unit ``F = (1+β²)TP / ((1+β²)TP + β²FN + FP)``; ``zero_division`` when
+    ``TP = FP = FN = 0``. Two macro conventions, named apart:
+
+    * ``average="macro"``: mean of the per-unit F (melotti2009 eq. 4.26; scikit-learn);
+    * ``average="macro_pr"``: F of macro-precision and macro-recall (gatto's "MaF1").
+
+    ``average="micro"``: F of the pooled counts (equal for both orientations).
+    """
+    check_option("average", average, F_AVERAGES)
+    check_option("orient", orient, ORIENTS)
+    if not np.isfinite(beta) or beta < 0:
+        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+    return score_fbeta(_counts(y_true, y_pred), float(beta), average, orient,
+                       _check_zero_division(zero_division))
+
+
+def f1(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0):
+    """F_1 = :func:`fbeta` with ``beta=1``."""
+    return fbeta(y_true, y_pred, beta=1.0, average=average, orient=orient,
+                 zero_division=zero_division)
+
+
+def contingency(y_true, y_pred, *, orient="category"):
+    """TP, FP, FN, TN per label (``orient="category"``, melotti2009 Table 4.7) or per
+    document (``"document"``, Table 4.14), as a :class:`Contingency` of int64 arrays."""
+    check_option("orient", orient, ORIENTS)
+    y_pred = check_truth(y_pred, name="y_pred").astype(bool)
+    y_true = check_truth(y_true, n_labels=y_pred.shape[1]).astype(bool)
+    check_same_shape(y_true.shape, y_pred.shape, "y_true", "y_pred")
+    axis = 0 if orient == "category" else 1
+
+    def count(m):
+        return m.sum(axis=axis, dtype=np.int64)
+    return Contingency(count(y_true & y_pred), count(~y_true & y_pred),
+                       count(y_true & ~y_pred), count(~y_true & ~y_pred))
+
+
+def label_problem_rates(y_true, y_pred):
+    """Label-problem rates of Rivolli et al. 2018 (gatto), shares of the ``q`` labels:
+
+    * ``"CLP"``: labels never left out, ``TN_i + FN_i = 0`` (constant label prediction);
+    * ``"MLP"``: labels never predicted, ``TP_i + FP_i = 0`` (missing label prediction);
+    * ``"WLP"``: labels never predicted correctly, ``TP_i = 0`` (wrong label prediction).
+
+    Returns a dict with these three keys. Lower is better.
+    """
+    c = contingency(y_true, y_pred, orient="category")
+    return {"CLP": float(np.mean(c.tn + c.fn == 0)), "MLP": float(np.mean(c.tp + c.fp == 0)),
+            "WLP": float(np.mean(c.tp == 0))}
