@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 EXT_DIR = Path("src") / "_ext"
@@ -75,7 +75,7 @@ extensions = [
 
 setup(
     package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
-    packages=["fastrank", "fastrank._ext"],
+    packages=["fastrank._ext", *find_packages("src", include=["fastrank", "fastrank.*"])],
     package_data={"fastrank": ["data/*"]},
     ext_modules=cythonize(
         extensions,
