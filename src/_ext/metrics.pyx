@@ -16,9 +16,10 @@ Outputs
 -------
 doc : float64 (n, N_SLOTS)      per-document values, column codes below (mirrored in
                                 fastrank/metrics/_common.py)
-lab : float64 (n_chunks, 2, 2, q)  per chunk of rows, per family (0 ordinal, 1 group):
-                                predicted-and-relevant (TP_i) and predicted (TP_i + FP_i)
-                                counts of each label under the perfect cutoff (SPEC §3).
+lab : float64 (n_chunks, 5, q)  per chunk of rows, counts per label: rows 0-1 (ordinal)
+                                and 2-3 (group) are predicted-and-relevant (TP_i) and
+                                predicted (TP_i + FP_i) under the perfect cutoff (SPEC §3);
+                                row 4 is relevant (TP_i + FN_i).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count.
 """
@@ -167,8 +168,10 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       Py_ssize_t row, double* out, double* lab) noexcept nogil:
     cdef Py_ssize_t c, n_rel = 0
     cdef uint64_t zkey = desc_key(0.0)
+    cdef double* rel = lab + 4 * q
     for c in range(q):
         n_rel += y[c]
+        rel[c] += y[c]
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
         _group_pass(w, q, y, n_rel, zkey, out, lab + 2 * q)
@@ -178,7 +181,7 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
 
 def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
                    Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families, uint64_t seed,
-                   double[:, ::1] doc, double[:, :, :, ::1] lab):
+                   double[:, ::1] doc, double[:, :, ::1] lab):
     """Fill ``doc`` and ``lab`` (zeroed by the caller) for a dense (n, q) belief matrix given
     as its flat buffer and element strides."""
     cdef SortWork* w
@@ -195,7 +198,7 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
                 hi = (chunk + 1) * n // n_chunks
                 for i in range(lo, hi):
                     sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                    _row(w, q, &y[i, 0], families, seed, i, &doc[i, 0], &lab[chunk, 0, 0, 0])
+                    _row(w, q, &y[i, 0], families, seed, i, &doc[i, 0], &lab[chunk, 0, 0])
             sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
@@ -203,7 +206,7 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
 
 def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                  Py_ssize_t q, const uint8_t[:, ::1] y, int families, uint64_t seed,
-                 double[:, ::1] doc, double[:, :, :, ::1] lab):
+                 double[:, ::1] doc, double[:, :, ::1] lab):
     """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, start, nnz, n = indptr.shape[0] - 1
@@ -225,7 +228,7 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
                         sort_csr_row(&data[start], &indices[start], nnz, q, w)
                     else:
                         sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
-                    _row(w, q, &y[i, 0], families, seed, i, &doc[i, 0], &lab[chunk, 0, 0, 0])
+                    _row(w, q, &y[i, 0], families, seed, i, &doc[i, 0], &lab[chunk, 0, 0])
             sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")

@@ -69,12 +69,12 @@ def score_args(y_score):
 
 
 def run_kernel(y_true, y_score, families, seed):
-    """Per-document values ``doc`` (n, N_SLOTS) and per-label counts ``lab`` (2, 2, q):
-    ``lab[f, 0]`` = TP_i and ``lab[f, 1]`` = TP_i + FP_i under the perfect cutoff, family
-    ``f`` (0 ordinal, 1 group). Inputs must come from :func:`check_inputs`."""
+    """Per-document values ``doc`` (n, N_SLOTS) and per-label counts ``lab`` (5, q): TP_i
+    and TP_i + FP_i under the perfect cutoff for the ordinal (rows 0, 1) and group (rows
+    2, 3) families, and TP_i + FN_i (row 4). Inputs must come from :func:`check_inputs`."""
     n, q = y_true.shape
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
-    lab = np.zeros((min(n, _N_CHUNKS), 2, 2, q), dtype=np.float64)
+    lab = np.zeros((min(n, _N_CHUNKS), 5, q), dtype=np.float64)
     kind, args = score_args(y_score)
     if kind == "csr":
         _kernel.evaluate_csr(*args, y_true, families, seed, doc, lab)

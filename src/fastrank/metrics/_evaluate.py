@@ -104,12 +104,11 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
         families |= family(t)
     seed = draw_seed(random_state) if families & ORDINAL else 0
     doc, lab = run_kernel(y_true, y_score, families, seed)
-    rel_label = y_true.sum(axis=0, dtype=np.float64)
     values = np.empty((len(ties), len(METRIC_KEYS)))
     for row, t in enumerate(ties):
-        f = 1 if family(t) == GROUP else 0
+        f = 2 if family(t) == GROUP else 0
         counts = Counts(doc[:, column(t, "tp")], doc[:, column(t, "npred")], doc[:, N_REL],
-                        lab[f, 0], lab[f, 1], rel_label)
+                        lab[f], lab[f + 1], lab[4])
         values[row] = [np.mean(doc[:, column(t, _RANKING_KEYS[k])]) for k in METRIC_KEYS[:5]] \
             + _set_values(counts, zero_division)
     return Evaluation(ties, values)

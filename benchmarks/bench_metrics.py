@@ -1,0 +1,87 @@
+"""fastrank.metrics.evaluate vs scikit-learn's ranking and set metrics (issue 3).
+
+Run: pytest benchmarks/bench_metrics.py --benchmark-only
+Beliefs: 10 000 x 1 000 quantised to 21 levels (k/20), i.e. heavy ties; ~1% relevant labels
+per document, at least one. fastrank computes all 19 study metrics under the four ranking
+types (one sort per row); the peer is the subset scikit-learn has: coverage_error +
+label_ranking_loss + label_ranking_average_precision_score (one ranking type, "modified")
++ hamming_loss, accuracy_score and precision_recall_fscore_support (macro, micro, samples)
+on a given prediction.
+"""
+import numpy as np
+import pytest
+import sklearn.metrics as skm
+from threadpoolctl import threadpool_limits
+
+from fastrank import metrics as M
+
+N, Q = 10_000, 1_000
+ALL = ("ordinal", "dense", "standard", "modified")
+
+
+def make(n, q, seed=0):
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random((n, q)) * 20) / 20
+    y = (rng.random((n, q)) < 0.01).astype(np.uint8)
+    y[np.arange(n), rng.integers(0, q, n)] = 1
+    return y, s
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make(N, Q)
+
+
+def sklearn_subset(y, s, pred):
+    out = [skm.coverage_error(y, s), skm.label_ranking_loss(y, s),
+           skm.label_ranking_average_precision_score(y, s),
+           skm.hamming_loss(y, pred), skm.accuracy_score(y, pred)]
+    for average in ("macro", "micro", "samples"):
+        out.append(skm.precision_recall_fscore_support(y, pred, average=average,
+                                                       zero_division=0))
+    return out
+
+
+def run_fastrank(benchmark, y, s, ties, threads, rounds=5):
+    M.evaluate(y[:2], s[:2])  # load the kernel (and libgomp) before limiting threads
+    with threadpool_limits(threads, user_api="openmp"):
+        benchmark.pedantic(M.evaluate, args=(y, s), kwargs={"ties": ties}, rounds=rounds,
+                           iterations=1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fastrank_evaluate_all_types(benchmark, data, threads):
+    benchmark.group = "evaluate 10000x1000 tied"
+    benchmark.extra_info.update(threads=threads, ties="all 4", metrics=19)
+    run_fastrank(benchmark, *data, ALL, threads)
+
+
+def test_sklearn_subset(benchmark, data):
+    benchmark.group = "evaluate 10000x1000 tied"
+    y, s = data
+    pred = M.cutoff(s, y)  # the prediction is given to scikit-learn, not timed
+    benchmark.pedantic(sklearn_subset, args=(y, s, pred), rounds=2, iterations=1)
+
+
+@pytest.mark.parametrize("ties", ["modified", "ordinal"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fastrank_evaluate_one_type(benchmark, data, ties, threads):
+    benchmark.group = "evaluate 10000x1000 tied, one ranking type"
+    benchmark.extra_info.update(threads=threads, ties=ties)
+    run_fastrank(benchmark, *data, (ties,), threads)
+
+
+@pytest.mark.parametrize("n", [2_500, 10_000, 40_000])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_scaling_n(benchmark, n, threads):
+    benchmark.group = "evaluate scaling in n (q=1000, 4 types)"
+    benchmark.extra_info.update(threads=threads, n=n)
+    run_fastrank(benchmark, *make(n, Q), ALL, threads, rounds=3)
+
+
+@pytest.mark.parametrize("q", [100, 1_000, 4_000])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_scaling_q(benchmark, q, threads):
+    benchmark.group = "evaluate scaling in q (n=10000, 4 types)"
+    benchmark.extra_info.update(threads=threads, q=q)
+    run_fastrank(benchmark, *make(N, q), ALL, threads, rounds=3)
