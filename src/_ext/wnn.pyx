@@ -1,0 +1,424 @@
+# cython: language_level=3
+"""VG-RAM weightless neural network kernels: Minchinton-cell encoding into packed bits and
+the per-neuron minimum-Hamming-distance search with voting (melotti2009 §2.6, SPEC §5).
+
+The Python wrappers are ``fastrank.wnn.VGRAM`` / ``VGRAMCor``; they validate input.
+
+Layout
+------
+* ``synapses`` int32 (n_neurons, S): input position of every synapse.
+* A pattern is ``W = ceil(S / 64)`` uint64 words; synapse ``i`` is bit ``i % 64`` of word
+  ``i // 64``; padding bits are zero (so they never add distance).
+* Memory ``mem`` uint64 (n_neurons, n_train, W): neuron-major, each neuron's training
+  patterns contiguous, so one neuron's search streams one block of memory.
+* Labels of stored document ``t``: ``lab_idx[lab_ptr[t]:lab_ptr[t + 1]]`` (ascending).
+
+Search
+------
+Test documents are processed in batches, one batch per task (OpenMP, dynamic schedule, GIL
+released). A task encodes its batch, then for every neuron computes the Hamming distances of
+the batch to the neuron's memory (16 KiB train tiles held in L1 while four test patterns
+at a time are compared with them), keeping the minimum and the number of entries at it, and finally votes. Each
+document's output row is written by exactly one task, neurons in ascending order, and every
+random choice uses a generator seeded by (seed, document, neuron) -- so results depend
+neither on the thread count nor on the batch size.
+"""
+from cython.parallel cimport parallel, prange
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+
+from _tiesort cimport bounded, floating, index_t, row_state
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    /* one POPCNT instruction when built with -mpopcnt, a portable libgcc routine otherwise */
+    #define FR_POPCOUNT64(x) ((unsigned)__builtin_popcountll(x))
+    #else
+    static inline unsigned fr_popcount_swar(unsigned long long x) {
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+    }
+    #define FR_POPCOUNT64(x) fr_popcount_swar(x)
+    #endif
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int fr_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int fr_max_threads(void) { return 1; }
+    #endif
+    """
+    unsigned popcount64 "FR_POPCOUNT64"(uint64_t x) noexcept nogil
+    int fr_max_threads() noexcept nogil
+
+# model and tie-policy codes, mirrored in fastrank/wnn.py
+cdef enum:
+    VGRAM = 0      # an entry per (document, label); a neuron outputs one label
+    VGRAM_COR = 1  # an entry per document; a neuron outputs a label set
+    RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
+    ALL = 1        # the vote split evenly over every entry at the minimum distance
+    TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
+
+
+def max_threads():
+    """Threads an OpenMP region would use now (1 in a serial build)."""
+    return fr_max_threads()
+
+
+# ---- encoding ---------------------------------------------------------------------------
+
+cdef inline void encode_row(const floating* x, const int32_t* syn, Py_ssize_t n_neurons,
+                            Py_ssize_t S, Py_ssize_t W, uint64_t* out,
+                            Py_ssize_t neuron_stride) noexcept nogil:
+    """Pattern of dense row x for every neuron: out[n * neuron_stride + w] <- word w.
+    Bit i = x[syn[i]] > x[syn[i + 1]], the last synapse paired with the first."""
+    cdef Py_ssize_t n, w, i, lo, hi
+    cdef const int32_t* s
+    cdef uint64_t* o
+    cdef uint64_t word
+    cdef floating cur, nxt, first
+    for n in range(n_neurons):
+        s = syn + n * S
+        o = out + n * neuron_stride
+        first = x[s[0]]
+        cur = first
+        for w in range(W):
+            lo = 64 * w
+            hi = min(lo + 64, S - 1)  # bits lo .. hi-1 compare with the next synapse
+            word = 0
+            for i in range(lo, hi):
+                nxt = x[s[i + 1]]
+                word |= (<uint64_t> (cur > nxt)) << (i - lo)
+                cur = nxt
+            o[w] = word
+        o[(S - 1) // 64] |= (<uint64_t> (cur > first)) << ((S - 1) % 64)
+
+
+cdef inline void encode_csr_row(const floating* data, const index_t* indices, Py_ssize_t nnz,
+                                floating* xbuf, const int32_t* syn, Py_ssize_t n_neurons,
+                                Py_ssize_t S, Py_ssize_t W, uint64_t* out,
+                                Py_ssize_t neuron_stride) noexcept nogil:
+    """encode_row for one CSR row: scatter it into the all-zero buffer xbuf, encode, clear."""
+    cdef Py_ssize_t p
+    for p in range(nnz):
+        xbuf[indices[p]] = data[p]
+    encode_row(xbuf, syn, n_neurons, S, W, out, neuron_stride)
+    for p in range(nnz):
+        xbuf[indices[p]] = 0
+
+
+def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
+                 const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
+    """out[n, i] <- pattern of row rows[i] of X for neuron n (out: n_neurons, len(rows), W)."""
+    cdef Py_ssize_t i, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
+    cdef Py_ssize_t n_neurons = synapses.shape[0]
+    if n_rows == 0:
+        return
+    with nogil:
+        for i in prange(n_rows, schedule="static"):
+            encode_row(&X[rows[i], 0], &synapses[0, 0], n_neurons, S, W, &out[0, i, 0],
+                       n_rows * W)
+
+
+def encode_csr(const floating[::1] data, const index_t[::1] indices,
+               const index_t[::1] indptr, Py_ssize_t n_features, const int64_t[::1] rows,
+               const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
+    """As encode_dense for a canonical CSR matrix; each row is scattered once into a
+    per-thread dense buffer of n_features values."""
+    cdef Py_ssize_t i, r, lo, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
+    cdef Py_ssize_t n_neurons = synapses.shape[0]
+    cdef floating* xbuf = NULL
+    cdef int failed[1]
+    failed[0] = 0
+    if n_rows == 0:
+        return
+    with nogil, parallel():
+        xbuf = <floating*> calloc(n_features, sizeof(floating))
+        if xbuf == NULL:
+            failed[0] = 1
+        for i in prange(n_rows, schedule="static"):
+            if xbuf != NULL:
+                r = rows[i]
+                lo = indptr[r]
+                encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[r + 1] - lo, xbuf,
+                               &synapses[0, 0], n_neurons, S, W, &out[0, i, 0], n_rows * W)
+        free(xbuf)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate the encoding buffer")
+
+
+# ---- search and vote --------------------------------------------------------------------
+
+cdef struct Work:
+    # per-task scratch; allocated inside the parallel block, so thread-private
+    uint64_t* codes    # (n_neurons, B, W) patterns of the batch
+    uint16_t* dist     # (B, n_train) distances of the current neuron
+    uint32_t* mind     # (B,) minimum distance
+    int64_t* first     # (B,) first stored entry at the minimum
+    int64_t* nmin      # (B,) number of stored documents at the minimum
+    double* tot        # (B,) labels output (VGRAM-COR normaliser)
+    int32_t* cnt       # (q,) tied documents carrying each label, zero between uses
+    int32_t* touched   # (q,) labels with cnt > 0
+    void* xbuf         # (n_features,) zeroed dense row (CSR input only)
+
+
+cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
+                    Py_ssize_t q, Py_ssize_t xbuf_bytes) noexcept nogil:
+    cdef Work* w = <Work*> calloc(1, sizeof(Work))
+    if w == NULL:
+        return NULL
+    w.codes = <uint64_t*> malloc(n_neurons * B * W * sizeof(uint64_t))
+    w.dist = <uint16_t*> malloc(B * n_train * sizeof(uint16_t))
+    w.mind = <uint32_t*> malloc(B * sizeof(uint32_t))
+    w.first = <int64_t*> malloc(B * sizeof(int64_t))
+    w.nmin = <int64_t*> malloc(B * sizeof(int64_t))
+    w.tot = <double*> malloc(B * sizeof(double))
+    w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
+    w.touched = <int32_t*> malloc(q * sizeof(int32_t))
+    w.xbuf = calloc(xbuf_bytes + 1, 1)
+    if w.codes == NULL or w.dist == NULL or w.mind == NULL or w.first == NULL \
+            or w.nmin == NULL or w.tot == NULL or w.cnt == NULL or w.touched == NULL \
+            or w.xbuf == NULL:
+        work_free(w)
+        return NULL
+    return w
+
+
+cdef void work_free(Work* w) noexcept nogil:
+    if w == NULL:
+        return
+    free(w.codes)
+    free(w.dist)
+    free(w.mind)
+    free(w.first)
+    free(w.nmin)
+    free(w.tot)
+    free(w.cnt)
+    free(w.touched)
+    free(w.xbuf)
+    free(w)
+
+
+cdef inline void record(Work* w, Py_ssize_t b, Py_ssize_t n_train, Py_ssize_t t,
+                        uint32_t d) noexcept nogil:
+    w.dist[b * n_train + t] = <uint16_t> d
+    if d < w.mind[b]:
+        w.mind[b] = d
+        w.first[b] = t
+        w.nmin[b] = 1
+    elif d == w.mind[b]:
+        w.nmin[b] += 1
+
+
+cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py_ssize_t B,
+                    Py_ssize_t W, Work* w) noexcept nogil:
+    """Hamming distances of the B patterns C to the n_train patterns M of one neuron, with
+    each document's minimum, first entry at it, and count of entries at it. Train tiles of
+    TILE_BYTES stay in L1 while four test patterns at a time are compared with them."""
+    cdef Py_ssize_t b, t, t0, t1, j, tile = max(1, TILE_BYTES // (8 * W))
+    cdef const uint64_t* c0
+    cdef const uint64_t* c1
+    cdef const uint64_t* c2
+    cdef const uint64_t* c3
+    cdef const uint64_t* p
+    cdef uint64_t x
+    cdef uint32_t d0, d1, d2, d3
+    for b in range(B):
+        w.mind[b] = 0xFFFFFFFF
+        w.nmin[b] = 0
+        w.first[b] = 0
+    t0 = 0
+    while t0 < n_train:
+        t1 = min(t0 + tile, n_train)
+        b = 0
+        while b + 4 <= B:
+            c0 = C + b * W
+            c1 = c0 + W
+            c2 = c1 + W
+            c3 = c2 + W
+            for t in range(t0, t1):
+                p = M + t * W
+                d0 = 0
+                d1 = 0
+                d2 = 0
+                d3 = 0
+                for j in range(W):
+                    x = p[j]
+                    d0 += popcount64(x ^ c0[j])
+                    d1 += popcount64(x ^ c1[j])
+                    d2 += popcount64(x ^ c2[j])
+                    d3 += popcount64(x ^ c3[j])
+                record(w, b, n_train, t, d0)
+                record(w, b + 1, n_train, t, d1)
+                record(w, b + 2, n_train, t, d2)
+                record(w, b + 3, n_train, t, d3)
+            b += 4
+        while b < B:
+            c0 = C + b * W
+            for t in range(t0, t1):
+                p = M + t * W
+                d0 = 0
+                for j in range(W):
+                    d0 += popcount64(p[j] ^ c0[j])
+                record(w, b, n_train, t, d0)
+            b += 1
+        t0 = t1
+
+
+cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
+               const int32_t* lab_idx, int model, int policy, uint64_t* state,
+               double* row) noexcept nogil:
+    """Add one neuron's output for batch document b to its belief row (votes, unnormalised)."""
+    cdef const uint16_t* drow = w.dist + b * n_train
+    cdef uint16_t m = <uint16_t> w.mind[b]
+    cdef Py_ssize_t t, p, c, n_touched = 0
+    cdef int64_t total = 0, nl, lsum = 0
+    cdef uint32_t r
+    if policy == RANDOM:
+        if model == VGRAM:
+            # uniform over the (document, label) entries at the minimum, enumerated by
+            # document then label: draw r < their number, walk to entry r
+            if w.nmin[b] == 1:
+                t = w.first[b]
+                total = lab_ptr[t + 1] - lab_ptr[t]
+            else:
+                for t in range(w.first[b], n_train):
+                    if drow[t] == m:
+                        total += lab_ptr[t + 1] - lab_ptr[t]
+            r = bounded(state, <uint32_t> total)
+            for t in range(w.first[b], n_train):
+                if drow[t] == m:
+                    nl = lab_ptr[t + 1] - lab_ptr[t]
+                    if r < nl:
+                        row[lab_idx[lab_ptr[t] + r]] += 1.0
+                        return
+                    r -= <uint32_t> nl
+        else:
+            # uniform over the documents at the minimum; output its whole label set
+            r = bounded(state, <uint32_t> w.nmin[b])
+            for t in range(w.first[b], n_train):
+                if drow[t] == m:
+                    if r == 0:
+                        for p in range(lab_ptr[t], lab_ptr[t + 1]):
+                            row[lab_idx[p]] += 1.0
+                        w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
+                        return
+                    r -= 1
+        return
+    # ALL: count, per label, the tied documents carrying it; add count / normaliser
+    for t in range(w.first[b], n_train):
+        if drow[t] == m:
+            for p in range(lab_ptr[t], lab_ptr[t + 1]):
+                c = lab_idx[p]
+                if w.cnt[c] == 0:
+                    w.touched[n_touched] = <int32_t> c
+                    n_touched += 1
+                w.cnt[c] += 1
+            lsum += lab_ptr[t + 1] - lab_ptr[t]
+    # VGRAM: every (document, label) entry gets 1/lsum; COR: every document 1/nmin
+    total = lsum if model == VGRAM else w.nmin[b]
+    for p in range(n_touched):
+        c = w.touched[p]
+        row[c] += (<double> w.cnt[c]) / (<double> total)
+        w.cnt[c] = 0
+    if model == VGRAM_COR:
+        w.tot[b] += (<double> lsum) / (<double> total)
+
+
+cdef void search_batch(Work* w, Py_ssize_t B, Py_ssize_t doc0, const uint64_t* mem,
+                       Py_ssize_t n_neurons, Py_ssize_t n_train, Py_ssize_t W,
+                       const int64_t* lab_ptr, const int32_t* lab_idx, int model, int policy,
+                       uint64_t seed, double* out, Py_ssize_t q) noexcept nogil:
+    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes) into out."""
+    cdef Py_ssize_t n, b, c
+    cdef uint64_t state
+    cdef double* row
+    for b in range(B):
+        w.tot[b] = 0.0
+    for n in range(n_neurons):
+        distances(mem + n * n_train * W, n_train, w.codes + n * B * W, B, W, w)
+        for b in range(B):
+            state = row_state(seed, (doc0 + b) * n_neurons + n)
+            vote(w, b, n_train, lab_ptr, lab_idx, model, policy, &state,
+                 out + (doc0 + b) * q)
+    for b in range(B):
+        row = out + (doc0 + b) * q
+        if model == VGRAM:
+            for c in range(q):
+                row[c] = row[c] / n_neurons
+        elif w.tot[b] > 0:
+            for c in range(q):
+                row[c] = row[c] / w.tot[b]
+
+
+def batch_size(Py_ssize_t n_docs):
+    """Test documents per task: up to 64, fewer so that every thread gets a task."""
+    cdef Py_ssize_t threads = fr_max_threads()
+    return max(1, min(64, (n_docs + threads - 1) // threads))
+
+
+def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
+                  const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
+                  const int32_t[::1] lab_idx, int model, int policy, uint64_t seed,
+                  double[:, ::1] out):
+    """Beliefs of the rows of X into out (n_docs, q), which must be all zeros."""
+    cdef Py_ssize_t n_docs = X.shape[0], q = out.shape[1], n_neurons = mem.shape[0]
+    cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
+    cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
+    cdef Py_ssize_t k, i, doc0, nb
+    cdef Work* w = NULL
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        w = work_new(n_neurons, B, W, n_train, q, 0)
+        if w == NULL:
+            failed[0] = 1
+        # every thread must reach the worksharing loop; one without scratch skips its tasks
+        for k in prange(n_batches, schedule="dynamic"):
+            if w != NULL:
+                doc0 = k * B
+                nb = min(B, n_docs - doc0)
+                for i in range(nb):
+                    encode_row(&X[doc0 + i, 0], &synapses[0, 0], n_neurons, S, W,
+                               w.codes + i * W, nb * W)
+                search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
+                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q)
+        work_free(w)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
+
+
+def predict_csr(const floating[::1] data, const index_t[::1] indices,
+                const index_t[::1] indptr, Py_ssize_t n_features,
+                const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
+                const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model,
+                int policy, uint64_t seed, double[:, ::1] out):
+    """As predict_dense for a canonical CSR matrix (each row scattered once)."""
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1, q = out.shape[1], n_neurons = mem.shape[0]
+    cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
+    cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
+    cdef Py_ssize_t k, i, doc0, nb, lo
+    cdef Work* w = NULL
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating))
+        if w == NULL:
+            failed[0] = 1
+        for k in prange(n_batches, schedule="dynamic"):
+            if w != NULL:
+                doc0 = k * B
+                nb = min(B, n_docs - doc0)
+                for i in range(nb):
+                    lo = indptr[doc0 + i]
+                    encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[doc0 + i + 1] - lo,
+                                   <floating*> w.xbuf, &synapses[0, 0], n_neurons, S, W,
+                                   w.codes + i * W, nb * W)
+                search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
+                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q)
+        work_free(w)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
+

@@ -1,0 +1,314 @@
+"""VG-RAM WNN and VG-RAM WNN-COR (issue 6) against the slow NumPy reference in ref_wnn.py,
+the worked examples of melotti2009 Tables 2.2 and 2.3, and properties."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from threadpoolctl import threadpool_limits
+
+import ref_wnn
+from fastrank.wnn import VGRAM, VGRAMCor
+
+MODELS = {"VGRAM": VGRAM, "COR": VGRAMCor}
+
+
+def tie_heavy_data(seed, n_train=40, n_test=13, n_features=12, q=5):
+    """Small integer features (many equal values, so many tied patterns and distances)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n_train + n_test, n_features)).astype(np.float64)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    Y = (rng.random((n_train, q)) < 0.35).astype(np.uint8)
+    Y[0, 0] = 1
+    Y[1] = 0  # a document without labels
+    return X[:n_train], Y, X[n_train:]
+
+
+def unpack(memory, n_synapses):
+    """uint64 words -> boolean bits (..., n_synapses); synapse i is bit i % 64 of word i // 64."""
+    bits = np.unpackbits(memory.astype("<u8").view(np.uint8), axis=-1, bitorder="little")
+    return bits[..., :n_synapses].astype(bool)
+
+
+def reference(model, kind, X_train, Y, X_test):
+    return ref_wnn.beliefs(kind, model.tie_policy, X_train, Y, X_test, model.synapses_,
+                           model.seed_)
+
+
+# ---- encoding and memory ------------------------------------------------------------------
+
+def test_synapses_are_seeded_and_inspectable():
+    X, Y, _ = tie_heavy_data(0)
+    a = VGRAM(n_neurons=7, n_synapses=70, random_state=3).fit(X, Y)
+    b = VGRAM(n_neurons=7, n_synapses=70, random_state=3).fit(X, Y)
+    c = VGRAM(n_neurons=7, n_synapses=70, random_state=4).fit(X, Y)
+    assert a.synapses_.shape == (7, 70) and np.issubdtype(a.synapses_.dtype, np.integer)
+    assert a.synapses_.min() >= 0 and a.synapses_.max() < X.shape[1]
+    np.testing.assert_array_equal(a.synapses_, b.synapses_)
+    np.testing.assert_array_equal(a.memory_, b.memory_)
+    assert not np.array_equal(a.synapses_, c.synapses_)
+
+
+@pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 130])
+@pytest.mark.parametrize("fmt", ["dense", "dense32", "csr", "csr32"])
+def test_memory_is_packed_minchinton_encoding(n_synapses, fmt):
+    X, Y, _ = tie_heavy_data(1)
+    X[2] = -X[2]  # negative values are compared like any other
+    Xin = {"dense": X, "dense32": X.astype(np.float32), "csr": sp.csr_matrix(X),
+           "csr32": sp.csr_matrix(X.astype(np.float32))}[fmt]
+    model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
+    words = -(-n_synapses // 64)
+    assert model.memory_.shape == (5, X.shape[0], words) and model.memory_.dtype == np.uint64
+    expected = ref_wnn.encode(X, model.synapses_).transpose(1, 0, 2)  # neuron-major
+    np.testing.assert_array_equal(unpack(model.memory_, n_synapses), expected)
+    padding = np.unpackbits(model.memory_.view(np.uint8), axis=-1,
+                            bitorder="little")[..., n_synapses:]
+    assert not padding.any()
+
+
+def test_vgram_stores_only_labelled_documents_once():
+    X, Y, _ = tie_heavy_data(2)
+    model = VGRAM(n_neurons=3, n_synapses=40, random_state=0).fit(X, Y)
+    labelled = np.flatnonzero(Y.any(axis=1))
+    assert model.n_train_ == labelled.size  # one pattern per document, not per label
+    np.testing.assert_array_equal(
+        unpack(model.memory_, 40), ref_wnn.encode(X[labelled], model.synapses_).transpose(1, 0, 2))
+    lists = np.split(model.label_indices_, model.label_indptr_[1:-1])
+    assert [list(l) for l in lists] == [list(np.flatnonzero(Y[t])) for t in labelled]
+
+
+@pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
+def test_memory_bytes_within_ten_percent_of_bits(cls):
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 50))
+    Y = (rng.random((300, 8)) < 0.3).astype(np.uint8)
+    Y[:, 0] = 1
+    model = cls(n_neurons=64, n_synapses=200, random_state=0).fit(X, Y)
+    labels = model.label_indptr_.nbytes + model.label_indices_.nbytes
+    bound = 64 * 300 * 4 * 8 + labels
+    assert model.n_train_ == 300
+    assert bound <= model.memory_bytes_ <= 1.1 * bound
+
+
+# ---- worked examples: melotti2009 Tables 2.2 and 2.3 ----------------------------------------
+
+def table_network(cls):
+    """A one-neuron, three-synapse network wired to three distinct inputs, and inputs whose
+    Minchinton bits (X1, X2, X3) are those of the tables: pairs 110, 001, 010, test 101."""
+    for seed in range(100):
+        model = cls(n_neurons=1, n_synapses=3, tie_policy="random", random_state=seed)
+        model.fit(np.eye(3), np.eye(3, dtype=np.uint8))
+        s = model.synapses_[0]
+        if len(set(s)) == 3:
+            break
+    # bits (x[s0] > x[s1], x[s1] > x[s2], x[s2] > x[s0]) for the values v at s0, s1, s2
+    values = {"110": (3, 2, 1), "001": (1, 2, 3), "010": (1, 2, 0), "101": (2, 1, 3)}
+    X = np.zeros((4, 3))
+    for row, bits in enumerate(["110", "001", "010", "101"]):
+        X[row, s] = values[bits]
+    return model, X[:3], X[3:]
+
+
+def test_table_2_2_vgram_truth_table():
+    model, X_train, X_test = table_network(VGRAM)
+    Y = [[1], [2], [3]]  # categories 1, 2, 3 of pairs #1, #2, #3
+    model.fit(X_train, Y)
+    np.testing.assert_array_equal(unpack(model.memory_, 3)[0],
+                                  [[1, 1, 0], [0, 0, 1], [0, 1, 0]])
+    D = ref_wnn.distance_matrices(ref_wnn.encode(X_train, model.synapses_),
+                                  ref_wnn.encode(X_test, model.synapses_))
+    np.testing.assert_array_equal(D[0, 0], [2, 1, 3])  # distances given in the text
+    np.testing.assert_array_equal(model.classes_, [1, 2, 3])
+    np.testing.assert_array_equal(model.decision_function(X_test), [[0.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(model.predict(X_test), [[0, 1, 0]])  # "categoria 2"
+
+
+def test_table_2_3_vgram_cor_truth_table():
+    model, X_train, X_test = table_network(VGRAMCor)
+    Y = [[1], [1, 3], [1, 2, 3]]
+    model.fit(X_train, Y)
+    # the neuron outputs {1, 3}: two labels output, one vote each
+    np.testing.assert_array_equal(model.decision_function(X_test), [[0.5, 0.0, 0.5]])
+
+
+# ---- against the reference ---------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+@pytest.mark.parametrize("fmt", ["dense", "csr", "dense32"])
+@pytest.mark.parametrize("tie_policy", ["all", "random"])
+def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
+    X, Y, X_test = tie_heavy_data(3)
+    conv = {"dense": lambda A: A, "csr": sp.csr_matrix,
+            "dense32": lambda A: A.astype(np.float32)}[fmt]
+    model = MODELS[kind](n_neurons=9, n_synapses=20, tie_policy=tie_policy, random_state=5)
+    model.fit(conv(X), Y)
+    F = model.decision_function(conv(X_test))
+    assert F.dtype == np.float64
+    np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
+
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+def test_reference_agreement_on_continuous_features(kind):
+    rng = np.random.default_rng(7)
+    X = rng.random((60, 30)) * (rng.random((60, 30)) < 0.3)
+    Y = (rng.random((50, 6)) < 0.3).astype(np.uint8)
+    Y[:, 2] = 1
+    for tie_policy in ("all", "random"):
+        model = MODELS[kind](n_neurons=16, n_synapses=70, tie_policy=tie_policy,
+                             random_state=1).fit(X[:50], Y)
+        np.testing.assert_array_equal(model.decision_function(X[50:]),
+                                      reference(model, kind, X[:50], Y, X[50:]))
+
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+def test_random_choice_lies_in_the_tied_set(kind):
+    """One neuron: its output is visible in the belief row and must be one of the reference's
+    minimum-distance outputs (without relying on the reference's generator)."""
+    X, Y, X_test = tie_heavy_data(4, n_test=30)
+    for seed in range(8):
+        model = MODELS[kind](n_neurons=1, n_synapses=15, random_state=seed).fit(X, Y)
+        D = ref_wnn.distance_matrices(ref_wnn.encode(X, model.synapses_),
+                                      ref_wnn.encode(X_test, model.synapses_))
+        F = model.decision_function(X_test)
+        for j in range(X_test.shape[0]):
+            outs = ref_wnn.tied_outputs(kind, Y, D[0, j])
+            out = tuple(np.flatnonzero(F[j]))
+            if kind == "VGRAM":
+                assert len(out) == 1 and out[0] in outs and F[j, out[0]] == 1.0
+            else:
+                assert out in outs
+
+
+def test_vgram_random_is_uniform_over_document_label_entries():
+    """Two tied training documents, one with 3 labels and one with 1: the thesis stores 4
+    (document, label) entries, so the single label is output with probability 1/4."""
+    X_train = np.array([[1.0, 2.0], [1.0, 2.0]])
+    Y = np.array([[1, 1, 1, 0], [0, 0, 0, 1]], dtype=np.uint8)
+    model = VGRAM(n_neurons=1, n_synapses=8, random_state=0).fit(X_train, Y)
+    X_test = np.tile([[3.0, 0.5]], (4000, 1))
+    F = model.decision_function(X_test)
+    counts = F.sum(axis=0)
+    assert counts.sum() == 4000
+    # binomial(4000, 1/4): mean 1000, sd 27.4 -> 5 sd
+    assert np.all(np.abs(counts - 1000) < 137), counts
+    F_all = VGRAM(n_neurons=1, n_synapses=8, tie_policy="all", random_state=0) \
+        .fit(X_train, Y).decision_function(X_test[:1])
+    np.testing.assert_array_equal(F_all, [[0.25, 0.25, 0.25, 0.25]])
+    F_cor = VGRAMCor(n_neurons=1, n_synapses=8, tie_policy="all", random_state=0) \
+        .fit(X_train, Y).decision_function(X_test[:1])
+    # COR: each document half a vote; 0.5 * 3 + 0.5 * 1 = 2 labels output
+    np.testing.assert_array_equal(F_cor, [[0.25, 0.25, 0.25, 0.25]])
+
+
+@pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
+def test_random_policy_reproducible(cls):
+    X, Y, X_test = tie_heavy_data(5)
+    a = cls(n_neurons=32, n_synapses=16, random_state=11).fit(X, Y)
+    b = cls(n_neurons=32, n_synapses=16, random_state=11).fit(X, Y)
+    F = a.decision_function(X_test)
+    np.testing.assert_array_equal(F, a.decision_function(X_test))
+    np.testing.assert_array_equal(F, b.decision_function(X_test))
+    c = cls(n_neurons=32, n_synapses=16, random_state=12).fit(X, Y)
+    assert not np.array_equal(F, c.decision_function(X_test))
+
+
+@pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
+@pytest.mark.parametrize("tie_policy", ["random", "all"])
+def test_thread_count_does_not_change_results(cls, tie_policy):
+    X, Y, _ = tie_heavy_data(6, n_train=80, n_test=0)
+    rng = np.random.default_rng(1)
+    X_test = rng.integers(0, 3, size=(301, X.shape[1])).astype(np.float64)  # several batches
+    model = cls(n_neurons=24, n_synapses=33, tie_policy=tie_policy, random_state=2).fit(X, Y)
+    with threadpool_limits(1, user_api="openmp"):
+        F1 = model.decision_function(X_test)
+        F1_csr = model.decision_function(sp.csr_matrix(X_test))
+    with threadpool_limits(2, user_api="openmp"):
+        F2 = model.decision_function(X_test)
+    np.testing.assert_array_equal(F1, F2)
+    np.testing.assert_array_equal(F1, F1_csr)
+    # a test row's beliefs do not depend on the batch it is in, except through its index
+    np.testing.assert_array_equal(model.decision_function(X_test[:1]), F1[:1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 70),
+       n_neurons=st.integers(1, 6), cor=st.booleans())
+def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor):
+    X, Y, X_test = tie_heavy_data(seed, n_train=15, n_test=4, n_features=6, q=4)
+    kind = "COR" if cor else "VGRAM"
+    model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
+                         random_state=seed).fit(X, Y)
+    F = model.decision_function(X_test)
+    np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
+    assert np.all((F >= 0) & (F <= 1))
+    if kind == "VGRAM":
+        np.testing.assert_allclose(F.sum(axis=1), 1.0)
+
+
+# ---- estimator API -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
+def test_save_load_roundtrip(cls, tmp_path):
+    X, Y, X_test = tie_heavy_data(8)
+    model = cls(n_neurons=10, n_synapses=90, random_state=4).fit(sp.csr_matrix(X), Y)
+    model.save(tmp_path / "m.npz")
+    loaded = cls.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.decision_function(X_test),
+                                  model.decision_function(X_test))
+    np.testing.assert_array_equal(loaded.synapses_, model.synapses_)
+    assert loaded.memory_bytes_ == model.memory_bytes_ and loaded.seed_ == model.seed_
+    with pytest.raises(ValueError, match="holds a"):
+        (VGRAMCor if cls is VGRAM else VGRAM).load(tmp_path / "m.npz")
+
+
+def test_label_sets_and_clone():
+    from sklearn.base import clone
+    X, _, X_test = tie_heavy_data(9)
+    Y = [["b"], ["a", "c"], ["c"]] * (X.shape[0] // 3) + [["a"]] * (X.shape[0] % 3)
+    model = VGRAMCor(n_neurons=8, n_synapses=24, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(model.classes_, ["a", "b", "c"])
+    assert model.decision_function(X_test).shape == (X_test.shape[0], 3)
+    assert clone(model).get_params() == model.get_params()
+
+
+def test_predict_rules():
+    X, Y, X_test = tie_heavy_data(10)
+    model = VGRAM(n_neurons=40, n_synapses=30, tie_policy="all", random_state=0).fit(X, Y)
+    F = model.decision_function(X_test)
+    k = max(1, round(Y.sum(axis=1).mean()))
+    P = model.predict(X_test)
+    for f, p in zip(F, P):
+        kth = np.sort(f)[::-1][k - 1]
+        np.testing.assert_array_equal(p, (f >= kth) & (f > 0))
+    np.testing.assert_array_equal(model.predict(X_test, threshold=0.2), F >= 0.2)
+    tau = np.linspace(0, 0.5, Y.shape[1])
+    np.testing.assert_array_equal(model.predict(X_test, threshold=tau), F >= tau)
+    with pytest.raises(ValueError, match="one value per label"):
+        model.predict(X_test, threshold=[0.1, 0.2])
+
+
+def test_bad_input():
+    X, Y, X_test = tie_heavy_data(11)
+    with pytest.raises(ValueError, match="tie_policy.*'random', 'all'"):
+        VGRAM(tie_policy="first").fit(X, Y)
+    with pytest.raises(ValueError, match="n_neurons"):
+        VGRAM(n_neurons=0).fit(X, Y)
+    with pytest.raises(ValueError, match="n_synapses must be at most 65535"):
+        VGRAM(n_synapses=70000).fit(X, Y)
+    with pytest.raises(ValueError, match="n_synapses"):
+        VGRAMCor(n_synapses=2.5).fit(X, Y)
+    with pytest.raises(ValueError, match="not fitted"):
+        VGRAM().decision_function(X_test)
+    with pytest.raises(ValueError, match="no training document has a label"):
+        VGRAM(n_neurons=2, n_synapses=4).fit(X, np.zeros_like(Y))
+    model = VGRAM(n_neurons=2, n_synapses=4, random_state=0).fit(X, Y)
+    with pytest.raises(ValueError, match="features"):
+        model.decision_function(X_test[:, :-1])
+    bad = X_test.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.decision_function(bad)
+    with pytest.raises(ValueError, match="binary"):
+        VGRAM().fit(X, Y * 2)
+    with pytest.raises(ValueError, match="documents"):
+        VGRAM().fit(X[:-1], Y)
