@@ -7,7 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from fastrank.stats import paired_ttest
+from fastrank.stats import (
+    compare_two, confusion_cost_error, confusion_matrix, cost_error, critical_difference_diagram,
+    critical_difference_groups, friedman, majority_error, mean_se, paired_ttest, wilcoxon,
+)
 
 # ---- paired t-test ------------------------------------------------------------------------
 
@@ -100,3 +103,232 @@ def test_paired_ttest_property_vs_scipy(a, noise):
     swapped = paired_ttest(b, a)
     assert swapped.statistic == pytest.approx(-res.statistic)
     assert swapped.pvalue == pytest.approx(res.pvalue)
+
+
+# ---- Wilcoxon signed-rank ------------------------------------------------------------------
+
+def brute_force_signed_rank_p(d):
+    """Two-sided p by enumerating all 2^n sign patterns of the non-zero |d| ranks."""
+    d = d[d != 0]
+    ranks = sps.rankdata(np.abs(d))
+    w_obs = ranks[d > 0].sum()
+    signs = (np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1
+    w = signs @ ranks
+    return min(1.0, 2 * min(np.mean(w <= w_obs + 1e-9), np.mean(w >= w_obs - 1e-9)))
+
+
+@pytest.mark.parametrize("n, ties, seed", [(8, False, 0), (30, False, 1), (50, False, 2),
+                                           (11, True, 3), (12, True, 4), (70, True, 5),
+                                           (200, False, 6)])
+def test_wilcoxon_matches_scipy(n, ties, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=n)
+    d = rng.normal(0.4, 1.0, size=n)
+    if ties:
+        d = np.round(d, 1)
+        d[:2] = 0.0  # zero differences are dropped
+    b = a - d
+    res = wilcoxon(a, b)
+    ref = sps.wilcoxon(a, b)
+    assert res.statistic == pytest.approx(ref.statistic)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+    assert res.significant == (ref.pvalue < 0.05)
+
+
+def test_wilcoxon_exact_with_ties_beyond_scipy():
+    # 13 < n <= 50 with ties: SciPy approximates, this stays exact (brute force reference)
+    rng = np.random.default_rng(9)
+    d = np.round(rng.normal(0.3, 1.0, size=16), 1)
+    res = wilcoxon(d, np.zeros(16))
+    assert res.exact
+    assert res.pvalue == pytest.approx(brute_force_signed_rank_p(d), rel=1e-12)
+    approx = wilcoxon(d, np.zeros(16), method="approx")
+    assert approx.pvalue == pytest.approx(sps.wilcoxon(d, np.zeros(16)).pvalue, rel=1e-9)
+
+
+def test_wilcoxon_identical_and_errors():
+    res = wilcoxon([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    assert res.identical and math.isnan(res.pvalue) and not res.significant
+    with pytest.raises(ValueError, match="method"):
+        wilcoxon([1.0, 2.0], [2.0, 1.0], method="permutation")
+    with pytest.raises(ValueError, match="paired"):
+        wilcoxon([1.0, 2.0], [2.0])
+
+
+# ---- Friedman (matsubara2008 Tables 3.6 and 5.2, printed values) ----------------------------
+
+# Table 3.6: mean AUC of LexRank, Naive Bayes, J48 on 27 UCI sets, and the printed ranks
+T36 = np.array([
+    [0.985, 0.948, 0.994], [0.707, 0.727, 0.677], [0.994, 0.994, 0.977], [0.941, 0.989, 0.997],
+    [0.919, 0.897, 0.899], [0.750, 0.788, 0.713], [0.999, 1.000, 0.987], [0.826, 0.828, 0.771],
+    [0.954, 0.976, 0.948], [0.708, 0.698, 0.634], [0.861, 0.914, 0.879], [0.841, 0.912, 0.840],
+    [0.960, 0.928, 0.898], [0.978, 0.931, 0.999], [0.965, 0.946, 0.984], [0.633, 0.648, 0.663],
+    [0.855, 0.911, 0.879], [0.996, 0.970, 0.994], [0.922, 0.971, 0.867], [0.708, 0.731, 0.996],
+    [0.472, 0.531, 0.998], [0.983, 0.983, 0.988], [0.542, 0.559, 0.566], [0.759, 0.850, 0.725],
+    [0.809, 0.846, 0.762], [0.991, 0.995, 0.987], [0.723, 0.750, 0.977]])
+T36_RANKS = np.array([
+    [2, 3, 1], [2, 1, 3], [1.5, 1.5, 3], [3, 2, 1], [1, 3, 2], [2, 1, 3], [2, 1, 3], [2, 1, 3],
+    [2, 1, 3], [1, 2, 3], [3, 1, 2], [2, 1, 3], [1, 2, 3], [2, 3, 1], [2, 3, 1], [3, 2, 1],
+    [3, 1, 2], [1, 3, 2], [2, 1, 3], [3, 2, 1], [3, 2, 1], [2.5, 2.5, 1], [3, 2, 1], [2, 1, 3],
+    [2, 1, 3], [2, 1, 3], [3, 2, 1]])
+# Table 5.2: mean Brier score of LexRank, LexProb, NB, CaliNB, J48 (lower is better)
+T52 = np.array([
+    [0.152, 0.032, 0.080, 0.072, 0.009], [0.244, 0.186, 0.205, 0.180, 0.214],
+    [0.067, 0.034, 0.032, 0.028, 0.052], [0.152, 0.077, 0.051, 0.033, 0.010],
+    [0.125, 0.103, 0.144, 0.134, 0.129], [0.234, 0.181, 0.201, 0.167, 0.209],
+    [0.125, 0.012, 0.002, 0.008, 0.013], [0.194, 0.166, 0.197, 0.163, 0.221],
+    [0.166, 0.070, 0.052, 0.049, 0.069], [0.208, 0.182, 0.212, 0.192, 0.207],
+    [0.177, 0.119, 0.122, 0.094, 0.106], [0.163, 0.146, 0.129, 0.124, 0.176],
+    [0.129, 0.082, 0.094, 0.083, 0.115], [0.094, 0.044, 0.106, 0.103, 0.008],
+    [0.294, 0.019, 0.021, 0.010, 0.007], [0.291, 0.247, 0.268, 0.253, 0.259],
+    [0.161, 0.165, 0.150, 0.128, 0.145], [0.248, 0.011, 0.021, 0.014, 0.010],
+    [0.140, 0.127, 0.081, 0.126, 0.143], [0.224, 0.177, 0.176, 0.182, 0.032],
+    [0.333, 0.223, 0.232, 0.213, 0.022], [0.099, 0.011, 0.046, 0.014, 0.011],
+    [0.308, 0.216, 0.243, 0.210, 0.220], [0.212, 0.211, 0.234, 0.185, 0.262],
+    [0.251, 0.116, 0.172, 0.112, 0.142], [0.156, 0.027, 0.024, 0.022, 0.028],
+    [0.231, 0.175, 0.192, 0.174, 0.056]])
+
+
+def printed(x, digits):
+    """The thesis prints most decimals truncated, some rounded (1.7407 as 1.741): accept
+    either reading of the printed figure."""
+    return {math.floor(x * 10 ** digits + 1e-9) / 10 ** digits, round(x, digits)}
+
+
+def test_friedman_table_3_6():
+    res = friedman(T36)
+    np.testing.assert_array_equal(res.ranks, T36_RANKS)
+    for value, shown in zip(res.mean_ranks, [2.148, 1.741, 2.111]):
+        assert shown in printed(value, 3)
+    assert 1.39 in printed(res.f, 2)                   # "A estatística F é de 1.39"
+    assert res.df == (2, 52) and round(res.f_critical, 2) == 3.18
+    assert not res.significant
+
+
+def test_friedman_table_5_2():
+    res = friedman(T52, higher_is_better=False)
+    assert 17.20 in printed(res.f, 2)                  # "estatística F de 17.20"
+    assert res.df == (4, 104) and round(res.f_critical, 2) == 2.46
+    assert res.significant
+    assert 1.17 in printed(res.cd_nemenyi, 2)          # Nemenyi CD quoted in the text
+    # Fig. 5.6: CaliNB-LexProb-J48 and LexProb-J48-NB not significantly different;
+    # CaliNB significantly better than NB, LexRank worse than everything else
+    groups = [g.tolist() for g in critical_difference_groups(res.mean_ranks, res.cd_nemenyi)]
+    assert groups == [[3, 1, 4], [1, 4, 2]]
+
+
+def test_friedman_formulas_by_hand_and_scipy():
+    rng = np.random.default_rng(0)
+    table = np.round(rng.random((12, 4)), 1)  # ties inside rows
+    res = friedman(table)
+    R = sps.rankdata(-table, axis=1)
+    n, k = table.shape
+    mr = R.mean(axis=0)
+    chi2 = 12 * n / (k * (k + 1)) * (np.sum(mr ** 2) - k * (k + 1) ** 2 / 4)
+    assert res.chi2 == pytest.approx(chi2)
+    assert res.f == pytest.approx((n - 1) * chi2 / (n * (k - 1) - chi2))
+    assert res.chi2_pvalue == pytest.approx(sps.chi2.sf(chi2, k - 1))
+    corrected = friedman(table, tie_correction=True)
+    ref = sps.friedmanchisquare(*table.T)
+    assert corrected.chi2 == pytest.approx(ref.statistic)
+    assert corrected.chi2_pvalue == pytest.approx(ref.pvalue)
+    # lower-is-better ranks are the mirror image
+    np.testing.assert_allclose(friedman(-table, higher_is_better=False).mean_ranks, mr)
+
+
+def test_critical_difference_quantiles_demsar():
+    # Demšar (2006) Table 5, alpha = 0.05: q for Nemenyi and Bonferroni-Dunn
+    for k, q_nem, q_bd in [(2, 1.960, 1.960), (3, 2.343, 2.241), (5, 2.728, 2.498),
+                           (10, 3.164, 2.773)]:
+        res = friedman(np.random.default_rng(k).random((6, k)))
+        scale = math.sqrt(k * (k + 1) / (6 * 6))
+        assert res.cd_nemenyi / scale == pytest.approx(q_nem, abs=1e-3)  # Demšar truncates
+        assert res.cd_bonferroni_dunn / scale == pytest.approx(q_bd, abs=1e-3)
+
+
+def test_friedman_perfect_agreement_and_errors():
+    res = friedman([[3, 2, 1], [3, 2, 1], [3, 2, 1]])
+    assert res.f == math.inf and res.f_pvalue == 0.0 and res.significant
+    np.testing.assert_array_equal(res.mean_ranks, [1, 2, 3])
+    with pytest.raises(ValueError, match="at least 2"):
+        friedman([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="NaN"):
+        friedman([[1.0, np.nan], [1.0, 2.0]])
+
+
+def test_critical_difference_diagram():
+    import matplotlib  # the `report` extra; needed by the test suite
+    matplotlib.use("Agg")
+    res = friedman(T52, higher_is_better=False)
+    names = ["LexRank", "LexProb", "NB", "CaliNB", "J48"]
+    ax = critical_difference_diagram(res.mean_ranks, names, res.cd_nemenyi)
+    texts = [t.get_text() for t in ax.texts]
+    for name in names:
+        assert any(t.startswith(name + " (") for t in texts)
+    assert "CD = 1.17" in texts
+    thick = [c for c in ax.collections if max(c.get_linewidths()) == 4]
+    assert len(thick) == 2
+    with pytest.raises(ValueError, match="names"):
+        critical_difference_diagram(res.mean_ranks, names[:2], 1.0)
+
+
+# ---- error estimation (ml-concepts chapter) -------------------------------------------------
+
+def test_confusion_matrix_rows_are_true_classes():
+    from sklearn.metrics import confusion_matrix as sk_cm
+    y_true = ["a", "b", "a", "c", "c", "c"]
+    y_pred = ["a", "a", "b", "c", "a", "c"]
+    m = confusion_matrix(y_true, y_pred)
+    np.testing.assert_array_equal(m, [[1, 1, 0], [1, 0, 0], [1, 0, 2]])
+    np.testing.assert_array_equal(m, sk_cm(y_true, y_pred))
+    np.testing.assert_array_equal(confusion_matrix([1, 0], [1, 1], labels=[1, 0]), [[1, 0], [1, 0]])
+    with pytest.raises(ValueError, match="not in labels"):
+        confusion_matrix([0, 2], [0, 1], labels=[0, 1])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=40),
+       st.integers(0, 2**32 - 1))
+def test_cost_error_both_forms_agree(pairs, seed):
+    y_true = [p[0] for p in pairs]
+    y_pred = [p[1] for p in pairs]
+    labels = [0, 1, 2, 3]
+    cost = np.random.default_rng(seed).integers(1, 9, (4, 4)).astype(float)
+    np.fill_diagonal(cost, 0)
+    direct = cost_error(y_true, y_pred, cost, labels=labels)
+    via_confusion = confusion_cost_error(confusion_matrix(y_true, y_pred, labels=labels), cost)
+    assert direct == pytest.approx(via_confusion)
+    unit = np.ones((4, 4)) - np.eye(4)  # unit costs: the plain error rate (eq. 4.1)
+    assert cost_error(y_true, y_pred, unit, labels) == pytest.approx(
+        np.mean(np.array(y_true) != np.array(y_pred)))
+
+
+def test_cost_matrix_checks():
+    with pytest.raises(ValueError, match="zero diagonal"):
+        cost_error([0, 1], [0, 1], [[1, 1], [1, 0]])
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        cost_error([0, 1], [0, 1], np.zeros((3, 3)))
+
+
+def test_majority_error_and_mean_se():
+    y = [1] * 60 + [2] * 15 + [3] * 25  # the chapter's 60% / 15% / 25% example
+    assert majority_error(y) == pytest.approx(0.40)
+    errors = [0.10, 0.12, 0.08, 0.11, 0.09]
+    mean, sd = mean_se(errors)
+    assert mean == pytest.approx(0.10)
+    # eq. 4.18: 1/r * 1/(r-1) * sum of squared deviations = 1/5 * 1/4 * 0.001
+    assert sd == pytest.approx(math.sqrt(0.001 / 20))
+    with pytest.raises(ValueError, match="at least 2"):
+        mean_se([0.1])
+
+
+def test_compare_two_chapter_example():
+    # errors 9 +- 1 (standard) against 7.50 +- 0.80 (proposed)
+    res = compare_two(9.0, 1.0, 7.5, 0.8)
+    assert res.difference == pytest.approx(1.5)
+    assert res.sd == pytest.approx(math.sqrt((1 + 0.64) / 2))
+    assert res.ad == pytest.approx(1.5 / math.sqrt(0.82))
+    assert res.winner == "proposed" and not res.significant
+    strong = compare_two(9.0, 0.5, 7.5, 0.5)
+    assert strong.ad == pytest.approx(3.0) and strong.significant
+    assert compare_two(7.0, 1.0, 9.0, 1.0).winner == "standard"

@@ -1,11 +1,28 @@
-"""Statistics for comparing classifiers (melotti2009 ch. 4; matsubara2008 §3.3; SPEC §6–§8).
+"""Statistics for comparing classifiers (melotti2009 ch. 4; matsubara2008 §3.4, §5.2.2;
+ml-concepts chapter §4.4-4.6; SPEC §6-§8).
 
-* :func:`paired_ttest` -- paired two-tailed Student t-test over folds (the study's test).
+Two classifiers over folds or data sets:
+
+* :func:`paired_ttest` -- paired two-tailed Student t-test (the study's test);
+* :func:`wilcoxon` -- Wilcoxon signed-rank test.
+
+Many classifiers over many data sets (Demšar 2006, as used in matsubara2008):
+
+* :func:`friedman` -- average ranks, Friedman chi², Iman-Davenport F, Nemenyi and
+  Bonferroni-Dunn critical differences; :func:`critical_difference_groups` and
+  :func:`critical_difference_diagram` (matplotlib, the ``report`` extra).
+
+Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true class),
+:func:`cost_error` (eq. 4.15) and :func:`confusion_cost_error` (eq. 4.16),
+:func:`majority_error` (eq. 4.6), :func:`mean_se` (eq. 4.17-4.19) and
+:func:`compare_two` (eq. 4.20-4.22).
 """
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _sps
+
+from .ranking import rank
 
 
 def _check_paired(a, b, min_n=2):
@@ -80,3 +97,332 @@ def paired_ttest(a, b, alpha=0.05):
         t = float(mean / (sd / np.sqrt(n)))
         p = float(2.0 * _sps.t.sf(abs(t), df))
     return TTestResult(t, p, df, bool(p < alpha), False)
+
+
+# ---- Wilcoxon signed-rank test ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WilcoxonResult:
+    """Result of :func:`wilcoxon`: ``statistic`` = min(W+, W-), two-sided ``pvalue``,
+    ``n`` non-zero differences, ``exact`` (p from the exact distribution),
+    ``significant`` (p < alpha), ``identical`` (all differences exactly 0)."""
+
+    statistic: float
+    pvalue: float
+    n: int
+    exact: bool
+    significant: bool
+    identical: bool
+
+
+def _signed_rank_pvalue(doubled_ranks, w2):
+    """Two-sided p of 2 W+ = w2 under independent fair signs, ranks fixed (ties included):
+    the exact null distribution, built one rank at a time (O(n^3) for n differences)."""
+    probs = np.zeros(int(doubled_ranks.sum()) + 1)
+    probs[0] = 1.0
+    for r in doubled_ranks:
+        shifted = np.zeros_like(probs)
+        shifted[r:] = probs[:-r]
+        probs = 0.5 * (probs + shifted)
+    return min(1.0, 2.0 * min(probs[:w2 + 1].sum(), probs[w2:].sum()))
+
+
+def wilcoxon(a, b, alpha=0.05, method="auto"):
+    """Wilcoxon signed-rank test of paired samples, two-sided.
+
+    ``d = a - b``; zero differences are dropped (Wilcoxon's convention); ``|d|`` is ranked
+    with average ranks for ties; ``W+`` (``W-``) sums the ranks of positive (negative)
+    differences; the statistic is ``min(W+, W-)``.
+
+    p-value: ``method="exact"`` uses the exact distribution of ``W+`` over the ``2^n``
+    equally likely sign patterns given the ranks (ties included); ``"approx"`` the normal
+    approximation with tie correction and no continuity correction; ``"auto"`` is exact
+    for ``n <= 50`` non-zero differences, approximate above. This equals
+    ``scipy.stats.wilcoxon`` (default arguments) whenever SciPy is exact, i.e. without
+    ties or zeros for n <= 50 and with them for n <= 13; for ties/zeros with
+    13 < n <= 50 SciPy switches to the normal approximation, while this stays exact.
+
+    Identical samples: ``statistic = pvalue = nan``, ``identical=True``, not significant.
+    Raises ValueError as :func:`paired_ttest` and for an unknown ``method``.
+    """
+    if method not in ("auto", "exact", "approx"):
+        raise ValueError(f"unknown method={method!r}; valid: 'auto', 'exact', 'approx'")
+    a, b = _check_paired(a, b, min_n=1)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    d = a - b
+    d = d[d != 0]
+    n = d.size
+    if n == 0:
+        return WilcoxonResult(float("nan"), float("nan"), 0, False, False, True)
+    ranks = _sps.rankdata(np.abs(d))  # average ranks: multiples of 1/2
+    w_plus = float(ranks[d > 0].sum())
+    statistic = min(w_plus, float(ranks.sum()) - w_plus)
+    exact = method == "exact" or (method == "auto" and n <= 50)
+    if exact:
+        doubled = np.rint(2 * ranks).astype(np.int64)
+        p = _signed_rank_pvalue(doubled, int(round(2 * w_plus)))
+    else:
+        _, tie_sizes = np.unique(ranks, return_counts=True)
+        var = n * (n + 1) * (2 * n + 1) / 24.0 - np.sum(tie_sizes ** 3 - tie_sizes) / 48.0
+        z = (w_plus - n * (n + 1) / 4.0) / np.sqrt(var)
+        p = float(min(1.0, 2.0 * _sps.norm.sf(abs(z))))
+    return WilcoxonResult(statistic, float(p), n, exact, bool(p < alpha), False)
+
+
+# ---- Friedman test and post-hoc critical differences --------------------------------------
+
+@dataclass(frozen=True)
+class FriedmanResult:
+    """Result of :func:`friedman`.
+
+    Attributes
+    ----------
+    ranks : ndarray (N, k)  -- rank of each classifier on each data set (1 = best)
+    mean_ranks : ndarray (k,)  -- average rank of each classifier
+    chi2, chi2_pvalue : Friedman statistic and its chi²(k - 1) p-value
+    f, f_pvalue : Iman-Davenport statistic and its F(k - 1, (k - 1)(N - 1)) p-value
+    df : (k - 1, (k - 1)(N - 1))
+    f_critical : critical value of that F at ``alpha``
+    significant : ``f_pvalue < alpha`` (reject "all classifiers are equivalent")
+    cd_nemenyi, cd_bonferroni_dunn : critical differences of mean ranks at ``alpha``
+    n_datasets, n_classifiers, alpha
+    """
+
+    ranks: np.ndarray
+    mean_ranks: np.ndarray
+    chi2: float
+    chi2_pvalue: float
+    f: float
+    f_pvalue: float
+    df: tuple
+    f_critical: float
+    significant: bool
+    cd_nemenyi: float
+    cd_bonferroni_dunn: float
+    n_datasets: int
+    n_classifiers: int
+    alpha: float
+
+
+def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
+    """Friedman test over a (data sets x classifiers) table, with its post-hoc critical
+    differences (Demšar 2006; matsubara2008 Tables 3.6 and 5.2).
+
+    Each row is ranked (1 = best; ``higher_is_better=False`` for errors such as the Brier
+    score), tied values getting the average of their positions. With N rows, k columns and
+    mean ranks ``R_j``::
+
+        chi2 = 12 N / (k (k + 1)) * (sum_j R_j^2 - k (k + 1)^2 / 4)
+        F    = (N - 1) chi2 / (N (k - 1) - chi2)          (Iman-Davenport)
+        CD   = q_alpha * sqrt(k (k + 1) / (6 N))
+
+    with ``q_alpha`` the studentized range quantile over sqrt(2) (Nemenyi: all pairs) or
+    the normal quantile ``z_{1 - alpha / (2 (k - 1))}`` (Bonferroni-Dunn: against one
+    control). Two mean ranks differing by more than CD are significantly different.
+
+    ``tie_correction=True`` divides chi2 by ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` over
+    the tie groups of the rows, which equals ``scipy.stats.friedmanchisquare``; the default
+    (no correction) is the formula of Demšar and the thesis. When every row ranks the
+    classifiers identically ``F`` is infinite (p = 0).
+
+    Raises ValueError for fewer than 2 data sets or classifiers, or NaN in the table.
+    """
+    t = np.asarray(table, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] < 2 or t.shape[1] < 2:
+        raise ValueError(f"table must be 2-D (data sets x classifiers) with at least 2 of "
+                         f"each, got shape {t.shape}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    n, k = t.shape
+    ranks = rank(t if higher_is_better else -t, method="fractional")
+    mean_ranks = ranks.mean(axis=0)
+    chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(mean_ranks ** 2) - k * (k + 1) ** 2 / 4.0)
+    if tie_correction:
+        ties = sum(np.sum(c ** 3 - c) for c in
+                   (np.unique(row, return_counts=True)[1] for row in ranks))
+        chi2 /= 1.0 - ties / (n * k * (k * k - 1.0))
+    df1, df2 = k - 1, (k - 1) * (n - 1)
+    denom = n * (k - 1) - chi2
+    f = (n - 1) * chi2 / denom if denom > 0 else float("inf")
+    f_p = float(_sps.f.sf(f, df1, df2)) if np.isfinite(f) else 0.0
+    scale = np.sqrt(k * (k + 1) / (6.0 * n))
+    q_nemenyi = _sps.studentized_range.ppf(1.0 - alpha, k, np.inf) / np.sqrt(2.0)
+    q_dunn = _sps.norm.ppf(1.0 - alpha / (2.0 * (k - 1)))
+    return FriedmanResult(
+        ranks=ranks, mean_ranks=mean_ranks, chi2=float(chi2), chi2_pvalue=float(_sps.chi2.sf(chi2, df1)),
+        f=float(f), f_pvalue=f_p, df=(df1, df2),
+        f_critical=float(_sps.f.ppf(1.0 - alpha, df1, df2)), significant=bool(f_p < alpha),
+        cd_nemenyi=float(q_nemenyi * scale), cd_bonferroni_dunn=float(q_dunn * scale),
+        n_datasets=n, n_classifiers=k, alpha=alpha)
+
+
+def critical_difference_groups(mean_ranks, cd):
+    """Maximal groups of classifiers whose mean ranks all lie within ``cd`` of each other
+    (not significantly different; the thick bars of a CD diagram). Returns a list of
+    index arrays, each sorted by mean rank, groups ordered by their best rank; single
+    classifiers are not listed."""
+    r = np.asarray(mean_ranks, dtype=np.float64)
+    order = np.argsort(r, kind="stable")
+    groups, last_end = [], -1
+    for i in range(order.size):
+        j = i
+        while j + 1 < order.size and r[order[j + 1]] - r[order[i]] <= cd:
+            j += 1
+        if j > i and j > last_end:
+            groups.append(order[i:j + 1])
+            last_end = j
+    return groups
+
+
+def critical_difference_diagram(mean_ranks, names, cd, ax=None):
+    """Draw a critical-difference diagram (Demšar 2006; matsubara2008 Fig. 5.6).
+
+    The axis holds the mean ranks (1 = best, on the left); each classifier is labelled,
+    the CD is drawn as a bar, and classifiers not significantly different are joined by
+    thick lines (:func:`critical_difference_groups`). Needs matplotlib (the ``report``
+    extra). Returns the matplotlib Axes.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("critical_difference_diagram needs matplotlib: "
+                          "pip install fastrank-mlc[report]") from None
+    r = np.asarray(mean_ranks, dtype=np.float64)
+    if len(names) != r.size:
+        raise ValueError(f"{len(names)} names for {r.size} mean ranks")
+    k = r.size
+    order = np.argsort(r, kind="stable")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 1.2 + 0.3 * k))
+    ax.set_xlim(0.5, k + 0.5)
+    ax.set_ylim(-(k // 2 + 2), 2)
+    ax.axis("off")
+    ax.hlines(0, 1, k, color="black")
+    for tick in range(1, k + 1):
+        ax.vlines(tick, 0, 0.15, color="black")
+        ax.text(tick, 0.3, str(tick), ha="center", va="bottom")
+    ax.hlines(1.3, 1, 1 + cd, color="black", linewidth=2)
+    ax.text(1 + cd / 2, 1.45, f"CD = {cd:.2f}", ha="center", va="bottom")
+    half = (k + 1) // 2
+    for pos, j in enumerate(order):
+        left = pos < half
+        y = -(pos + 1) if left else -(k - pos)
+        x_text = 0.6 if left else k + 0.4
+        ax.plot([r[j], r[j], x_text], [0, y, y], color="black", linewidth=0.8)
+        ax.text(x_text, y, f"{names[j]} ({r[j]:.2f})", ha="right" if left else "left",
+                va="center")
+    for g, members in enumerate(critical_difference_groups(r, cd)):
+        y = -0.35 - 0.25 * g
+        ax.hlines(y, r[members[0]] - 0.03, r[members[-1]] + 0.03, color="black", linewidth=4)
+    return ax
+
+
+# ---- estimating error (ml-concepts chapter §4.4-4.6) --------------------------------------
+
+def _labels_and_codes(y_true, y_pred, labels):
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if y_true.ndim != 1 or y_true.shape != y_pred.shape or y_true.size == 0:
+        raise ValueError(f"y_true and y_pred must be non-empty 1-D arrays of the same length, "
+                         f"got shapes {y_true.shape} and {y_pred.shape}")
+    labels = np.unique(np.concatenate([y_true, y_pred])) if labels is None \
+        else np.asarray(labels)
+    index = {lab: i for i, lab in enumerate(labels.tolist())}
+    try:
+        t = np.array([index[v] for v in y_true.tolist()])
+        p = np.array([index[v] for v in y_pred.tolist()])
+    except KeyError as exc:
+        raise ValueError(f"class {exc.args[0]!r} is not in labels") from None
+    return labels, t, p
+
+
+def confusion_matrix(y_true, y_pred, labels=None):
+    """Confusion matrix ``M[i, j]`` = number of examples of true class ``labels[i]``
+    predicted as ``labels[j]`` (ml-concepts eq. 4.7: rows = true class). ``labels``
+    defaults to the sorted union of both arrays. Equals ``sklearn.metrics.confusion_matrix``.
+    """
+    labels, t, p = _labels_and_codes(y_true, y_pred, labels)
+    k = labels.size
+    return np.bincount(t * k + p, minlength=k * k).reshape(k, k)
+
+
+def _check_cost(cost, k):
+    cost = np.asarray(cost, dtype=np.float64)
+    if cost.shape != (k, k):
+        raise ValueError(f"cost must be a ({k}, {k}) matrix for {k} classes, got {cost.shape}")
+    if np.any(np.diag(cost) != 0) or np.any(cost < 0) or np.isnan(cost).any():
+        raise ValueError("cost must have a zero diagonal (a correct prediction costs nothing) "
+                         "and non-negative entries")
+    return cost
+
+
+def cost_error(y_true, y_pred, cost, labels=None):
+    """Cost-sensitive error, per example (ml-concepts eq. 4.15):
+    ``1/n sum_i [y_i != h(x_i)] cost(y_i, h(x_i))``. ``cost[i, j]`` is the cost of
+    predicting ``labels[j]`` for true class ``labels[i]`` (zero diagonal). Equals
+    :func:`confusion_cost_error` of the confusion matrix (eq. 4.16)."""
+    labels, t, p = _labels_and_codes(y_true, y_pred, labels)
+    cost = _check_cost(cost, labels.size)
+    return float(np.mean((t != p) * cost[t, p]))
+
+
+def confusion_cost_error(confusion, cost):
+    """Cost-sensitive error from a confusion matrix (ml-concepts eq. 4.16):
+    ``1/n sum_ij M(C_i, C_j) cost(C_i, C_j)`` with n the total count."""
+    m = np.asarray(confusion, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.sum() <= 0 or (m < 0).any():
+        raise ValueError(f"confusion must be a square matrix of non-negative counts with a "
+                         f"positive total, got shape {m.shape}")
+    cost = _check_cost(cost, m.shape[0])
+    return float(np.sum(m * cost) / m.sum())
+
+
+def majority_error(y):
+    """Majority-class error (ml-concepts eq. 4.6): ``1 - max_j distr(C_j)``, the error of
+    always predicting the most frequent class."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"y must be a non-empty 1-D array of classes, got shape {y.shape}")
+    _, counts = np.unique(y, return_counts=True)
+    return float(1.0 - counts.max() / y.size)
+
+
+def mean_se(values):
+    """Mean and standard error over r folds (ml-concepts eq. 4.17-4.19): ``mean = 1/r
+    sum e_i``, ``sd = sqrt(1/r * 1/(r-1) sum (e_i - mean)^2)`` -- the chapter's "sd" is the
+    standard error of the mean. Needs r >= 2."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or v.size < 2 or np.isnan(v).any():
+        raise ValueError(f"values must be 1-D with at least 2 folds and no NaN, got shape {v.shape}")
+    return float(v.mean()), float(np.sqrt(v.var(ddof=1) / v.size))
+
+
+@dataclass(frozen=True)
+class TwoAlgorithmComparison:
+    """Result of :func:`compare_two`: ``difference`` (eq. 4.20), ``sd`` (eq. 4.21), ``ad``
+    (eq. 4.22), ``winner`` ("proposed" if ad > 0, else "standard"), ``significant``
+    (|ad| >= 2: 95% confidence)."""
+
+    difference: float
+    sd: float
+    ad: float
+    winner: str
+    significant: bool
+
+
+def compare_two(mean_standard, sd_standard, mean_proposed, sd_proposed):
+    """The chapter's rule for two algorithms' errors (ml-concepts §4.6.2, eq. 4.20-4.22).
+
+    With means and sds (as from :func:`mean_se`) of the *errors* (lower is better) of a
+    standard algorithm S and a proposed algorithm P: ``ad = (mean_S - mean_P) /
+    sqrt((sd_S^2 + sd_P^2) / 2)``. ad > 0: P beats S; ad <= 0: S beats P; |ad| >= 2: with
+    95% confidence. Both sds zero: ad = ±inf for a nonzero difference, 0 otherwise.
+    """
+    diff = float(mean_standard) - float(mean_proposed)
+    sd = float(np.sqrt((float(sd_standard) ** 2 + float(sd_proposed) ** 2) / 2.0))
+    if sd_standard < 0 or sd_proposed < 0:
+        raise ValueError("standard deviations must be non-negative")
+    ad = diff / sd if sd > 0 else (float(np.copysign(np.inf, diff)) if diff else 0.0)
+    return TwoAlgorithmComparison(diff, sd, ad, "proposed" if ad > 0 else "standard",
+                                  bool(abs(ad) >= 2.0))
