@@ -1,0 +1,237 @@
+"""Text indexing as in melotti2009 §2.3 and §3.3: lexical analysis, stop-word removal, an
+optional lemmatiser, then tf-idf (eq. 2.1) with cosine normalisation (eq. 2.2).
+
+    tfidf(t_k, d_j) = #(t_k, d_j) * ln(|TV| / #TV(t_k))                      (2.1)
+    w_kj = tfidf(t_k, d_j) / sqrt(sum_s tfidf(t_s, d_j)**2)                  (2.2)
+
+``#(t_k, d_j)`` is the raw count of term t_k in document d_j, ``|TV|`` the number of
+training documents and ``#TV(t_k)`` the number of training documents containing t_k; the
+lexicon (the columns) is every term of the training documents, in sorted order.
+
+How this differs from scikit-learn's ``TfidfVectorizer`` (defaults: ``smooth_idf=True``,
+``sublinear_tf=False``, ``norm="l2"``):
+
+* idf: sklearn uses ``ln((1 + n) / (1 + df)) + 1`` (or ``ln(n / df) + 1`` with
+  ``smooth_idf=False``); here it is exactly ``ln(n / df)``, natural log, no smoothing and
+  no "+ 1" -- so a term present in every training document weighs 0 (sklearn keeps it).
+* tf: raw counts in both (no sublinear ``1 + ln(tf)``); cosine (l2) normalisation in both.
+* A document whose every term is unseen or has idf 0 is an all-zero row here too (no NaN).
+* Tokens: sklearn's default pattern ``(?u)\\b\\w\\w+\\b`` keeps digits and drops one-letter
+  words; here digits are deleted first and every run of letters (any length, accented letters
+  included) is a word, as in the thesis ("Cultivo de arroz,banana em 1995." -> cultivo, de,
+  arroz, banana, em).
+* Stop words: sklearn's ``"english"`` list is the same list as :data:`STOP_WORDS`
+  ``["english"]``; the Portuguese list (prepositions, as in the thesis) is only here.
+"""
+import re
+import unicodedata
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import MultiLabelEstimator
+
+__all__ = ["STOP_WORDS", "analyze", "tfidf_from_counts", "TfidfIndexer"]
+
+# Portuguese prepositions (melotti2009 §3.3 removes only prepositions): the essential
+# prepositions and their contractions with the definite and indefinite articles.
+_PORTUGUESE = """
+a ante após até com contra de desde em entre para per perante por sem sob sobre trás
+ao aos à às do da dos das no na nos nas pelo pela pelos pelas num numa nuns numas dum duma
+duns dumas
+"""
+
+# The Glasgow Information Retrieval Group list, as shipped by scikit-learn
+# (sklearn.feature_extraction.text.ENGLISH_STOP_WORDS, BSD-3-Clause).
+_ENGLISH = """
+a about above across after afterwards again against all almost alone along already also
+although always am among amongst amoungst amount an and another any anyhow anyone anything
+anyway anywhere are around as at back be became because become becomes becoming been before
+beforehand behind being below beside besides between beyond bill both bottom but by call can
+cannot cant co con could couldnt cry de describe detail do done down due during each eg
+eight either eleven else elsewhere empty enough etc even ever every everyone everything
+everywhere except few fifteen fifty fill find fire first five for former formerly forty
+found four from front full further get give go had has hasnt have he hence her here
+hereafter hereby herein hereupon hers herself him himself his how however hundred i ie if in
+inc indeed interest into is it its itself keep last latter latterly least less ltd made many
+may me meanwhile might mill mine more moreover most mostly move much must my myself name
+namely neither never nevertheless next nine no nobody none noone nor not nothing now nowhere
+of off often on once one only onto or other others otherwise our ours ourselves out over own
+part per perhaps please put rather re same see seem seemed seeming seems serious several she
+should show side since sincere six sixty so some somehow someone something sometime
+sometimes somewhere still such system take ten than that the their them themselves then
+thence there thereafter thereby therefore therein thereupon these they thick thin third this
+those though three through throughout thru thus to together too top toward towards twelve
+twenty two un under until up upon us very via was we well were what whatever when whence
+whenever where whereafter whereas whereby wherein whereupon wherever whether which while
+whither who whoever whole whom whose why will with within without would yet you your yours
+yourself yourselves
+"""
+
+STOP_WORDS = {"portuguese": frozenset(_PORTUGUESE.split()),
+              "english": frozenset(_ENGLISH.split())}
+
+_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W\d_]+")
+_COMBINING = re.compile("[\u0300-\u036f]+")
+
+
+def _strip_accents(text):
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text))
+
+
+def _normalise(text, strip_accents):
+    text = text.lower()
+    return _strip_accents(text) if strip_accents else text
+
+
+def _stop_set(stop_words, strip_accents):
+    if stop_words is None:
+        return frozenset()
+    if isinstance(stop_words, str):
+        if stop_words not in STOP_WORDS:
+            raise ValueError(f"unknown stop_words={stop_words!r}; valid: None, "
+                             f"{', '.join(map(repr, STOP_WORDS))} or an iterable of words")
+        stop_words = STOP_WORDS[stop_words]
+    words = [*stop_words]
+    if not all(isinstance(w, str) for w in words):
+        raise TypeError("stop_words must be None, a list name or an iterable of strings")
+    return frozenset(_normalise(w, strip_accents) for w in words)
+
+
+def analyze(text, stop_words=None, strip_accents=False, lemmatizer=None):
+    """Lexical analysis of one document (melotti2009 §3.3): lowercase, delete digits, split on
+    everything that is not a letter (blanks, punctuation, underscores), drop stop words, then
+    apply ``lemmatizer`` (a callable word -> word; an empty or None result drops the word).
+
+    Letters are Unicode letters, so accented words stay whole ("ação"); ``strip_accents=True``
+    also removes combining accents (NFKD), for both the text and the stop words.
+    ``stop_words``: None, ``"english"``, ``"portuguese"`` or an iterable of words.
+    """
+    stop = stop_words if isinstance(stop_words, frozenset) else _stop_set(stop_words,
+                                                                          strip_accents)
+    words = _WORD.findall(_DIGITS.sub("", _normalise(text, strip_accents)))
+    if stop:
+        words = [w for w in words if w not in stop]
+    if lemmatizer is not None:
+        words = [w for w in map(lemmatizer, words) if w]
+    return words
+
+
+def tfidf_from_counts(counts, idf=None):
+    """Eq. 2.1 then eq. 2.2 on a term-count matrix (documents x terms).
+
+    ``idf``: the per-term ``ln(|TV| / #TV(t_k))`` learned on training documents; None
+    computes it from ``counts`` itself (0 for a term in no document). Returns
+    ``(X, idf)`` with X a canonical CSR float64 matrix whose non-zero rows have unit
+    Euclidean norm; rows with no weighted term stay all-zero.
+    """
+    X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    n, n_terms = X.shape
+    if idf is None:
+        df = np.bincount(X.indices[X.data != 0], minlength=n_terms)
+        idf = np.zeros(n_terms)
+        np.log(np.divide(n, df, out=np.ones(n_terms), where=df > 0), out=idf)
+    else:
+        idf = np.asarray(idf, dtype=np.float64)
+        if idf.shape != (n_terms,):
+            raise ValueError(f"idf has shape {idf.shape}, expected ({n_terms},)")
+    X.data *= idf[X.indices]
+    X.eliminate_zeros()
+    rows = np.repeat(np.arange(n), np.diff(X.indptr))
+    norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
+    X.data /= norm[rows]
+    return X, idf
+
+
+def _check_texts(texts):
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("expected a list of documents (strings), got a single string")
+    texts = [*texts]
+    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+    if bad is not None:
+        raise TypeError(f"document {bad} is a {type(texts[bad]).__name__}, expected str")
+    return texts
+
+
+class TfidfIndexer:
+    """Index raw documents as tf-idf vectors (eq. 2.1) with cosine normalisation (eq. 2.2);
+    the lexicon and the idf come from the documents given to :meth:`fit` only, and terms
+    unseen there are ignored by :meth:`transform`. scikit-learn transformer protocol
+    (``get_params``/``set_params``, ``fit``/``transform``/``fit_transform``,
+    ``get_feature_names_out``); output CSR float64. See the module docstring for the exact
+    differences from ``sklearn.feature_extraction.text.TfidfVectorizer``.
+
+    Parameters: ``stop_words`` (None, "english", "portuguese" or an iterable of words),
+    ``strip_accents`` (bool), ``lemmatizer`` (callable word -> word, or None); see
+    :func:`analyze`.
+
+    Fitted attributes: ``vocabulary_`` (term -> column), ``idf_`` (float64 per term),
+    ``n_documents_`` (|TV|).
+    """
+
+    _param_names = MultiLabelEstimator.__dict__["_param_names"]
+    get_params = MultiLabelEstimator.get_params
+    set_params = MultiLabelEstimator.set_params
+    __repr__ = MultiLabelEstimator.__repr__
+
+    def __init__(self, stop_words="english", strip_accents=False, lemmatizer=None):
+        self.stop_words = stop_words
+        self.strip_accents = strip_accents
+        self.lemmatizer = lemmatizer
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(),
+                    input_tags=InputTags(two_d_array=False, string=True))
+
+    def _analyze_all(self, texts):
+        stop = _stop_set(self.stop_words, self.strip_accents)
+        return [analyze(t, stop, self.strip_accents, self.lemmatizer) for t in texts]
+
+    @staticmethod
+    def _counts(docs, vocabulary):
+        get = vocabulary.get
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        ids = np.fromiter((get(w, -1) for d in docs for w in d), dtype=np.int64,
+                          count=int(lengths.sum()))
+        rows = np.repeat(np.arange(len(docs)), lengths)
+        keep = ids >= 0
+        counts = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], ids[keep])),
+                               shape=(len(docs), len(vocabulary)))
+        counts.sum_duplicates()
+        return counts
+
+    def fit_transform(self, texts, y=None):
+        """Learn the lexicon and idf from ``texts`` and return their tf-idf matrix."""
+        texts = _check_texts(texts)
+        if not texts:
+            raise ValueError("no documents to fit")
+        docs = self._analyze_all(texts)
+        terms = sorted(set().union(*docs))
+        if not terms:
+            raise ValueError("empty lexicon: no words left after lexical analysis and "
+                             "stop-word removal")
+        self.vocabulary_ = {t: j for j, t in enumerate(terms)}
+        X, self.idf_ = tfidf_from_counts(self._counts(docs, self.vocabulary_))
+        self.n_documents_ = len(texts)
+        return X
+
+    def fit(self, texts, y=None):
+        """Learn the lexicon and idf from the training documents ``texts``."""
+        self.fit_transform(texts)
+        return self
+
+    def transform(self, texts):
+        """tf-idf vectors of ``texts`` over the fitted lexicon (unseen terms ignored)."""
+        if not hasattr(self, "vocabulary_"):
+            raise ValueError("this TfidfIndexer is not fitted yet; call fit first")
+        docs = self._analyze_all(_check_texts(texts))
+        return tfidf_from_counts(self._counts(docs, self.vocabulary_), self.idf_)[0]
+
+    def get_feature_names_out(self, input_features=None):
+        if not hasattr(self, "vocabulary_"):
+            raise ValueError("this TfidfIndexer is not fitted yet; call fit first")
+        return np.asarray(sorted(self.vocabulary_, key=self.vocabulary_.get), dtype=object)

@@ -1,0 +1,490 @@
+"""Loaders, embedded data and the synthetic generator (issue 4).
+
+References: a slow line-by-line ARFF reader written here (``_reference_arff``), scikit-learn's
+svmlight reader, direct NumPy statistics, and the Mulan statistics table."""
+import gzip
+import hashlib
+import json
+import os
+from importlib import resources
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastrank import datasets as D
+
+# ---- a slow, obviously-correct reference ARFF reader ------------------------------------------
+
+
+def _reference_arff(path, label_names):
+    """Split every data line on commas (values here are never quoted); nominal -> index."""
+    attrs = []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    k = 0
+    while not lines[k].strip().lower().startswith("@data"):
+        line = lines[k].strip()
+        if line.lower().startswith("@attribute"):
+            name, kind = line.split(None, 2)[1:]
+            kind = kind.strip()
+            values = [v.strip() for v in kind[1:-1].split(",")] if kind.startswith("{") else None
+            attrs.append((name, values))
+        k += 1
+    def value(a, v):
+        return float(v) if attrs[a][1] is None else float(attrs[a][1].index(v))
+
+    data = [line.strip() for line in lines[k + 1:]]
+    data = [line for line in data if line and not line.startswith("%")]
+    M = np.zeros((len(data), len(attrs)))
+    for i, line in enumerate(data):
+        if line.startswith("{"):
+            for pair in line[1:-1].split(","):
+                if pair.strip():
+                    a, v = pair.split()
+                    M[i, int(a)] = value(int(a), v)
+        else:
+            M[i] = [value(a, v.strip()) for a, v in enumerate(line.split(","))]
+    is_label = np.array([name in set(label_names) for name, _ in attrs])
+    return M[:, ~is_label], M[:, is_label]
+
+
+# name, file stem, documents, features, labels, cardinality, density, distinct (Mulan table;
+# tmc2007-500 is the 500-feature version of tmc2007)
+MULAN = [
+    ("bibtex", "bibtex", 7395, 1836, 159, 2.402, 0.015, 2856),
+    ("cal500", "cal500", 502, 68, 174, 26.044, 0.150, 502),
+    ("delicious", "delicious", 16105, 500, 983, 19.020, 0.019, 15806),
+    ("emotions", "emotions", 593, 72, 6, 1.869, 0.311, 27),
+    ("enron", "enron", 1702, 1001, 53, 3.378, 0.064, 753),
+    ("genbase", "genbase", 662, 1186, 27, 1.252, 0.046, 32),
+    ("medical", "medical", 978, 1449, 45, 1.245, 0.028, 94),
+    ("tmc2007", "tmc2007-500", 28596, 500, 22, 2.158, 0.098, 1341),
+    ("yeast", "yeast", 2417, 103, 14, 4.237, 0.303, 198),
+]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("folder,stem,n,d,q,card,dens,distinct", MULAN, ids=[m[0] for m in MULAN])
+def test_mulan_files_match_statistics_and_reference(shared_data, folder, stem, n, d, q, card,
+                                                    dens, distinct):
+    base = shared_data / "mulan" / folder / stem
+    ds = D.load_arff(f"{base}.arff", labels=f"{base}.xml")
+    s = ds.summary()
+    assert (s["documents"], s["features"], s["labels"]) == (n, d, q)
+    # the table prints 3 decimals (emotions' 1.869 is 1108/593 = 1.8685 rounded up)
+    assert s["cardinality"] == pytest.approx(card, abs=6e-4)
+    assert s["density"] == pytest.approx(dens, abs=6e-4)
+    assert s["distinct_label_sets"] == distinct
+    assert ds.X.dtype == np.float64 and ds.X.has_canonical_format
+    assert ds.Y.dtype == np.uint8 and ds.Y.flags.c_contiguous
+    # the same values as the slow reference reader, and sibling-XML resolution agrees
+    X_ref, Y_ref = _reference_arff(f"{base}.arff", ds.label_names)
+    np.testing.assert_array_equal(ds.X.toarray(), X_ref)
+    np.testing.assert_array_equal(ds.Y, Y_ref)
+    assert not np.any(ds.X.data == 0)
+    again = D.load_arff(f"{base}.arff")
+    assert again.label_names == ds.label_names and (again.X != ds.X).nnz == 0
+
+
+@pytest.mark.shared_data
+def test_embedded_yeast_equals_mulan_arff(shared_data):
+    emb = D.load("yeast")
+    ref = D.load_arff(shared_data / "mulan" / "yeast" / "yeast.arff",
+                      labels=shared_data / "mulan" / "yeast" / "yeast.xml")
+    assert emb.X.shape == ref.X.shape == (2417, 103) and emb.Y.shape == (2417, 14)
+    assert emb.feature_names == ref.feature_names
+    assert emb.label_names == ref.label_names
+    np.testing.assert_array_equal(emb.Y, ref.Y)
+    # both files print 6 decimals: the values agree to half a unit of the 6th decimal
+    np.testing.assert_allclose(emb.X.toarray(), ref.X.toarray(), rtol=0, atol=5e-7)
+
+
+def test_embedded_yeast_file_provenance_and_size():
+    info = D._EMBEDDED["yeast"]
+    raw = resources.files("fastrank").joinpath("data", info["file"]).read_bytes()
+    assert len(raw) <= 1_000_000
+    assert hashlib.sha256(raw).hexdigest() == info["sha256"]
+    listed = {d["name"]: d for d in D.list()}
+    assert set(listed) == {"yeast"}
+    y = listed["yeast"]
+    assert "BSD-3-Clause" in y["licence"] and "Elisseeff" in y["citation"]
+    assert "river" in y["source"] and (y["documents"], y["features"], y["labels"]) == (2417, 103, 14)
+    assert resources.files("fastrank").joinpath("data", "PROVENANCE.md").is_file()
+    # independent parse of the csv: header names, and the label matrix
+    lines = gzip.decompress(raw).decode().splitlines()
+    header = lines[0].split(",")
+    ds = D.load()
+    assert ds.name == "yeast" and ds.feature_names == header[:103] and ds.label_names == header[103:]
+    Y = np.array([[int(v) for v in line.split(",")[103:]] for line in lines[1:]])
+    np.testing.assert_array_equal(ds.Y, Y)
+    assert ds.Y.sum() == 10241  # = round(cardinality 4.237 * 2417)
+    assert D.load().summary() == ds.summary()
+
+
+# ---- ARFF details on small files -------------------------------------------------------------
+
+ARFF_SMALL = """% a comment
+@RELATION 'tiny: -C 2'
+
+@attribute l0 {0,1}
+@attribute l1 {0, 1}
+@attribute 'word one' numeric
+@ATTRIBUTE "w2" {a,'b c',d}
+@attribute w3 REAL
+@data
+% dense rows
+1,0,1.5,'b c',-2e-3
+0,0,0,a,7
+{0 1,1 1, 3 d}
+
+{2 0.25}
+{}
+"""
+
+
+def _write(tmp_path, text, name="f.arff", binary=False):
+    p = tmp_path / name
+    if binary:
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_arff_dense_sparse_quotes_comments_nominal_and_meka(tmp_path):
+    p = _write(tmp_path, ARFF_SMALL)
+    ds = D.load_arff(p)  # MEKA -C 2: the first two attributes are labels
+    assert ds.label_names == ["l0", "l1"]
+    assert ds.feature_names == ["word one", "w2", "w3"]
+    # nominal values -> their declaration index (a=0, 'b c'=1, d=2)
+    np.testing.assert_array_equal(ds.X.toarray(), [[1.5, 1, -0.002], [0, 0, 7], [0, 2, 0],
+                                                   [0.25, 0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(ds.Y, [[1, 0], [0, 0], [1, 1], [0, 0], [0, 0]])
+    assert ds.name == "f" and "tiny" in ds.info["relation"]
+
+
+@pytest.mark.parametrize("labels", [["l1", "l0"], "xml"])
+def test_arff_label_names_and_xml_keep_file_order(tmp_path, labels):
+    p = _write(tmp_path, ARFF_SMALL.replace("-C 2", ""))
+    if labels == "xml":
+        labels = _write(tmp_path, '<?xml version="1.0"?><labels xmlns="http://mulan.'
+                        'sourceforge.net/labels"><label name="l1"></label><label name="l0">'
+                        '</label></labels>', "labels.xml")
+    ds = D.load_arff(p, labels=labels)
+    assert ds.label_names == ["l0", "l1"]
+    np.testing.assert_array_equal(ds.Y[2], [1, 1])
+
+
+def test_arff_label_count_means_last_attributes_and_sibling_xml(tmp_path):
+    text = "@relation r\n@attribute f numeric\n@attribute y0 {0,1}\n@attribute y1 numeric\n" \
+           "@data\n0.5,1,0\n{0 2, 2 1}\n"
+    p = _write(tmp_path, text, "r.arff")
+    ds = D.load_arff(p, labels=2)
+    np.testing.assert_array_equal(ds.Y, [[1, 0], [0, 1]])
+    np.testing.assert_array_equal(ds.X.toarray(), [[0.5], [2.0]])
+    _write(tmp_path, '<labels><label name="y1"/></labels>', "r.xml")
+    sib = D.load_arff(p)
+    assert sib.label_names == ["y1"] and sib.feature_names == ["f", "y0"]
+    meka_neg = _write(tmp_path, text.replace("@relation r", "@relation 'r: -C -2'"), "m.arff")
+    assert D.load_arff(meka_neg).label_names == ["y0", "y1"]
+
+
+BAD_ARFF = [
+    # (file text, expected line, words in the message)
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n1,0\n2\n", 6, "expected 2"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1, 1 1\n", 5, "'}'"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1,1}\n", 5, "sparse entry"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{x 1}\n", 5, "sparse entry"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{1 1,0 1}\n", 5, "increase"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1,2 1}\n", 5, "out of range"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n1,2\n", 5, "nominal values"),
+    ("@relation r\n@attribute a numeric\n@attribute y numeric\n@data\n1,2\n", 5, "must be 0 or 1"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\nabc,1\n", 5, "finite number"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\nnan,1\n", 5, "finite number"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n?,1\n", 5, "missing"),
+    ("@relation r\n@attribute a {u,v}\n@attribute y {0,1}\n@data\nw,1\n", 5, "nominal"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n1,,\n", 5, "empty value"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1},{2}\n", 5, "weights"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n'1,1\n", 5, "unterminated"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n", 3, "before the @data"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n", 5, "no data rows"),
+    ("@relation r\n@attribute a string\n@attribute y {0,1}\n@data\n", 2, "type 'string'"),
+    ("@relation r\n@attribute a {u,v\n@attribute y {0,1}\n@data\n", 2, "must end with"),
+    ("@relation r\n@attrib a numeric\n@data\n", 2, "expected @relation"),
+    ("@relation r\n@attribute a numeric\n@attribute y {yes,no}\n@data\n1,yes\n", 3, "label attr"),
+    (b"@relation r\n@attribute a\xff numeric\n@attribute y {0,1}\n@data\n", 2, "UTF-8"),
+    (b"@relation r\n@attribute a {u,v}\n@attribute y {0,1}\n@data\nu,1\n\xe9,1\n", 6, "UTF-8"),
+]
+
+
+@pytest.mark.parametrize("text,line,words", BAD_ARFF)
+def test_bad_arff_names_file_line_and_expectation(tmp_path, text, line, words):
+    p = _write(tmp_path, text, binary=isinstance(text, bytes))
+    with pytest.raises(ValueError) as exc:
+        D.load_arff(p, labels=1)
+    msg = str(exc.value)
+    assert msg.startswith(f"{p}: line {line}:"), msg
+    assert words in msg, msg
+
+
+def test_bad_label_specifications(tmp_path):
+    p = _write(tmp_path, "@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n1,0\n")
+    with pytest.raises(ValueError, match="which attributes are labels"):
+        D.load_arff(p)
+    with pytest.raises(ValueError, match="labels=2 must be between 1 and 1"):
+        D.load_arff(p, labels=2)
+    with pytest.raises(ValueError, match=r"label\(s\) \['z'\] are not attributes"):
+        D.load_arff(p, labels=["z"])
+    bad_xml = _write(tmp_path, "<labels><label name='y'></labels>", "bad.xml")
+    with pytest.raises(ValueError, match=r"bad\.xml: line 1: malformed XML"):
+        D.load_arff(p, labels=bad_xml)
+    with pytest.raises(ValueError, match="at least one feature"):
+        D.load_arff(p, labels=["a", "y"])
+
+
+VALID = "@relation r\n@attribute a numeric\n@attribute b {p,q}\n@attribute y {0,1}\n@data\n" \
+        "1.5,p,1\n{0 -2,1 q}\n0,q,0\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzz_arff_never_crashes(tmp_path, data):
+    raw = bytearray(VALID.encode())
+    for _ in range(data.draw(st.integers(1, 4))):
+        pos = data.draw(st.integers(0, len(raw)))
+        op = data.draw(st.sampled_from(["insert", "delete", "replace", "truncate"]))
+        chunk = data.draw(st.binary(min_size=1, max_size=4) | st.sampled_from(
+            [b",", b"{", b"}", b"'", b"\n", b" ", b"?", b"1e400", b"-", b"%", b"\xc3"]))
+        if op == "insert":
+            raw[pos:pos] = chunk
+        elif op == "delete":
+            del raw[pos:pos + len(chunk)]
+        elif op == "replace":
+            raw[pos:pos + len(chunk)] = chunk
+        else:
+            del raw[pos:]
+    p = _write(tmp_path, bytes(raw), binary=True)
+    try:
+        ds = D.load_arff(p, labels=1)
+    except ValueError as exc:
+        assert str(exc).startswith(str(p))
+    else:
+        assert ds.X.shape[0] == ds.Y.shape[0] >= 1 and np.isfinite(ds.X.data).all()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1,
+                max_size=20), st.sampled_from(["{:.17g}", "{!r}", "{:.6f}", "{:e}", "{:.3f}"]))
+def test_numbers_are_converted_like_python_float(tmp_path, values, fmt):
+    text = "@relation r\n@attribute a numeric\n@attribute y numeric\n@data\n" + \
+           "".join(f"{fmt.format(v)},1\n" for v in values)
+    ds = D.load_arff(_write(tmp_path, text), labels=1)
+    expect = [float(fmt.format(v)) for v in values]
+    np.testing.assert_array_equal(ds.X.toarray()[:, 0], expect)
+
+
+# ---- libsvm -------------------------------------------------------------------------------------
+
+def test_libsvm_round_trip_and_sklearn_reader(tmp_path):
+    from sklearn.datasets import load_svmlight_file
+
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 30, density=0.2, random_state=1, format="csr")
+    X.data = X.data * 10 - 3
+    X.data[::7] = rng.normal(size=X.data[::7].size) * 1e-30
+    Y = (rng.random((40, 5)) < 0.3).astype(np.uint8)
+    Y[:, 4] = 0
+    Y[0, 4] = 1
+    ds = D.Dataset(X, Y)
+    p = tmp_path / "d.svm"
+    D.save_libsvm(ds, p)
+    back = D.load_libsvm(p, n_features=30, n_labels=5)
+    assert (back.X != ds.X).nnz == 0 and np.array_equal(back.Y, ds.Y)
+    Xs, ys = load_svmlight_file(str(p), n_features=30, multilabel=True, zero_based=False)
+    np.testing.assert_array_equal(Xs.toarray(), back.X.toarray())
+    assert [tuple(sorted(int(v) for v in r)) for r in ys] == \
+        [tuple(np.flatnonzero(r)) for r in back.Y]
+    auto = D.load_libsvm(p)  # labels = the distinct labels found; features up to the max index
+    assert auto.label_names == [str(j) for j in range(5) if Y[:, j].any()]
+    D.save_libsvm(ds, tmp_path / "z.svm", zero_based=True)
+    assert (D.load_libsvm(tmp_path / "z.svm", n_features=30).X != ds.X).nnz == 0
+
+
+def test_libsvm_text_details(tmp_path):
+    p = _write(tmp_path, "# header comment\n3,-1 1:0.5 4:2 # tail\n 2:1\n7\n\n", "t.svm")
+    ds = D.load_libsvm(p)
+    assert ds.label_names == ["-1", "3", "7"]
+    np.testing.assert_array_equal(ds.Y, [[1, 1, 0], [0, 0, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(ds.X.toarray(), [[0.5, 0, 0, 2], [0, 1, 0, 0], [0, 0, 0, 0]])
+    z = D.load_libsvm(_write(tmp_path, "1 0:1 2:3\n", "z.svm"))
+    np.testing.assert_array_equal(z.X.toarray(), [[1, 0, 3]])
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("1 1:2\n1 2:x\n", 2, "finite number"),
+    ("1 1:2\n1 3:1 2:1\n", 2, "increase"),
+    ("1 1:2\n1 qid:3 1:1\n", 2, "index:value"),
+    ("1, 1:2\n", 1, "empty label"),
+    ("1,,2 1:2\n", 1, "integer labels"),
+    ("a 1:2\n", 1, "integer labels"),
+    ("1 1:2\n1 -1:2\n", 2, "index:value"),
+    ("1 1:2 3\n", 1, "index:value"),
+])
+def test_bad_libsvm(tmp_path, text, line, words):
+    p = _write(tmp_path, text, "b.svm")
+    with pytest.raises(ValueError) as exc:
+        D.load_libsvm(p)
+    assert str(exc.value).startswith(f"{p}: line {line}:") and words in str(exc.value)
+    with pytest.raises(ValueError, match="exceeds n_features=1"):
+        D.load_libsvm(_write(tmp_path, "1 1:1 2:1\n", "c.svm"), n_features=1)
+    with pytest.raises(ValueError, match="out of range for n_labels=2"):
+        D.load_libsvm(_write(tmp_path, "2 1:1\n", "c.svm"), n_labels=2)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=60) | st.text(alphabet="0123456789:,. -#\n\te", max_size=60))
+def test_fuzz_libsvm_never_crashes(tmp_path, raw):
+    p = _write(tmp_path, raw.encode() if isinstance(raw, str) else raw, "f.svm", binary=True)
+    try:
+        ds = D.load_libsvm(p)
+    except ValueError as exc:
+        assert str(exc).startswith(str(p))
+    else:
+        assert ds.X.shape[0] == ds.Y.shape[0] >= 1
+
+
+# ---- raw text ---------------------------------------------------------------------------------
+
+def test_load_text_json_jsonl_csv_agree(tmp_path):
+    recs = [{"text": "Cultivo de arroz", "labels": ["b", "a"]}, {"text": "banana", "labels": "c"},
+            {"text": "nada", "labels": []}]
+    j = _write(tmp_path, json.dumps(recs), "d.json")
+    jl = _write(tmp_path, "\n".join(map(json.dumps, recs)) + "\n", "d.jsonl")
+    c = _write(tmp_path, 'body,tags\n"Cultivo de arroz","b,a"\nbanana,c\nnada,\n', "d.csv")
+    out = [D.load_text(j), D.load_text(jl), D.load_text(c, text_field="body", labels_field="tags")]
+    for ds in out:
+        assert ds.X is None and ds.texts == ["Cultivo de arroz", "banana", "nada"]
+        assert ds.label_names == ["a", "b", "c"]
+        np.testing.assert_array_equal(ds.Y, [[1, 1, 0], [0, 0, 1], [0, 0, 0]])
+        assert ds.summary()["features"] is None
+
+
+@pytest.mark.parametrize("name,text,words", [
+    ("a.json", '[{"text": "x", "labels": ["a"]},', "line 1: malformed JSON"),
+    ("a.jsonl", '{"text": "x", "labels": ["a"]}\n{"text": 1, "labels": []}\n', "line 2:"),
+    ("a.jsonl", '{"text": "x", "labels": ["a"]}\n{"txt": "y"}\n', "line 2: expected an object"),
+    ("a.json", '{"text": "x"}', "line 1: expected a JSON list"),
+    ("a.csv", 'text,labels\nx,a\n', None),
+    ("a.txt", 'x', "cannot tell the format"),
+])
+def test_bad_text_files(tmp_path, name, text, words):
+    p = _write(tmp_path, text, name)
+    if words is None:
+        with pytest.raises(ValueError, match="expected an object with fields 'body'"):
+            D.load_text(p, text_field="body")
+        return
+    with pytest.raises(ValueError, match=words):
+        D.load_text(p)
+
+
+def test_text_non_utf8_names_line(tmp_path):
+    p = _write(tmp_path, b'{"text": "x", "labels": ["a"]}\n{"text": "\xe9", "labels": []}\n',
+               "b.jsonl", binary=True)
+    with pytest.raises(ValueError, match=r"b\.jsonl: line 2: not valid UTF-8"):
+        D.load_text(p)
+
+
+@pytest.mark.shared_data
+def test_reuters_json(shared_data):
+    path = shared_data / "reuters" / "reuters21578-modapte-test.json"
+    ds = D.load(str(path))
+    assert len(ds.texts) == 3019 and ds.Y.shape == (3019, 90)
+    with open(path) as f:
+        recs = json.load(f)
+    assert ds.texts[17] == recs[17]["text"]
+    assert [ds.label_names[j] for j in np.flatnonzero(ds.Y[17])] == sorted(recs[17]["labels"])
+
+
+# ---- load / list / Dataset --------------------------------------------------------------------
+
+def test_load_dispatch_and_errors(tmp_path):
+    p = _write(tmp_path, "1 1:2\n", "x.libsvm")
+    assert D.load(p).X.shape == (1, 1)
+    assert D.load(str(p), n_labels=3).Y.shape == (1, 3)
+    with pytest.raises(ValueError, match=r"unknown data set 'nope'; embedded: 'yeast'"):
+        D.load("nope")
+    with pytest.raises(FileNotFoundError):
+        D.load(tmp_path / "missing.arff")
+    with pytest.raises(TypeError, match="takes no options"):
+        D.load("yeast", labels=3)
+
+
+def test_dataset_summary_take_and_validation():
+    X = sp.csr_matrix(np.array([[1.0, 0], [0, 2], [3, 0], [0, 0]]))
+    Y = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 0], [0, 0, 1]], dtype=np.uint8)
+    ds = D.Dataset(X, Y, name="t")
+    s = ds.summary()
+    assert s == {"name": "t", "documents": 4, "features": 2, "labels": 3, "cardinality": 5 / 4,
+                 "density": 5 / 12, "distinct_label_sets": 3, "label_frequency_min": 1,
+                 "label_frequency_max": 3}
+    assert "4 documents, 2 features, 3 labels" in repr(ds)
+    sub = ds.take([3, 0])
+    np.testing.assert_array_equal(sub.Y, Y[[3, 0]])
+    np.testing.assert_array_equal(sub.X.toarray(), X.toarray()[[3, 0]])
+    t = D.Dataset(None, Y, texts=["a", "b", "c", "d"]).take([1])
+    assert t.texts == ["b"] and t.X is None
+    with pytest.raises(ValueError, match="X has 4 documents but Y has 3"):
+        D.Dataset(X, Y[:3])
+    with pytest.raises(ValueError, match="binary"):
+        D.Dataset(X, Y * 2)
+    with pytest.raises(ValueError, match="needs X"):
+        D.Dataset(None, Y)
+    with pytest.raises(ValueError, match="2 label names for 3 labels"):
+        D.Dataset(X, Y, label_names=["a", "b"])
+
+
+# ---- synthetic ----------------------------------------------------------------------------------
+
+def test_make_multilabel_properties():
+    ds = D.make_multilabel(4000, 30, 3000, cardinality=3.0, doc_length=40, tie_density=0.2,
+                           random_state=7)
+    assert ds.name == "synthetic" and "synthetic" in ds.info["source"]
+    assert ds.X.shape == (4000, 3000) and ds.Y.shape == (4000, 30)
+    k = ds.Y.sum(axis=1)
+    assert k.min() >= 1 and k.mean() == pytest.approx(3.0, abs=0.15)
+    norms = np.sqrt(ds.X.multiply(ds.X).sum(axis=1)).A1
+    assert np.allclose(norms[norms > 0], 1.0)
+    # duplicates: 20% of the documents copy another one (features and labels)
+    rows = {(tuple(ds.X.indices[ds.X.indptr[i]:ds.X.indptr[i + 1]]),
+             ds.X.data[ds.X.indptr[i]:ds.X.indptr[i + 1]].tobytes(), ds.Y[i].tobytes())
+            for i in range(4000)}
+    assert 4000 - len(rows) == pytest.approx(800, abs=10)
+    # label skew: the most frequent label is much more frequent than the rarest
+    freq = np.sort(ds.Y.sum(axis=0))
+    assert freq[-1] > 5 * freq[0]
+    again = D.make_multilabel(4000, 30, 3000, cardinality=3.0, doc_length=40, tie_density=0.2,
+                              random_state=7)
+    assert (again.X != ds.X).nnz == 0 and np.array_equal(again.Y, ds.Y)
+    flat = D.make_multilabel(3000, 10, 500, label_skew=0.0, random_state=1)
+    assert flat.Y.sum(axis=0).min() > 0.6 * flat.Y.sum(axis=0).max()
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"n_documents": 0}, "n_documents must be an integer >= 1"),
+    ({"cardinality": 0.5}, "cardinality must be in"),
+    ({"tie_density": 1.0}, "tie_density must be in"),
+    ({"background": 1.5}, "background must be in"),
+    ({"label_skew": -1}, "label_skew"),
+])
+def test_make_multilabel_bad_parameters(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        D.make_multilabel(**kwargs)
+
+
+def test_wheel_data_declared():
+    # setup.py ships fastrank/data/* as package data: the data file must sit there
+    import fastrank
+    assert os.path.isfile(os.path.join(os.path.dirname(fastrank.__file__), "data", "yeast.csv.gz"))
