@@ -232,6 +232,8 @@ def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
     if t.ndim != 2 or t.shape[0] < 2 or t.shape[1] < 2:
         raise ValueError(f"table must be 2-D (data sets x classifiers) with at least 2 of "
                          f"each, got shape {t.shape}")
+    if np.isnan(t).any():
+        raise ValueError("table contains NaN")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     n, k = t.shape

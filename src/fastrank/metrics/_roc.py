@@ -122,7 +122,6 @@ def _lines_auc(truth, scores, by):
             indices = rows * q + scores.indices
             indptr = np.array([0, data.size], dtype=np.int64)
             length, t_line, t_elem = n * q, 0, 1
-            truth = truth.ravel()
         out = np.empty(indptr.size - 1)
         _kernel.auc_csr(data, indices, indptr.astype(indices.dtype, copy=False), length,
                         truth.ravel(), t_line, t_elem, out)
@@ -162,7 +161,8 @@ def auc(y_true, y_score, average="macro"):
         are used as CSR/CSC, their implicit zeros one tie block.
     average : {None, "macro", "micro", "samples"}, default "macro"
         None: one AUC per label, shape (q,). "macro": mean of the per-label AUCs.
-        "micro": one AUC over all (document, label) pairs flattened. "samples": mean over
+        "micro": one AUC over all (document, label) pairs flattened (one sort of all
+        n * q entries, with about 33 bytes of scratch per entry). "samples": mean over
         documents of the AUC computed over each document's labels; per document this is
         1 - ranking loss with a tied relevant/irrelevant pair counted 1/2.
 
