@@ -217,3 +217,21 @@ def test_bad_input():
         auc(np.zeros((4, 2)), np.zeros((3, 2)))
     with pytest.raises(TypeError):
         auc([0, 1], ["a", "b"])
+
+
+@pytest.mark.parametrize("average", [None, "micro", "samples"])
+def test_sparse_negative_values_explicit_zeros_and_int64_indices(average):
+    rng = np.random.default_rng(5)
+    Y = (rng.random((120, 15)) < 0.3).astype(np.uint8)
+    S = np.round(rng.normal(size=(120, 15)), 1)
+    S[rng.random((120, 15)) < 0.5] = 0.0
+    X = sp.csr_matrix(S)
+    X.data[::7] = 0.0  # stored zeros belong to the implicit-zero tie block
+    X64 = X.copy()
+    X64.indices, X64.indptr = X64.indices.astype(np.int64), X64.indptr.astype(np.int64)
+    dense = X.toarray()
+    expected = auc(Y, dense, average=average)
+    np.testing.assert_array_equal(auc(Y, X, average=average), expected)
+    np.testing.assert_array_equal(auc(Y, X64, average=average), expected)
+    if average is None:
+        np.testing.assert_allclose(expected, [pairwise_auc(Y[:, j], dense[:, j]) for j in range(15)])
