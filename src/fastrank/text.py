@@ -23,6 +23,7 @@ How this differs from scikit-learn's ``TfidfVectorizer`` (defaults: ``smooth_idf
 * Stop words: sklearn's ``"english"`` list is the same list as :data:`STOP_WORDS`
   ``["english"]``; the Portuguese list (prepositions, as in the thesis) is only here.
 """
+import functools
 import re
 import unicodedata
 
@@ -108,8 +109,10 @@ def analyze(text, stop_words=None, strip_accents=False, lemmatizer=None):
     also removes combining accents (NFKD), for both the text and the stop words.
     ``stop_words``: None, ``"english"``, ``"portuguese"`` or an iterable of words.
     """
-    stop = stop_words if isinstance(stop_words, frozenset) else _stop_set(stop_words,
-                                                                          strip_accents)
+    return _analyze(text, _stop_set(stop_words, strip_accents), strip_accents, lemmatizer)
+
+
+def _analyze(text, stop, strip_accents, lemmatizer):
     words = _WORD.findall(_DIGITS.sub("", _normalise(text, strip_accents)))
     if stop:
         words = [w for w in words if w not in stop]
@@ -187,9 +190,13 @@ class TfidfIndexer:
                     transformer_tags=TransformerTags(),
                     input_tags=InputTags(two_d_array=False, string=True))
 
+    def build_analyzer(self):
+        """The callable text -> list of terms used by this indexer (see :func:`analyze`)."""
+        return functools.partial(_analyze, stop=_stop_set(self.stop_words, self.strip_accents),
+                                 strip_accents=self.strip_accents, lemmatizer=self.lemmatizer)
+
     def _analyze_all(self, texts):
-        stop = _stop_set(self.stop_words, self.strip_accents)
-        return [analyze(t, stop, self.strip_accents, self.lemmatizer) for t in texts]
+        return [*map(self.build_analyzer(), texts)]
 
     @staticmethod
     def _counts(docs, vocabulary):

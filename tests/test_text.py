@@ -1,0 +1,169 @@
+"""Text indexing (melotti2009 §2.3, §3.3; eq. 2.1-2.2) against a direct NumPy computation
+and scikit-learn's CountVectorizer/TfidfVectorizer where the definitions coincide."""
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastrank.text import STOP_WORDS, TfidfIndexer, analyze, tfidf_from_counts
+
+CORPUS = ["Cultivo de arroz, banana em 1995.", "Cultivo de café e banana",
+          "Comércio de ARROZ; comércio de café!", "banana banana banana", "Ação 2009 (ação)"]
+
+
+def _reference_tfidf(train_docs, test_docs):
+    """Eq. 2.1 and 2.2 with plain loops over already-analysed documents (lists of words)."""
+    terms = sorted({w for d in train_docs for w in d})
+    n = len(train_docs)
+    df = {t: sum(t in d for d in train_docs) for t in terms}
+    out = np.zeros((len(test_docs), len(terms)))
+    for i, d in enumerate(test_docs):
+        for k, t in enumerate(terms):
+            out[i, k] = d.count(t) * math.log(n / df[t])
+        norm = math.sqrt(sum(v * v for v in out[i]))
+        if norm > 0:
+            out[i] /= norm
+    return terms, out
+
+
+def test_lexical_analysis_thesis_example():
+    # melotti2009 §3.3: "Cultivo de arroz,banana em 1995." -> cultivo, de, arroz, banana, em
+    assert analyze("Cultivo de arroz,banana em 1995.") == ["cultivo", "de", "arroz", "banana", "em"]
+    # removing only prepositions, as the thesis does
+    assert analyze("Cultivo de arroz,banana em 1995.", "portuguese") == ["cultivo", "arroz", "banana"]
+
+
+def test_lexical_analysis_details():
+    assert analyze("H2O and CO2_emissions") == ["ho", "and", "co", "emissions"]  # digits deleted
+    assert analyze("AÇÃO Ação-çã über") == ["ação", "ação", "çã", "über"]  # accents are letters
+    assert analyze("AÇÃO über", strip_accents=True) == ["acao", "uber"]
+    assert analyze("the cat and the hat", "english") == ["cat", "hat"]
+    assert analyze("à às pelo sobre casa", "portuguese") == ["casa"]
+    assert analyze("Às casas", ["as"], strip_accents=True) == ["casas"]
+    assert analyze("one two three", ["two"]) == ["one", "three"]
+    assert analyze("One Two", frozenset({"TWO"})) == ["one"]  # user lists are normalised too
+    lemma = {"casas": "casa", "foram": "ser", "x": ""}
+    assert analyze("Casas foram x", lemmatizer=lambda w: lemma.get(w, w)) == ["casa", "ser"]
+    with pytest.raises(ValueError, match="unknown stop_words='french'; valid: None, 'portuguese'"):
+        analyze("x", "french")
+
+
+def test_stop_word_lists():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    assert STOP_WORDS["english"] == ENGLISH_STOP_WORDS
+    essential = "a ante após até com contra de desde em entre para perante por sem sob sobre trás"
+    assert set(essential.split()) <= STOP_WORDS["portuguese"]
+    assert {"do", "da", "no", "na", "ao", "pelo", "num"} <= STOP_WORDS["portuguese"]
+
+
+def test_tfidf_matches_direct_computation_of_eq_2_1_2_2():
+    train, test = CORPUS[:4], CORPUS[1:] + ["nothing known here", ""]
+    idx = TfidfIndexer(stop_words="portuguese")
+    X_train = idx.fit_transform(train)
+    X_test = idx.transform(test)
+    tr = [analyze(t, "portuguese") for t in train]
+    te = [analyze(t, "portuguese") for t in test]
+    terms, ref_train = _reference_tfidf(tr, tr)
+    _, ref_test = _reference_tfidf(tr, te)
+    assert list(idx.get_feature_names_out()) == terms
+    assert idx.n_documents_ == 4
+    assert isinstance(X_train, sp.csr_matrix) and X_train.dtype == np.float64
+    assert X_train.has_canonical_format and not np.any(X_train.data == 0)
+    np.testing.assert_allclose(X_train.toarray(), ref_train, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(X_test.toarray(), ref_test, rtol=1e-14, atol=1e-15)
+    # fit + transform == fit_transform; unseen words and empty documents give zero rows
+    np.testing.assert_array_equal(TfidfIndexer("portuguese").fit(train).transform(train).toarray(),
+                                  X_train.toarray())
+    assert X_test[-2].nnz == 0 and X_test[-1].nnz == 0
+
+
+def test_term_in_every_document_weighs_zero():
+    X = TfidfIndexer(stop_words=None).fit_transform(["a b", "a c", "a"])
+    # ln(3/3) = 0: "a" disappears; document 3 has no weighted term and stays a zero row
+    np.testing.assert_allclose(X.toarray(), [[0, 1, 0], [0, 0, 1], [0, 0, 0]])
+
+
+def test_relation_to_sklearn():
+    """Same counts and lexicon as CountVectorizer with our analyser; sklearn's idf with
+    smooth_idf=False is ours + 1, and with the +1 removed the matrices coincide."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+    docs = CORPUS * 3 + ["café com leite", "leite"]
+    ours = TfidfIndexer(stop_words="english")
+    X = ours.fit_transform(docs)
+    an = ours.build_analyzer()
+    assert an("The cat, 3 cats") == analyze("The cat, 3 cats", "english") == ["cat", "cats"]
+    cv = CountVectorizer(analyzer=an)
+    counts = cv.fit_transform(docs)
+    assert list(cv.get_feature_names_out()) == list(ours.get_feature_names_out())
+    skl = TfidfVectorizer(analyzer=an, smooth_idf=False, norm="l2", sublinear_tf=False)
+    skl.fit(docs)
+    np.testing.assert_allclose(skl.idf_ - 1.0, ours.idf_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(X.toarray(), tfidf_from_counts(counts)[0].toarray(), atol=1e-15)
+    # sklearn with our idf gives our matrix
+    skl.idf_ = ours.idf_
+    np.testing.assert_allclose(skl.transform(docs).toarray(), X.toarray(), atol=1e-12)
+
+
+def test_sklearn_protocol_and_errors():
+    from sklearn.base import clone
+    idx = TfidfIndexer(stop_words="portuguese", strip_accents=True)
+    assert idx.get_params() == {"lemmatizer": None, "stop_words": "portuguese",
+                                "strip_accents": True}
+    c = clone(idx)
+    assert c.get_params() == idx.get_params() and c is not idx
+    assert idx.set_params(stop_words=None) is idx and idx.stop_words is None
+    assert "TfidfIndexer(" in repr(idx)
+    with pytest.raises(ValueError, match="invalid parameter 'norm'"):
+        idx.set_params(norm="l1")
+    with pytest.raises(ValueError, match="not fitted"):
+        TfidfIndexer().transform(["x"])
+    with pytest.raises(TypeError, match="single string"):
+        TfidfIndexer().fit("a text")
+    with pytest.raises(TypeError, match="document 1 is a int"):
+        TfidfIndexer().fit(["a", 3])
+    with pytest.raises(ValueError, match="no documents"):
+        TfidfIndexer().fit([])
+    with pytest.raises(ValueError, match="empty lexicon"):
+        TfidfIndexer().fit(["the and", "1995"])
+    with pytest.raises(ValueError, match=r"idf has shape \(2,\)"):
+        tfidf_from_counts(sp.csr_matrix(np.ones((2, 3))), np.ones(2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="abc dé1,.", max_size=25), min_size=1, max_size=12),
+       st.lists(st.text(alphabet="abcdx é9", max_size=25), max_size=6))
+def test_property_unit_rows_and_reference(train, test):
+    idx = TfidfIndexer(stop_words=None)
+    tr = [analyze(t) for t in train]
+    if not any(tr):
+        with pytest.raises(ValueError, match="empty lexicon"):
+            idx.fit(train)
+        return
+    X = idx.fit_transform(train)
+    _, ref = _reference_tfidf(tr, tr)
+    np.testing.assert_allclose(X.toarray(), ref, atol=1e-12)
+    if test:
+        Xt = idx.transform(test)
+        _, ref_t = _reference_tfidf(tr, [analyze(t) for t in test])
+        np.testing.assert_allclose(Xt.toarray(), ref_t, atol=1e-12)
+        norms = np.sqrt(Xt.multiply(Xt).sum(axis=1)).A1
+        assert np.all((np.abs(norms - 1) < 1e-12) | (norms == 0))
+        assert np.all(Xt.data > 0)
+
+
+@pytest.mark.shared_data
+def test_reuters_subset_against_reference(shared_data):
+    from fastrank.datasets import load_text
+    ds = load_text(shared_data / "reuters" / "reuters21578-modapte-test.json")
+    train, test = ds.texts[:80], ds.texts[80:110]
+    idx = TfidfIndexer()
+    X = idx.fit_transform(train)
+    tr = [analyze(t, "english") for t in train]
+    terms, ref = _reference_tfidf(tr, tr)
+    assert list(idx.get_feature_names_out()) == terms
+    np.testing.assert_allclose(X.toarray(), ref, atol=1e-13)
+    _, ref_t = _reference_tfidf(tr, [analyze(t, "english") for t in test])
+    np.testing.assert_allclose(idx.transform(test).toarray(), ref_t, atol=1e-13)
