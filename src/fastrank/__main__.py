@@ -1,13 +1,22 @@
 """Command line: ``fastrank <command>`` (also ``python -m fastrank``).
 
-Errors in the input end the program with one readable line on stderr and exit code 2.
+Commands: ``study`` (the whole cross-validated tie study), ``evaluate`` (the 19 metrics of a
+user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melotti2009 Fig.
+2.1), ``datasets`` (list or describe data sets). Errors in the input end the program with
+one readable line on stderr and exit code 2, leaving no partial output file.
 """
 import argparse
+import json
+import os
 import sys
 
 import numpy as np
+import scipy.sparse as sp
 
 from .ranking import RANK_METHODS, rank
+
+STUDY_FORMATS = {"arff": "load_arff", "libsvm": "load_libsvm", "json": "load_text",
+                 "csv": "load_text"}
 
 FIG_2_1 = np.array([[0.5, 0.2, 0.2, 0.1]])
 
@@ -24,22 +33,155 @@ def _cmd_rank(args):
     return 0
 
 
-def _read_matrix(path):
-    """A belief matrix from .npy or CSV (comma or whitespace separated)."""
+def _read_matrix(path, part="X"):
+    """A matrix from .npy, .npz (SciPy sparse, or one NumPy array), CSV/whitespace text, or
+    a libsvm file (``part`` "X" = its features, "Y" = its labels)."""
+    ext = os.path.splitext(path)[1].lower()
     try:
-        if path.endswith(".npy"):
+        if ext == ".npy":
             return np.load(path, allow_pickle=False)
+        if ext == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                if "format" in z.files and "indptr" in z.files:
+                    return sp.load_npz(path)
+                if len(z.files) != 1:
+                    raise ValueError(f"expected one array, found {len(z.files)}")
+                return z[z.files[0]]
+        if ext in (".svm", ".libsvm", ".svmlight"):
+            from .datasets import load_libsvm
+            return getattr(load_libsvm(path), part)
         with open(path) as f:
             first = f.readline()
         return np.loadtxt(path, delimiter="," if "," in first else None, ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read scores from {path}: {exc}") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+
+
+def _load_dataset(name, fmt, labels):
+    from . import datasets
+    if fmt is None and labels is None:
+        if name.lower().endswith(".arff"):
+            xml = os.path.splitext(name)[0] + ".xml"
+            if os.path.isfile(xml):
+                return datasets.load_arff(name, labels=xml)
+        return datasets.load(name)
+    if not os.path.isfile(name):
+        raise FileNotFoundError(f"no such file: {name}")
+    loader = getattr(datasets, STUDY_FORMATS[fmt or "arff"])
+    if labels is not None:
+        if loader is not datasets.load_arff:
+            raise ValueError("--labels applies to ARFF files only")
+        return loader(name, labels=int(labels) if labels.isdigit() else labels)
+    return loader(name)
+
+
+def _parse_overrides(items, classifiers):
+    """``--set vgram.n_neurons=64`` -> {"vgram": {"n_neurons": 64}} (values as JSON)."""
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        clf, dot, param = key.partition(".")
+        if not sep or not dot or not param:
+            raise ValueError(f"--set expects CLASSIFIER.PARAM=VALUE, got {item!r}")
+        if clf not in classifiers:
+            raise ValueError(f"--set names classifier {clf!r}, which is not in the study "
+                             f"({', '.join(classifiers)})")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(clf, {})[param] = value
+    return out
+
+
+def _cmd_study(args):
+    from .report import render_markdown, tables, write_study
+    from .study import CLASSIFIERS, run_study
+    classifiers = tuple(c.strip() for c in args.classifiers.split(",") if c.strip())
+    for c in classifiers:
+        if c not in CLASSIFIERS:
+            raise ValueError(f"unknown classifier {c!r}; valid: {', '.join(CLASSIFIERS)}")
+    overrides = _parse_overrides(args.set, classifiers)
+    dataset = _load_dataset(args.dataset, args.format, args.labels)
+    total = len(classifiers) * args.folds
+    done = [0]
+
+    def progress(msg):
+        done[0] += 1
+        if not args.quiet:
+            print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr, flush=True)
+
+    result = run_study(dataset, classifiers=classifiers, folds=args.folds,
+                       random_state=args.seed, calibrate=args.calibrate, n_jobs=args.n_jobs,
+                       params=overrides, progress=progress)
+    paths = write_study(result, args.out)
+    summary = [t for t in tables(result) if t.title.startswith(("Summary", "Appropriate"))]
+    print("\n".join(t.markdown() for t in summary) if summary else render_markdown(result))
+    print("wrote " + ", ".join(paths))
+    return 0
+
+
+def _cmd_evaluate(args):
+    from .metrics import evaluate
+    truth = _read_matrix(args.truth, part="Y")
+    scores = _read_matrix(args.scores, part="X")
+    result = evaluate(truth, scores, ties=tuple(args.ties.split(",")), cutoff=args.cutoff,
+                      random_state=args.seed)
+    print(json.dumps(result.to_dict(), indent=1) if args.json else str(result))
+    return 0
+
+
+def _cmd_datasets(args):
+    from . import datasets
+    if args.name is None:
+        for info in datasets.list():
+            print(f"{info['name']}: " + "; ".join(f"{k}: {v}" for k, v in info.items()
+                                                  if k != "name"))
+        return 0
+    for key, value in _load_dataset(args.name, args.format, args.labels).summary().items():
+        print(f"{key}: {value}")
+    return 0
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastrank", description="Tie-aware multi-label ranking metrics and classifiers.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("study", help="run the cross-validated tie study (default: yeast)")
+    p.add_argument("--dataset", default="yeast",
+                   help="embedded name or file (.arff with .xml beside it, .svm, .json, .csv)")
+    p.add_argument("--format", choices=sorted(STUDY_FORMATS), help="file format (default: "
+                   "from the extension)")
+    p.add_argument("--labels", help="ARFF: the label XML file or the number of labels")
+    p.add_argument("--classifiers", default="knn,mlknn,vgram,vgramcor",
+                   help="comma-separated subset of knn,mlknn,vgram,vgramcor")
+    p.add_argument("--folds", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="fastrank-study", help="output folder")
+    p.add_argument("--calibrate", action="store_true",
+                   help="choose k / neurons x synapses by ranking loss first (thesis §3.5)")
+    p.add_argument("--set", action="append", default=[], metavar="CLS.PARAM=VALUE",
+                   help="override a classifier parameter, e.g. vgram.n_neurons=64")
+    p.add_argument("--n-jobs", type=int, default=None, help="threads (default: all)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=_cmd_study)
+
+    p = sub.add_parser("evaluate", help="the 19 metrics of a belief matrix")
+    p.add_argument("--truth", required=True, help="0/1 matrix: .npy, .npz, CSV or libsvm")
+    p.add_argument("--scores", required=True, help="belief matrix: .npy, .npz, CSV or libsvm")
+    p.add_argument("--ties", default="ordinal,dense,standard,modified")
+    p.add_argument("--cutoff", default="perfect")
+    p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("datasets", help="list embedded data sets, or describe one")
+    p.add_argument("name", nargs="?", help="embedded name or file")
+    p.add_argument("--format", choices=sorted(STUDY_FORMATS))
+    p.add_argument("--labels")
+    p.set_defaults(func=_cmd_datasets)
+
     p = sub.add_parser("rank", help="rank each row of a belief matrix (default: Fig. 2.1)")
     p.add_argument("scores", nargs="?", help=".npy or CSV belief matrix (rows = documents)")
     p.add_argument("--method", default="all", choices=("all",) + RANK_METHODS)
@@ -52,8 +194,9 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"fastrank {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, KeyError) as exc:
+        message = " ".join(str(exc).split())  # one line, whatever the exception held
+        print(f"fastrank {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -1,0 +1,334 @@
+"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1; SPEC §6).
+
+Documents -> (raw text: tf-idf fitted on each training fold) -> n-fold cross-validation ->
+each classifier's belief matrix per test fold -> the 19 metrics under each ranking type ->
+paired two-tailed t-test of ordinal against dense, standard and modified -> the t tables
+(Tables 4.x), the partial orders (Tables 5.1/5.2) and the recommendation (Table 5.3).
+
+Conventions chosen here (the thesis is silent or specific to its data):
+
+* Folds: shuffled k-fold seeded by ``random_state`` (sizes differ by at most one).
+* The ordinal ranking of fold ``f`` is drawn with seed ``random_state + f``; each
+  classifier with randomness (VG-RAM) gets ``random_state + f`` as its own seed.
+* Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
+  smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
+  ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
+* Table 5.3 "experiments" column: ``O/D/P/M`` when no classifier shows a significant
+  difference for the metric; otherwise the tie-aware types, keeping — where they disagree
+  among themselves (coverage) — only those that never favour tied rankings relative to
+  ordinal (a loss not significantly smaller, a gain not significantly larger). The "choice"
+  column is the thesis' choice, modified (``M``), for every metric.
+* Timings are measurements, not results: they are kept in :attr:`StudyResult.timings` and
+  the report, but not in ``results.json``, so that a seed gives a byte-identical file on
+  any number of threads.
+"""
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import datasets as _datasets
+from ._parallel import num_threads
+from ._validation import check_option
+from .metrics import METRIC_KEYS, evaluate
+from .model_selection import KFold
+from .neighbors import KNN, MLkNN
+from .ranking import tie_groups
+from .stats import paired_ttest
+from .text import TfidfIndexer
+from .wnn import VGRAM, VGRAMCor
+
+STUDY_TIES = ("ordinal", "dense", "standard", "modified")
+TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M"}  # Padrão = P
+LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
+RESULT_FORMAT = "fastrank-study/1"
+
+#: name -> (display name, estimator class, thesis configuration)
+CLASSIFIERS = {
+    "knn": ("kNN", KNN, {"k": None}),
+    "mlknn": ("ML-kNN", MLkNN, {"k": 10, "s": 1.0}),
+    "vgram": ("VG-RAM WNN", VGRAM, {"n_neurons": 1024, "n_synapses": 1024}),
+    "vgramcor": ("VG-RAM WNN-COR", VGRAMCor, {"n_neurons": 1024, "n_synapses": 512}),
+}
+
+#: calibration grids of melotti2009 §3.5 (values that exceed the data are dropped)
+CALIBRATION_GRIDS = {
+    "mlknn": {"k": [2, 4, 6, 8, 10, 12, 14, 18, 20, 22, 24, 26, 28, 30, 40, 50, 100, 500,
+                    1000, 5000]},
+    "vgram": {"n_neurons": [32, 64, 128, 256, 512, 1024], "n_synapses": [256, 512, 1024, 2048]},
+    "vgramcor": {"n_neurons": [32, 64, 128, 256, 512, 1024],
+                 "n_synapses": [256, 512, 1024, 2048]},
+}
+
+
+@dataclass
+class StudyResult:
+    """Everything a study produced.
+
+    ``values[c]`` is an array (n_ties, n_metrics, n_folds) for classifier ``c``;
+    ``tie_stats[c]`` maps a statistic name to its per-fold values; ``params[c]`` the
+    classifier's parameters (after calibration); ``timings[c]`` per-fold fit/predict seconds.
+    """
+
+    dataset: dict
+    classifiers: tuple
+    ties: tuple
+    folds: int
+    random_state: int
+    cutoff: str
+    params: dict
+    values: dict
+    tie_stats: dict
+    calibration: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    metrics: tuple = METRIC_KEYS
+
+    def fold_values(self, classifier, ties, metric):
+        """The per-fold values of one metric under one ranking type."""
+        return self.values[classifier][self.ties.index(ties), self.metrics.index(metric)]
+
+    def mean(self, classifier, ties, metric):
+        return float(np.mean(self.fold_values(classifier, ties, metric)))
+
+    def ttest(self, classifier, metric, other, alpha=0.05):
+        """Paired two-tailed t-test of ordinal against ``other`` over the folds."""
+        return paired_ttest(self.fold_values(classifier, "ordinal", metric),
+                            self.fold_values(classifier, other, metric), alpha=alpha)
+
+    def relation(self, classifier, metric, other, alpha=0.05):
+        """'≺', '≻' or '≡': ordinal significantly smaller, larger, or not different."""
+        res = self.ttest(classifier, metric, other, alpha)
+        if res.identical or not res.significant:
+            return "≡"
+        return "≺" if res.statistic < 0 else "≻"
+
+    def _others(self):
+        if "ordinal" not in self.ties:
+            raise ValueError("the t-tests compare against the ordinal ranking; it was not run")
+        return [t for t in self.ties if t != "ordinal"]
+
+    def partial_order(self, classifier, metric, alpha=0.05):
+        """Tables 5.1/5.2 notation, e.g. 'O ≺ D|P|M' or 'O ≻ D|P; O ≺ M'."""
+        by_symbol = {}
+        for other in self._others():
+            by_symbol.setdefault(self.relation(classifier, metric, other, alpha), []).append(
+                TIE_LETTERS[other])
+        return "; ".join(f"O {sym} {'|'.join(letters)}" for sym, letters in by_symbol.items())
+
+    def recommendation(self, metric, alpha=0.05):
+        """Table 5.3 'experiments' column for ``metric`` (rule in the module docstring)."""
+        others = self._others()
+        rel = {(c, o): self.relation(c, metric, o, alpha)
+               for c in self.classifiers for o in others}
+        if all(r == "≡" for r in rel.values()):
+            return "/".join(TIE_LETTERS[t] for t in self.ties)
+        tie_aware_agree = all(
+            np.array_equal(self.fold_values(c, others[0], metric), self.fold_values(c, o, metric))
+            for c in self.classifiers for o in others[1:])
+        if tie_aware_agree:
+            return "/".join(TIE_LETTERS[o] for o in others)
+        favouring = "≻" if metric in LOWER_IS_BETTER else "≺"  # ordinal worse than X
+        kept = [o for o in others if all(rel[c, o] != favouring for c in self.classifiers)]
+        return "/".join(TIE_LETTERS[o] for o in kept) or "none"
+
+    # ---- persistence ----------------------------------------------------------------------
+
+    def to_dict(self):
+        """JSON-ready, complete and reloadable (timings excluded: see module docstring)."""
+        return {
+            "format": RESULT_FORMAT,
+            "dataset": self.dataset, "classifiers": list(self.classifiers),
+            "ties": list(self.ties), "metrics": list(self.metrics), "folds": self.folds,
+            "random_state": self.random_state, "cutoff": self.cutoff, "params": self.params,
+            "calibration": self.calibration,
+            "values": {c: {t: {m: self.fold_values(c, t, m).tolist() for m in self.metrics}
+                           for t in self.ties} for c in self.classifiers},
+            "tie_stats": {c: {k: list(v) for k, v in s.items()}
+                          for c, s in self.tie_stats.items()},
+        }
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=True) + "\n"
+
+    @classmethod
+    def from_dict(cls, d):
+        if d.get("format") != RESULT_FORMAT:
+            raise ValueError(f"not a fastrank study result (format {d.get('format')!r}, "
+                             f"expected {RESULT_FORMAT!r})")
+        ties, metrics = tuple(d["ties"]), tuple(d["metrics"])
+        values = {c: np.array([[d["values"][c][t][m] for m in metrics] for t in ties])
+                  for c in d["classifiers"]}
+        return cls(dataset=d["dataset"], classifiers=tuple(d["classifiers"]), ties=ties,
+                   folds=d["folds"], random_state=d["random_state"], cutoff=d["cutoff"],
+                   params=d["params"], values=values, tie_stats=d["tie_stats"],
+                   calibration=d.get("calibration", {}), metrics=metrics)
+
+    @classmethod
+    def from_json(cls, text):
+        try:
+            return cls.from_dict(json.loads(text))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"corrupt study result: {exc}") from None
+
+
+def tie_statistics(y_true, y_score):
+    """How tied a belief matrix is, per document, averaged:
+
+    * ``top``: share of documents whose top-ranked tie group has more than one label;
+    * ``boundary``: share of documents with relevant labels whose tie group at position
+      ``|C_j|`` extends past it (so the perfect cutoff takes more than ``|C_j|`` labels);
+    * ``group_size``: mean tie-group size (labels per group), averaged over documents.
+    """
+    groups = tie_groups(y_score)
+    n_rel = np.asarray(y_true).sum(axis=1).astype(np.int64)
+    top = float(np.mean(groups.end[:, 0] > 1))
+    has_rel = n_rel > 0
+    rows = np.flatnonzero(has_rel)
+    boundary = float(np.mean(groups.end[rows, n_rel[rows] - 1] > n_rel[rows])) if rows.size \
+        else 0.0
+    group_size = float(np.mean(groups.order.shape[1] / groups.n_groups))
+    return {"top": top, "boundary": boundary, "group_size": group_size}
+
+
+def _make_classifier(name, params, seed):
+    _, cls, _ = CLASSIFIERS[name]
+    if "random_state" in cls._param_names():
+        params = {**params, "random_state": seed}
+    return cls(**params)
+
+
+def _features(dataset, train, test):
+    if dataset.X is not None:
+        return dataset.X[train], dataset.X[test]
+    indexer = TfidfIndexer()
+    texts = dataset.texts
+    return indexer.fit_transform([texts[i] for i in train]), \
+        indexer.transform([texts[i] for i in test])
+
+
+def _ranking_loss(y_true, scores):
+    return evaluate(y_true, scores, ties=("modified",)).values[0, METRIC_KEYS.index("ranking_loss")]
+
+
+def calibrate_classifier(dataset, name, params, train, random_state=0, grid=None):
+    """melotti2009 §3.5: split the training documents ``train`` into 10 parts, train on 9,
+    test on the 10th, and return the grid point with the lowest ranking loss (the metric no
+    ranking type affects) together with every score tried."""
+    grid = grid if grid is not None else CALIBRATION_GRIDS.get(name)
+    if not grid:
+        return params, []
+    rng = np.random.default_rng(random_state)
+    shuffled = rng.permutation(train)
+    n_val = max(1, len(shuffled) // 10)
+    fit_idx, val_idx = np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val])
+    X_fit, X_val = _features(dataset, fit_idx, val_idx)
+    Y = _dense_truth(dataset.Y)
+    keys = sorted(grid)
+    tried = []
+    for point in np.array(np.meshgrid(*[grid[k] for k in keys], indexing="ij")).reshape(
+            len(keys), -1).T:
+        candidate = {**params, **{k: int(v) for k, v in zip(keys, point)}}
+        if "k" in candidate and candidate["k"] is not None and candidate["k"] >= len(fit_idx):
+            continue
+        model = _make_classifier(name, candidate, random_state).fit(X_fit, Y[fit_idx])
+        loss = float(_ranking_loss(Y[val_idx], model.decision_function(X_val)))
+        tried.append({"params": {k: candidate[k] for k in keys}, "ranking_loss": loss})
+    best = min(tried, key=lambda r: r["ranking_loss"])
+    return {**params, **best["params"]}, tried
+
+
+def _dense_truth(Y):
+    return np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.uint8)
+
+
+def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=STUDY_TIES,
+              cutoff="perfect", calibrate=False, random_state=0, n_jobs=None,
+              params=None, progress=None):
+    """Run the tie study on one data set.
+
+    Parameters
+    ----------
+    dataset : Dataset or str
+        A :class:`fastrank.datasets.Dataset`, or a name/path for
+        :func:`fastrank.datasets.load`. Raw-text data sets are indexed with
+        :class:`fastrank.text.TfidfIndexer` fitted on each training fold.
+    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}
+    folds : int, default 10
+    ties : sequence of ranking types; must include "ordinal" for the t-tests.
+    cutoff : str, default "perfect" (SPEC §3).
+    calibrate : bool
+        Choose k (ML-kNN) and neurons × synapses (VG-RAM) on a validation split of the first
+        training fold by ranking loss (melotti2009 §3.5), then run the study with them.
+    random_state : int
+    n_jobs : None, -1 or int — threads for the compiled kernels; results do not depend on it.
+    params : dict, optional
+        Per-classifier parameter overrides, e.g. ``{"vgram": {"n_neurons": 64}}``.
+    progress : callable(str), optional
+        Called with a short message after each classifier × fold.
+    """
+    if isinstance(dataset, str):
+        dataset = _datasets.load(dataset)
+    classifiers = tuple(classifiers)
+    for name in classifiers:
+        check_option("classifier", name, tuple(CLASSIFIERS))
+    for t in ties:
+        check_option("ranking type", t, STUDY_TIES)
+    if not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds must be an int >= 2, got {folds!r}")
+    if folds > dataset.n_documents:
+        raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
+    params = params or {}
+    unknown = set(params) - set(classifiers)
+    if unknown:
+        raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
+    config = {c: {**CLASSIFIERS[c][2], **params.get(c, {})} for c in classifiers}
+    Y = _dense_truth(dataset.Y)
+    splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
+                  .split(np.arange(dataset.n_documents)))
+    values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
+    tie_stats = {c: {"top": [], "boundary": [], "group_size": []} for c in classifiers}
+    timings = {c: {"fit": [], "predict": []} for c in classifiers}
+    calibration = {}
+    with num_threads(n_jobs):
+        if calibrate:
+            for c in classifiers:
+                config[c], tried = calibrate_classifier(dataset, c, config[c], splits[0][0], random_state)
+                if tried:
+                    calibration[c] = tried
+        for f, (train, test) in enumerate(splits):
+            X_train, X_test = _features(dataset, train, test)
+            for c in classifiers:
+                model = _make_classifier(c, config[c], random_state + f)
+                t0 = time.perf_counter()
+                model.fit(X_train, Y[train])
+                t1 = time.perf_counter()
+                scores = model.decision_function(X_test)
+                t2 = time.perf_counter()
+                timings[c]["fit"].append(t1 - t0)
+                timings[c]["predict"].append(t2 - t1)
+                result = evaluate(Y[test], scores, ties=tuple(ties), cutoff=cutoff,
+                                  random_state=random_state + f)
+                values[c][:, :, f] = result.values
+                for key, v in tie_statistics(Y[test], scores).items():
+                    tie_stats[c][key].append(v)
+                if progress:
+                    progress(f"{CLASSIFIERS[c][0]}: fold {f + 1}/{folds} "
+                             f"(fit {t1 - t0:.2f}s, predict {t2 - t1:.2f}s)")
+    summary = dataset.summary()
+    return StudyResult(
+        dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
+        classifiers=classifiers, ties=tuple(ties), folds=folds, random_state=random_state,
+        cutoff=cutoff, params=config, values=values, tie_stats=tie_stats,
+        calibration=calibration, timings=timings)
+
+
+def _plain(v):
+    """A JSON-native copy of a summary value (NumPy scalars and tuples become plain)."""
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    return v
