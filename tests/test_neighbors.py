@@ -1,0 +1,427 @@
+"""fastrank.neighbors against slow references (tests/ref_neighbors.py), scikit-learn,
+melotti2009 Table 2.1, real Mulan data and hypothesis properties."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.neighbors import NearestNeighbors
+from threadpoolctl import threadpool_limits
+
+from fastrank.neighbors import KNN, MLkNN, topk_cosine
+from ref_neighbors import (cosine_matrix, dyadic_docs, read_sparse_arff, ref_knn, ref_mlknn,
+                           ref_topk)
+
+KINDS = {
+    "dense64": lambda X: np.asarray(X, dtype=np.float64),
+    "dense32": lambda X: np.asarray(X, dtype=np.float32),
+    "csr64": lambda X: sp.csr_matrix(X, dtype=np.float64),
+    "csr32": lambda X: sp.csr_matrix(X, dtype=np.float32),
+}
+
+
+@pytest.fixture(scope="module")
+def tied():
+    rng = np.random.default_rng(7)
+    return dyadic_docs(rng, 90), dyadic_docs(rng, 130)
+
+
+# ---- topk_cosine --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("k", [1, 7, None])
+def test_topk_exact_ties_match_reference(tied, kind, k):
+    Q, B = tied
+    sims, idx = topk_cosine(KINDS[kind](Q), KINDS[kind](B), k)
+    ref_s, ref_i = ref_topk(Q, B, B.shape[0] if k is None else k)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_array_equal(sims, ref_s)  # dyadic cosines: exact in float32 too
+    assert sims.dtype == (np.float32 if kind.endswith("32") else np.float64)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_topk_exclude_self(tied, kind):
+    _, B = tied
+    X = KINDS[kind](B)
+    sims, idx = topk_cosine(X, X, 12, exclude_self=True)
+    ref_s, ref_i = ref_topk(B, B, 12, exclude_self=True)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_array_equal(sims, ref_s)
+    assert not (idx == np.arange(B.shape[0])[:, None]).any()
+
+
+def test_topk_small_blocks_and_mixed_kinds(tied, monkeypatch):
+    """Several query and base blocks (dense), and dense against CSR."""
+    import fastrank.neighbors as nb
+    Q, B = tied
+    ref_s, ref_i = ref_topk(Q, B, 9)
+    monkeypatch.setattr(nb, "BLOCK_QUERIES", 16)
+    monkeypatch.setattr(nb, "BLOCK_BASE", 7)
+    for q, b in [(Q, B), (Q, sp.csr_matrix(B)), (sp.csr_matrix(Q), B.astype(np.float32))]:
+        sims, idx = topk_cosine(q, b, 9)
+        np.testing.assert_array_equal(idx, ref_i)
+        np.testing.assert_array_equal(sims, ref_s)
+        assert sims.dtype == np.float64
+
+
+def test_zero_rows_have_cosine_zero():
+    Q = np.array([[0.0, 0, 0], [1, 0, 0]])
+    B = np.array([[0.0, 1, 0], [0, 0, 0], [2, 0, 0], [0, 0, 3]])
+    for q, b in [(Q, B), (sp.csr_matrix(Q), sp.csr_matrix(B))]:
+        sims, idx = topk_cosine(q, b, None)
+        np.testing.assert_array_equal(idx, [[0, 1, 2, 3], [2, 0, 1, 3]])
+        np.testing.assert_array_equal(sims, [[0, 0, 0, 0], [1, 0, 0, 0]])
+
+
+def test_negative_cosines_order():
+    Q = np.array([[1.0, 0]])
+    B = np.array([[-1.0, 0], [0, 1], [1, 1], [-1, -1], [0, 0]])
+    for q, b in [(Q, B), (sp.csr_matrix(Q), sp.csr_matrix(B))]:
+        sims, idx = topk_cosine(q, b, 5)
+        np.testing.assert_array_equal(idx, [[2, 1, 4, 3, 0]])
+        np.testing.assert_allclose(sims, [[np.sqrt(0.5), 0, 0, -np.sqrt(0.5), -1]])
+
+
+@pytest.mark.parametrize("kind", ["dense64", "csr64"])
+def test_topk_equals_sklearn_brute_cosine(kind):
+    """Continuous random data (no ties): same neighbours, distance = 1 - similarity."""
+    rng = np.random.default_rng(3)
+    B = rng.random((400, 30)) * (rng.random((400, 30)) < 0.3)
+    Q = rng.random((120, 30)) * (rng.random((120, 30)) < 0.3)
+    sims, idx = topk_cosine(KINDS[kind](Q), KINDS[kind](B), 15)
+    nn = NearestNeighbors(n_neighbors=15, metric="cosine", algorithm="brute").fit(KINDS[kind](B))
+    dist, ref_i = nn.kneighbors(KINDS[kind](Q))
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_allclose(1 - sims, dist, atol=1e-12)
+
+
+def test_topk_does_not_depend_on_thread_count(tied):
+    rng = np.random.default_rng(11)
+    X = rng.random((300, 50)) * (rng.random((300, 50)) < 0.2)
+    for q in (X, sp.csr_matrix(X), X.astype(np.float32)):
+        with threadpool_limits(1):
+            one = topk_cosine(q, q, 20, exclude_self=True)
+        with threadpool_limits(2):
+            two = topk_cosine(q, q, 20, exclude_self=True)
+        np.testing.assert_array_equal(one[0], two[0])
+        np.testing.assert_array_equal(one[1], two[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), nq=st.integers(1, 25), nb=st.integers(1, 40),
+       kind=st.sampled_from(sorted(KINDS)), data=st.data())
+def test_topk_property_matches_reference(seed, nq, nb, kind, data):
+    rng = np.random.default_rng(seed)
+    Q = dyadic_docs(rng, nq, n_features=20, zero_rows=nq > 3)
+    B = dyadic_docs(rng, nb, n_features=20, zero_rows=nb > 3)
+    k = data.draw(st.integers(1, nb))
+    sims, idx = topk_cosine(KINDS[kind](Q), KINDS[kind](B), k)
+    ref_s, ref_i = ref_topk(Q, B, k)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_array_equal(sims, ref_s)
+    # sorted: similarity descending, index ascending among equal similarities
+    assert np.all((sims[:, :-1] > sims[:, 1:]) |
+                  ((sims[:, :-1] == sims[:, 1:]) & (idx[:, :-1] < idx[:, 1:])))
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (dict(Q=np.ones((3, 4)), B=np.ones((5, 3)), k=2), ValueError, "features"),
+    (dict(Q=np.ones((3, 4)), B=np.ones((5, 4)), k=6), ValueError, "exceeds the 5"),
+    (dict(Q=np.ones((3, 4)), B=np.ones((5, 4)), k=0), ValueError, ">= 1"),
+    (dict(Q=np.ones((3, 4)), B=np.ones((5, 4)), k=2.0), TypeError, "positive int"),
+    (dict(Q=np.ones((3, 4)), B=np.ones((5, 4)), k=2, exclude_self=True), ValueError,
+     "same documents"),
+    (dict(Q=np.ones((5, 4)), B=np.ones((5, 4)), k=5, exclude_self=True), ValueError,
+     "4 other"),
+    (dict(Q=np.full((2, 2), np.nan), B=np.ones((5, 2)), k=1), ValueError, "NaN"),
+    (dict(Q=np.ones((0, 4)), B=np.ones((5, 4)), k=1), ValueError, "empty"),
+    (dict(Q=np.array([["a"]]), B=np.ones((5, 1)), k=1), TypeError, "numeric"),
+])
+def test_topk_bad_input(bad, error, match):
+    with pytest.raises(error, match=match):
+        topk_cosine(**bad)
+
+
+# ---- KNN ------------------------------------------------------------------------------------
+
+def test_knn_melotti_table_2_1():
+    """Table 2.1 (k=3): neighbours with cosines .8, .4, .3 and labels {c1,c2}, {c2,c3},
+    {c1,c3,c4} give f = {c1: .8, c2: .8, c3: .4, c4: .3}; a fourth, less similar document
+    (cosine .1, label c5) is not among the 3 neighbours."""
+    def at(cos):  # unit vector with cosine `cos` to e1
+        return [cos, np.sqrt(1 - cos * cos)]
+    X_train = np.array([at(0.4), at(0.1), at(0.8), at(0.3)])
+    Y_train = [{"c2", "c3"}, {"c5"}, {"c1", "c2"}, {"c1", "c3", "c4"}]
+    model = KNN(k=3).fit(X_train, Y_train)
+    np.testing.assert_array_equal(model.classes_, ["c1", "c2", "c3", "c4", "c5"])
+    f = model.decision_function(np.array([[1.0, 0.0]]))
+    np.testing.assert_allclose(f, [[0.8, 0.8, 0.4, 0.3, 0.0]], atol=1e-15)
+    np.testing.assert_array_equal(model.predict(np.array([[1.0, 0.0]])), [[1, 1, 1, 1, 0]])
+    # k=None (all documents, the thesis' setting) lets c5 in with its cosine .1
+    f_all = KNN().fit(X_train, Y_train).decision_function(np.array([[1.0, 0.0]]))
+    np.testing.assert_allclose(f_all, [[0.8, 0.8, 0.4, 0.3, 0.1]], atol=1e-15)
+
+
+@pytest.mark.parametrize("aggregate", ["max", "sum", "count"])
+@pytest.mark.parametrize("k", [1, 5, None])
+@pytest.mark.parametrize("kind", ["dense64", "csr32"])
+def test_knn_matches_reference(tied, aggregate, k, kind):
+    Q, B = tied
+    Y = (np.random.default_rng(5).random((B.shape[0], 6)) < 0.3).astype(np.uint8)
+    Y[:, 4] = 0  # a label without positive example: allowed, belief 0
+    model = KNN(k=k, aggregate=aggregate).fit(KINDS[kind](B), Y)
+    F = model.decision_function(KINDS[kind](Q))
+    ref = ref_knn(B, Y, Q, k, aggregate)
+    np.testing.assert_allclose(F, ref, rtol=1e-12, atol=1e-15)
+    assert F.dtype == np.float64 and F.min() >= 0 and F.max() <= 1
+    np.testing.assert_array_equal(model.predict(KINDS[kind](Q)), ref > 0)
+
+
+def test_knn_negative_cosines_count_as_zero():
+    X = np.array([[-1.0, 0.0], [1.0, 0.0]])
+    model = KNN(k=2, aggregate="sum").fit(X, np.array([[1, 0], [0, 1]]))
+    np.testing.assert_allclose(model.decision_function([[1.0, 0.1]]),
+                               [[0.0, np.cos(np.arctan(0.1)) / 2]])
+
+
+def test_knn_chunked_scoring(tied, monkeypatch):
+    import fastrank.neighbors as nb
+    Q, B = tied
+    Y = (np.random.default_rng(1).random((B.shape[0], 5)) < 0.4).astype(np.uint8)
+    monkeypatch.setattr(nb, "_CHUNK_PAIRS", 3 * B.shape[0])  # 3 queries per chunk
+    F = KNN().fit(B, Y).decision_function(Q)
+    np.testing.assert_allclose(F, ref_knn(B, Y, Q, None, "max"), rtol=1e-12)
+
+
+# ---- MLkNN ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k, s", [(1, 1.0), (10, 1.0), (7, 0.5)])
+@pytest.mark.parametrize("kind", ["dense64", "csr64", "dense32"])
+def test_mlknn_matches_fig_2_3(tied, k, s, kind):
+    Q, B = tied
+    Y = (np.random.default_rng(2).random((B.shape[0], 7)) < 0.3).astype(np.uint8)
+    Y[:, 3] = 0
+    model = MLkNN(k=k, s=s).fit(KINDS[kind](B), Y)
+    F, P = ref_mlknn(B, Y, Q, k, s)
+    np.testing.assert_allclose(model.decision_function(KINDS[kind](Q)), F, rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(KINDS[kind](Q)), P)
+
+
+def test_mlknn_fit_tables_by_hand():
+    """4 training documents on a line, k=1, s=1: every document's nearest other document is
+    its neighbour on the line. Labels [1,1,0,0]; neighbours 0->1, 1->0, 2->3, 3->2 (ties on
+    cosine are impossible here). δ = [1,1,0,0]: c[1]=2 (docs 0,1), c'[0]=2 (docs 2,3)."""
+    X = np.array([[1.0, 0.0], [1.0, 0.1], [0.1, 1.0], [0.0, 1.0]])
+    model = MLkNN(k=1, s=1.0).fit(X, np.array([[1], [1], [0], [0]]))
+    np.testing.assert_allclose(model.prior_, [(1 + 2) / (2 + 4)])
+    np.testing.assert_allclose(model.cond_true_, [[(1 + 0) / (2 + 2), (1 + 2) / (2 + 2)]])
+    np.testing.assert_allclose(model.cond_false_, [[(1 + 2) / (2 + 2), (1 + 0) / (2 + 2)]])
+    # a query next to document 0: δ=1 -> posterior .5*.75 / (.5*.75 + .5*.25) = .75
+    np.testing.assert_allclose(model.decision_function([[1.0, 0.05]]), [[0.75]])
+    np.testing.assert_array_equal(model.predict([[1.0, 0.05], [0.0, 1.0]]), [[1], [0]])
+
+
+def test_mlknn_map_tie_assigns_the_label():
+    model = MLkNN(k=1).fit(np.array([[1.0, 0], [0, 1], [1, 1]]), np.array([[1], [0], [1]]))
+    model.prior_ = np.array([0.5])
+    model.cond_true_ = np.array([[0.25, 0.75]])
+    model.cond_false_ = np.array([[0.25, 0.75]])   # a == b for every δ
+    np.testing.assert_array_equal(model.decision_function([[1.0, 0]]), [[0.5]])
+    np.testing.assert_array_equal(model.predict([[1.0, 0]]), [[1]])
+
+
+def test_mlknn_s_zero_conventions():
+    """s=0: a label never present has P(H1)=0 and likelihoods 0/0 -> 0; belief = prior = 0."""
+    X = np.array([[1.0, 0], [0, 1], [1, 1], [1, 2]])
+    model = MLkNN(k=2, s=0).fit(X, np.array([[1, 0], [0, 0], [1, 0], [0, 0]]))
+    np.testing.assert_array_equal(model.cond_true_[1], [0, 0, 0])
+    np.testing.assert_array_equal(model.decision_function(X)[:, 1], 0)
+    assert np.isfinite(model.decision_function(X)).all()
+
+
+def test_mlknn_training_never_counts_itself():
+    """Two identical documents with different labels, k=1: each one's neighbour is the other;
+    document 2 is orthogonal to both (cosine 0, a tie) and takes document 0 (lower index).
+    δ = [0, 1, 1]: c[0] = 1 (doc 0); c'[1] = 2 (docs 1, 2)."""
+    X = np.array([[1.0, 0], [1.0, 0], [0, 1]])
+    model = MLkNN(k=1, s=1.0).fit(X, np.array([[1], [0], [0]]))
+    np.testing.assert_allclose(model.cond_true_, [[2 / 3, 1 / 3]])
+    np.testing.assert_allclose(model.cond_false_, [[1 / 4, 3 / 4]])
+
+
+# ---- real data ------------------------------------------------------------------------------
+
+def _mulan(shared_data, name):
+    d = shared_data / "mulan" / name
+    X, Y = read_sparse_arff(d / f"{name}.arff", d / f"{name}.xml")
+    cut = X.shape[0] * 2 // 3
+    return X[:cut], Y[:cut], X[cut:]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", ["medical", "enron"])
+def test_real_data_topk_up_to_ties(shared_data, name):
+    """Binary features: many cosines are equal in exact arithmetic but rounded differently
+    (here and in the reference), so compare up to near-ties: the same sorted similarities,
+    the same neighbours above the k-th similarity, our own order exactly as documented."""
+    Xtr, _, Xte = _mulan(shared_data, name)
+    ref_s, _ = ref_topk(Xte, Xtr, 10)
+    S = ref_topk(Xte, Xtr, Xtr.shape[0])[0]  # all sorted reference similarities
+    dist, sk_i = NearestNeighbors(n_neighbors=10, metric="cosine", algorithm="brute") \
+        .fit(Xtr).kneighbors(Xte)
+    full = cosine_matrix(Xte, Xtr)
+    for X_te, X_tr in [(Xte, Xtr), (Xte.toarray(), Xtr.toarray())]:
+        sims, idx = topk_cosine(X_te, X_tr, 10)
+        np.testing.assert_allclose(sims, ref_s, atol=1e-12)
+        np.testing.assert_allclose(1 - dist, sims, atol=1e-12)
+        np.testing.assert_allclose(np.take_along_axis(full, idx, 1), sims,
+                                   atol=1e-12)
+        assert np.all((sims[:, :-1] > sims[:, 1:]) |
+                      ((sims[:, :-1] == sims[:, 1:]) & (idx[:, :-1] < idx[:, 1:])))
+        for i in range(len(idx)):
+            above = sims[i, -1] + 1e-9
+            assert set(idx[i][sims[i] > above]) == set(sk_i[i][1 - dist[i] > above])
+            assert (S[i] > above).sum() == (sims[i] > above).sum()
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", ["medical", "enron"])
+def test_real_data_classifiers_against_references(shared_data, name):
+    """Features jittered by a random factor 1 ± 1e-3 so that no two cosines are within
+    rounding of each other: then the neighbours are unique and everything must agree
+    exactly (exact ties are tested on dyadic data above)."""
+    Xtr, Ytr, Xte = _mulan(shared_data, name)
+    rng = np.random.default_rng(0)
+    for X in (Xtr, Xte):
+        X.data *= 1 + 1e-3 * rng.random(X.nnz)
+    sims, idx = topk_cosine(Xte, Xtr, 10)
+    ref_s, ref_i = ref_topk(Xte, Xtr, 10)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_allclose(sims, ref_s, atol=1e-12)
+    np.testing.assert_array_equal(topk_cosine(Xte.toarray(), Xtr.toarray(), 10)[1], ref_i)
+    sk_i = NearestNeighbors(n_neighbors=10, metric="cosine", algorithm="brute") \
+        .fit(Xtr).kneighbors(Xte, return_distance=False)
+    unique = sims[:, -1] > 0  # else the 10th place is a tie at cosine 0 (sklearn: any order)
+    assert unique.mean() > 0.9
+    np.testing.assert_array_equal(idx[unique], sk_i[unique])
+
+    F, P = ref_mlknn(Xtr, Ytr, Xte, 10, 1.0)
+    model = MLkNN(k=10).fit(Xtr, Ytr)
+    np.testing.assert_allclose(model.decision_function(Xte), F, rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(Xte), P)
+    for aggregate in ("max", "count"):
+        knn = KNN(k=10, aggregate=aggregate).fit(Xtr, Ytr)
+        np.testing.assert_allclose(knn.decision_function(Xte),
+                                   ref_knn(Xtr, Ytr, Xte, 10, aggregate), atol=1e-12)
+
+
+# ---- estimator protocol, persistence, errors ---------------------------------------------
+
+@pytest.mark.parametrize("est", [KNN(k=3, aggregate="sum"), MLkNN(k=4, s=0.5)])
+def test_params_clone_and_save_load(tmp_path, tied, est):
+    Q, B = tied
+    Y = (np.random.default_rng(4).random((B.shape[0], 5)) < 0.3).astype(np.uint8)
+    c = clone(est)
+    assert c.get_params() == est.get_params() and c is not est
+    c.set_params(k=5)
+    assert c.k == 5
+    for X in (B, sp.csr_matrix(B, dtype=np.float32)):
+        model = clone(est).fit(X, Y)
+        path = tmp_path / "model.npz"
+        model.save(path)
+        back = type(est).load(path)
+        assert back.get_params() == model.get_params()
+        np.testing.assert_array_equal(back.decision_function(Q), model.decision_function(Q))
+        np.testing.assert_array_equal(back.predict(Q), model.predict(Q))
+
+
+def test_load_rejects_corrupt_truncated_and_foreign_files(tmp_path, tied):
+    _, B = tied
+    model = MLkNN(k=3).fit(B, (B[:, :4] > 0).astype(int))
+    path = tmp_path / "m.npz"
+    model.save(path)
+    raw = path.read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match="trunc.npz"):
+        MLkNN.load(tmp_path / "trunc.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip file at all")
+    with pytest.raises(ValueError, match="junk.npz"):
+        MLkNN.load(tmp_path / "junk.npz")
+    np.savez(tmp_path / "foreign.npz", a=np.arange(3))
+    with pytest.raises(ValueError, match="not a fastrank model"):
+        MLkNN.load(tmp_path / "foreign.npz")
+    with pytest.raises(ValueError, match="holds a MLkNN, not a KNN"):
+        KNN.load(path)
+
+
+@pytest.mark.parametrize("est, fit_args, error, match", [
+    (KNN(), (np.ones((3, 2)), np.ones((4, 2))), ValueError, "3 documents but Y has 4"),
+    (KNN(aggregate="mean"), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "'max', 'sum'"),
+    (KNN(k=4), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "exceeds the 3"),
+    (MLkNN(k=3), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "exceeds the 2 other"),
+    (MLkNN(s=-1), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "s must be"),
+    (MLkNN(k=None), (np.ones((3, 2)), np.ones((3, 2))), TypeError, "int k"),
+    (MLkNN(k=1), (np.ones((1, 2)), np.ones((1, 2))), ValueError, "1 sample"),
+    (MLkNN(k=1), (np.ones((0, 2)), np.ones((0, 2))), ValueError, "empty"),
+    (KNN(), (np.ones((3, 2)), np.full((3, 2), 2)), ValueError, "binary"),
+])
+def test_fit_bad_input(est, fit_args, error, match):
+    with pytest.raises(error, match=match):
+        est.fit(*fit_args)
+
+
+@pytest.mark.parametrize("est", [KNN(), MLkNN(k=2)])
+def test_predict_bad_input(est):
+    with pytest.raises(ValueError, match="not fitted"):
+        est.predict(np.ones((2, 3)))
+    est.fit(np.eye(4)[:, :3], np.eye(4)[:, :2])
+    with pytest.raises(ValueError, match="X has 5 features, but .* fitted with 3"):
+        est.decision_function(np.ones((2, 5)))
+
+
+# scikit-learn checks that do not apply, with the reason; every other check must pass.
+_BASE_WORDING = ("fastrank's shared estimator base (fastrank._base) raises its own ValueError/"
+                 "TypeError wording, not scikit-learn's message")
+SKLEARN_INAPPLICABLE = {
+    # targets: fastrank classifiers are multi-label only (Y a 2-D 0/1 matrix or label sets)
+    "check_classifiers_one_label": "1-D (single-output) target",
+    "check_classifiers_classes": "1-D (single-output) target",
+    "check_classifiers_train": "1-D / multi-class target",
+    "check_classifier_data_not_an_array": "multi-class target (values 0, 1, 2)",
+    "check_estimators_dtypes": "multi-class target (values 0, 1, 2)",
+    "check_fit2d_1feature": "multi-class target (values 0, 1, 2)",
+    "check_classifiers_multilabel_representation_invariance":
+        "a list of lists is read as a list of label sets (fastrank's documented Y format)",
+    "check_classifiers_multilabel_output_format_predict":
+        "predict returns a uint8 0/1 matrix whatever the dtype of Y",
+    "check_classifier_multioutput":
+        "predict is uint8; MLkNN's decision_function is a posterior in [0, 1] (MAP at 1/2, "
+        "not a margin thresholded at 0)",
+    # error conventions of the shared base class
+    "check_estimators_unfitted": "raises ValueError('... not fitted yet'), not scikit-learn's "
+                                 "NotFittedError (fastrank does not depend on scikit-learn)",
+    "check_dtype_object": "object arrays are rejected with a TypeError, not converted",
+    "check_estimators_empty_data_messages": _BASE_WORDING,
+    "check_fit2d_predict1d": _BASE_WORDING,
+    "check_n_features_in_after_fitting": _BASE_WORDING,
+    "check_classifier_not_supporting_multiclass": _BASE_WORDING,
+    "check_classifiers_regression_target": _BASE_WORDING,
+    "check_requires_y_none": _BASE_WORDING,
+    "check_complex_data": _BASE_WORDING,
+}
+
+
+@pytest.mark.parametrize("est", [KNN(), MLkNN(k=3)], ids=repr)
+def test_sklearn_check_estimator(est):
+    import warnings
+    from sklearn.utils.estimator_checks import check_estimator
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*does not inherit from")
+        results = check_estimator(est, expected_failed_checks=SKLEARN_INAPPLICABLE,
+                                  on_fail=None)
+    failed = [(r["check_name"], repr(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert failed == []
+    passed = {r["check_name"] for r in results if r["status"] == "passed"}
+    assert len(passed) > 20
