@@ -43,6 +43,53 @@ cdef extern from *:
     }
     #define FR_POPCOUNT64(x) fr_popcount_swar(x)
     #endif
+    /* running minimum over one test pattern's distances: value, first and last entry
+       at it, number of entries at it */
+    typedef struct { uint32_t m; int64_t first, last, k; } fr_track;
+
+    /* Distances of test pattern c (WW words) to train patterns t0 .. t1-1 of M into dr,
+       updating the running minimum r. The test words are copied to locals, which the
+       compiler keeps in registers once the fixed-length loops are unrolled. */
+    #define FR_SCAN_BODY(WW)                                                        \
+        uint64_t q[WW]; int64_t t; int j;                                           \
+        uint32_t m = r->m; int64_t first = r->first, last = r->last, k = r->k;     \
+        for (j = 0; j < (WW); j++) q[j] = c[j];                                     \
+        for (t = t0; t < t1; t++) {                                                 \
+            const uint64_t* p = M + t * (WW);                                       \
+            uint32_t d = 0;                                                         \
+            for (j = 0; j < (WW); j++) d += FR_POPCOUNT64(p[j] ^ q[j]);             \
+            dr[t] = (uint16_t) d;                                                   \
+            if (d <= m) {                                                           \
+                if (d < m) { m = d; first = t; k = 0; }                             \
+                last = t; k++;                                                      \
+            }                                                                       \
+        }                                                                           \
+        r->m = m; r->first = first; r->last = last; r->k = k;
+    #define FR_SCAN_FIXED(WW)                                                       \
+        static void fr_scan_##WW(const uint64_t* M, int64_t t0, int64_t t1,         \
+                                 const uint64_t* c, uint16_t* dr, fr_track* r)      \
+        { FR_SCAN_BODY(WW) }
+    FR_SCAN_FIXED(1)
+    FR_SCAN_FIXED(2)
+    FR_SCAN_FIXED(4)
+    FR_SCAN_FIXED(8)
+    FR_SCAN_FIXED(16)
+    FR_SCAN_FIXED(32)
+
+    static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
+                        int64_t W, uint16_t* dr, fr_track* r)
+    {
+        switch (W) {
+        case 1: fr_scan_1(M, t0, t1, c, dr, r); return;
+        case 2: fr_scan_2(M, t0, t1, c, dr, r); return;
+        case 4: fr_scan_4(M, t0, t1, c, dr, r); return;
+        case 8: fr_scan_8(M, t0, t1, c, dr, r); return;
+        case 16: fr_scan_16(M, t0, t1, c, dr, r); return;
+        case 32: fr_scan_32(M, t0, t1, c, dr, r); return;
+        default: { FR_SCAN_BODY(W) }
+        }
+    }
+
     #ifdef _OPENMP
     #include <omp.h>
     static int fr_max_threads(void) { return omp_get_max_threads(); }
@@ -50,7 +97,13 @@ cdef extern from *:
     static int fr_max_threads(void) { return 1; }
     #endif
     """
-    unsigned popcount64 "FR_POPCOUNT64"(uint64_t x) noexcept nogil
+    ctypedef struct Track "fr_track":
+        uint32_t m
+        int64_t first
+        int64_t last
+        int64_t k
+    void scan "fr_scan"(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
+                        int64_t W, uint16_t* dr, Track* r) noexcept nogil
     int fr_max_threads() noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
@@ -60,11 +113,6 @@ cdef enum:
     RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
-
-
-def max_threads():
-    """Threads an OpenMP region would use now (1 in a serial build)."""
-    return fr_max_threads()
 
 
 # ---- encoding ---------------------------------------------------------------------------
@@ -155,9 +203,7 @@ cdef struct Work:
     # per-task scratch; allocated inside the parallel block, so thread-private
     uint64_t* codes    # (n_neurons, B, W) patterns of the batch
     uint16_t* dist     # (B, n_train) distances of the current neuron
-    uint32_t* mind     # (B,) minimum distance
-    int64_t* first     # (B,) first stored entry at the minimum
-    int64_t* nmin      # (B,) number of stored documents at the minimum
+    Track* track       # (B,) minimum distance, first/last entry at it, entries at it
     double* tot        # (B,) labels output (VGRAM-COR normaliser)
     int32_t* cnt       # (q,) tied documents carrying each label, zero between uses
     int32_t* touched   # (q,) labels with cnt > 0
@@ -171,15 +217,12 @@ cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t
         return NULL
     w.codes = <uint64_t*> malloc(n_neurons * B * W * sizeof(uint64_t))
     w.dist = <uint16_t*> malloc(B * n_train * sizeof(uint16_t))
-    w.mind = <uint32_t*> malloc(B * sizeof(uint32_t))
-    w.first = <int64_t*> malloc(B * sizeof(int64_t))
-    w.nmin = <int64_t*> malloc(B * sizeof(int64_t))
+    w.track = <Track*> malloc(B * sizeof(Track))
     w.tot = <double*> malloc(B * sizeof(double))
     w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
-    if w.codes == NULL or w.dist == NULL or w.mind == NULL or w.first == NULL \
-            or w.nmin == NULL or w.tot == NULL or w.cnt == NULL or w.touched == NULL \
+    if w.codes == NULL or w.dist == NULL or w.track == NULL or w.tot == NULL or w.cnt == NULL or w.touched == NULL \
             or w.xbuf == NULL:
         work_free(w)
         return NULL
@@ -191,9 +234,7 @@ cdef void work_free(Work* w) noexcept nogil:
         return
     free(w.codes)
     free(w.dist)
-    free(w.mind)
-    free(w.first)
-    free(w.nmin)
+    free(w.track)
     free(w.tot)
     free(w.cnt)
     free(w.touched)
@@ -201,114 +242,66 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w)
 
 
-cdef inline void record(Work* w, Py_ssize_t b, Py_ssize_t n_train, Py_ssize_t t,
-                        uint32_t d) noexcept nogil:
-    w.dist[b * n_train + t] = <uint16_t> d
-    if d < w.mind[b]:
-        w.mind[b] = d
-        w.first[b] = t
-        w.nmin[b] = 1
-    elif d == w.mind[b]:
-        w.nmin[b] += 1
-
-
 cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py_ssize_t B,
                     Py_ssize_t W, Work* w) noexcept nogil:
-    """Hamming distances of the B patterns C to the n_train patterns M of one neuron, with
-    each document's minimum, first entry at it, and count of entries at it. Train tiles of
-    TILE_BYTES stay in L1 while four test patterns at a time are compared with them."""
-    cdef Py_ssize_t b, t, t0, t1, j, tile = max(1, TILE_BYTES // (8 * W))
-    cdef const uint64_t* c0
-    cdef const uint64_t* c1
-    cdef const uint64_t* c2
-    cdef const uint64_t* c3
-    cdef const uint64_t* p
-    cdef uint64_t x
-    cdef uint32_t d0, d1, d2, d3
+    """Hamming distances of the B patterns C to the n_train patterns M of one neuron into
+    w.dist, with each document's running minimum in w.track. The train patterns are taken
+    in tiles of TILE_BYTES, which stay in L1 while every test pattern of the batch is
+    compared with them."""
+    cdef Py_ssize_t b, t0, t1, tile = max(1, TILE_BYTES // (8 * W))
     for b in range(B):
-        w.mind[b] = 0xFFFFFFFF
-        w.nmin[b] = 0
-        w.first[b] = 0
+        w.track[b].m = 0xFFFFFFFF
+        w.track[b].first = 0
+        w.track[b].last = 0
+        w.track[b].k = 0
     t0 = 0
     while t0 < n_train:
         t1 = min(t0 + tile, n_train)
-        b = 0
-        while b + 4 <= B:
-            c0 = C + b * W
-            c1 = c0 + W
-            c2 = c1 + W
-            c3 = c2 + W
-            for t in range(t0, t1):
-                p = M + t * W
-                d0 = 0
-                d1 = 0
-                d2 = 0
-                d3 = 0
-                for j in range(W):
-                    x = p[j]
-                    d0 += popcount64(x ^ c0[j])
-                    d1 += popcount64(x ^ c1[j])
-                    d2 += popcount64(x ^ c2[j])
-                    d3 += popcount64(x ^ c3[j])
-                record(w, b, n_train, t, d0)
-                record(w, b + 1, n_train, t, d1)
-                record(w, b + 2, n_train, t, d2)
-                record(w, b + 3, n_train, t, d3)
-            b += 4
-        while b < B:
-            c0 = C + b * W
-            for t in range(t0, t1):
-                p = M + t * W
-                d0 = 0
-                for j in range(W):
-                    d0 += popcount64(p[j] ^ c0[j])
-                record(w, b, n_train, t, d0)
-            b += 1
+        for b in range(B):
+            scan(M, t0, t1, C + b * W, W, w.dist + b * n_train, &w.track[b])
         t0 = t1
 
 
 cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
                const int32_t* lab_idx, int model, int policy, uint64_t* state,
                double* row) noexcept nogil:
-    """Add one neuron's output for batch document b to its belief row (votes, unnormalised)."""
+    """Add one neuron's output for batch document b to its belief row (votes, unnormalised).
+    The entries at the minimum lie in [first, last] of w.track[b]; w.dist tells which."""
     cdef const uint16_t* drow = w.dist + b * n_train
-    cdef uint16_t m = <uint16_t> w.mind[b]
+    cdef Track* r = &w.track[b]
+    cdef uint16_t m = <uint16_t> r.m
     cdef Py_ssize_t t, p, c, n_touched = 0
     cdef int64_t total = 0, nl, lsum = 0
-    cdef uint32_t r
+    cdef uint32_t pick
     if policy == RANDOM:
         if model == VGRAM:
             # uniform over the (document, label) entries at the minimum, enumerated by
-            # document then label: draw r < their number, walk to entry r
-            if w.nmin[b] == 1:
-                t = w.first[b]
-                total = lab_ptr[t + 1] - lab_ptr[t]
-            else:
-                for t in range(w.first[b], n_train):
-                    if drow[t] == m:
-                        total += lab_ptr[t + 1] - lab_ptr[t]
-            r = bounded(state, <uint32_t> total)
-            for t in range(w.first[b], n_train):
+            # document then label: draw pick < their number, walk to entry pick
+            for t in range(r.first, r.last + 1):
+                if drow[t] == m:
+                    total += lab_ptr[t + 1] - lab_ptr[t]
+            pick = bounded(state, <uint32_t> total)
+            for t in range(r.first, r.last + 1):
                 if drow[t] == m:
                     nl = lab_ptr[t + 1] - lab_ptr[t]
-                    if r < nl:
-                        row[lab_idx[lab_ptr[t] + r]] += 1.0
+                    if pick < nl:
+                        row[lab_idx[lab_ptr[t] + pick]] += 1.0
                         return
-                    r -= <uint32_t> nl
+                    pick -= <uint32_t> nl
         else:
             # uniform over the documents at the minimum; output its whole label set
-            r = bounded(state, <uint32_t> w.nmin[b])
-            for t in range(w.first[b], n_train):
+            pick = bounded(state, <uint32_t> r.k)
+            for t in range(r.first, r.last + 1):
                 if drow[t] == m:
-                    if r == 0:
+                    if pick == 0:
                         for p in range(lab_ptr[t], lab_ptr[t + 1]):
                             row[lab_idx[p]] += 1.0
                         w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
                         return
-                    r -= 1
+                    pick -= 1
         return
     # ALL: count, per label, the tied documents carrying it; add count / normaliser
-    for t in range(w.first[b], n_train):
+    for t in range(r.first, r.last + 1):
         if drow[t] == m:
             for p in range(lab_ptr[t], lab_ptr[t + 1]):
                 c = lab_idx[p]
@@ -317,8 +310,8 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
                     n_touched += 1
                 w.cnt[c] += 1
             lsum += lab_ptr[t + 1] - lab_ptr[t]
-    # VGRAM: every (document, label) entry gets 1/lsum; COR: every document 1/nmin
-    total = lsum if model == VGRAM else w.nmin[b]
+    # VGRAM: every (document, label) entry gets 1/lsum; COR: every document 1/k
+    total = lsum if model == VGRAM else r.k
     for p in range(n_touched):
         c = w.touched[p]
         row[c] += (<double> w.cnt[c]) / (<double> total)

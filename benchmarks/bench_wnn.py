@@ -1,0 +1,171 @@
+"""VG-RAM WNN prediction vs a NumPy reference (np.bitwise_count on the same packed words)
+and vs faiss.IndexBinaryFlat doing the same per-neuron nearest search.
+
+Run: pytest benchmarks/bench_wnn.py --benchmark-only
+Data (from ../shared/data, never committed): Mulan bibtex features (binary, 1836 features;
+first 4880 documents train, the next 64 are queries) and Reuters-21578 (ModApte test file)
+as tf-idf (sklearn TfidfVectorizer; first 2000 documents train, the next 64 queries).
+Thesis configurations: 1024 neurons x 512 / 1024 synapses.
+
+* vs FAISS: one IndexBinaryFlat per neuron holding that neuron's packed memory, searched
+  with k=1 for the 64 query patterns (pre-encoded, outside the timing). fastrank's time is
+  a whole ``decision_function`` (encoding + search of *all* minimum-distance entries +
+  votes), FAISS's only the 1024 searches.
+* vs NumPy: the same network restricted to 16 neurons (the reference would take minutes
+  for 1024): per neuron, np.bitwise_count of query XOR memory words, summed, minimum,
+  votes of all tied entries (tie_policy="all"); its beliefs are checked equal to ours.
+* test_largest_configuration: the thesis' 32x32 neurons x 2048 synapses, which did not fit
+  a 32-bit machine, trained on 7000 bibtex documents; fit/predict time and memory recorded.
+"""
+import json
+import resource
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from fastrank.wnn import VGRAM, VGRAMCor
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+N_QUERIES = 64
+N_NEURONS = 1024
+N_REF_NEURONS = 16
+
+
+def _bibtex():
+    from fastrank.datasets import load_arff
+    d = load_arff(DATA / "mulan" / "bibtex" / "bibtex.arff")
+    return d.X, d.Y, 4880
+
+
+def _reuters():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    docs = json.loads((DATA / "reuters" / "reuters21578-modapte-test.json").read_text())
+    X = TfidfVectorizer().fit_transform([d["text"] for d in docs])
+    return X.tocsr(), [d["labels"] for d in docs], 2000
+
+
+DATASETS = {"bibtex": _bibtex, "reuters": _reuters}
+_cache = {}
+
+
+def setup(name, n_synapses, n_neurons=N_NEURONS):
+    """(model fitted on the training part, query features, query codes per neuron)."""
+    key = (name, n_synapses, n_neurons)
+    if key not in _cache:
+        X, Y, n_train = DATASETS[name]()
+        Xq = X[n_train:n_train + N_QUERIES]
+        model = VGRAM(n_neurons, n_synapses, tie_policy="all", random_state=0)
+        model.fit(X[:n_train], Y[:n_train])
+        # the same wiring (same seed and input size) encodes the queries
+        enc = VGRAMCor(n_neurons, n_synapses, random_state=0).fit(Xq, np.ones((N_QUERIES, 1)))
+        assert np.array_equal(enc.synapses_, model.synapses_)
+        _cache[key] = (model, Xq, enc.memory_)
+    return _cache[key]
+
+
+def numpy_reference(model, codes):
+    """Beliefs of VGRAM(tie_policy="all") from packed words with np.bitwise_count."""
+    n_neurons, n_train, _ = model.memory_.shape
+    q = model.classes_.shape[0]
+    counts = np.diff(model.label_indptr_)
+    doc_of_entry = np.repeat(np.arange(n_train), counts)
+    F = np.zeros((codes.shape[1], q))
+    for n in range(n_neurons):
+        D = np.bitwise_count(codes[n][:, None, :] ^ model.memory_[n][None, :, :]).sum(axis=2,
+                                                                                       dtype=np.int64)
+        tied = D == D.min(axis=1, keepdims=True)                      # (queries, docs)
+        cnt = np.zeros((codes.shape[1], q), dtype=np.int64)
+        for j in range(codes.shape[1]):
+            np.add.at(cnt[j], model.label_indices_[tied[j][doc_of_entry]], 1)
+        F += cnt / cnt.sum(axis=1, keepdims=True)
+    return F / n_neurons
+
+
+def faiss_indexes(model):
+    indexes = []
+    for n in range(model.memory_.shape[0]):
+        index = faiss.IndexBinaryFlat(model.memory_.shape[2] * 64)
+        index.add(model.memory_[n].view(np.uint8))
+        indexes.append(index)
+    return indexes
+
+
+def faiss_search(indexes, codes):
+    for n, index in enumerate(indexes):
+        index.search(codes[n].view(np.uint8), 1)
+
+
+def _info(benchmark, model, threads, peer):
+    n_neurons, n_train, words = model.memory_.shape
+    benchmark.extra_info.update(
+        threads=threads, peer=peer, n_neurons=n_neurons, n_train=n_train,
+        n_synapses=model.synapses_.shape[1], queries=N_QUERIES,
+        memory_bytes=model.memory_bytes_,
+        memory_bits_bound=n_neurons * n_train * words * 8)
+
+
+@pytest.mark.parametrize("name", ["bibtex", "reuters"])
+@pytest.mark.parametrize("n_synapses", [512, 1024])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fastrank_vs_faiss(benchmark, name, n_synapses, threads):
+    model, Xq, _ = setup(name, n_synapses)
+    benchmark.group = f"vgram {name} 1024 neurons x {n_synapses} synapses, {threads} thread(s)"
+    _info(benchmark, model, threads, "faiss.IndexBinaryFlat")
+    with threadpool_limits(threads, user_api="openmp"):
+        benchmark.pedantic(model.decision_function, args=(Xq,), rounds=3, iterations=1)
+
+
+@pytest.mark.parametrize("name", ["bibtex", "reuters"])
+@pytest.mark.parametrize("n_synapses", [512, 1024])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_faiss(benchmark, name, n_synapses, threads):
+    model, _, codes = setup(name, n_synapses)
+    benchmark.group = f"vgram {name} 1024 neurons x {n_synapses} synapses, {threads} thread(s)"
+    indexes = faiss_indexes(model)
+    with threadpool_limits(threads, user_api="openmp"):
+        faiss.omp_set_num_threads(threads)
+        benchmark.pedantic(faiss_search, args=(indexes, codes), rounds=3, iterations=1)
+
+
+@pytest.mark.parametrize("name", ["bibtex", "reuters"])
+@pytest.mark.parametrize("n_synapses", [512, 1024])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fastrank_vs_numpy(benchmark, name, n_synapses, threads):
+    model, Xq, _ = setup(name, n_synapses, N_REF_NEURONS)
+    benchmark.group = f"vgram {name} {N_REF_NEURONS} neurons x {n_synapses} synapses vs numpy"
+    _info(benchmark, model, threads, "numpy bitwise_count")
+    with threadpool_limits(threads, user_api="openmp"):
+        benchmark.pedantic(model.decision_function, args=(Xq,), rounds=3, iterations=1)
+
+
+@pytest.mark.parametrize("name", ["bibtex", "reuters"])
+@pytest.mark.parametrize("n_synapses", [512, 1024])
+def test_numpy(benchmark, name, n_synapses):
+    model, Xq, codes = setup(name, n_synapses, N_REF_NEURONS)
+    benchmark.group = f"vgram {name} {N_REF_NEURONS} neurons x {n_synapses} synapses vs numpy"
+    F = benchmark.pedantic(numpy_reference, args=(model, codes), rounds=1, iterations=1)
+    np.testing.assert_allclose(F, model.decision_function(Xq), rtol=1e-12, atol=0)
+
+
+def test_largest_configuration(benchmark):
+    """32x32 neurons x 2048 synapses on 7000 bibtex training documents."""
+    X, Y, _ = _bibtex()
+    model = VGRAM(1024, 2048, random_state=0)
+    t = time.perf_counter()
+    model.fit(X[:7000], Y[:7000])
+    fit_seconds = time.perf_counter() - t
+    n_neurons, n_train, words = model.memory_.shape
+    benchmark.group = "vgram largest: bibtex 7000 train, 1024 neurons x 2048 synapses"
+    benchmark.extra_info.update(
+        fit_seconds=fit_seconds, n_train=n_train, memory_bytes=model.memory_bytes_,
+        memory_bits_bound=n_neurons * n_train * words * 8, queries=N_QUERIES,
+        max_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    F = benchmark.pedantic(model.decision_function, args=(X[7000:7000 + N_QUERIES],),
+                           rounds=1, iterations=1)
+    assert F.shape == (N_QUERIES, Y.shape[1]) and np.allclose(F.sum(axis=1), 1.0)
+    benchmark.extra_info["max_rss_bytes"] = \
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
