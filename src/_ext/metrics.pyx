@@ -8,26 +8,35 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
 
 * the *group* pass walks the tie groups and yields every value of the dense, standard and
   modified rankings (they differ only in coverage, the one metric that reads rank numbers);
+* the *expected* pass (issue 9) walks the tie groups again and writes the exact
+  expectation of every ordinal value over uniformly random orders inside the groups
+  (closed forms below); for the two category-macro metrics, whose per-label denominators
+  are random, it also draws ``n_draws`` random perfect-cutoff sets per row (only the tie
+  group cut by the cutoff is random) into per-draw label counters ``mc``;
 * the *ordinal* pass shuffles each tie group with the row's own counter-based generator
   (``row_state(seed, row)``, exactly as ``fastrank.ranking.rank(..., "ordinal")`` does) and
-  walks the positions.
+  walks the positions. It runs last: it shuffles ``w.order`` in place.
 
 Outputs
 -------
 doc : float64 (n, N_SLOTS)      per-document values, column codes below (mirrored in
                                 fastrank/metrics/_common.py)
-lab : float64 (n_chunks, 5, q)  per chunk of rows, counts per label: rows 0-1 (ordinal)
-                                and 2-3 (group) are predicted-and-relevant (TP_i) and
-                                predicted (TP_i + FP_i) under the perfect cutoff (SPEC §3);
-                                row 4 is relevant (TP_i + FN_i).
+lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label: rows 0-1 (ordinal),
+                                2-3 (group) and 5-6 (expected) are predicted-and-relevant
+                                (TP_i) and predicted (TP_i + FP_i) under the perfect cutoff
+                                (SPEC §3); row 4 is relevant (TP_i + FN_i); rows 7-8 are
+                                the expected family's TP_i and TP_i + FP_i from whole groups
+                                only (the part every random draw shares).
+mc : int32 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count.
 """
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
 
 from _tiesort cimport (
-    SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_csr_row,
+    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_csr_row,
     sort_dense_row, sort_work_free, sort_work_new,
 )
 
@@ -35,6 +44,7 @@ from _tiesort cimport (
 cdef enum:
     ORDINAL = 1
     GROUP = 2
+    EXPECTED = 4
 
 # per-document columns
 cdef enum:
@@ -57,7 +67,16 @@ cdef enum:
     G_R_PRECISION = 16
     G_TP = 17
     G_NPRED = 18
-    N_SLOTS = 19
+    E_ONE_ERROR = 19
+    E_COVERAGE = 20
+    E_RANKING_LOSS = 21
+    E_AP_POSITION = 22
+    E_AP_LABEL = 23
+    E_R_PRECISION = 24
+    E_TP = 25
+    E_NPRED = 26
+    E_EXACT = 27
+    N_SLOTS = 28
 
 
 cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k) noexcept nogil:
@@ -164,8 +183,116 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     out[O_NPRED] = npred
 
 
+cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
+                                uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
+                                Py_ssize_t n_draws, int32_t* scratch, double* out, double* lab,
+                                int32_t* mc) noexcept nogil:
+    """Exact expectations, over uniformly random orders inside every tie group, of the
+    ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
+    at position B (0-based) after A relevant labels:
+
+    * one-error: 1 - a/s of the top group;
+    * coverage: B + a(s+1)/(a+1) - 1 for the last group holding a relevant label (the
+      expected maximum of a random a-subset of 1..s);
+    * ranking loss: pairs across groups are fixed, a tied pair is an error with
+      probability 1/2;
+    * average precision: a relevant label sits in slot k of the group with probability
+      a/s, and then has on average (k-1)(a-1)/(s-1) relevant labels above it in the group,
+      so the group adds (a/s) sum_k (A + 1 + (k-1)(a-1)/(s-1)) / (B + k);
+    * perfect cutoff: groups before position |C| are taken whole; the group holding that
+      position gives d = |C| - B labels drawn without replacement (hypergeometric): each of
+      its labels is predicted with probability d/s, all d are relevant with probability
+      prod_{i<d} (a-i)/(s-i). |Ŝ| itself is not random (belief-0 labels form one group).
+    """
+    cdef int32_t* order = w.order
+    cdef int32_t* end = w.end
+    cdef Py_ssize_t start = 0, stop, p, c, k, j, s, a, d, cum_rel = 0, cum_nonrel = 0
+    cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, cov = 0.0, tp = 0.0, npred = 0.0
+    cdef double exact = 1.0, t, share
+    cdef bint is_zero
+    cdef int32_t tmp
+    cdef int32_t* draw
+    cdef uint64_t state
+    while start < q:
+        stop = end[start]
+        s = stop - start
+        is_zero = w.keys[start] == zkey
+        a = 0
+        for p in range(start, stop):
+            a += y[order[p]]
+        if start == 0:
+            out[E_ONE_ERROR] = 1.0 - <double> a / s
+        if a > 0:
+            cov = start + <double> a * (s + 1) / (a + 1) - 1.0
+            loss += <double> a * cum_nonrel + 0.5 * a * (s - a)
+            t = 0.0
+            for k in range(1, s + 1):
+                if s > 1:
+                    t += (cum_rel + 1.0 + (k - 1.0) * (a - 1.0) / (s - 1.0)) / (start + k)
+                else:
+                    t += (cum_rel + 1.0) / (start + k)
+            t *= <double> a / s
+            ap_lab += t
+            if not is_zero:
+                ap_pos += t
+        if start < n_rel:  # this group is (partly) inside the perfect cutoff
+            d = (stop if stop < n_rel else n_rel) - start
+            if is_zero:
+                exact = 0.0  # |Ŝ| < |C|
+            elif d == s:
+                npred += s
+                tp += a
+                if a < s:
+                    exact = 0.0
+                for p in range(start, stop):
+                    c = order[p]
+                    lab[6 * q + c] += 1.0
+                    lab[8 * q + c] += 1.0
+                    if y[c]:
+                        lab[5 * q + c] += 1.0
+                        lab[7 * q + c] += 1.0
+            else:
+                npred += d
+                tp += <double> d * a / s
+                for j in range(d):
+                    exact *= <double> (a - j) / (s - j) if a > j else 0.0
+                share = <double> d / s
+                for p in range(start, stop):
+                    c = order[p]
+                    lab[6 * q + c] += share
+                    if y[c]:
+                        lab[5 * q + c] += share
+                if n_draws > 0:  # d of the s labels, uniformly, n_draws times
+                    state = row_state(mc_seed, row)
+                    for p in range(s):
+                        scratch[p] = order[start + p]
+                    for k in range(n_draws):
+                        draw = mc + k * 2 * q
+                        for j in range(d):
+                            p = j + bounded(&state, <uint32_t> (s - j))
+                            tmp = scratch[j]
+                            scratch[j] = scratch[p]
+                            scratch[p] = tmp
+                            c = scratch[j]
+                            draw[q + c] += 1
+                            if y[c]:
+                                draw[c] += 1
+        cum_rel += a
+        cum_nonrel += s - a
+        start = stop
+    out[E_COVERAGE] = cov
+    out[E_RANKING_LOSS] = loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
+    out[E_AP_POSITION] = ap_pos / n_rel if n_rel > 0 else 1.0
+    out[E_AP_LABEL] = ap_lab / n_rel if n_rel > 0 else 1.0
+    out[E_R_PRECISION] = tp / npred if npred > 0 else 0.0
+    out[E_TP] = tp
+    out[E_NPRED] = npred
+    out[E_EXACT] = exact
+
+
 cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families, uint64_t seed,
-                      Py_ssize_t row, double* out, double* lab) noexcept nogil:
+                      uint64_t mc_seed, Py_ssize_t n_draws, int32_t* scratch, Py_ssize_t row,
+                      double* out, double* lab, int32_t* mc) noexcept nogil:
     cdef Py_ssize_t c, n_rel = 0
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + 4 * q
@@ -175,50 +302,64 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
         _group_pass(w, q, y, n_rel, zkey, out, lab + 2 * q)
+    if families & EXPECTED:
+        _expected_pass(w, q, y, n_rel, zkey, mc_seed, row, n_draws, scratch, out, lab, mc)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, zkey, seed, row, out, lab)
 
 
 def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
                    Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families, uint64_t seed,
-                   double[:, ::1] doc, double[:, :, ::1] lab):
+                   uint64_t mc_seed, double[:, ::1] doc, double[:, :, ::1] lab,
+                   int32_t[:, :, :, ::1] mc):
     """Fill ``doc`` and ``lab`` (zeroed by the caller) for a dense (n, q) belief matrix given
     as its flat buffer and element strides."""
     cdef SortWork* w
-    cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0]
+    cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
+    cdef int32_t* scratch
+    cdef int32_t* mcp
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
         w = sort_work_new(q)
-        if w == NULL:
+        scratch = <int32_t*> malloc(q * sizeof(int32_t))
+        if w == NULL or scratch == NULL:
             failed[0] = 1
         else:
             for chunk in prange(n_chunks, schedule="dynamic"):
+                mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
                 lo = chunk * n // n_chunks
                 hi = (chunk + 1) * n // n_chunks
                 for i in range(lo, hi):
                     sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                    _row(w, q, &y[i, 0], families, seed, i, &doc[i, 0], &lab[chunk, 0, 0])
-            sort_work_free(w)
+                    _row(w, q, &y[i, 0], families, seed, mc_seed, n_draws, scratch, i,
+                         &doc[i, 0], &lab[chunk, 0, 0], mcp)
+        sort_work_free(w)
+        free(scratch)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
 
 
 def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                  Py_ssize_t q, const uint8_t[:, ::1] y, int families, uint64_t seed,
-                 double[:, ::1] doc, double[:, :, ::1] lab):
+                 uint64_t mc_seed, double[:, ::1] doc, double[:, :, ::1] lab,
+                 int32_t[:, :, :, ::1] mc):
     """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, start, nnz, n = indptr.shape[0] - 1
-    cdef Py_ssize_t n_chunks = lab.shape[0]
+    cdef Py_ssize_t n_chunks = lab.shape[0], n_draws = mc.shape[1]
+    cdef int32_t* scratch
+    cdef int32_t* mcp
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
         w = sort_work_new(q)
-        if w == NULL:
+        scratch = <int32_t*> malloc(q * sizeof(int32_t))
+        if w == NULL or scratch == NULL:
             failed[0] = 1
         else:
             for chunk in prange(n_chunks, schedule="dynamic"):
+                mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
                 lo = chunk * n // n_chunks
                 hi = (chunk + 1) * n // n_chunks
                 for i in range(lo, hi):
@@ -228,8 +369,10 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
                         sort_csr_row(&data[start], &indices[start], nnz, q, w)
                     else:
                         sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
-                    _row(w, q, &y[i, 0], families, seed, i, &doc[i, 0], &lab[chunk, 0, 0])
-            sort_work_free(w)
+                    _row(w, q, &y[i, 0], families, seed, mc_seed, n_draws, scratch, i,
+                         &doc[i, 0], &lab[chunk, 0, 0], mcp)
+        sort_work_free(w)
+        free(scratch)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
 

@@ -12,18 +12,26 @@ from .._validation import check_option, check_random_state, check_same_shape, ch
     check_truth
 
 TIES = ("ordinal", "dense", "standard", "modified")
+EXPECTED_TIES = "expected"  # exact expectation of the ordinal value (issue 9)
+ALL_TIES = TIES + (EXPECTED_TIES,)
 _TIE_ALIASES = {"min": "standard", "max": "modified"}
 
 # kernel family flags and per-document columns, mirrored from src/_ext/metrics.pyx
-ORDINAL, GROUP = 1, 2
+ORDINAL, GROUP, EXPECTED = 1, 2, 4
 N_REL = 0
 _ORDINAL_COLS = dict(one_error=1, coverage=2, ranking_loss=3, ap_position=4, ap_label=5,
                      r_precision=6, tp=7, npred=8)
 _GROUP_COLS = dict(one_error=9, ranking_loss=13, ap_position=14, ap_label=15, r_precision=16,
                    tp=17, npred=18)
 _COVERAGE_COLS = {"dense": 10, "standard": 11, "modified": 12}
-N_SLOTS = 19
-_N_CHUNKS = 64  # fixed row chunks, each with its own label counters (thread-count independent)
+_EXPECTED_COLS = dict(one_error=19, coverage=20, ranking_loss=21, ap_position=22, ap_label=23,
+                      r_precision=24, tp=25, npred=26, exact=27)
+N_SLOTS = 28
+# label-count rows of `lab` per family: (TP_i, TP_i + FP_i); row 4 is TP_i + FN_i
+LAB_ROWS = {ORDINAL: 0, GROUP: 2, EXPECTED: 5}
+LAB_REL, LAB_FIXED = 4, 7
+_N_CHUNKS = 16  # fixed row chunks, each with its own label counters (thread-count independent)
+_MC_SALT = 0x5851F42D4C957F2D  # decorrelates the Monte-Carlo draws from the ordinal shuffle
 
 
 def resolve_ties(ties):
@@ -31,15 +39,17 @@ def resolve_ties(ties):
     if not isinstance(ties, str):
         raise TypeError(f"ties must be a string, got {type(ties).__name__}")
     ties = _TIE_ALIASES.get(ties, ties)
-    return check_option("ties", ties, TIES + tuple(_TIE_ALIASES))
+    return check_option("ties", ties, ALL_TIES + tuple(_TIE_ALIASES))
 
 
 def family(ties):
-    return ORDINAL if ties == "ordinal" else GROUP
+    return {"ordinal": ORDINAL, EXPECTED_TIES: EXPECTED}.get(ties, GROUP)
 
 
 def column(ties, name):
     """Per-document column of value ``name`` under ranking type ``ties``."""
+    if ties == EXPECTED_TIES:
+        return _EXPECTED_COLS[name]
     if name == "coverage" and ties != "ordinal":
         return _COVERAGE_COLS[ties]
     return (_ORDINAL_COLS if ties == "ordinal" else _GROUP_COLS)[name]
@@ -68,16 +78,22 @@ def score_args(y_score):
                      y_score.strides[1] // item)
 
 
-def run_kernel(y_true, y_score, families, seed):
-    """Per-document values ``doc`` (n, N_SLOTS) and per-label counts ``lab`` (5, q): TP_i
-    and TP_i + FP_i under the perfect cutoff for the ordinal (rows 0, 1) and group (rows
-    2, 3) families, and TP_i + FN_i (row 4). Inputs must come from :func:`check_inputs`."""
+def run_kernel(y_true, y_score, families, seed, n_draws=0):
+    """Run the metric kernel; inputs must come from :func:`check_inputs`. Returns
+
+    * ``doc`` (n, N_SLOTS): per-document values (columns: :func:`column`);
+    * ``lab`` (9, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
+      (TP_i, TP_i + FP_i), ``LAB_REL`` (TP_i + FN_i), ``LAB_FIXED`` (expected family: the
+      TP_i, TP_i + FP_i shared by every random order);
+    * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups, the
+      TP_i and TP_i + FP_i they add to ``lab[LAB_FIXED]``.
+    """
     n, q = y_true.shape
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
-    lab = np.zeros((min(n, _N_CHUNKS), 5, q), dtype=np.float64)
+    n_chunks = min(n, _N_CHUNKS)
+    lab = np.zeros((n_chunks, 9, q), dtype=np.float64)
+    mc = np.zeros((n_chunks, n_draws if families & EXPECTED else 0, 2, q), dtype=np.int32)
     kind, args = score_args(y_score)
-    if kind == "csr":
-        _kernel.evaluate_csr(*args, y_true, families, seed, doc, lab)
-    else:
-        _kernel.evaluate_dense(*args, y_true, families, seed, doc, lab)
-    return doc, lab.sum(axis=0)
+    run = _kernel.evaluate_csr if kind == "csr" else _kernel.evaluate_dense
+    run(*args, y_true, families, seed, seed ^ _MC_SALT, doc, lab, mc)
+    return doc, lab.sum(axis=0), mc.sum(axis=0, dtype=np.int64)

@@ -3,6 +3,13 @@ cutoff policies that turn a ranking into predicted sets (SPEC §3).
 
 ``ties`` (default ``"modified"``, the thesis' recommendation) picks the ranking type:
 
+* ``"expected"`` -- the exact expectation of the ``"ordinal"`` value over uniformly random
+  orders inside every tie group (closed forms, no sampling; McSherry & Najork 2008 for
+  average precision): one-error ``1 - a/s`` of the top group (``a`` of its ``s`` labels
+  relevant); coverage ``B + a(s+1)/(a+1) - 1`` for the last group holding a relevant label
+  (``B`` labels above it); ranking loss with a tied pair counting 1/2; average precision
+  and r-precision from the hypergeometric law of the relevant labels in a group;
+
 * ``"ordinal"`` -- distinct positions, each tie group in uniformly random order seeded by
   ``random_state`` (the draw equals ``fastrank.rank(y_score, "ordinal", random_state)``);
 * ``"dense"`` / ``"standard"`` / ``"modified"`` -- a tie group shares one rank (its group
@@ -30,7 +37,7 @@ def _mean_value(name, y_true, y_score, ties, random_state):
     ties = resolve_ties(ties)
     y_true, y_score = check_inputs(y_true, y_score)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
-    doc, _ = run_kernel(y_true, y_score, family(ties), seed)
+    doc, _, _ = run_kernel(y_true, y_score, family(ties), seed)
     return float(np.mean(doc[:, column(ties, name)]))
 
 
@@ -48,7 +55,8 @@ def one_error(y_true, y_score, *, ties="modified", random_state=None):
     ----------
     y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
     y_score : float array or sparse matrix, (n_documents, n_labels); higher = more relevant
-    ties : {"ordinal", "dense", "standard", "modified"} (or "min"/"max"), default "modified"
+    ties : {"ordinal", "dense", "standard", "modified", "expected"} (or "min"/"max"),
+        default "modified"
     random_state : None, int or numpy.random.Generator; only used by ``"ordinal"``
     """
     return _mean_value("one_error", y_true, y_score, ties, random_state)
@@ -131,6 +139,9 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
         the same order as :func:`evaluate` and the ranking metrics.
     """
     ties = resolve_ties(ties)
+    if ties == "expected":
+        raise ValueError('cutoff returns a 0/1 prediction, which has no ties="expected" form; '
+                         'evaluate(..., ties="expected") gives the expected set metrics')
     if policy is None:
         policy = "threshold" if threshold is not None else "top_k" if top_k is not None \
             else "perfect"

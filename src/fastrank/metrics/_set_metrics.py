@@ -29,10 +29,13 @@ Contingency.__doc__ = """Contingency counts (int64 arrays), one entry per label 
 class Counts:
     """The counts every set metric is a function of (float64 arrays of integer values)."""
 
-    def __init__(self, tp_doc, pred_doc, rel_doc, tp_label, pred_label, rel_label):
+    def __init__(self, tp_doc, pred_doc, rel_doc, tp_label, pred_label, rel_label,
+                 exact_doc=None):
         self.tp_doc, self.pred_doc, self.rel_doc = tp_doc, pred_doc, rel_doc
         self.tp_label, self.pred_label, self.rel_label = tp_label, pred_label, rel_label
         self.n_labels = tp_label.shape[0]
+        # per-document [Ĉ_j = C_j]; given when the counts are expectations (ties="expected")
+        self.exact_doc = exact_doc
 
     @classmethod
     def from_prediction(cls, y_true, y_pred):
@@ -98,6 +101,8 @@ def score_hamming(c):
 
 
 def score_exact_match(c):
+    if c.exact_doc is not None:
+        return float(np.mean(c.exact_doc))
     return float(np.mean((c.pred_doc == c.rel_doc) & (c.tp_doc == c.rel_doc)))
 
 

@@ -1,0 +1,166 @@
+"""ties="expected" (issue 9): exact expectations over random orders inside tie groups,
+checked by enumerating every order of every tie group."""
+import itertools
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import assume, given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+import ref_metrics as ref
+from fastrank import metrics as M
+
+ESTIMATED = ("precision_macro_c", "f1_macro_c")
+EXACT_KEYS = tuple(k for k in M.METRIC_KEYS if k not in ESTIMATED)
+
+
+def orders(scores_row):
+    """Every ordinal rank vector of one row: each tie group in every possible order."""
+    groups = [np.flatnonzero(scores_row == v) for v in np.unique(scores_row)[::-1]]
+    for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+        r = np.empty(scores_row.size, dtype=np.int64)
+        r[np.concatenate(perms).astype(np.int64)] = np.arange(1, scores_row.size + 1)
+        yield r
+
+
+def n_orders(s):
+    return int(np.prod([np.prod([math.factorial(c) for c in np.unique(row, return_counts=True)[1]])
+                        for row in s]))
+
+
+def brute_force(y, s):
+    """Mean over all joint orders of every metric computed with the ordinal ranking."""
+    rows = [list(orders(row)) for row in s]
+    acc, count = {}, 0
+    for combo in itertools.product(*rows):
+        r = np.stack(combo)
+        vals = {k: np.mean(f(y, s, r)) for k, f in ref.RANKING.items()}
+        vals["ap_label"] = np.mean(ref.ap_label(y, s, r))
+        vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r)))
+        for k, v in vals.items():
+            acc[k] = acc.get(k, 0.0) + v
+        count += 1
+    return {k: v / count for k, v in acc.items()}, count
+
+
+@st.composite
+def small_tied(draw, max_n=1, max_q=7):
+    n = draw(st.integers(1, max_n))
+    q = draw(st.integers(1, max_q))
+    levels = draw(st.lists(st.sampled_from([0.0, 0.2, 0.5, 1.0, -0.5]), min_size=1, max_size=3,
+                           unique=True))
+    s = np.array(draw(st.lists(st.sampled_from(levels), min_size=n * q, max_size=n * q)),
+                 dtype=np.float64).reshape(n, q)
+    y = draw(arrays(np.uint8, (n, q), elements=st.integers(0, 1)))
+    return y, s
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_tied(max_q=6))
+def test_expected_equals_mean_over_all_orders(case):
+    y, s = case
+    want, _ = brute_force(y, s)
+    res = M.evaluate(y, s, ties="expected")["expected"]
+    for k in EXACT_KEYS:
+        assert res[k] == pytest.approx(want[k], abs=1e-12), k
+    assert M.average_precision(y, s, ties="expected", per="label") == \
+        pytest.approx(want["ap_label"], abs=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(small_tied(max_n=3, max_q=4))
+def test_expected_across_documents_and_labels(case):
+    y, s = case  # category-oriented metrics pool several documents
+    assume(n_orders(s) <= 1500)
+    want, _ = brute_force(y, s)
+    res = M.evaluate(y, s, ties="expected", n_draws=400, random_state=1)
+    got = res["expected"]
+    for k in EXACT_KEYS:
+        assert got[k] == pytest.approx(want[k], abs=1e-12), k
+    for k in ESTIMATED:  # Monte-Carlo: within 5 standard errors (or exact when no draw varies)
+        se = res.stderr[0, M.METRIC_KEYS.index(k)]
+        assert abs(got[k] - want[k]) <= 5 * se + 1e-12, (k, got[k], want[k], se)
+
+
+def test_eight_labels_all_orders():
+    s = np.array([[0.5, 0.2, 0.5, 0.0, 0.2, 0.5, 0.0, 0.1]])  # groups of 3, 2, 1 and 2
+    for rel in ([0, 4, 6], [1], [3, 6], [2, 5, 0], []):
+        y = np.zeros_like(s, dtype=np.uint8)
+        y[0, rel] = 1
+        want, count = brute_force(y, s)
+        assert count == 6 * 2 * 1 * 2
+        got = M.evaluate(y, s, ties="expected")["expected"]
+        for k in EXACT_KEYS:
+            assert got[k] == pytest.approx(want[k], abs=1e-12), (rel, k)
+
+
+def test_hand_example_fig21():
+    # c1 .5, {c2, c3} .2, c8 .1 with C = {c1, c2}: the two orders of {c2, c3} are equally likely
+    s = np.array([[0.5, 0.2, 0.2, 0.1]])
+    y = [{0, 1}]
+    d = M.evaluate(y, s, ties="expected")["expected"]
+    assert d["coverage"] == pytest.approx((1 + 2) / 2)
+    assert d["ranking_loss"] == pytest.approx((0 + 0.25) / 2)
+    assert d["average_precision"] == pytest.approx((1 + 5 / 6) / 2)
+    assert d["r_precision"] == pytest.approx((1 + 0.5) / 2)
+    assert d["exact_match"] == pytest.approx(0.5)
+    assert d["hamming_loss"] == pytest.approx((0 + 0.5) / 2)
+    assert d["one_error"] == 0
+    s2 = np.array([[0.5, 0.5, 0.5, 0.1]])  # top group of 3, one relevant: P(top relevant) = 1/3
+    assert M.one_error([{2}], s2, ties="expected") == pytest.approx(2 / 3)
+    # coverage of 2 relevant among a tied top group of 3: E[max of 2 of {1,2,3}] - 1 = 8/3 - 1
+    assert M.coverage([{0, 2}], s2, ties="expected") == pytest.approx(8 / 3 - 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_without_ties_expected_is_every_type(n, q, seed):
+    rng = np.random.default_rng(seed)
+    s = np.stack([rng.permutation(q) + 1.0 for _ in range(n)])
+    y = (rng.random((n, q)) < 0.4).astype(np.uint8)
+    res = M.evaluate(y, s, ties=("expected", "ordinal", "dense", "standard", "modified"))
+    for t in res.ties[1:]:
+        for k in M.METRIC_KEYS:
+            assert res[t][k] == pytest.approx(res["expected"][k], abs=1e-12), (t, k)
+    assert np.nanmax(res.stderr[0]) == 0  # nothing random: the estimates are exact
+
+
+def test_expected_is_the_limit_of_ordinal_draws():
+    rng = np.random.default_rng(0)
+    s = np.round(rng.random((300, 30)) * 4) / 4
+    y = (rng.random((300, 30)) < 0.2).astype(np.uint8)
+    exp = M.evaluate(y, s, ties="expected", random_state=0)
+    draws = np.array([M.evaluate(y, s, ties="ordinal", random_state=k).values[0]
+                      for k in range(200)])
+    mean, se = draws.mean(axis=0), draws.std(axis=0, ddof=1) / np.sqrt(len(draws))
+    tol = 5 * np.sqrt(se ** 2 + np.nan_to_num(exp.stderr[0]) ** 2) + 1e-12
+    assert np.all(np.abs(exp.values[0] - mean) <= tol), \
+        dict(zip(M.METRIC_KEYS, np.abs(exp.values[0] - mean) / tol))
+
+
+def test_individual_functions_and_input_forms():
+    rng = np.random.default_rng(3)
+    s = np.round(rng.random((50, 12)) * 3) / 3
+    y = (rng.random((50, 12)) < 0.3).astype(np.uint8)
+    res = M.evaluate(y, s, ties=("expected", "modified"), random_state=4)
+    d = res["expected"]
+    assert d["one_error"] == M.one_error(y, s, ties="expected")
+    assert d["coverage"] == M.coverage(y, s, ties="expected")
+    assert d["ranking_loss"] == M.ranking_loss(y, s, ties="expected")
+    assert d["average_precision"] == M.average_precision(y, s, ties="expected")
+    assert d["r_precision"] == M.r_precision(y, s, ties="expected")
+    alone = M.evaluate(y, s, ties="expected", random_state=4)
+    assert alone.to_dict()["expected"] == d  # same draws whatever else is evaluated
+    for ss in (sp.csr_matrix(s), s.astype(np.float32), np.asfortranarray(s)):
+        assert M.evaluate(y, ss, ties="expected", random_state=4).to_dict()["expected"] == d
+    assert res.estimated == [("expected", "precision_macro_c"), ("expected", "f1_macro_c")]
+    assert np.isnan(res.stderr[1]).all()
+    text = str(res)
+    assert "~" in text and "Monte-Carlo estimate over 100 random orders" in text
+    with pytest.raises(ValueError, match="n_draws"):
+        M.evaluate(y, s, ties="expected", n_draws=1)
+    with pytest.raises(ValueError, match="no ties=\"expected\" form"):
+        M.cutoff(s, y, ties="expected")
