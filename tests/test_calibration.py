@@ -14,7 +14,7 @@ from fastrank._base import MultiLabelEstimator
 from fastrank.calibration import (
     CalibratedClassifier, Isotonic, Platt, brier_decomposition, brier_score, log_loss,
 )
-from fastrank.metrics._roc import coverage_curve, roc_convex_hull
+from fastrank.metrics._roc import roc_convex_hull
 
 # matsubara2008 Table 5.1 (ascending score) and the m-hat column as printed (truncated)
 T51_SCORE = [0.02, 0.20, 0.24, 0.28, 0.30, 0.43, 0.73, 0.75, 0.78, 0.90]

@@ -234,4 +234,5 @@ def test_sparse_negative_values_explicit_zeros_and_int64_indices(average):
     np.testing.assert_array_equal(auc(Y, X, average=average), expected)
     np.testing.assert_array_equal(auc(Y, X64, average=average), expected)
     if average is None:
-        np.testing.assert_allclose(expected, [pairwise_auc(Y[:, j], dense[:, j]) for j in range(15)])
+        reference = [pairwise_auc(Y[:, j], dense[:, j]) for j in range(15)]
+        np.testing.assert_allclose(expected, reference)

@@ -51,7 +51,8 @@ class _Calibrator:
         scores, y, one_d = _check_pair(scores, y)
         self._one_d = one_d
         self.n_labels_ = scores.shape[1]
-        self._maps = [self._fit_one(np.ascontiguousarray(scores[:, j]), np.ascontiguousarray(y[:, j]))
+        self._maps = [self._fit_one(np.ascontiguousarray(scores[:, j]),
+                                    np.ascontiguousarray(y[:, j]))
                       for j in range(scores.shape[1])]
         return self
 

@@ -252,7 +252,8 @@ def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
     q_nemenyi = _sps.studentized_range.ppf(1.0 - alpha, k, np.inf) / np.sqrt(2.0)
     q_dunn = _sps.norm.ppf(1.0 - alpha / (2.0 * (k - 1)))
     return FriedmanResult(
-        ranks=ranks, mean_ranks=mean_ranks, chi2=float(chi2), chi2_pvalue=float(_sps.chi2.sf(chi2, df1)),
+        ranks=ranks, mean_ranks=mean_ranks, chi2=float(chi2),
+        chi2_pvalue=float(_sps.chi2.sf(chi2, df1)),
         f=float(f), f_pvalue=f_p, df=(df1, df2),
         f_critical=float(_sps.f.ppf(1.0 - alpha, df1, df2)), significant=bool(f_p < alpha),
         cd_nemenyi=float(q_nemenyi * scale), cd_bonferroni_dunn=float(q_dunn * scale),
@@ -396,7 +397,8 @@ def mean_se(values):
     standard error of the mean. Needs r >= 2."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.size < 2 or np.isnan(v).any():
-        raise ValueError(f"values must be 1-D with at least 2 folds and no NaN, got shape {v.shape}")
+        raise ValueError(f"values must be 1-D with at least 2 folds and no NaN, "
+                         f"got shape {v.shape}")
     return float(v.mean()), float(np.sqrt(v.var(ddof=1) / v.size))
 
 
