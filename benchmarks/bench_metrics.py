@@ -85,3 +85,13 @@ def test_scaling_q(benchmark, q, threads):
     benchmark.group = "evaluate scaling in q (n=10000, 4 types)"
     benchmark.extra_info.update(threads=threads, q=q)
     run_fastrank(benchmark, *make(N, q), ALL, threads, rounds=3)
+
+
+# ---- issue 9: ties="expected" against ties="ordinal" (target: at most 2x) -----------------
+
+@pytest.mark.parametrize("ties", ["ordinal", "expected"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_expected_vs_ordinal(benchmark, data, ties, threads):
+    benchmark.group = "evaluate 10000x1000 tied, expected vs ordinal"
+    benchmark.extra_info.update(threads=threads, ties=ties)
+    run_fastrank(benchmark, *data, (ties,), threads)
