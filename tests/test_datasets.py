@@ -214,6 +214,7 @@ BAD_ARFF = [
     ("@relation r\n@attribute a string\n@attribute y {0,1}\n@data\n", 2, "type 'string'"),
     ("@relation r\n@attribute a {u,v\n@attribute y {0,1}\n@data\n", 2, "must end with"),
     ("@relation r\n@attrib a numeric\n@data\n", 2, "expected @relation"),
+    ("@relation r\n@attribute\n@data\n", 2, "expected '@attribute <name> <type>'"),
     ("@relation r\n@attribute a numeric\n@attribute y {yes,no}\n@data\n1,yes\n", 3, "label attr"),
     (b"@relation r\n@attribute a\xff numeric\n@attribute y {0,1}\n@data\n", 2, "UTF-8"),
     (b"@relation r\n@attribute a {u,v}\n@attribute y {0,1}\n@data\nu,1\n\xe9,1\n", 6, "UTF-8"),
@@ -397,6 +398,19 @@ def test_text_non_utf8_names_line(tmp_path):
         D.load_text(p)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=80) | st.text(alphabet='{}[]",:textlabs \n\\é', max_size=80),
+       st.sampled_from(["f.json", "f.jsonl", "f.csv"]))
+def test_fuzz_text_loader_never_crashes(tmp_path, raw, name):
+    p = _write(tmp_path, raw.encode() if isinstance(raw, str) else raw, name, binary=True)
+    try:
+        ds = D.load_text(p)
+    except ValueError as exc:
+        assert str(exc).startswith(str(p))
+    else:
+        assert len(ds.texts) == ds.Y.shape[0] >= 1
+
+
 @pytest.mark.shared_data
 def test_reuters_json(shared_data):
     path = shared_data / "reuters" / "reuters21578-modapte-test.json"
@@ -444,6 +458,14 @@ def test_dataset_summary_take_and_validation():
         D.Dataset(None, Y)
     with pytest.raises(ValueError, match="2 label names for 3 labels"):
         D.Dataset(X, Y, label_names=["a", "b"])
+    with pytest.raises(ValueError, match="NaN"):
+        D.Dataset(sp.csr_matrix([[np.nan], [1], [0], [0]]), Y)
+    # explicit zeros and duplicates are canonicalised on a copy, not in the caller's matrix
+    raw = sp.csr_matrix((np.array([0.0, 1.0, 2.0]), np.array([0, 1, 1]), np.array([0, 3, 3, 3, 3])),
+                        shape=(4, 2))
+    clean = D.Dataset(raw, Y).X
+    np.testing.assert_array_equal(clean.toarray(), [[0, 3], [0, 0], [0, 0], [0, 0]])
+    assert clean.nnz == 1 and raw.nnz == 3
 
 
 # ---- synthetic ----------------------------------------------------------------------------------

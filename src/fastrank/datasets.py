@@ -60,8 +60,12 @@ class Dataset:
             Y = check_truth(Y, name="Y")
         if X is not None:
             X = sp.csr_matrix(X, dtype=np.float64)
-            X.sum_duplicates()
-            X.eliminate_zeros()
+            if not X.has_canonical_format or not X.data.all():
+                X = X.copy()  # never canonicalise the caller's arrays in place
+                X.sum_duplicates()
+                X.eliminate_zeros()
+            if not np.isfinite(X.data).all():
+                raise ValueError("X contains NaN or infinity")
             if X.shape[0] != Y.shape[0]:
                 raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
             if feature_names is None:
@@ -163,6 +167,8 @@ def _split_quoted(s, sep):
 def _name_and_rest(s):
     """Split ``<name> <rest>`` where the name may be quoted."""
     s = s.strip()
+    if not s:
+        raise ValueError("expected '@attribute <name> <type>'")
     if s[:1] in ("'", '"'):
         k = 1
         while k < len(s) and s[k] != s[0]:
