@@ -166,6 +166,14 @@ def test_arff_dense_sparse_quotes_comments_nominal_and_meka(tmp_path):
     assert ds.name == "f" and "tiny" in ds.info["relation"]
 
 
+def test_arff_nominal_runs_and_escaped_quotes(tmp_path):
+    text = ("@relation r\n@attribute n {x,'it\\'s',\"y z\"}\n@attribute y {0,1}\n@data\n"
+            "x,1\n'it\\'s',0\n'it\\'s',0\n\"y z\",1\n'y z',1\nx,0\n{0 'it\\'s'}\n{1 1}\n")
+    ds = D.load_arff(_write(tmp_path, text), labels=1)
+    np.testing.assert_array_equal(ds.X.toarray()[:, 0], [0, 1, 1, 2, 2, 0, 1, 0])
+    np.testing.assert_array_equal(ds.Y[:, 0], [1, 0, 0, 1, 1, 0, 0, 1])
+
+
 @pytest.mark.parametrize("labels", [["l1", "l0"], "xml"])
 def test_arff_label_names_and_xml_keep_file_order(tmp_path, labels):
     p = _write(tmp_path, ARFF_SMALL.replace("-C 2", ""))

@@ -15,7 +15,7 @@ import numpy as np
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport strtod
-from libc.string cimport memchr
+from libc.string cimport memchr, memcmp
 
 cdef double[23] POW10
 cdef int _k
@@ -86,7 +86,8 @@ def _token_text(const char* t, Py_ssize_t n):
 cdef class _ArffRow:
     """Per-file state of the ARFF data parser (attribute table and output buffers)."""
     cdef str source
-    cdef list names, nominal
+    cdef list names, nominal, last_key
+    cdef double[::1] last_val
     cdef const int32_t[::1] col
     cdef const unsigned char[::1] is_label, kind
     cdef Py_ssize_t n_attrs, nx, ny, line
@@ -96,21 +97,30 @@ cdef class _ArffRow:
     cdef int store(self, Py_ssize_t a, const char* t, Py_ssize_t n, bint quoted) except -1:
         """Convert token t[0:n] of attribute a and append it to the X or Y buffers."""
         cdef double v = 0.0
-        cdef object table
-        cdef bytes key
+        cdef object cached
+        cdef bytes key, raw
         if self.kind[a] == BINARY and n == 1 and (t[0] == b'0' or t[0] == b'1'):
             v = t[0] - 48
         elif self.kind[a] != NUMERIC:
-            table = self.nominal[a]
-            key = t[:n]
-            if quoted and b"\\" in key:
-                key = key.replace(b"\\'", b"'").replace(b'\\"', b'"').replace(b"\\\\", b"\\")
-            value = table.get(key)
-            if value is None:
-                _fail(self.source, self.line,
-                      f"value {_token_text(t, n)!r} of attribute {self.names[a]!r} is not "
-                      f"one of its declared nominal values")
-            v = value
+            # one-entry cache per attribute: long runs of the same nominal value (genbase's
+            # NO, NO, ...) skip the bytes object and the dict look-up
+            cached = self.last_key[a]
+            if cached is not None and len(<bytes> cached) == n \
+                    and memcmp(<const char*> (<bytes> cached), t, n) == 0:
+                v = self.last_val[a]
+            else:
+                key = t[:n]
+                raw = key
+                if quoted and b"\\" in key:
+                    key = key.replace(b"\\'", b"'").replace(b'\\"', b'"').replace(b"\\\\", b"\\")
+                value = self.nominal[a].get(key)
+                if value is None:
+                    _fail(self.source, self.line,
+                          f"value {_token_text(t, n)!r} of attribute {self.names[a]!r} is "
+                          f"not one of its declared nominal values")
+                v = value
+                self.last_key[a] = raw
+                self.last_val[a] = v
         elif n == 1 and t[0] == b'?':
             _fail(self.source, self.line,
                   f"missing value '?' for attribute {self.names[a]!r} (not supported)")
@@ -249,6 +259,7 @@ def parse_arff_data(bytes buf, Py_ssize_t first_line, str source, list names,
     y_indices = np.empty(cap, dtype=np.int32)
     st.source, st.names, st.nominal = source, names, nominal
     st.col, st.is_label, st.kind, st.n_attrs = col, is_label, kind, len(names)
+    st.last_key, st.last_val = [None] * len(names), np.zeros(len(names))
     st.x_ind, st.x_val, st.y_ind = x_indices, x_data, y_indices
     st.nx = st.ny = 0
     st.line = first_line - 1

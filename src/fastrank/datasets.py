@@ -139,6 +139,8 @@ def _unquote(s):
 
 def _split_quoted(s, sep):
     """Split ``s`` on ``sep`` outside single/double quotes; pieces stripped and unquoted."""
+    if "'" not in s and '"' not in s:
+        return [p.strip() for p in s.split(sep)]
     out, cur, quote, k = [], [], None, 0
     while k < len(s):
         c = s[k]
