@@ -31,6 +31,7 @@ N_SLOTS = 28
 LAB_ROWS = {ORDINAL: 0, GROUP: 2, EXPECTED: 5}
 LAB_REL, LAB_FIXED = 4, 7
 _N_CHUNKS = 16  # fixed row chunks, each with its own label counters (thread-count independent)
+_MC_BYTES = 64 * 2**20  # bound on the per-chunk Monte-Carlo counters: fewer chunks beyond it
 _MC_SALT = 0x5851F42D4C957F2D  # decorrelates the Monte-Carlo draws from the ordinal shuffle
 
 
@@ -90,9 +91,12 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0):
     """
     n, q = y_true.shape
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
+    n_draws = n_draws if families & EXPECTED else 0
     n_chunks = min(n, _N_CHUNKS)
+    if n_draws:  # depends on the shapes only, never on the thread count
+        n_chunks = max(1, min(n_chunks, _MC_BYTES // (n_draws * 2 * q * 4)))
     lab = np.zeros((n_chunks, 9, q), dtype=np.float64)
-    mc = np.zeros((n_chunks, n_draws if families & EXPECTED else 0, 2, q), dtype=np.int32)
+    mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.int32)
     kind, args = score_args(y_score)
     run = _kernel.evaluate_csr if kind == "csr" else _kernel.evaluate_dense
     run(*args, y_true, families, seed, seed ^ _MC_SALT, doc, lab, mc)

@@ -69,7 +69,9 @@ def coverage(y_true, y_score, *, ties="modified", random_state=None):
     Under ``"dense"`` it counts tie groups, under ``"standard"`` a tie group counts from its
     first position, under ``"modified"`` from its last, so per document
     ``dense <= standard <= ordinal <= modified``. ``coverage(ties="modified")`` equals
-    ``sklearn.metrics.coverage_error - 1``. A document without relevant labels scores 0.
+    ``sklearn.metrics.coverage_error - 1`` on documents with at least one relevant label. A
+    document without relevant labels scores 0 (scikit-learn's ``coverage_error`` gives it
+    0 too, which is -1 on this scale: the two differ by 1/n for each such document).
     """
     return _mean_value("coverage", y_true, y_score, ties, random_state)
 
