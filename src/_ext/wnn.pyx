@@ -17,14 +17,15 @@ Search
 ------
 Test documents are processed in batches, one batch per task (OpenMP, dynamic schedule, GIL
 released). A task encodes its batch, then for every neuron computes the Hamming distances of
-the batch to the neuron's memory (16 KiB train tiles held in L1 while four test patterns
-at a time are compared with them), keeping the minimum and the number of entries at it, and finally votes. Each
+the batch to the neuron's memory (16 KiB train tiles held in L1 while every test pattern of
+the batch, its words in registers, is compared with them), keeping each document's minimum
+and the list of stored documents at it, and finally votes from that list. Each
 document's output row is written by exactly one task, neurons in ascending order, and every
 random choice uses a generator seeded by (seed, document, neuron) -- so results depend
 neither on the thread count nor on the batch size.
 """
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
 from _tiesort cimport bounded, floating, index_t, row_state
@@ -43,31 +44,30 @@ cdef extern from *:
     }
     #define FR_POPCOUNT64(x) fr_popcount_swar(x)
     #endif
-    /* running minimum over one test pattern's distances: value, first and last entry
-       at it, number of entries at it */
-    typedef struct { uint32_t m; int64_t first, last, k; } fr_track;
+    /* running minimum over one test pattern's distances: the minimum so far, and the
+       entries at it (ties[0 .. k-1], ascending) */
+    typedef struct { uint32_t m; int64_t k; } fr_track;
 
-    /* Distances of test pattern c (WW words) to train patterns t0 .. t1-1 of M into dr,
-       updating the running minimum r. The test words are copied to locals, which the
-       compiler keeps in registers once the fixed-length loops are unrolled. */
+    /* Distances of test pattern c (WW words) to train patterns t0 .. t1-1 of M, updating
+       the running minimum r and its entry list ties. The test words are copied to locals,
+       which the compiler keeps in registers once the fixed-length loops are unrolled. */
     #define FR_SCAN_BODY(WW)                                                        \
         uint64_t q[WW]; int64_t t; int j;                                           \
-        uint32_t m = r->m; int64_t first = r->first, last = r->last, k = r->k;     \
+        uint32_t m = r->m; int64_t k = r->k;                                        \
         for (j = 0; j < (WW); j++) q[j] = c[j];                                     \
         for (t = t0; t < t1; t++) {                                                 \
             const uint64_t* p = M + t * (WW);                                       \
             uint32_t d = 0;                                                         \
             for (j = 0; j < (WW); j++) d += FR_POPCOUNT64(p[j] ^ q[j]);             \
-            dr[t] = (uint16_t) d;                                                   \
             if (d <= m) {                                                           \
-                if (d < m) { m = d; first = t; k = 0; }                             \
-                last = t; k++;                                                      \
+                if (d < m) { m = d; k = 0; }                                        \
+                ties[k++] = (int32_t) t;                                            \
             }                                                                       \
         }                                                                           \
-        r->m = m; r->first = first; r->last = last; r->k = k;
+        r->m = m; r->k = k;
     #define FR_SCAN_FIXED(WW)                                                       \
         static void fr_scan_##WW(const uint64_t* M, int64_t t0, int64_t t1,         \
-                                 const uint64_t* c, uint16_t* dr, fr_track* r)      \
+                                 const uint64_t* c, int32_t* ties, fr_track* r)     \
         { FR_SCAN_BODY(WW) }
     FR_SCAN_FIXED(1)
     FR_SCAN_FIXED(2)
@@ -77,15 +77,15 @@ cdef extern from *:
     FR_SCAN_FIXED(32)
 
     static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
-                        int64_t W, uint16_t* dr, fr_track* r)
+                        int64_t W, int32_t* ties, fr_track* r)
     {
         switch (W) {
-        case 1: fr_scan_1(M, t0, t1, c, dr, r); return;
-        case 2: fr_scan_2(M, t0, t1, c, dr, r); return;
-        case 4: fr_scan_4(M, t0, t1, c, dr, r); return;
-        case 8: fr_scan_8(M, t0, t1, c, dr, r); return;
-        case 16: fr_scan_16(M, t0, t1, c, dr, r); return;
-        case 32: fr_scan_32(M, t0, t1, c, dr, r); return;
+        case 1: fr_scan_1(M, t0, t1, c, ties, r); return;
+        case 2: fr_scan_2(M, t0, t1, c, ties, r); return;
+        case 4: fr_scan_4(M, t0, t1, c, ties, r); return;
+        case 8: fr_scan_8(M, t0, t1, c, ties, r); return;
+        case 16: fr_scan_16(M, t0, t1, c, ties, r); return;
+        case 32: fr_scan_32(M, t0, t1, c, ties, r); return;
         default: { FR_SCAN_BODY(W) }
         }
     }
@@ -99,11 +99,9 @@ cdef extern from *:
     """
     ctypedef struct Track "fr_track":
         uint32_t m
-        int64_t first
-        int64_t last
         int64_t k
     void scan "fr_scan"(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
-                        int64_t W, uint16_t* dr, Track* r) noexcept nogil
+                        int64_t W, int32_t* ties, Track* r) noexcept nogil
     int fr_max_threads() noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
@@ -202,8 +200,8 @@ def encode_csr(const floating[::1] data, const index_t[::1] indices,
 cdef struct Work:
     # per-task scratch; allocated inside the parallel block, so thread-private
     uint64_t* codes    # (n_neurons, B, W) patterns of the batch
-    uint16_t* dist     # (B, n_train) distances of the current neuron
-    Track* track       # (B,) minimum distance, first/last entry at it, entries at it
+    int32_t* ties      # (B, n_train) stored entries at the minimum, for the current neuron
+    Track* track       # (B,) minimum distance and number of entries at it
     double* tot        # (B,) labels output (VGRAM-COR normaliser)
     int32_t* cnt       # (q,) tied documents carrying each label, zero between uses
     int32_t* touched   # (q,) labels with cnt > 0
@@ -216,13 +214,13 @@ cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t
     if w == NULL:
         return NULL
     w.codes = <uint64_t*> malloc(n_neurons * B * W * sizeof(uint64_t))
-    w.dist = <uint16_t*> malloc(B * n_train * sizeof(uint16_t))
+    w.ties = <int32_t*> malloc(B * n_train * sizeof(int32_t))
     w.track = <Track*> malloc(B * sizeof(Track))
     w.tot = <double*> malloc(B * sizeof(double))
     w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
-    if w.codes == NULL or w.dist == NULL or w.track == NULL or w.tot == NULL or w.cnt == NULL or w.touched == NULL \
+    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL or w.cnt == NULL or w.touched == NULL \
             or w.xbuf == NULL:
         work_free(w)
         return NULL
@@ -233,7 +231,7 @@ cdef void work_free(Work* w) noexcept nogil:
     if w == NULL:
         return
     free(w.codes)
-    free(w.dist)
+    free(w.ties)
     free(w.track)
     free(w.tot)
     free(w.cnt)
@@ -244,21 +242,19 @@ cdef void work_free(Work* w) noexcept nogil:
 
 cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py_ssize_t B,
                     Py_ssize_t W, Work* w) noexcept nogil:
-    """Hamming distances of the B patterns C to the n_train patterns M of one neuron into
-    w.dist, with each document's running minimum in w.track. The train patterns are taken
+    """Hamming distances of the B patterns C to the n_train patterns M of one neuron; keeps
+    each document's minimum in w.track and the entries at it in w.ties. The train patterns are taken
     in tiles of TILE_BYTES, which stay in L1 while every test pattern of the batch is
     compared with them."""
     cdef Py_ssize_t b, t0, t1, tile = max(1, TILE_BYTES // (8 * W))
     for b in range(B):
         w.track[b].m = 0xFFFFFFFF
-        w.track[b].first = 0
-        w.track[b].last = 0
         w.track[b].k = 0
     t0 = 0
     while t0 < n_train:
         t1 = min(t0 + tile, n_train)
         for b in range(B):
-            scan(M, t0, t1, C + b * W, W, w.dist + b * n_train, &w.track[b])
+            scan(M, t0, t1, C + b * W, W, w.ties + b * n_train, &w.track[b])
         t0 = t1
 
 
@@ -266,52 +262,45 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
                const int32_t* lab_idx, int model, int policy, uint64_t* state,
                double* row) noexcept nogil:
     """Add one neuron's output for batch document b to its belief row (votes, unnormalised).
-    The entries at the minimum lie in [first, last] of w.track[b]; w.dist tells which."""
-    cdef const uint16_t* drow = w.dist + b * n_train
-    cdef Track* r = &w.track[b]
-    cdef uint16_t m = <uint16_t> r.m
-    cdef Py_ssize_t t, p, c, n_touched = 0
+    The stored documents at the minimum are ties[0 .. k-1], ascending."""
+    cdef const int32_t* ties = w.ties + b * n_train
+    cdef int64_t k = w.track[b].k
+    cdef Py_ssize_t i, t, p, c, n_touched = 0
     cdef int64_t total = 0, nl, lsum = 0
     cdef uint32_t pick
     if policy == RANDOM:
         if model == VGRAM:
             # uniform over the (document, label) entries at the minimum, enumerated by
             # document then label: draw pick < their number, walk to entry pick
-            for t in range(r.first, r.last + 1):
-                if drow[t] == m:
-                    total += lab_ptr[t + 1] - lab_ptr[t]
+            for i in range(k):
+                total += lab_ptr[ties[i] + 1] - lab_ptr[ties[i]]
             pick = bounded(state, <uint32_t> total)
-            for t in range(r.first, r.last + 1):
-                if drow[t] == m:
-                    nl = lab_ptr[t + 1] - lab_ptr[t]
-                    if pick < nl:
-                        row[lab_idx[lab_ptr[t] + pick]] += 1.0
-                        return
-                    pick -= <uint32_t> nl
+            for i in range(k):
+                t = ties[i]
+                nl = lab_ptr[t + 1] - lab_ptr[t]
+                if pick < nl:
+                    row[lab_idx[lab_ptr[t] + pick]] += 1.0
+                    return
+                pick -= <uint32_t> nl
         else:
             # uniform over the documents at the minimum; output its whole label set
-            pick = bounded(state, <uint32_t> r.k)
-            for t in range(r.first, r.last + 1):
-                if drow[t] == m:
-                    if pick == 0:
-                        for p in range(lab_ptr[t], lab_ptr[t + 1]):
-                            row[lab_idx[p]] += 1.0
-                        w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
-                        return
-                    pick -= 1
+            t = ties[bounded(state, <uint32_t> k)]
+            for p in range(lab_ptr[t], lab_ptr[t + 1]):
+                row[lab_idx[p]] += 1.0
+            w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
         return
     # ALL: count, per label, the tied documents carrying it; add count / normaliser
-    for t in range(r.first, r.last + 1):
-        if drow[t] == m:
-            for p in range(lab_ptr[t], lab_ptr[t + 1]):
-                c = lab_idx[p]
-                if w.cnt[c] == 0:
-                    w.touched[n_touched] = <int32_t> c
-                    n_touched += 1
-                w.cnt[c] += 1
-            lsum += lab_ptr[t + 1] - lab_ptr[t]
+    for i in range(k):
+        t = ties[i]
+        for p in range(lab_ptr[t], lab_ptr[t + 1]):
+            c = lab_idx[p]
+            if w.cnt[c] == 0:
+                w.touched[n_touched] = <int32_t> c
+                n_touched += 1
+            w.cnt[c] += 1
+        lsum += lab_ptr[t + 1] - lab_ptr[t]
     # VGRAM: every (document, label) entry gets 1/lsum; COR: every document 1/k
-    total = lsum if model == VGRAM else r.k
+    total = lsum if model == VGRAM else k
     for p in range(n_touched):
         c = w.touched[p]
         row[c] += (<double> w.cnt[c]) / (<double> total)

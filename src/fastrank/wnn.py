@@ -25,14 +25,11 @@ from ._validation import check_option, check_random_state
 
 TIE_POLICIES = ("random", "all")
 _POLICY_CODES = {"random": 0, "all": 1}
-_MAX_SYNAPSES = 65535  # distances are kept as uint16
 
 
-def _check_positive_int(name, value, upper=None):
+def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if upper is not None and value > upper:
-        raise ValueError(f"{name} must be at most {upper}, got {value}")
     return int(value)
 
 
@@ -65,7 +62,7 @@ class _VGRAMBase(MultiLabelEstimator):
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
         """
         n_neurons = _check_positive_int("n_neurons", self.n_neurons)
-        n_synapses = _check_positive_int("n_synapses", self.n_synapses, _MAX_SYNAPSES)
+        n_synapses = _check_positive_int("n_synapses", self.n_synapses)
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
         X, Y = self._check_fit_input(X, Y)
         rng = check_random_state(self.random_state)
@@ -165,7 +162,7 @@ class VGRAM(_VGRAMBase):
     Parameters
     ----------
     n_neurons : int, default 1024 (32 × 32)
-    n_synapses : int, default 1024 (at most 65535)
+    n_synapses : int, default 1024
     tie_policy : {"random", "all"}, default "random"
     random_state : None, int or numpy.random.Generator
         Seeds the wiring and the tie choices.
