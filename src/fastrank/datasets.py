@@ -599,39 +599,37 @@ def make_multilabel(n_documents=1000, n_labels=20, n_features=5000, *, cardinali
     topic_size = min(topic_size, n_features)
     n_copies = int(round(tie_density * n_documents))
     n = n_documents - n_copies
-    # labels: 1 + Poisson(cardinality - 1) per document, weighted sampling without replacement
-    # by the Gumbel-top-k trick, in chunks of rows to bound memory
-    k = np.minimum(1 + rng.poisson(cardinality - 1.0, n), n_labels)
     logp = -label_skew * np.log(np.arange(1, n_labels + 1, dtype=np.float64))
     logp = logp[rng.permutation(n_labels)]
-    kmax = int(k.max())
-    top = np.empty((n, kmax), dtype=np.int64)
-    chunk = max(1, (1 << 22) // n_labels)
+    topics = np.stack([rng.choice(n_features, topic_size, replace=False) for _ in range(n_labels)])
+    background_terms = rng.permutation(n_features)
+    topic_cdf, background_cdf = _zipf_cdf(topic_size, 1.0), _zipf_cdf(n_features, 1.0)
+    Y = np.zeros((n, n_labels), dtype=np.uint8)
+    pieces = []
+    chunk = max(1, min((1 << 22) // n_labels, (1 << 22) // doc_length))  # bounds the memory
     for s in range(0, n, chunk):
-        keys = logp + rng.gumbel(size=(min(chunk, n - s), n_labels))
+        m = min(chunk, n - s)
+        # labels: 1 + Poisson(cardinality - 1) per document, drawn without replacement with
+        # probabilities ~ 1/rank**label_skew by the Gumbel-top-k trick
+        k = np.minimum(1 + rng.poisson(cardinality - 1.0, m), n_labels)
+        kmax = int(k.max())
+        keys = logp + rng.gumbel(size=(m, n_labels))
         part = np.argpartition(-keys, kmax - 1, axis=1)[:, :kmax] if kmax < n_labels \
             else np.broadcast_to(np.arange(n_labels), keys.shape)
         order = np.argsort(-np.take_along_axis(keys, part, axis=1), axis=1)
-        top[s:s + keys.shape[0]] = np.take_along_axis(part, order, axis=1)
-    keep = np.arange(kmax) < k[:, None]
-    label_rows = np.repeat(np.arange(n), k)
-    label_cols = top[keep]
-    # tokens
-    length = np.maximum(rng.poisson(doc_length, n), 1)
-    doc = np.repeat(np.arange(n), length)
-    n_tok = doc.size
-    topics = np.stack([rng.choice(n_features, topic_size, replace=False) for _ in range(n_labels)])
-    background_terms = rng.permutation(n_features)
-    from_topic = rng.random(n_tok) >= background
-    label_start = np.concatenate(([0], np.cumsum(k)))
-    which = label_start[doc] + (rng.random(n_tok) * k[doc]).astype(np.int64)
-    topic_rank = np.searchsorted(_zipf_cdf(topic_size, 1.0), rng.random(n_tok), side="right")
-    bg_rank = np.searchsorted(_zipf_cdf(n_features, 1.0), rng.random(n_tok), side="right")
-    term = np.where(from_topic, topics[label_cols[which], np.minimum(topic_rank, topic_size - 1)],
-                    background_terms[np.minimum(bg_rank, n_features - 1)])
-    counts = sp.csr_matrix((np.ones(n_tok), (doc, term)), shape=(n, n_features))
-    Y = np.zeros((n, n_labels), dtype=np.uint8)
-    Y[label_rows, label_cols] = 1
+        labels = np.take_along_axis(part, order, axis=1)[np.arange(kmax) < k[:, None]]
+        Y[s + np.repeat(np.arange(m), k), labels] = 1
+        # tokens: background Zipf term, or a Zipf term of the topic of one of the labels
+        doc = np.repeat(np.arange(m), np.maximum(rng.poisson(doc_length, m), 1))
+        first_label = np.concatenate(([0], np.cumsum(k)))
+        which = first_label[doc] + (rng.random(doc.size) * k[doc]).astype(np.int64)
+        topic_rank = np.searchsorted(topic_cdf, rng.random(doc.size), side="right")
+        background_rank = np.searchsorted(background_cdf, rng.random(doc.size), side="right")
+        term = np.where(rng.random(doc.size) >= background,
+                        topics[labels[which], np.minimum(topic_rank, topic_size - 1)],
+                        background_terms[np.minimum(background_rank, n_features - 1)])
+        pieces.append(sp.csr_matrix((np.ones(doc.size), (doc, term)), shape=(m, n_features)))
+    counts = sp.vstack(pieces, format="csr")
     if n_copies:
         rows = np.concatenate((np.arange(n), rng.integers(0, n, n_copies)))
         rows = rows[rng.permutation(rows.size)]
