@@ -307,7 +307,12 @@ def test_libsvm_round_trip_and_sklearn_reader(tmp_path):
     Y = (rng.random((40, 5)) < 0.3).astype(np.uint8)
     Y[:, 4] = 0
     Y[0, 4] = 1
+    X = X.tolil()
+    X[5, :] = 0  # a document with neither labels nor features survives the round trip
+    X = X.tocsr()
+    Y[5] = 0
     ds = D.Dataset(X, Y)
+    assert ds.X[5].nnz == 0 and not ds.Y[5].any()
     p = tmp_path / "d.svm"
     D.save_libsvm(ds, p)
     back = D.load_libsvm(p, n_features=30, n_labels=5)

@@ -385,7 +385,8 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
 def save_libsvm(dataset, path, zero_based=False):
     """Write ``dataset`` (X and Y) as a multi-label libsvm file: label columns (0-based) then
     ``index:value`` pairs (one-based unless ``zero_based``), values with 17 significant
-    digits so that :func:`load_libsvm` reads back the same float64 values."""
+    digits so that :func:`load_libsvm` reads back the same float64 values. A document with
+    neither labels nor features is written as an explicit zero of the first feature."""
     if dataset.X is None:
         raise ValueError("dataset has no feature matrix (raw text); index it first")
     X, Y = dataset.X, dataset.Y
@@ -396,6 +397,8 @@ def save_libsvm(dataset, path, zero_based=False):
             labels = ",".join(map(str, np.flatnonzero(Y[i])))
             feats = " ".join(f"{j + off}:{v:.17g}" for j, v in zip(X.indices[lo:hi].tolist(),
                                                                  X.data[lo:hi].tolist()))
+            if not labels and not feats:
+                feats = f"{off}:0"  # an explicit zero: a blank line would be skipped
             f.write(f"{labels} {feats}\n")
 
 
