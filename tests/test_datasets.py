@@ -154,8 +154,9 @@ def _write(tmp_path, text, name="f.arff", binary=False):
     return p
 
 
-def test_arff_dense_sparse_quotes_comments_nominal_and_meka(tmp_path):
-    p = _write(tmp_path, ARFF_SMALL)
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_arff_dense_sparse_quotes_comments_nominal_and_meka(tmp_path, newline):
+    p = _write(tmp_path, ARFF_SMALL.replace("\n", newline).encode(), binary=True)
     ds = D.load_arff(p)  # MEKA -C 2: the first two attributes are labels
     assert ds.label_names == ["l0", "l1"]
     assert ds.feature_names == ["word one", "w2", "w3"]
