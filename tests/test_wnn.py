@@ -147,6 +147,26 @@ def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
 
 
+@pytest.mark.parametrize("simd", [False, True])
+@pytest.mark.parametrize("n_synapses", [256, 448, 512, 1024, 2048])
+def test_popcount_paths_equal_reference(n_synapses, simd):
+    """The scan kernels specialised for 4/8/16/32-word patterns (thesis sizes), a generic
+    width (7 words), on the AVX2 path when the CPU has it and on the scalar POPCNT path."""
+    from fastrank._ext import wnn as kernel
+    X, Y, X_test = tie_heavy_data(12, n_features=60)
+    previous = kernel.use_simd(simd)
+    try:
+        # without AVX2 (other CPUs or compilers), simd=True checks the fallback stays scalar
+        assert kernel.use_simd(simd) == (simd and kernel.simd_available())
+        for kind in MODELS:
+            model = MODELS[kind](n_neurons=3, n_synapses=n_synapses, tie_policy="all",
+                                 random_state=n_synapses).fit(X, Y)
+            np.testing.assert_array_equal(model.decision_function(X_test),
+                                          reference(model, kind, X, Y, X_test))
+    finally:
+        kernel.use_simd(previous)
+
+
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 def test_reference_agreement_on_continuous_features(kind):
     rng = np.random.default_rng(7)

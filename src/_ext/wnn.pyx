@@ -76,9 +76,81 @@ cdef extern from *:
     FR_SCAN_FIXED(16)
     FR_SCAN_FIXED(32)
 
+    /* AVX2 path (x86 with GCC/clang, chosen at run time when the CPU has AVX2): popcount
+       of 32 bytes at a time by nibble table lookup (vpshufb), bytes summed with vpsadbw.
+       Per-byte counts stay <= 8 * W / 4 <= 64 for W <= 32, so the byte sums cannot wrap. */
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    #include <immintrin.h>
+    #define FR_AVX2_PATH 1
+    __attribute__((target("avx2")))
+    static inline uint32_t fr_hsum_avx2(__m256i acc) {
+        __m256i s = _mm256_sad_epu8(acc, _mm256_setzero_si256());
+        __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
+        return (uint32_t) _mm_cvtsi128_si64(h);
+    }
+    #define FR_SCAN_AVX2(WW)                                                        \
+        __attribute__((target("avx2")))                                            \
+        static void fr_scan_avx2_##WW(const uint64_t* M, int64_t t0, int64_t t1,    \
+                                      const uint64_t* c, int32_t* ties, fr_track* r)\
+        {                                                                           \
+            const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, \
+                2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);          \
+            const __m256i nib = _mm256_set1_epi8(0x0f);                             \
+            __m256i q[(WW) / 4]; int64_t t; int j;                                  \
+            uint32_t m = r->m; int64_t k = r->k;                                    \
+            for (j = 0; j < (WW) / 4; j++)                                          \
+                q[j] = _mm256_loadu_si256((const __m256i*) (c + 4 * j));            \
+            for (t = t0; t < t1; t++) {                                             \
+                const uint64_t* p = M + t * (WW);                                   \
+                __m256i acc = _mm256_setzero_si256();                               \
+                uint32_t d;                                                         \
+                for (j = 0; j < (WW) / 4; j++) {                                    \
+                    __m256i x = _mm256_xor_si256(                                   \
+                        _mm256_loadu_si256((const __m256i*) (p + 4 * j)), q[j]);    \
+                    __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, nib));\
+                    __m256i hi = _mm256_shuffle_epi8(                               \
+                        lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib));       \
+                    acc = _mm256_add_epi8(acc, _mm256_add_epi8(lo, hi));            \
+                }                                                                   \
+                d = fr_hsum_avx2(acc);                                              \
+                if (d <= m) {                                                       \
+                    if (d < m) { m = d; k = 0; }                                    \
+                    ties[k++] = (int32_t) t;                                        \
+                }                                                                   \
+            }                                                                       \
+            r->m = m; r->k = k;                                                     \
+        }
+    FR_SCAN_AVX2(4)
+    FR_SCAN_AVX2(8)
+    FR_SCAN_AVX2(16)
+    FR_SCAN_AVX2(32)
+    #endif
+
+    static int fr_simd = 0;  /* use the AVX2 path; set once at import by fr_simd_init */
+
+    static int fr_simd_available(void) {
+    #ifdef FR_AVX2_PATH
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") ? 1 : 0;
+    #else
+        return 0;
+    #endif
+    }
+
     static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
                         int64_t W, int32_t* ties, fr_track* r)
     {
+    #ifdef FR_AVX2_PATH
+        if (fr_simd) {
+            switch (W) {
+            case 4: fr_scan_avx2_4(M, t0, t1, c, ties, r); return;
+            case 8: fr_scan_avx2_8(M, t0, t1, c, ties, r); return;
+            case 16: fr_scan_avx2_16(M, t0, t1, c, ties, r); return;
+            case 32: fr_scan_avx2_32(M, t0, t1, c, ties, r); return;
+            }
+        }
+    #endif
         switch (W) {
         case 1: fr_scan_1(M, t0, t1, c, ties, r); return;
         case 2: fr_scan_2(M, t0, t1, c, ties, r); return;
@@ -103,6 +175,8 @@ cdef extern from *:
     void scan "fr_scan"(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
                         int64_t W, int32_t* ties, Track* r) noexcept nogil
     int fr_max_threads() noexcept nogil
+    int fr_simd
+    int fr_simd_available() noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -111,6 +185,23 @@ cdef enum:
     RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
+
+
+fr_simd = fr_simd_available()
+
+
+def simd_available():
+    """Whether this CPU and build can use the AVX2 popcount path."""
+    return bool(fr_simd_available())
+
+
+def use_simd(bint enable):
+    """Select the AVX2 path (when available) or the scalar POPCNT one; returns the previous
+    choice. Both give identical results; tests exercise each."""
+    global fr_simd
+    previous = bool(fr_simd)
+    fr_simd = 1 if (enable and fr_simd_available()) else 0
+    return previous
 
 
 # ---- encoding ---------------------------------------------------------------------------
