@@ -87,17 +87,18 @@ def ap_label(y_true, y_score, r):
     return np.array(vals)
 
 
-def perfect_set(y_true, y_score, r):
+def perfect_set(y_true, y_score, r, top_k=None):
     """Predicted sets of the perfect cutoff: whole rank positions until >= |C_j| labels,
-    then belief-0 labels dropped."""
+    then belief-0 labels dropped; with top_k: whole positions until >= top_k labels."""
     out = np.zeros(np.shape(y_true), dtype=np.uint8)
     for j, (yt, s, rr) in enumerate(_docs(y_true, y_score, r)):
+        want = yt.sum() if top_k is None else top_k
         taken = np.zeros(yt.size, bool)
         for p in np.unique(rr):
-            if taken.sum() >= yt.sum():
+            if taken.sum() >= want:
                 break
             taken |= rr == p
-        out[j] = taken & (s != 0)
+        out[j] = taken & (s != 0) if top_k is None else taken
     return out
 
 

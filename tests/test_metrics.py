@@ -239,6 +239,23 @@ def test_set_metrics_match_reference(seed, zd):
     assert M.fbeta(y, p, beta=2.0, zero_division=zd) == pytest.approx(want2["f1_macro_c"])
 
 
+@pytest.mark.parametrize("top_k", [0, 1, 3, 20])
+def test_evaluate_top_k_matches_reference_and_cutoff(top_k):
+    y, s = tied_data(30, 8, 1, levels=3)
+    res = M.evaluate(y, s, cutoff=top_k, random_state=2)
+    ordinal_ranks = rank(s, "ordinal", random_state=2)
+    for t in TIES:
+        r = ref.ranks(s, t, ordinal_ranks)
+        pred = ref.perfect_set(y, s, r, top_k=top_k)
+        assert np.array_equal(M.cutoff(s, top_k=top_k, ties=t, random_state=2), pred)
+        want = ref.set_metrics(y, pred)
+        want["r_precision"] = np.mean(ref.r_precision(y, s, r))  # always at |C_j|
+        for k in M.METRIC_KEYS[4:]:
+            assert res[t][k] == pytest.approx(want[k], abs=1e-12), (t, k)
+        assert res[t]["hamming_loss"] == M.hamming_loss(y, pred)
+        assert res[t]["f1_macro_c"] == M.f1(y, pred)
+
+
 # ---- evaluate == the individual functions, exactly ---------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 7])
@@ -414,6 +431,9 @@ def test_validation_errors():
         M.recall(y, y, orient="label")
     with pytest.raises(ValueError, match="unknown cutoff"):
         M.evaluate(y, s, cutoff="threshold")
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="integer top_k"):
+            M.evaluate(y, s, cutoff=bad)
     with pytest.raises(ValueError, match="duplicates"):
         M.evaluate(y, s, ties=("dense", "dense"))
     with pytest.raises(ValueError, match="needs y_true"):

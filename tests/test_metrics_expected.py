@@ -31,7 +31,7 @@ def n_orders(s):
                         for row in s]))
 
 
-def brute_force(y, s):
+def brute_force(y, s, top_k=None):
     """Mean over all joint orders of every metric computed with the ordinal ranking."""
     rows = [list(orders(row)) for row in s]
     acc, count = {}, 0
@@ -39,7 +39,7 @@ def brute_force(y, s):
         r = np.stack(combo)
         vals = {k: np.mean(f(y, s, r)) for k, f in ref.RANKING.items()}
         vals["ap_label"] = np.mean(ref.ap_label(y, s, r))
-        vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r)))
+        vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r, top_k)))
         for k, v in vals.items():
             acc[k] = acc.get(k, 0.0) + v
         count += 1
@@ -83,6 +83,17 @@ def test_expected_across_documents_and_labels(case):
     for k in ESTIMATED:  # Monte-Carlo: within 5 standard errors (or exact when no draw varies)
         se = res.stderr[0, M.METRIC_KEYS.index(k)]
         assert abs(got[k] - want[k]) <= 5 * se + 1e-12, (k, got[k], want[k], se)
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_tied(max_n=2, max_q=5), st.integers(0, 6))
+def test_expected_top_k_cutoff(case, top_k):
+    y, s = case
+    assume(n_orders(s) <= 1500)
+    want, _ = brute_force(y, s, top_k)
+    got = M.evaluate(y, s, ties="expected", cutoff=top_k)["expected"]
+    for k in EXACT_KEYS:
+        assert got[k] == pytest.approx(want[k], abs=1e-12), k
 
 
 def test_eight_labels_all_orders():

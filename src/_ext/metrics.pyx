@@ -90,18 +90,18 @@ cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k
 
 
 cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
-                             uint64_t zkey, double* out, double* lab) noexcept nogil:
+                             Py_ssize_t top_k, uint64_t zkey, double* out,
+                             double* lab) noexcept nogil:
     """Dense/standard/modified values of one sorted row (whole tie groups)."""
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
     cdef Py_ssize_t start = 0, stop, p, group = 0, rel_g, cum_rel = 0, cum_nonrel = 0
-    cdef Py_ssize_t m = 0, cut, tp, npred, c
+    cdef Py_ssize_t m = 0, c, tp = 0, npred = 0, tp_r = 0, npred_r = 0
     cdef Py_ssize_t cov_dense = 0, cov_standard = 0, cov_modified = 0
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec
-    cdef bint is_zero
-    cut = _group_cut(end, q, n_rel)
-    tp = 0
-    npred = 0
+    cdef bint is_zero, drop_zero = top_k < 0
+    cdef Py_ssize_t cut_r = _group_cut(end, q, n_rel)
+    cdef Py_ssize_t cut = cut_r if top_k < 0 else _group_cut(end, q, top_k)
     out[G_ONE_ERROR] = 1.0
     while start < q:
         stop = end[start]
@@ -123,7 +123,10 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
             ap_lab += rel_g * prec
             if not is_zero:
                 ap_pos += prec
-        if stop <= cut and not is_zero:
+        if stop <= cut_r and not is_zero:
+            tp_r += rel_g
+            npred_r += stop - start
+        if stop <= cut and not (drop_zero and is_zero):
             tp += rel_g
             npred += stop - start
             for p in range(start, stop):
@@ -139,19 +142,21 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
     out[G_RANKING_LOSS] = loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
     out[G_AP_POSITION] = ap_pos / m if n_rel > 0 else 1.0
     out[G_AP_LABEL] = ap_lab / n_rel if n_rel > 0 else 1.0
-    out[G_R_PRECISION] = <double> tp / npred if npred > 0 else 0.0
+    out[G_R_PRECISION] = <double> tp_r / npred_r if npred_r > 0 else 0.0
     out[G_TP] = tp
     out[G_NPRED] = npred
 
 
 cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
-                               uint64_t zkey, uint64_t seed, Py_ssize_t row, double* out,
-                               double* lab) noexcept nogil:
+                               Py_ssize_t top_k, uint64_t zkey, uint64_t seed, Py_ssize_t row,
+                               double* out, double* lab) noexcept nogil:
     """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t p, c, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
+    cdef Py_ssize_t tp_r = 0, npred_r = 0
+    cdef Py_ssize_t k = n_rel if top_k < 0 else top_k
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec
-    cdef bint is_zero
+    cdef bint is_zero, drop_zero = top_k < 0
     cdef uint64_t state = row_state(seed, row)
     shuffle_groups(order, w.end, q, &state)
     for p in range(q):
@@ -168,6 +173,9 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
         else:
             cum_nonrel += 1
         if p < n_rel and not is_zero:
+            npred_r += 1
+            tp_r += y[c]
+        if p < k and not (drop_zero and is_zero):
             npred += 1
             lab[q + c] += 1.0
             if y[c]:
@@ -178,13 +186,13 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     out[O_RANKING_LOSS] = loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
     out[O_AP_POSITION] = ap_pos / n_rel if n_rel > 0 else 1.0
     out[O_AP_LABEL] = ap_lab / n_rel if n_rel > 0 else 1.0
-    out[O_R_PRECISION] = <double> tp / npred if npred > 0 else 0.0
+    out[O_R_PRECISION] = <double> tp_r / npred_r if npred_r > 0 else 0.0
     out[O_TP] = tp
     out[O_NPRED] = npred
 
 
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
-                                uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
+                                Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, double* out, double* lab,
                                 int32_t* mc) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
@@ -199,17 +207,20 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
     * average precision: a relevant label sits in slot k of the group with probability
       a/s, and then has on average (k-1)(a-1)/(s-1) relevant labels above it in the group,
       so the group adds (a/s) sum_k (A + 1 + (k-1)(a-1)/(s-1)) / (B + k);
-    * perfect cutoff: groups before position |C| are taken whole; the group holding that
-      position gives d = |C| - B labels drawn without replacement (hypergeometric): each of
-      its labels is predicted with probability d/s, all d are relevant with probability
-      prod_{i<d} (a-i)/(s-i). |Ŝ| itself is not random (belief-0 labels form one group).
+    * cutoff at k positions (perfect: k = |C|, belief-0 labels dropped; top-k): groups
+      before position k are taken whole; the group holding it gives d = k - B labels drawn
+      without replacement (hypergeometric): each of its labels is predicted with
+      probability d/s, all d are relevant with probability prod_{i<d} (a-i)/(s-i). |Ĉ|
+      itself is not random (belief-0 labels form one group), so the exact match is
+      [|Ĉ| = |C|] times the probability that every predicted label is relevant.
     """
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
     cdef Py_ssize_t start = 0, stop, p, c, k, j, s, a, d, cum_rel = 0, cum_nonrel = 0
+    cdef Py_ssize_t cut = n_rel if top_k < 0 else top_k
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, cov = 0.0, tp = 0.0, npred = 0.0
-    cdef double exact = 1.0, t, share
-    cdef bint is_zero
+    cdef double tp_r = 0.0, npred_r = 0.0, exact = 1.0, t, share
+    cdef bint is_zero, drop_zero = top_k < 0
     cdef int32_t tmp
     cdef int32_t* draw
     cdef uint64_t state
@@ -235,11 +246,13 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
             ap_lab += t
             if not is_zero:
                 ap_pos += t
-        if start < n_rel:  # this group is (partly) inside the perfect cutoff
+        if start < n_rel and not is_zero:  # r-precision: the first |C| positions
             d = (stop if stop < n_rel else n_rel) - start
-            if is_zero:
-                exact = 0.0  # |Ŝ| < |C|
-            elif d == s:
+            npred_r += d
+            tp_r += <double> d * a / s
+        if start < cut and not (drop_zero and is_zero):  # (partly) inside the cutoff
+            d = (stop if stop < cut else cut) - start
+            if d == s:
                 npred += s
                 tp += a
                 if a < s:
@@ -284,15 +297,18 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
     out[E_RANKING_LOSS] = loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
     out[E_AP_POSITION] = ap_pos / n_rel if n_rel > 0 else 1.0
     out[E_AP_LABEL] = ap_lab / n_rel if n_rel > 0 else 1.0
-    out[E_R_PRECISION] = tp / npred if npred > 0 else 0.0
+    out[E_R_PRECISION] = tp_r / npred_r if npred_r > 0 else 0.0
     out[E_TP] = tp
     out[E_NPRED] = npred
-    out[E_EXACT] = exact
+    out[E_EXACT] = exact if npred == n_rel else 0.0
 
 
-cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families, uint64_t seed,
-                      uint64_t mc_seed, Py_ssize_t n_draws, int32_t* scratch, Py_ssize_t row,
-                      double* out, double* lab, int32_t* mc) noexcept nogil:
+cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
+                      Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
+                      int32_t* scratch, Py_ssize_t row, double* out, double* lab,
+                      int32_t* mc) noexcept nogil:
+    """All requested families for one sorted row; the set metrics use the perfect cutoff
+    (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + 4 * q
@@ -301,19 +317,20 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
         rel[c] += y[c]
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
-        _group_pass(w, q, y, n_rel, zkey, out, lab + 2 * q)
+        _group_pass(w, q, y, n_rel, top_k, zkey, out, lab + 2 * q)
     if families & EXPECTED:
-        _expected_pass(w, q, y, n_rel, zkey, mc_seed, row, n_draws, scratch, out, lab, mc)
+        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, out, lab,
+                       mc)
     if families & ORDINAL:
-        _ordinal_pass(w, q, y, n_rel, zkey, seed, row, out, lab)
+        _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, out, lab)
 
 
 def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
-                   Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families, uint64_t seed,
-                   uint64_t mc_seed, double[:, ::1] doc, double[:, :, ::1] lab,
-                   int32_t[:, :, :, ::1] mc):
-    """Fill ``doc`` and ``lab`` (zeroed by the caller) for a dense (n, q) belief matrix given
-    as its flat buffer and element strides."""
+                   Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families,
+                   Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, double[:, ::1] doc,
+                   double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
+    """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for a dense (n, q) belief
+    matrix given as its flat buffer and element strides; top_k < 0 is the perfect cutoff."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef int32_t* scratch
@@ -332,7 +349,7 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
                 hi = (chunk + 1) * n // n_chunks
                 for i in range(lo, hi):
                     sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                    _row(w, q, &y[i, 0], families, seed, mc_seed, n_draws, scratch, i,
+                    _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
                          &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
@@ -341,9 +358,9 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
 
 
 def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-                 Py_ssize_t q, const uint8_t[:, ::1] y, int families, uint64_t seed,
-                 uint64_t mc_seed, double[:, ::1] doc, double[:, :, ::1] lab,
-                 int32_t[:, :, :, ::1] mc):
+                 Py_ssize_t q, const uint8_t[:, ::1] y, int families, Py_ssize_t top_k,
+                 uint64_t seed, uint64_t mc_seed, double[:, ::1] doc,
+                 double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
     """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, start, nnz, n = indptr.shape[0] - 1
@@ -369,7 +386,7 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
                         sort_csr_row(&data[start], &indices[start], nnz, q, w)
                     else:
                         sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
-                    _row(w, q, &y[i, 0], families, seed, mc_seed, n_draws, scratch, i,
+                    _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
                          &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)

@@ -79,8 +79,10 @@ def score_args(y_score):
                      y_score.strides[1] // item)
 
 
-def run_kernel(y_true, y_score, families, seed, n_draws=0):
-    """Run the metric kernel; inputs must come from :func:`check_inputs`. Returns
+def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None):
+    """Run the metric kernel; inputs must come from :func:`check_inputs`. The set metrics'
+    counts use the perfect cutoff, or the first ``top_k`` positions when it is given.
+    Returns
 
     * ``doc`` (n, N_SLOTS): per-document values (columns: :func:`column`);
     * ``lab`` (9, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
@@ -99,5 +101,6 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0):
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.int32)
     kind, args = score_args(y_score)
     run = _kernel.evaluate_csr if kind == "csr" else _kernel.evaluate_dense
-    run(*args, y_true, families, seed, seed ^ _MC_SALT, doc, lab, mc)
+    run(*args, y_true, families, -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, doc,
+        lab, mc)
     return doc, lab.sum(axis=0), mc.sum(axis=0, dtype=np.int64)

@@ -114,8 +114,10 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     y_score : float array or sparse matrix, (n_documents, n_labels)
     ties : str or sequence of {"ordinal", "dense", "standard", "modified", "expected"}
         Default: the four ranking types of the thesis.
-    cutoff : {"perfect"}
-        The set-based metrics use the thesis' perfect cutoff (:func:`cutoff`).
+    cutoff : "perfect" or int, default "perfect"
+        Predicted sets of the set-based metrics: the thesis' perfect cutoff, or an int k for
+        the top-k policy (the first k labels, whole tie groups except under ordinal; see
+        :func:`cutoff`). ``r_precision`` always uses the first ``|C_j|`` positions.
     random_state : None, int or numpy.random.Generator, default 0
         Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call).
     zero_division : float, default 0.0
@@ -134,7 +136,7 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
         raise ValueError(f"ties is empty; choose from {ALL_TIES}")
     if len(set(ties)) != len(ties):
         raise ValueError(f"ties has duplicates: {ties}")
-    check_option("cutoff", cutoff, CUTOFFS)
+    top_k = _check_cutoff(cutoff)
     zero_division = _check_zero_division(zero_division)
     if not isinstance(n_draws, numbers.Integral) or n_draws < 2:
         raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
@@ -143,7 +145,7 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     for t in ties:
         families |= family(t)
     seed = draw_seed(random_state) if families & (ORDINAL | EXPECTED) else 0
-    doc, lab, mc = run_kernel(y_true, y_score, families, seed, n_draws)
+    doc, lab, mc = run_kernel(y_true, y_score, families, seed, n_draws, top_k)
     values = np.empty((len(ties), len(METRIC_KEYS)))
     stderr = np.full(values.shape, np.nan)
     for row, t in enumerate(ties):
@@ -159,6 +161,16 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
                 values[row, k] = mean
                 stderr[row, k] = se
     return Evaluation(ties, values, stderr, n_draws if EXPECTED_TIES in ties else 0)
+
+
+def _check_cutoff(cutoff):
+    """None for the perfect cutoff, else the top-k count."""
+    if isinstance(cutoff, str):
+        check_option("cutoff", cutoff, CUTOFFS)
+        return None
+    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 0:
+        return int(cutoff)
+    raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 0, got {cutoff!r}')
 
 
 def _set_values(c, zd):
