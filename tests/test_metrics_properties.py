@@ -55,8 +55,9 @@ def test_without_ties_every_type_agrees_with_the_classical_definition(case, seed
 @given(tied_case(max_n=1), st.integers(0, 2**32 - 1))
 def test_coverage_order_per_document(case, seed):
     y, s = case  # one document: the mean is the document's value
-    c = {t: M.coverage(y, s, ties=t, random_state=seed) for t in TIES}
+    c = {t: M.coverage(y, s, ties=t, random_state=seed) for t in TIES + ("expected",)}
     assert c["dense"] <= c["standard"] <= c["ordinal"] <= c["modified"]
+    assert c["standard"] <= c["expected"] + 1e-12 and c["expected"] <= c["modified"] + 1e-12
 
 
 @settings(max_examples=80, deadline=None)
