@@ -1,22 +1,23 @@
 """The tie-aware multi-label metric suite (melotti2009 ch. 4; SPEC §2-§4).
 
-* ranking-based, with ``ties="ordinal"|"dense"|"standard"|"modified"``: :func:`one_error`,
-  :func:`coverage`, :func:`ranking_loss`, :func:`average_precision`, :func:`r_precision`;
+* ranking-based, with ``ties="ordinal"|"dense"|"standard"|"modified"|"expected"``:
+  :func:`one_error`, :func:`coverage`, :func:`ranking_loss`, :func:`average_precision`,
+  :func:`r_precision` (``"expected"``: the exact mean of ``"ordinal"`` over random orders);
 * :func:`cutoff`: from beliefs to predicted sets (perfect, threshold, top-k);
 * set-based, on a 0/1 prediction: :func:`hamming_loss`, :func:`exact_match`,
   :func:`zero_one_loss`, :func:`accuracy`, :func:`precision`, :func:`recall`,
   :func:`fbeta`, :func:`f1`, :func:`contingency`, :func:`label_problem_rates`;
 * :func:`evaluate`: the 19 study metrics under several ranking types, one sort per row.
 """
-from ._common import TIES
-from ._evaluate import METRIC_KEYS, Evaluation, evaluate
+from ._common import ALL_TIES, TIES
+from ._evaluate import ESTIMATED_KEYS, METRIC_KEYS, Evaluation, evaluate
 from ._ranking_metrics import average_precision, coverage, cutoff, one_error, r_precision, \
     ranking_loss
 from ._set_metrics import Contingency, accuracy, contingency, exact_match, f1, fbeta, \
     hamming_loss, label_problem_rates, precision, recall, zero_one_loss
 
 __all__ = [
-    "TIES", "METRIC_KEYS", "Evaluation", "evaluate", "cutoff",
+    "TIES", "ALL_TIES", "METRIC_KEYS", "ESTIMATED_KEYS", "Evaluation", "evaluate", "cutoff",
     "one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
     "hamming_loss", "exact_match", "zero_one_loss", "accuracy", "precision", "recall",
     "fbeta", "f1", "contingency", "Contingency", "label_problem_rates",

@@ -2,7 +2,7 @@
 
 The compiled kernel (``fastrank._ext.metrics``) sorts each row once and returns, per
 document, every ranking-based value of the requested ranking *families* (ordinal; group =
-dense/standard/modified) plus the perfect-cutoff counts; see its module docstring.
+dense/standard/modified; expected) plus the cutoff counts; see its module docstring.
 """
 import numpy as np
 import scipy.sparse as sp
