@@ -65,7 +65,8 @@ class Evaluation:
 
     @property
     def estimated(self):
-        return [(self.ties[t], self.metrics[k]) for t, k in zip(*np.nonzero(~np.isnan(self.stderr)))]
+        rows, cols = np.nonzero(~np.isnan(self.stderr))
+        return [(self.ties[t], self.metrics[k]) for t, k in zip(rows, cols)]
 
     def __repr__(self):
         return f"Evaluation(ties={self.ties})"
