@@ -49,7 +49,8 @@ def one_error(y_true, y_score, *, ties="modified", random_state=None):
     standard and modified all put the whole top group at rank 1). Under ``"ordinal"`` the
     top is one label drawn at random from the top group, i.e. the classical one-error
     (eq. 4.1). A document without relevant labels scores 1 (no relevant label can be on
-    top).
+    top); one with every label relevant scores 0. ``"expected"``: ``1 - a/s`` for a top
+    group of ``s`` labels, ``a`` of them relevant.
 
     Parameters
     ----------
@@ -71,7 +72,9 @@ def coverage(y_true, y_score, *, ties="modified", random_state=None):
     ``dense <= standard <= ordinal <= modified``. ``coverage(ties="modified")`` equals
     ``sklearn.metrics.coverage_error - 1`` on documents with at least one relevant label. A
     document without relevant labels scores 0 (scikit-learn's ``coverage_error`` gives it
-    0 too, which is -1 on this scale: the two differ by 1/n for each such document).
+    0 too, which is -1 on this scale: the two differ by 1/n for each such document); one
+    with every label relevant scores the rank of the last label minus 1 (``q - 1`` except
+    under dense, and under standard when the last group is tied).
     """
     return _mean_value("coverage", y_true, y_score, ties, random_state)
 
@@ -102,7 +105,9 @@ def average_precision(y_true, y_score, *, per="position", ties="modified", rando
     rule. With ``ties="modified"`` it equals
     ``sklearn.metrics.label_ranking_average_precision_score``.
 
-    Without ties both forms coincide. A document without relevant labels scores 1.
+    Without ties both forms coincide. A document without relevant labels scores 1 (the
+    scikit-learn convention); with every label relevant ``per="label"`` scores 1 and
+    ``per="position"`` too, unless some labels have belief 0 (they add precision 0).
     """
     check_option("per", per, AP_PER)
     return _mean_value("ap_" + per, y_true, y_score, ties, random_state)
@@ -114,8 +119,9 @@ def r_precision(y_true, y_score, *, ties="modified", random_state=None):
     Walking down the ranks, whole tie groups are taken (one label at a time under
     ``"ordinal"``) until at least ``|C_j|`` labels are in ``Ŝ``; labels of belief 0 are then
     dropped; the score is ``|Ŝ ∩ C_j| / |Ŝ|``, and 0 when ``Ŝ`` is empty (in particular for a
-    document without relevant labels). ``Ŝ`` is the perfect-cutoff prediction of
-    :func:`cutoff`. Higher is better.
+    document without relevant labels, or whose top ``|C_j|`` labels all have belief 0).
+    With every label relevant it is 1 (unless every belief is 0). ``Ŝ`` is the
+    perfect-cutoff prediction of :func:`cutoff`. Higher is better.
     """
     return _mean_value("r_precision", y_true, y_score, ties, random_state)
 

@@ -138,7 +138,8 @@ def hamming_loss(y_true, y_pred):
 def exact_match(y_true, y_pred):
     """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]`` (eq. 4.15-4.16).
 
-    Equals ``sklearn.metrics.accuracy_score`` on indicator matrices. (gatto prints 0.980 for
+    A document with ``Ĉ_j = C_j = ∅`` counts as exact. Equals
+    ``sklearn.metrics.accuracy_score`` on indicator matrices. (gatto prints 0.980 for
     "subset accuracy" because its R code averages label-wise equality, i.e. 1 - Hamming
     loss; the subset accuracy of its example is 49/51.)
     """
