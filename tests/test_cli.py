@@ -37,3 +37,10 @@ def test_bad_file_is_one_line_and_exit_2(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "fastrank", "rank", str(tmp_path / "no.csv")],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.startswith("fastrank rank: error:")
+
+
+def test_every_public_name_resolves():
+    import fastrank
+    for name in fastrank.__all__:
+        assert getattr(fastrank, name) is not None, name
+    assert {"ranking", "metrics", "study"} <= set(dir(fastrank))
