@@ -239,3 +239,23 @@ def test_raw_reuters_text_is_indexed_per_fold(shared_data):
 
 def test_top_level_export():
     assert fastrank.run_study is run_study
+
+
+def test_expected_as_a_fifth_ranking_type():
+    four = run_study("yeast", classifiers=("knn",), folds=3, random_state=4)
+    five = run_study("yeast", classifiers=("knn",), folds=3, random_state=4,
+                     ties=STUDY_TIES + ("expected",))
+    # adding "expected" changes nothing else, and Table 5.3 stays judged on D/P/M
+    assert np.array_equal(five.values["knn"][:4], four.values["knn"])
+    assert [five.recommendation(m) for m in METRIC_KEYS] == \
+        [four.recommendation(m) for m in METRIC_KEYS]
+    assert five.partial_order("knn", "one_error").endswith("; O ≡ E")
+    e = five.ties.index("expected")
+    estimated = [METRIC_KEYS.index(k) for k in fastrank.metrics.ESTIMATED_KEYS]
+    exact = [k for k in range(19) if k not in estimated]
+    assert np.isfinite(five.stderr["knn"][e, estimated]).all()
+    assert np.isnan(five.stderr["knn"][e, exact]).all()
+    back = StudyResult.from_json(five.to_json())
+    assert back.to_json() == five.to_json()
+    np.testing.assert_array_equal(back.stderr["knn"][e, estimated],
+                                  five.stderr["knn"][e, estimated])

@@ -112,6 +112,7 @@ def _cmd_study(args):
             print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr, flush=True)
 
     result = run_study(dataset, classifiers=classifiers, folds=args.folds,
+                       ties=tuple(t.strip() for t in args.ties.split(",") if t.strip()),
                        random_state=args.seed, calibrate=args.calibrate, n_jobs=args.n_jobs,
                        params=overrides, progress=progress)
     paths = write_study(result, args.out)
@@ -157,6 +158,9 @@ def build_parser():
     p.add_argument("--classifiers", default="knn,mlknn,vgram,vgramcor",
                    help="comma-separated subset of knn,mlknn,vgram,vgramcor")
     p.add_argument("--folds", type=int, default=10)
+    p.add_argument("--ties", default="ordinal,dense,standard,modified",
+                   help="ranking types, comma-separated; add 'expected' for the exact mean "
+                        "of ordinal over random orders")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="fastrank-study", help="output folder")
     p.add_argument("--calibrate", action="store_true",

@@ -13,10 +13,11 @@ import tempfile
 
 import numpy as np
 
-from .study import LOWER_IS_BETTER, TIE_LETTERS, CLASSIFIERS
+from .metrics import ESTIMATED_KEYS
+from .study import CLASSIFIERS, LOWER_IS_BETTER, TIE_LETTERS
 
 TIE_NAMES = {"ordinal": "Ordinal", "dense": "Dense", "standard": "Standard",
-             "modified": "Modified"}
+             "modified": "Modified", "expected": "Expected"}
 
 
 class Table:
@@ -86,10 +87,14 @@ def tables(result, alpha=0.05, timings=True):
             cells = []
             for t in ties:
                 v = result.fold_values(c, t, m)
-                cells.append(f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f}")
+                estimated = t == "expected" and m in ESTIMATED_KEYS
+                cells.append(("~" if estimated else "") +
+                             f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f}")
             rows.append([m] + cells)
+        note = ("~ Monte-Carlo estimate (standard errors in results.json); every other "
+                "expected value is exact." if "expected" in ties else "")
         out.append(Table(f"{_name(c)}: mean ± sd over folds", ["metric"] +
-                         [TIE_NAMES[t] for t in ties], rows))
+                         [TIE_NAMES[t] for t in ties], rows, note=note))
     if "ordinal" in ties and len(ties) > 1:
         others = [t for t in ties if t != "ordinal"]
         for m in result.metrics:
@@ -107,7 +112,7 @@ def tables(result, alpha=0.05, timings=True):
              for m in result.metrics],
             note="O ≺ X: the metric is significantly smaller with the ordinal ranking than "
                  "with X; ≻ larger; ≡ no significant difference. "
-                 + ", ".join(f"{v} = {TIE_NAMES[k]}" for k, v in TIE_LETTERS.items()) + "."))
+                 + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in ties) + "."))
         out.append(Table(
             "Appropriate ranking per metric (Table 5.3)",
             ["metric", "better is", "experiments", "choice (thesis)"],

@@ -13,8 +13,9 @@ Conventions chosen here (the thesis is silent or specific to its data):
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
-* Table 5.3 "experiments" column: ``O/D/P/M`` when no classifier shows a significant
-  difference for the metric; otherwise the tie-aware types, keeping — where they disagree
+* Table 5.3 "experiments" column (judged on ordinal against dense, standard and modified;
+  "expected" is reported but not part of it): ``O/D/P/M`` when no classifier shows a
+  significant difference for the metric; otherwise the tie-aware types, keeping — where they disagree
   among themselves (coverage) — only those that never favour tied rankings relative to
   ordinal (a loss not significantly smaller, a gain not significantly larger). The "choice"
   column is the thesis' choice, modified (``M``), for every metric.
@@ -31,7 +32,7 @@ import numpy as np
 from . import datasets as _datasets
 from ._parallel import num_threads
 from ._validation import check_option
-from .metrics import METRIC_KEYS, evaluate
+from .metrics import ESTIMATED_KEYS, METRIC_KEYS, evaluate
 from .model_selection import KFold
 from .neighbors import KNN, MLkNN
 from .ranking import tie_groups
@@ -40,7 +41,11 @@ from .text import TfidfIndexer
 from .wnn import VGRAM, VGRAMCor
 
 STUDY_TIES = ("ordinal", "dense", "standard", "modified")
-TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M"}  # Padrão = P
+#: "expected" (issue 9) may be added as a fifth type: the exact mean of ordinal over orders
+ALLOWED_TIES = STUDY_TIES + ("expected",)
+TIE_AWARE = ("dense", "standard", "modified")
+TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  # Padrão = P
+               "expected": "E"}
 LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
 RESULT_FORMAT = "fastrank-study/1"
 
@@ -67,6 +72,8 @@ class StudyResult:
     """Everything a study produced.
 
     ``values[c]`` is an array (n_ties, n_metrics, n_folds) for classifier ``c``;
+    ``stderr[c]`` the same shape: the Monte-Carlo standard error of the two estimated
+    "expected" values (``fastrank.metrics.ESTIMATED_KEYS``), NaN for every exact value;
     ``tie_stats[c]`` maps a statistic name to its per-fold values; ``params[c]`` the
     classifier's parameters (after calibration); ``timings[c]`` per-fold seconds of "fit",
     "predict" and "evaluate" (metrics + tie statistics), ``timings["indexing"]`` per-fold
@@ -83,6 +90,7 @@ class StudyResult:
     values: dict
     tie_stats: dict
     calibration: dict = field(default_factory=dict)
+    stderr: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     metrics: tuple = METRIC_KEYS
 
@@ -120,11 +128,11 @@ class StudyResult:
 
     def recommendation(self, metric, alpha=0.05):
         """Table 5.3 'experiments' column for ``metric`` (rule in the module docstring)."""
-        others = self._others()
+        others = [o for o in self._others() if o in TIE_AWARE]
         rel = {(c, o): self.relation(c, metric, o, alpha)
                for c in self.classifiers for o in others}
         if all(r == "≡" for r in rel.values()):
-            return "/".join(TIE_LETTERS[t] for t in self.ties)
+            return "/".join(TIE_LETTERS[t] for t in ("ordinal", *others))
         tie_aware_agree = all(
             np.array_equal(self.fold_values(c, others[0], metric), self.fold_values(c, o, metric))
             for c in self.classifiers for o in others[1:])
@@ -146,6 +154,10 @@ class StudyResult:
             "calibration": self.calibration,
             "values": {c: {t: {m: self.fold_values(c, t, m).tolist() for m in self.metrics}
                            for t in self.ties} for c in self.classifiers},
+            "stderr": {c: {m: self.stderr[c][self.ties.index("expected"),
+                                             self.metrics.index(m)].tolist()
+                           for m in ESTIMATED_KEYS} for c in self.classifiers}
+            if "expected" in self.ties else {},
             "tie_stats": {c: {k: list(v) for k, v in s.items()}
                           for c, s in self.tie_stats.items()},
         }
@@ -161,7 +173,12 @@ class StudyResult:
         ties, metrics = tuple(d["ties"]), tuple(d["metrics"])
         values = {c: np.array([[d["values"][c][t][m] for m in metrics] for t in ties])
                   for c in d["classifiers"]}
-        return cls(dataset=d["dataset"], classifiers=tuple(d["classifiers"]), ties=ties,
+        stderr = {}
+        for c in d["classifiers"]:
+            stderr[c] = np.full(values[c].shape, np.nan)
+            for m, errs in d.get("stderr", {}).get(c, {}).items():
+                stderr[c][ties.index("expected"), metrics.index(m)] = errs
+        return cls(stderr=stderr, dataset=d["dataset"], classifiers=tuple(d["classifiers"]), ties=ties,
                    folds=d["folds"], random_state=d["random_state"], cutoff=d["cutoff"],
                    params=d["params"], values=values, tie_stats=d["tie_stats"],
                    calibration=d.get("calibration", {}), metrics=metrics)
@@ -257,7 +274,8 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         :class:`fastrank.text.TfidfIndexer` fitted on each training fold.
     classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}
     folds : int, default 10
-    ties : sequence of ranking types; must include "ordinal" for the t-tests.
+    ties : sequence of ranking types; must include "ordinal" for the t-tests. Add
+        "expected" for the exact mean of ordinal over random orders (issue 9).
     cutoff : str, default "perfect" (SPEC §3).
     calibrate : bool
         Choose k (ML-kNN) and neurons × synapses (VG-RAM) on a validation split of the first
@@ -274,8 +292,9 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     classifiers = tuple(classifiers)
     for name in classifiers:
         check_option("classifier", name, tuple(CLASSIFIERS))
+    ties = tuple(ties)
     for t in ties:
-        check_option("ranking type", t, STUDY_TIES)
+        check_option("ranking type", t, ALLOWED_TIES)
     if not isinstance(folds, int) or folds < 2:
         raise ValueError(f"folds must be an int >= 2, got {folds!r}")
     if folds > dataset.n_documents:
@@ -289,6 +308,7 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))
     values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
+    stderr = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
     tie_stats = {c: {"top": [], "boundary": [], "group_size": []} for c in classifiers}
     timings = {"indexing": [], **{c: {"fit": [], "predict": [], "evaluate": []}
                                   for c in classifiers}}
@@ -312,9 +332,10 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
                 t2 = time.perf_counter()
                 timings[c]["fit"].append(t1 - t0)
                 timings[c]["predict"].append(t2 - t1)
-                result = evaluate(Y[test], scores, ties=tuple(ties), cutoff=cutoff,
+                result = evaluate(Y[test], scores, ties=ties, cutoff=cutoff,
                                   random_state=random_state + f)
                 values[c][:, :, f] = result.values
+                stderr[c][:, :, f] = result.stderr
                 for key, v in tie_statistics(Y[test], scores).items():
                     tie_stats[c][key].append(v)
                 timings[c]["evaluate"].append(time.perf_counter() - t2)
@@ -324,9 +345,9 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     summary = dataset.summary()
     return StudyResult(
         dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
-        classifiers=classifiers, ties=tuple(ties), folds=folds, random_state=random_state,
+        classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
         cutoff=cutoff, params=config, values=values, tie_stats=tie_stats,
-        calibration=calibration, timings=timings)
+        calibration=calibration, stderr=stderr, timings=timings)
 
 
 def _plain(v):
