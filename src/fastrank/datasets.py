@@ -270,6 +270,28 @@ def _label_positions(labels, attrs, relation, path):
     return pos
 
 
+def _parse_rows(data, first_line, source, names, is_label, nominal):
+    """X (CSR) and Y (uint8) from ARFF-style data rows (dense CSV or sparse), through the
+    compiled tokenizer; ``nominal[a]`` is None (numeric) or a dict bytes -> float."""
+    from ._ext.arff import parse_arff_data
+
+    col = np.empty(len(names), dtype=np.int32)
+    n_labels = int(is_label.sum())
+    col[is_label == 1] = np.arange(n_labels)
+    col[is_label == 0] = np.arange(len(names) - n_labels)
+    binary = {b"0": 0.0, b"1": 1.0}
+    kind = np.array([0 if m is None else 2 if m == binary else 1 for m in nominal], dtype=np.uint8)
+    xp, xi, xv, yp, yi = parse_arff_data(data, first_line, source, names, col, is_label,
+                                         nominal, kind)
+    n = xp.size - 1
+    if n == 0:
+        raise ValueError(f"{source}: line {first_line}: no data rows")
+    X = sp.csr_matrix((xv, xi, xp), shape=(n, len(names) - n_labels))
+    Y = np.zeros((n, n_labels), dtype=np.uint8)
+    Y[np.repeat(np.arange(n), np.diff(yp)), yi] = 1
+    return X, Y
+
+
 def load_arff(path, labels=None, name=None):
     """Load a Mulan or MEKA ARFF file (dense and sparse ``{index value, ...}`` rows).
 
@@ -285,8 +307,6 @@ def load_arff(path, labels=None, name=None):
     Features and labels keep the attribute order of the file (also when the XML lists the
     labels in another order). The data section is tokenized in one compiled pass into CSR.
     """
-    from ._ext.arff import parse_arff_data
-
     path = os.fspath(path)
     with open(path, "rb") as f:
         relation, attrs, first_line = _read_arff_header(f, path)
@@ -299,9 +319,6 @@ def load_arff(path, labels=None, name=None):
     label_pos = _label_positions(labels, attrs, relation, path)
     is_label = np.zeros(len(attrs), dtype=np.uint8)
     is_label[label_pos] = 1
-    col = np.empty(len(attrs), dtype=np.int32)
-    col[is_label == 1] = np.arange(label_pos.size)
-    col[is_label == 0] = np.arange(len(attrs) - label_pos.size)
     nominal = []
     for a, (attr, values, line) in enumerate(attrs):
         if values is None:
@@ -313,18 +330,8 @@ def load_arff(path, labels=None, name=None):
             nominal.append({b"0": 0.0, b"1": 1.0})
         else:
             nominal.append({v.encode("utf-8"): float(k) for k, v in enumerate(values)})
-    binary = {b"0": 0.0, b"1": 1.0}
-    kind = np.array([0 if m is None else 2 if m == binary else 1 for m in nominal], dtype=np.uint8)
     names = [a[0] for a in attrs]
-    xp, xi, xv, yp, yi = parse_arff_data(data, first_line, path, names, col, is_label, nominal,
-                                         kind)
-    n = xp.size - 1
-    if n == 0:
-        raise ValueError(f"{path}: line {first_line}: no data rows after @data")
-    n_features = len(attrs) - label_pos.size
-    X = sp.csr_matrix((xv, xi, xp), shape=(n, n_features))
-    Y = np.zeros((n, label_pos.size), dtype=np.uint8)
-    Y[np.repeat(np.arange(n), np.diff(yp)), yi] = 1
+    X, Y = _parse_rows(data, first_line, path, names, is_label, nominal)
     return Dataset(X, Y, feature_names=[names[a] for a in np.flatnonzero(is_label == 0)],
                    label_names=[names[a] for a in label_pos],
                    name=name or os.path.splitext(os.path.basename(path))[0],
@@ -525,13 +532,13 @@ def _load_embedded(key):
     info = _EMBEDDED[key]
     raw = gzip.decompress(resources.files("fastrank").joinpath("data", info["file"]).read_bytes())
     header, body = raw.split(b"\n", 1)
-    table = header.decode("ascii").strip().split(",")
-    values = np.loadtxt(io.BytesIO(body), delimiter=",", dtype=np.float64, ndmin=2)
-    n_features = info["features"]
+    names = header.decode("ascii").strip().split(",")
+    is_label = (np.arange(len(names)) >= info["features"]).astype(np.uint8)
+    X, Y = _parse_rows(body, 2, f"fastrank/data/{info['file']}", names, is_label,
+                       [None] * len(names))
     meta = {k: info[k] for k in ("description", "source", "licence", "citation")}
-    return Dataset(sp.csr_matrix(values[:, :n_features]), values[:, n_features:].astype(np.uint8),
-                   feature_names=table[:n_features],
-                   label_names=table[n_features:], name=key, info=meta)
+    return Dataset(X, Y, feature_names=names[:info["features"]],
+                   label_names=names[info["features"]:], name=key, info=meta)
 
 
 _LOADERS_BY_EXTENSION = {".arff": load_arff, ".svm": load_libsvm, ".libsvm": load_libsvm,
