@@ -169,6 +169,10 @@ def test_individual_functions_and_input_forms():
         assert M.evaluate(y, ss, ties="expected", random_state=4).to_dict()["expected"] == d
     assert res.estimated == [("expected", "precision_macro_c"), ("expected", "f1_macro_c")]
     assert np.isnan(res.stderr[1]).all()
+    se = res.stderr_dict()
+    assert list(se) == ["expected"] and list(se["expected"]) == list(ESTIMATED)
+    assert all(v > 0 for v in se["expected"].values())  # these ties do make the draws vary
+    assert M.evaluate(y, s, ties="modified").stderr_dict() == {}
     text = str(res)
     assert "~" in text and "Monte-Carlo estimate over 100 random orders" in text
     with pytest.raises(ValueError, match="n_draws"):

@@ -44,8 +44,9 @@ class Evaluation:
 
     ``result["modified"]`` is the dict of one ranking type, ``result.to_dict()`` the nested
     dict ``{ranking_type: {metric_key: value}}``, ``result.estimated`` the list of
-    ``(ranking_type, metric_key)`` that are estimates, ``str(result)`` a table in which an
-    estimate is marked ``~`` and followed by its standard error.
+    ``(ranking_type, metric_key)`` that are estimates, ``result.stderr_dict()`` their
+    standard errors, ``str(result)`` a table in which an estimate is marked ``~`` and
+    followed by its standard error.
     """
 
     def __init__(self, ties, values, stderr, n_draws=0):
@@ -62,6 +63,14 @@ class Evaluation:
 
     def to_dict(self):
         return {t: self[t] for t in self.ties}
+
+    def stderr_dict(self):
+        """``{ranking_type: {metric_key: standard error}}`` of the Monte-Carlo estimates."""
+        out = {}
+        for t, key in self.estimated:
+            out.setdefault(t, {})[key] = float(self.stderr[self.ties.index(t),
+                                                           self.metrics.index(key)])
+        return out
 
     @property
     def estimated(self):
