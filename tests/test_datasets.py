@@ -167,6 +167,16 @@ def test_arff_dense_sparse_quotes_comments_nominal_and_meka(tmp_path, newline):
     assert ds.name == "f" and "tiny" in ds.info["relation"]
 
 
+def test_arff_dense_zeros_do_not_keep_token_buffers(tmp_path):
+    rows = "".join(("1" if i % 50 == 0 else "0") + ",0" * 9 + ",1\n" for i in range(500))
+    text = "@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(10)) + \
+        "@attribute y {0,1}\n@data\n" + rows
+    ds = D.load_arff(_write(tmp_path, text), labels=1)
+    assert ds.X.nnz == 10 and ds.Y.sum() == 500
+    for arr in (ds.X.data, ds.X.indices):
+        assert arr.base is None or arr.base.size <= 2 * ds.X.nnz
+
+
 def test_arff_nominal_runs_and_escaped_quotes(tmp_path):
     text = ("@relation r\n@attribute n {x,'it\\'s',\"y z\"}\n@attribute y {0,1}\n@data\n"
             "x,1\n'it\\'s',0\n'it\\'s',0\n\"y z\",1\n'y z',1\nx,0\n{0 'it\\'s'}\n{1 1}\n")

@@ -116,6 +116,11 @@ def test_sklearn_protocol_and_errors():
     assert c.get_params() == idx.get_params() and c is not idx
     assert idx.set_params(stop_words=None) is idx and idx.stop_words is None
     assert "TfidfIndexer(" in repr(idx)
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    pipe = make_pipeline(TfidfIndexer(stop_words=None), KNeighborsClassifier(1))
+    pipe.fit(["arroz banana", "café leite", "arroz feijão"], [0, 1, 0])
+    assert pipe.predict(["leite quente"]).tolist() == [1]
     with pytest.raises(ValueError, match="invalid parameter 'norm'"):
         idx.set_params(norm="l1")
     with pytest.raises(ValueError, match="not fitted"):

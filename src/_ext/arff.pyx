@@ -5,9 +5,11 @@ header and hands the data section over as one ``bytes`` object.
 
 One pass over the bytes, no per-line Python strings: output buffers are sized up front from
 a count of separators (every stored value is preceded by a comma, a line start or a blank),
-so memory is O(file size) and the time is linear. Numbers with at most 15 digits and no
-exponent are converted exactly (an integer mantissa below 2**53 divided by an exact power of
-ten is correctly rounded, like ``strtod``); anything else goes through ``strtod``.
+so memory is O(file size) and the time is linear; buffers more than half empty at the end
+are trimmed by a copy, so a dense file full of zeros does not keep them alive. Numbers with
+at most 15 digits and no exponent are converted exactly (an integer mantissa below 2**53
+divided by an exact power of ten is correctly rounded, like ``strtod``); anything else goes
+through ``strtod``.
 Every malformed row raises ``ValueError("<source>: line <n>: <what was expected>")``.
 """
 import numpy as np
@@ -73,6 +75,11 @@ cdef inline Py_ssize_t _count(const char* p, Py_ssize_t n, char a, char b) noexc
         if p[i] == a or p[i] == b:
             k += 1
     return k
+
+
+def _trim(arr, Py_ssize_t n):
+    """The first n entries; copied when that frees more than half of the buffer."""
+    return arr[:n] if 2 * n >= arr.shape[0] else arr[:n].copy()
 
 
 def _fail(str source, Py_ssize_t line, str what):
@@ -282,8 +289,8 @@ def parse_arff_data(bytes buf, Py_ssize_t first_line, str source, list names,
         rows += 1
         xp[rows] = st.nx
         yp[rows] = st.ny
-    return (x_indptr[:rows + 1], x_indices[:st.nx], x_data[:st.nx],
-            y_indptr[:rows + 1], y_indices[:st.ny])
+    return (_trim(x_indptr, rows + 1), _trim(x_indices, st.nx), _trim(x_data, st.nx),
+            _trim(y_indptr, rows + 1), _trim(y_indices, st.ny))
 
 
 def parse_libsvm(bytes buf, str source):
@@ -385,5 +392,5 @@ def parse_libsvm(bytes buf, str source):
         rows += 1
         xp[rows] = nx
         yp[rows] = ny
-    return (x_indptr[:rows + 1], x_indices[:nx], x_data[:nx], y_indptr[:rows + 1],
-            y_labels[:ny])
+    return (_trim(x_indptr, rows + 1), _trim(x_indices, nx), _trim(x_data, nx),
+            _trim(y_indptr, rows + 1), _trim(y_labels, ny))
