@@ -74,11 +74,12 @@ def rank_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t 
         w = sort_work_new(q)
         if w == NULL:
             failed[0] = 1
-        else:
-            for i in prange(n, schedule="static"):
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n, schedule="static"):
+            if w != NULL:
                 sort_dense_row(&flat[i * row_stride], col_stride, q, w)
                 _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
-            sort_work_free(w)
+        sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate ranking scratch")
 
@@ -95,16 +96,18 @@ def rank_csr(const floating[::1] data, const index_t[::1] indices, const index_t
         w = sort_work_new(q)
         if w == NULL:
             failed[0] = 1
-        else:
-            for i in prange(n, schedule="static"):
-                lo = indptr[i]
-                nnz = indptr[i + 1] - lo
-                # &data[lo] is only formed for a non-empty row (lo may equal len(data))
-                if nnz > 0:
-                    sort_csr_row(&data[lo], &indices[lo], nnz, q, w)
-                else:
-                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
-                _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
-            sort_work_free(w)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n, schedule="static"):
+            if w == NULL:
+                continue
+            lo = indptr[i]
+            nnz = indptr[i + 1] - lo
+            # &data[lo] is only formed for a non-empty row (lo may equal len(data))
+            if nnz > 0:
+                sort_csr_row(&data[lo], &indices[lo], nnz, q, w)
+            else:
+                sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+            _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
+        sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate ranking scratch")
