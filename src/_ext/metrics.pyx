@@ -11,8 +11,8 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
 * the *expected* pass (issue 9) walks the tie groups again and writes the exact
   expectation of every ordinal value over uniformly random orders inside the groups
   (closed forms below); for the two category-macro metrics, whose per-label denominators
-  are random, it also draws ``n_draws`` random perfect-cutoff sets per row (only the tie
-  group cut by the cutoff is random) into per-draw label counters ``mc``;
+  are random, it also draws ``n_draws`` random predicted sets per row (only the tie group
+  cut by the cutoff is random) into per-draw label counters ``mc``;
 * the *ordinal* pass shuffles each tie group with the row's own counter-based generator
   (``row_state(seed, row)``, exactly as ``fastrank.ranking.rank(..., "ordinal")`` does) and
   walks the positions. It runs last: it shuffles ``w.order`` in place.
@@ -23,13 +23,14 @@ doc : float64 (n, N_SLOTS)      per-document values, column codes below (mirrore
                                 fastrank/metrics/_common.py)
 lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label: rows 0-1 (ordinal),
                                 2-3 (group) and 5-6 (expected) are predicted-and-relevant
-                                (TP_i) and predicted (TP_i + FP_i) under the perfect cutoff
-                                (SPEC §3); row 4 is relevant (TP_i + FN_i); rows 7-8 are
+                                (TP_i) and predicted (TP_i + FP_i) under the cutoff (SPEC
+                                §3: perfect, or the first top_k positions when top_k >= 0);
+                                row 4 is relevant (TP_i + FN_i); rows 7-8 are
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
 mc : int32 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
-and never depend on the thread count.
+and never depend on the thread count. r-precision always cuts at |C_j| (SPEC §2.5).
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
