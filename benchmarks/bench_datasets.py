@@ -1,5 +1,6 @@
 """Loaders: fastrank.datasets.load_arff vs liac-arff and scipy.io.arff on the Mulan files;
-load_libsvm vs scikit-learn's load_svmlight_file; the synthetic generator at 10**5 documents.
+load_libsvm vs scikit-learn's load_svmlight_file; the synthetic generator at 10**5 documents;
+IterativeStratifiedKFold vs scikit-multilearn's IterativeStratification (time and label deviation).
 
 Run: pytest benchmarks/bench_datasets.py --benchmark-only
 Data from ../shared/data (never committed). The parsers are sequential (one pass over the
@@ -109,3 +110,34 @@ def test_make_multilabel_100k(benchmark):
                             kwargs={"tie_density": 0.1, "random_state": 0}, rounds=3,
                             iterations=1)
     assert ds.X.shape == (100_000, 20_000)
+
+
+def _label_deviation(Y, splits):
+    """Mean |fold label proportion - overall proportion| (Sechidis et al.'s LD, lower = better)."""
+    p = Y.mean(axis=0)
+    return float(np.mean([np.abs(Y[test].mean(axis=0) - p).mean() for _, test in splits]))
+
+
+@pytest.fixture(scope="module")
+def bibtex():
+    stem = FILES["bibtex"]
+    return datasets.load_arff(f"{stem}.arff", labels=f"{stem}.xml")
+
+
+def test_fastrank_iterative_stratification(benchmark, bibtex):
+    from fastrank.model_selection import IterativeStratifiedKFold, KFold
+    benchmark.group = "iterative stratification 10 folds, bibtex"
+    splits = benchmark.pedantic(lambda: list(IterativeStratifiedKFold(10, random_state=0)
+                                             .split(bibtex.X, bibtex.Y)), rounds=5, iterations=1)
+    ld = _label_deviation(bibtex.Y, splits)
+    plain = _label_deviation(bibtex.Y, list(KFold(10, random_state=0).split(bibtex.X)))
+    benchmark.extra_info.update(label_deviation=ld, kfold_label_deviation=plain)
+    assert ld < plain
+
+
+def test_skmultilearn_iterative_stratification(benchmark, bibtex):
+    from skmultilearn.model_selection import IterativeStratification
+    benchmark.group = "iterative stratification 10 folds, bibtex"
+    splits = benchmark.pedantic(lambda: list(IterativeStratification(n_splits=10, order=1)
+                                             .split(bibtex.X, bibtex.Y)), rounds=5, iterations=1)
+    benchmark.extra_info.update(label_deviation=_label_deviation(bibtex.Y, splits))
