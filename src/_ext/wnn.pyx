@@ -48,13 +48,11 @@ cdef extern from *:
        entries at it (ties[0 .. k-1], ascending) */
     typedef struct { uint32_t m; int64_t k; } fr_track;
 
-    /* Distances of test pattern c (WW words) to train patterns t0 .. t1-1 of M, updating
-       the running minimum r and its entry list ties. The test words are copied to locals,
-       which the compiler keeps in registers once the fixed-length loops are unrolled. */
-    #define FR_SCAN_BODY(WW)                                                        \
-        uint64_t q[WW]; int64_t t; int j;                                           \
+    /* Distances of test pattern q (WW words) to train patterns t0 .. t1-1 of M, updating
+       the running minimum r and its entry list ties. */
+    #define FR_SCAN_LOOP(WW)                                                        \
+        int64_t t; int64_t j;                                                       \
         uint32_t m = r->m; int64_t k = r->k;                                        \
-        for (j = 0; j < (WW); j++) q[j] = c[j];                                     \
         for (t = t0; t < t1; t++) {                                                 \
             const uint64_t* p = M + t * (WW);                                       \
             uint32_t d = 0;                                                         \
@@ -65,10 +63,13 @@ cdef extern from *:
             }                                                                       \
         }                                                                           \
         r->m = m; r->k = k;
+    /* Fixed widths: the test words are copied to locals, which the compiler keeps in
+       registers once the fixed-length loops are unrolled. */
     #define FR_SCAN_FIXED(WW)                                                       \
         static void fr_scan_##WW(const uint64_t* M, int64_t t0, int64_t t1,         \
                                  const uint64_t* c, int32_t* ties, fr_track* r)     \
-        { FR_SCAN_BODY(WW) }
+        { uint64_t q[WW]; int i; for (i = 0; i < (WW); i++) q[i] = c[i];            \
+          { FR_SCAN_LOOP(WW) } }
     FR_SCAN_FIXED(1)
     FR_SCAN_FIXED(2)
     FR_SCAN_FIXED(4)
@@ -158,7 +159,7 @@ cdef extern from *:
         case 8: fr_scan_8(M, t0, t1, c, ties, r); return;
         case 16: fr_scan_16(M, t0, t1, c, ties, r); return;
         case 32: fr_scan_32(M, t0, t1, c, ties, r); return;
-        default: { FR_SCAN_BODY(W) }
+        default: { const uint64_t* q = c; FR_SCAN_LOOP(W) }
         }
     }
 
