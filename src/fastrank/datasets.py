@@ -247,7 +247,8 @@ def _label_positions(labels, attrs, relation, path):
         elif meka:
             c = int(meka.group(1))
             if c == 0 or abs(c) >= n_attrs:
-                raise ValueError(f"{path}: relation option -C {c} does not fit {n_attrs} attributes")
+                raise ValueError(f"{path}: relation option -C {c} does not fit {n_attrs} "
+                                 "attributes")
             return np.arange(c) if c > 0 else np.arange(n_attrs + c, n_attrs)
         else:
             raise ValueError(f"{path}: which attributes are labels? pass labels= (the Mulan XML "

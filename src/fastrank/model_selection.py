@@ -25,11 +25,6 @@ def _n_documents(X):
     return int(n)
 
 
-def _rng(random_state):
-    """A fresh Generator per split() for an int seed, the caller's own Generator otherwise."""
-    return check_random_state(random_state)
-
-
 def _complement(n, test):
     mask = np.ones(n, dtype=bool)
     mask[test] = False
@@ -60,7 +55,9 @@ class KFold(_Splitter):
         return self.n_splits
 
     def _order(self, n):
-        return _rng(self.random_state).permutation(n) if self.shuffle else np.arange(n)
+        if not self.shuffle:
+            return np.arange(n)
+        return check_random_state(self.random_state).permutation(n)
 
     def split(self, X, y=None, groups=None):
         n = _n_documents(X)
@@ -103,7 +100,7 @@ class IterativeStratifiedKFold(KFold):
         k = self.n_splits
         if k > n:
             raise ValueError(f"n_splits={k} is larger than the {n} documents")
-        rng = _rng(self.random_state)
+        rng = check_random_state(self.random_state)
         visit = rng.permutation(n)
         rank = np.empty(n, dtype=np.int64)
         rank[visit] = np.arange(n)
@@ -182,7 +179,7 @@ class RepeatedSubsampling(_Splitter):
     def split(self, X, y=None, groups=None):
         n = _n_documents(X)
         n_test = _test_count(self.test_size, n)
-        rng = _rng(self.random_state)
+        rng = check_random_state(self.random_state)
         for _ in range(self.n_repeats):
             order = rng.permutation(n)
             test = np.sort(order[:n_test]).astype(np.int64)
@@ -247,7 +244,7 @@ class Bootstrap(_Splitter):
         n = _n_documents(X)
         if n < 2:
             raise ValueError("the bootstrap needs at least 2 documents")
-        rng = _rng(self.random_state)
+        rng = check_random_state(self.random_state)
         for _ in range(self.n_iterations):
             while True:
                 train = np.sort(rng.integers(0, n, n))
