@@ -4,9 +4,11 @@
 The Python wrapper is ``fastrank.neighbors``; it validates input, normalises rows (with the
 kernels below) and allocates the outputs.
 
-Neighbour order: similarity descending, then base index ascending. Each query keeps a bounded
-min-heap of its k best (similarity, index) pairs *inside its output row* (root = the worst kept
-pair), so a query never holds more than k candidates; the heap is sorted in place at the end.
+Neighbour order: similarity descending, then base index ascending. Selection is partial: in
+the dense search each query keeps a bounded min-heap of its k best (similarity, index) pairs
+inside its output row (root = the worst kept pair), sorted in place at the end; in the CSR
+search a reservoir holds up to 2k candidates that beat a bar (the k-th best so far), compacted
+by quickselect when full, and only the final k are sorted.
 Similarities are clipped to [-1, 1] (rounding can push a normalised dot product past 1).
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
@@ -20,7 +22,7 @@ the thread count.
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, sqrt
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from _tiesort cimport floating, index_t
@@ -30,6 +32,24 @@ cdef enum:
     AGG_MAX = 0
     AGG_SUM = 1
     AGG_COUNT = 2
+
+
+# ---- per-thread scratch ---------------------------------------------------------------------
+
+cdef enum:
+    PAD = 64  # a cache line
+
+
+cdef inline void* _scratch(size_t n) noexcept nogil:
+    """n zeroed bytes with a free cache line on each side, so that no other thread's data
+    shares a cache line with them (false sharing); NULL when out of memory."""
+    cdef char* p = <char*> calloc(n + 2 * PAD, 1)
+    return NULL if p == NULL else <void*> (p + PAD)
+
+
+cdef inline void _scratch_free(void* p) noexcept nogil:
+    if p != NULL:
+        free(<char*> p - PAD)
 
 
 # ---- bounded heap of (similarity, index), root = the pair ranked last ----------------------
@@ -63,6 +83,8 @@ cdef inline void _push(floating* hv, int64_t* hi, Py_ssize_t* size, Py_ssize_t k
                        floating v, int64_t j) noexcept nogil:
     """Offer (v, j) to a heap of capacity k holding size[0] pairs."""
     cdef Py_ssize_t pos, parent
+    if size[0] == k and v < hv[0]:
+        return  # below the worst kept similarity: cannot enter
     if v > 1:
         v = 1
     elif v < -1:
@@ -98,6 +120,107 @@ cdef inline void _sort_heap(floating* hv, int64_t* hi, Py_ssize_t size) noexcept
         hv[end] = v
         hi[end] = j
         _sift_down(hv, hi, end, 0)
+
+
+# ---- reservoir: a buffer of 2k candidates behind a moving bar (CSR search) ----------------
+
+cdef struct Reservoir:
+    Py_ssize_t m        # pairs held in the buffer
+    Py_ssize_t k
+    Py_ssize_t cap      # 2k: compact when full
+    bint has_bar
+    double bar_v        # the k-th best pair kept at the last compaction: a candidate must
+    int64_t bar_i       # rank before it to be worth holding (float -> double is exact)
+
+
+cdef inline bint _before(floating va, int64_t ia, floating vb, int64_t ib) noexcept nogil:
+    """True when (va, ia) ranks before (vb, ib)."""
+    return va > vb or (va == vb and ia < ib)
+
+
+cdef inline void _swap(floating* v, int64_t* ix, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef floating tv = v[a]
+    cdef int64_t ti = ix[a]
+    v[a] = v[b]
+    ix[a] = ix[b]
+    v[b] = tv
+    ix[b] = ti
+
+
+cdef void _select_top(floating* v, int64_t* ix, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
+    """Quickselect (Hoare partition, median-of-three pivot): reorder the m distinct pairs so
+    that the k best are v[0..k) (in any order). Requires 0 < k < m."""
+    cdef Py_ssize_t lo = 0, hi = m - 1, a, b, mid
+    cdef floating pv
+    cdef int64_t pi
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if _before(v[mid], ix[mid], v[lo], ix[lo]):
+            _swap(v, ix, lo, mid)
+        if _before(v[hi], ix[hi], v[lo], ix[lo]):
+            _swap(v, ix, lo, hi)
+        if _before(v[hi], ix[hi], v[mid], ix[mid]):
+            _swap(v, ix, mid, hi)
+        pv = v[mid]
+        pi = ix[mid]
+        a = lo
+        b = hi
+        while a <= b:
+            while _before(v[a], ix[a], pv, pi):
+                a += 1
+            while _before(pv, pi, v[b], ix[b]):
+                b -= 1
+            if a <= b:
+                _swap(v, ix, a, b)
+                a += 1
+                b -= 1
+        if k - 1 <= b:
+            hi = b
+        elif k - 1 >= a:
+            lo = a
+        else:
+            return
+
+
+cdef inline void _res_compact(Reservoir* r, floating* bv, int64_t* bi) noexcept nogil:
+    """Keep the k best pairs and raise the bar to the worst of them."""
+    cdef Py_ssize_t t, w = 0
+    _select_top(bv, bi, r.m, r.k)
+    r.m = r.k
+    for t in range(1, r.k):
+        if _before(bv[w], bi[w], bv[t], bi[t]):
+            w = t
+    r.has_bar = True
+    r.bar_v = bv[w]
+    r.bar_i = bi[w]
+
+
+cdef inline void _res_offer(Reservoir* r, floating* bv, int64_t* bi, floating v,
+                            int64_t j) noexcept nogil:
+    if v > 1:
+        v = 1
+    elif v < -1:
+        v = -1
+    if r.has_bar and not (v > r.bar_v or (v == r.bar_v and j < r.bar_i)):
+        return
+    bv[r.m] = v
+    bi[r.m] = j
+    r.m += 1
+    if r.m == r.cap:
+        _res_compact(r, bv, bi)
+
+
+cdef inline void _res_emit(Reservoir* r, floating* bv, int64_t* bi, floating* out_v,
+                           int64_t* out_i) noexcept nogil:
+    """The k best pairs, sorted, into out (r.m >= k); empties the reservoir."""
+    cdef Py_ssize_t t, size = 0
+    if r.m > r.k:
+        _select_top(bv, bi, r.m, r.k)
+    for t in range(r.k):
+        _push(out_v, out_i, &size, r.k, bv[t], bi[t])
+    _sort_heap(out_v, out_i, size)
+    r.m = 0
+    r.has_bar = False
 
 
 # ---- row normalisation ----------------------------------------------------------------------
@@ -175,8 +298,8 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, floating[:, :
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
-        S = <floating*> malloc(block_q * block_b * sizeof(floating))
-        size = <Py_ssize_t*> malloc(block_q * sizeof(Py_ssize_t))
+        S = <floating*> _scratch(block_q * block_b * sizeof(floating))
+        size = <Py_ssize_t*> _scratch(block_q * sizeof(Py_ssize_t))
         if S == NULL or size == NULL:
             failed[0] = 1
         else:
@@ -193,16 +316,14 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, floating[:, :
                         i = q0 + r
                         row = S + r * mb
                         for j in range(mb):
-                            if size[r] == k and row[j] < out_sim[i, 0]:
-                                continue  # cannot enter: below the worst kept similarity
-                            if exclude_self and b0 + j == i:
-                                continue
-                            _push(&out_sim[i, 0], &out_idx[i, 0], &size[r], k, row[j], b0 + j)
+                            if not (exclude_self and b0 + j == i):
+                                _push(&out_sim[i, 0], &out_idx[i, 0], &size[r], k, row[j],
+                                      b0 + j)
                     b0 = b0 + block_b
                 for r in range(mq):
                     _sort_heap(&out_sim[q0 + r, 0], &out_idx[q0 + r, 0], size[r])
-        free(S)
-        free(size)
+        _scratch_free(S)
+        _scratch_free(size)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the similarity blocks")
 
@@ -212,58 +333,89 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
              const index_t[::1] t_indices, const index_t[::1] t_indptr, Py_ssize_t nb,
              floating[:, ::1] out_sim, int64_t[:, ::1] out_idx, bint exclude_self):
     """As topk_dense for CSR queries (unit-norm rows) against the transposed base
-    (n_features x nb CSR, unit-norm columns). Base documents sharing no feature with the
-    query have cosine 0 and are only scanned when fewer than k documents score above 0."""
+    (n_features x nb CSR, unit-norm columns); selection through a per-thread reservoir.
+
+    A query whose postings cover at least nb/4 entries scans its whole accumulator; a
+    sparser one tracks the documents it touched, and scans every base document (cosine 0
+    for the untouched) only when fewer than k of them score above 0. Both ways accumulate
+    in the same order, so they give identical similarities."""
     cdef Py_ssize_t nq = q_indptr.shape[0] - 1, k = out_sim.shape[1]
-    cdef Py_ssize_t i, p, r, t, n_touched, n_pos, size
+    cdef Py_ssize_t i, p, r, t, work, n_touched, n_pos
     cdef int64_t j
-    cdef floating w
+    cdef floating w, v
     cdef floating* acc = NULL
     cdef int64_t* touched = NULL
     cdef unsigned char* mark = NULL
+    cdef Reservoir* res = NULL
+    cdef floating* bv = NULL
+    cdef int64_t* bi = NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
-        acc = <floating*> calloc(nb, sizeof(floating))
-        touched = <int64_t*> malloc(nb * sizeof(int64_t))
-        mark = <unsigned char*> calloc(nb, 1)
-        if acc == NULL or touched == NULL or mark == NULL:
+        acc = <floating*> _scratch(nb * sizeof(floating))
+        touched = <int64_t*> _scratch(nb * sizeof(int64_t))
+        mark = <unsigned char*> _scratch(nb)
+        res = <Reservoir*> _scratch(sizeof(Reservoir))
+        bv = <floating*> _scratch(2 * k * sizeof(floating))
+        bi = <int64_t*> _scratch(2 * k * sizeof(int64_t))
+        if acc == NULL or touched == NULL or mark == NULL or res == NULL or bv == NULL \
+                or bi == NULL:
             failed[0] = 1
         else:
+            res.k = k
+            res.cap = 2 * k
             for i in prange(nq, schedule="dynamic", chunksize=16):
-                n_touched = 0
+                work = 0
                 for p in range(q_indptr[i], q_indptr[i + 1]):
                     t = q_indices[p]
-                    w = q_data[p]
-                    for r in range(t_indptr[t], t_indptr[t + 1]):
-                        j = t_indices[r]
-                        if not mark[j]:
-                            mark[j] = 1
-                            touched[n_touched] = j
-                            n_touched = n_touched + 1
-                        acc[j] += w * t_data[r]
-                n_pos = 0
-                for r in range(n_touched):
-                    j = touched[r]
-                    if acc[j] > 0 and not (exclude_self and j == i):
-                        n_pos = n_pos + 1
-                size = 0
-                if n_pos >= k:
+                    work = work + t_indptr[t + 1] - t_indptr[t]
+                if 4 * work >= nb:
+                    for p in range(q_indptr[i], q_indptr[i + 1]):
+                        t = q_indices[p]
+                        w = q_data[p]
+                        for r in range(t_indptr[t], t_indptr[t + 1]):
+                            acc[t_indices[r]] += w * t_data[r]
+                    for j in range(nb):
+                        v = acc[j]
+                        acc[j] = 0
+                        if not (exclude_self and j == i):
+                            _res_offer(res, bv, bi, v, j)
+                else:
+                    n_touched = 0
+                    for p in range(q_indptr[i], q_indptr[i + 1]):
+                        t = q_indices[p]
+                        w = q_data[p]
+                        for r in range(t_indptr[t], t_indptr[t + 1]):
+                            j = t_indices[r]
+                            if not mark[j]:
+                                mark[j] = 1
+                                touched[n_touched] = j
+                                n_touched = n_touched + 1
+                            acc[j] += w * t_data[r]
+                    n_pos = 0
                     for r in range(n_touched):
                         j = touched[r]
                         if acc[j] > 0 and not (exclude_self and j == i):
-                            _push(&out_sim[i, 0], &out_idx[i, 0], &size, k, acc[j], j)
-                else:
-                    for j in range(nb):
-                        if not (exclude_self and j == i):
-                            _push(&out_sim[i, 0], &out_idx[i, 0], &size, k, acc[j], j)
-                for r in range(n_touched):
-                    acc[touched[r]] = 0
-                    mark[touched[r]] = 0
-                _sort_heap(&out_sim[i, 0], &out_idx[i, 0], size)
-        free(acc)
-        free(touched)
-        free(mark)
+                            n_pos = n_pos + 1
+                    if n_pos >= k:
+                        for r in range(n_touched):
+                            j = touched[r]
+                            if acc[j] > 0 and not (exclude_self and j == i):
+                                _res_offer(res, bv, bi, acc[j], j)
+                    else:
+                        for j in range(nb):
+                            if not (exclude_self and j == i):
+                                _res_offer(res, bv, bi, acc[j], j)
+                    for r in range(n_touched):
+                        acc[touched[r]] = 0
+                        mark[touched[r]] = 0
+                _res_emit(res, bv, bi, &out_sim[i, 0], &out_idx[i, 0])
+        _scratch_free(acc)
+        _scratch_free(touched)
+        _scratch_free(mark)
+        _scratch_free(res)
+        _scratch_free(bv)
+        _scratch_free(bi)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the neighbour-search accumulator")
 

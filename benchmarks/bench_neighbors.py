@@ -1,0 +1,181 @@
+"""Neighbour search, kNN and ML-kNN (issue 5) against scikit-learn, FAISS and
+scikit-multilearn-ng, side by side in one process.
+
+Run: pytest benchmarks/bench_neighbors.py --benchmark-only
+
+- ``topk_cosine(X, X, k)`` (every document against the collection, itself included) on
+  Reuters-21578 ModApte test (3 019 docs, tf-idf by fastrank.text.TfidfIndexer, eq. 2.1-2.2)
+  and Mulan bibtex (7 395 x 1 836, binary), k = 10 and 100, fastrank on 1 and 2 threads:
+  CSR vs scikit-learn ``NearestNeighbors(metric="cosine", algorithm="brute", n_jobs=2)``;
+  dense float32 vs ``faiss.IndexFlatIP`` on unit-normalised rows (FAISS on the same thread
+  count; normalisation not timed for FAISS, timed for fastrank) and vs scikit-learn.
+- ML-kNN fit + predict (k=10, s=1) on bibtex, first 4 880 documents for training (Mulan's
+  split size), the other 2 515 for testing, vs ``skmultilearn.adapt.MLkNN`` (fork 0.0.8).
+  The fork finds neighbours with Euclidean distance, so it gets unit-normalised rows (the
+  same order as cosine, up to ties); timed with its default ``ignore_first_neighbours=0``.
+  What is compared in values (``test_mlknn_agreement``, not timed): the fork counts a
+  training document as its own neighbour by default, unlike Fig. 2.3, so it is fitted with
+  ``ignore_first_neighbours=1`` and predicts with 0; its ``predict_proba`` is the normalised
+  posterior, its ``predict`` the MAP with ``>=``, as ours. Differences remain where ties
+  (duplicate documents, equal distances) are broken differently.
+- Scaling: the ML-kNN training search ``topk_cosine(X, X, 10, exclude_self=True)`` on
+  synthetic sparse text (fastrank.datasets.make_multilabel, 20 000 terms) for n = 1k..100k.
+"""
+import os
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+from sklearn.neighbors import NearestNeighbors
+from threadpoolctl import threadpool_limits
+
+from fastrank.datasets import load_arff, load_text, make_multilabel
+from fastrank.neighbors import MLkNN, topk_cosine
+from fastrank.text import TfidfIndexer
+
+DATA = Path(os.environ.get("FASTRANK_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+N_TRAIN_BIBTEX = 4880
+
+
+@pytest.fixture(scope="module")
+def collections():
+    reuters = load_text(DATA / "reuters" / "reuters21578-modapte-test.json")
+    R = TfidfIndexer().fit_transform(reuters.texts)
+    bibtex = load_arff(DATA / "mulan" / "bibtex" / "bibtex.arff")
+    return {"reuters": R, "bibtex": bibtex.X.astype(np.float64)}
+
+
+@pytest.fixture(scope="module")
+def bibtex():
+    d = load_arff(DATA / "mulan" / "bibtex" / "bibtex.arff")
+    X = d.X.astype(np.float64)
+    return X[:N_TRAIN_BIBTEX], d.Y[:N_TRAIN_BIBTEX], X[N_TRAIN_BIBTEX:]
+
+
+def _unit(X):
+    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), np.finfo(X.dtype).tiny)
+
+
+def _run(benchmark, fn, threads=None, rounds=3):
+    """Best of `rounds` (after one warm-up run when rounds > 1), all thread pools limited to
+    `threads` (BLAS, OpenMP) when given."""
+    warmup = 1 if rounds > 1 else 0
+    if threads is None:
+        benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=warmup)
+        return
+    with threadpool_limits(threads):
+        benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=warmup)
+
+
+# ---- topk_cosine ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("k", [10, 100])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_topk_csr_fastrank(benchmark, collections, name, k, threads):
+    X = collections[name]
+    benchmark.group = f"topk {name} CSR k={k}"
+    benchmark.extra_info.update(threads=threads, shape=X.shape, nnz=int(X.nnz))
+    _run(benchmark, lambda: topk_cosine(X, X, k), threads)
+
+
+@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("k", [10, 100])
+def test_topk_csr_sklearn(benchmark, collections, name, k):
+    X = collections[name]
+    benchmark.group = f"topk {name} CSR k={k}"
+    benchmark.extra_info.update(n_jobs=2)
+    _run(benchmark, lambda: NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute",
+                                             n_jobs=2).fit(X).kneighbors(X))
+
+
+@pytest.fixture(scope="module")
+def dense32(collections):
+    return {name: X.toarray().astype(np.float32) for name, X in collections.items()}
+
+
+@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("k", [10, 100])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_topk_dense_fastrank(benchmark, dense32, name, k, threads):
+    X = dense32[name]
+    benchmark.group = f"topk {name} dense float32 k={k}"
+    benchmark.extra_info.update(threads=threads, shape=X.shape)
+    _run(benchmark, lambda: topk_cosine(X, X, k), threads)
+
+
+@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("k", [10, 100])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_topk_dense_faiss(benchmark, dense32, name, k, threads):
+    Xn = np.ascontiguousarray(_unit(dense32[name]))
+    index = faiss.IndexFlatIP(Xn.shape[1])
+    index.add(Xn)
+    benchmark.group = f"topk {name} dense float32 k={k}"
+    benchmark.extra_info.update(threads=threads)
+    faiss.omp_set_num_threads(threads)
+    try:
+        _run(benchmark, lambda: index.search(Xn, k), threads)
+    finally:
+        faiss.omp_set_num_threads(os.cpu_count())
+
+
+@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+def test_topk_dense_sklearn(benchmark, dense32, name):
+    X = dense32[name]
+    benchmark.group = f"topk {name} dense float32 k=10"
+    benchmark.extra_info.update(n_jobs=2)
+    _run(benchmark, lambda: NearestNeighbors(n_neighbors=10, metric="cosine", algorithm="brute",
+                                             n_jobs=2).fit(X).kneighbors(X), rounds=1)
+
+
+# ---- ML-kNN -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_mlknn_fastrank(benchmark, bibtex, threads):
+    Xtr, Ytr, Xte = bibtex
+    benchmark.group = "MLkNN bibtex fit+predict k=10"
+    benchmark.extra_info.update(threads=threads)
+    _run(benchmark, lambda: MLkNN(k=10).fit(Xtr, Ytr).predict(Xte), threads)
+
+
+def test_mlknn_skmultilearn(benchmark, bibtex):
+    from skmultilearn.adapt import MLkNN as SkMLkNN
+    Xtr, Ytr, Xte = bibtex
+    Ztr, Zte = _unit(Xtr.toarray()), _unit(Xte.toarray())
+    benchmark.group = "MLkNN bibtex fit+predict k=10"
+    benchmark.extra_info.update(n_jobs=2, features="unit-normalised dense float64, Euclidean")
+    _run(benchmark, lambda: SkMLkNN(k=10, n_jobs=2).fit(Ztr, Ytr).predict(Zte), rounds=1)
+
+
+def test_mlknn_agreement(benchmark, bibtex):
+    """Not a timing: how far the fork's values agree with ours (written to extra_info)."""
+    from skmultilearn.adapt import MLkNN as SkMLkNN
+    Xtr, Ytr, Xte = bibtex
+    ours = MLkNN(k=10).fit(Xtr, Ytr)
+    sk = SkMLkNN(k=10, ignore_first_neighbours=1).fit(_unit(Xtr.toarray()), Ytr)
+    sk.ignore_first_neighbours = 0
+    Zte = _unit(Xte.toarray())
+    F, P = ours.decision_function(Xte), ours.predict(Xte)
+    Fs, Ps = sk.predict_proba(Zte).toarray(), sk.predict(Zte).toarray()
+    benchmark.group = "MLkNN bibtex agreement (not a timing)"
+    benchmark.extra_info.update(
+        prior_max_abs_diff=float(np.abs(ours.prior_ - sk._prior_prob_true).max()),
+        belief_equal_fraction=float(np.isclose(F, Fs, rtol=1e-9, atol=0).mean()),
+        belief_max_abs_diff=float(np.abs(F - Fs).max()),
+        prediction_equal_fraction=float((P == Ps).mean()))
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+
+
+# ---- scaling ----------------------------------------------------------------------------------
+
+# 100k documents only on 2 threads (about a minute per run)
+@pytest.mark.parametrize("n, threads", [(n, t) for n in (1_000, 3_000, 10_000, 30_000)
+                                        for t in (1, 2)] + [(100_000, 2)])
+def test_scaling_training_search(benchmark, n, threads):
+    X = make_multilabel(n_documents=n, n_labels=20, n_features=20_000, random_state=0).X
+    benchmark.group = "scaling topk_cosine(X, X, 10, exclude_self=True)"
+    benchmark.extra_info.update(threads=threads, n=n, nnz=int(X.nnz))
+    _run(benchmark, lambda: topk_cosine(X, X, 10, exclude_self=True), threads,
+         rounds=3 if n <= 10_000 else 1)
