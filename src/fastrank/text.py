@@ -173,9 +173,10 @@ class TfidfIndexer:
     ``get_feature_names_out``); output CSR float64. See the module docstring for the exact
     differences from ``sklearn.feature_extraction.text.TfidfVectorizer``.
 
-    Parameters: ``stop_words`` (None, "english", "portuguese" or an iterable of words),
-    ``strip_accents`` (bool), ``lemmatizer`` (callable word -> word, or None); see
-    :func:`analyze`.
+    Parameters: ``stop_words`` (None, "english", "portuguese" or an iterable of words;
+    default "english", the language of the Reuters test data -- the thesis removes only
+    Portuguese prepositions, ``stop_words="portuguese"``), ``strip_accents`` (bool),
+    ``lemmatizer`` (callable word -> word, or None); see :func:`analyze`.
 
     Fitted attributes: ``vocabulary_`` (term -> column), ``idf_`` (float64 per term),
     ``n_documents_`` (|TV|).
