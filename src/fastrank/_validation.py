@@ -100,8 +100,11 @@ def check_truth(y_true, n_labels=None, name="y_true"):
         if arr.dtype != bool:
             if not np.issubdtype(arr.dtype, np.number):
                 raise TypeError(f"{name} must be numeric 0/1, got dtype {arr.dtype}")
-            if not np.isin(arr, (0, 1)).all():
-                bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5]
+            # one cheap pass: a max for unsigned ints, two comparisons otherwise
+            binary = arr.max() <= 1 if np.issubdtype(arr.dtype, np.unsignedinteger) \
+                else ((arr == 0) | (arr == 1)).all()
+            if not binary:
+                bad = np.unique(arr[(arr != 0) & (arr != 1)])[:5]
                 raise ValueError(f"{name} must be binary (0/1); found values {bad}")
         dense = np.ascontiguousarray(arr, dtype=np.uint8)
     if n_labels is not None and dense.shape[1] != n_labels:

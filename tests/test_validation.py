@@ -1,0 +1,69 @@
+"""The shared input checks: accepted forms, no needless copies, and the error wording."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastrank._validation import check_random_state, check_scores, check_truth
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float32, bool, np.uint16])
+def test_truth_dtypes(dtype):
+    y = np.array([[0, 1, 1], [1, 0, 0]]).astype(dtype)
+    out = check_truth(y)
+    assert out.dtype == np.uint8 and out.flags.c_contiguous
+    assert out.tolist() == [[0, 1, 1], [1, 0, 0]]
+
+
+def test_truth_forms_agree():
+    dense = np.array([[0, 1, 1], [1, 0, 0]], dtype=np.uint8)
+    assert np.array_equal(check_truth(sp.csr_matrix(dense)), dense)
+    assert np.array_equal(check_truth([{1, 2}, [0]], n_labels=3), dense)
+    assert check_truth(dense) is dense  # already canonical: no copy
+
+
+@pytest.mark.parametrize("bad, found", [
+    (np.array([[0, 2]]), "[2]"), (np.array([[-1, 1]]), "[-1]"),
+    (np.array([[0.5, 1.0]]), "[0.5]"), (np.array([[np.nan, 1.0]]), "[nan]"),
+    (np.array([[0, 3]], dtype=np.uint8), "[3]"), (sp.csr_matrix([[0, 2.0]]), "[2."),
+])
+def test_truth_must_be_binary(bad, found):
+    with pytest.raises(ValueError, match=r"must be binary \(0/1\); found values " +
+                       found.replace("[", r"\[").replace(".", r"\.")):
+        check_truth(bad)
+
+
+def test_truth_other_errors():
+    with pytest.raises(ValueError, match="has 3 labels, expected 4"):
+        check_truth(np.zeros((2, 3)), n_labels=4)
+    with pytest.raises(ValueError, match="out of range"):
+        check_truth([[0, 5]], n_labels=3)
+    with pytest.raises(ValueError, match="non-negative"):
+        check_truth([[-1]], n_labels=3)
+    with pytest.raises(TypeError, match="numeric"):
+        check_truth(np.array([["a"]]))
+    with pytest.raises(ValueError, match="empty"):
+        check_truth(np.zeros((0, 3)))
+
+
+def test_scores_keep_layout_and_dtype_without_copy():
+    f32 = np.asfortranarray(np.ones((3, 4), dtype=np.float32))
+    assert check_scores(f32) is f32
+    c64 = np.ones((3, 4))
+    assert check_scores(c64) is c64
+    assert check_scores(np.ones((3, 4), dtype=np.int32)).dtype == np.float64
+    strided = np.ones((6, 8))[::2, ::2]
+    assert check_scores(strided).flags.c_contiguous
+
+
+def test_scores_sparse_canonical():
+    m = sp.coo_matrix(([1.0, 2.0], ([0, 0], [1, 1])), shape=(2, 3))  # duplicate entries
+    out = check_scores(m)
+    assert sp.isspmatrix_csr(out) and out.has_canonical_format and out[0, 1] == 3.0
+
+
+def test_random_state():
+    g = np.random.default_rng(1)
+    assert check_random_state(g) is g
+    assert check_random_state(5).integers(100) == np.random.default_rng(5).integers(100)
+    with pytest.raises(TypeError, match="random_state"):
+        check_random_state(1.5)
