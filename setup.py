@@ -77,6 +77,8 @@ setup(
     package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
     packages=["fastrank._ext", *find_packages("src", include=["fastrank", "fastrank.*"])],
     package_data={"fastrank": ["data/*"]},
+    # generated C and annotation files are build intermediates, not package contents
+    exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.html"]},
     ext_modules=cythonize(
         extensions,
         include_path=[str(EXT_DIR)],
