@@ -101,10 +101,11 @@ class _VGRAMBase(MultiLabelEstimator):
                    + self.label_indices_.nbytes + self.synapses_.nbytes)
 
     def decision_function(self, X):
-        """Beliefs ``f(d, c)`` in [0, 1], float64 array (n_documents, n_labels)."""
+        """Beliefs ``f(d, c)`` in [0, 1], float64 array (n_documents, n_labels), columns in
+        ``classes_`` order (see the class docstring for the definition). Tie choices under
+        ``tie_policy="random"`` depend on (``seed_``, row index in ``X``, neuron), so the same
+        ``X`` always gets the same beliefs from a fitted model."""
         X = self._check_predict_input(X)
-        if not hasattr(self, "memory_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
         out = np.zeros((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
         args = (self.synapses_, self.memory_, self.label_indptr_, self.label_indices_,
