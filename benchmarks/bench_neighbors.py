@@ -61,6 +61,7 @@ def _run(benchmark, fn, threads=None, rounds=3):
     """Best of `rounds` (after one warm-up run when rounds > 1), all thread pools limited to
     `threads` (BLAS, OpenMP) when given."""
     warmup = 1 if rounds > 1 else 0
+    benchmark.extra_info["loadavg_1min_before"] = round(os.getloadavg()[0], 2)
     if threads is None:
         benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=warmup)
         return
@@ -162,7 +163,9 @@ def test_mlknn_agreement(benchmark, bibtex):
     benchmark.group = "MLkNN bibtex agreement (not a timing)"
     benchmark.extra_info.update(
         prior_max_abs_diff=float(np.abs(ours.prior_ - sk._prior_prob_true).max()),
-        belief_equal_fraction=float(np.isclose(F, Fs, rtol=1e-9, atol=0).mean()),
+        cond_true_max_abs_diff=float(np.abs(ours.cond_true_ - sk._cond_prob_true.toarray()).max()),
+        cond_false_max_abs_diff=float(np.abs(ours.cond_false_ - sk._cond_prob_false.toarray()).max()),
+        belief_mean_abs_diff=float(np.abs(F - Fs).mean()),
         belief_max_abs_diff=float(np.abs(F - Fs).max()),
         prediction_equal_fraction=float((P == Ps).mean()))
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
