@@ -343,15 +343,17 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
         if w == NULL or scratch == NULL:
             failed[0] = 1
-        else:
-            for chunk in prange(n_chunks, schedule="dynamic"):
-                mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
-                lo = chunk * n // n_chunks
-                hi = (chunk + 1) * n // n_chunks
-                for i in range(lo, hi):
-                    sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                    _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
-                         &doc[i, 0], &lab[chunk, 0, 0], mcp)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for chunk in prange(n_chunks, schedule="dynamic"):
+            if w == NULL or scratch == NULL:
+                continue
+            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
+            lo = chunk * n // n_chunks
+            hi = (chunk + 1) * n // n_chunks
+            for i in range(lo, hi):
+                sort_dense_row(&flat[i * row_stride], col_stride, q, w)
+                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
+                     &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
     if failed[0]:
@@ -375,20 +377,22 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
         if w == NULL or scratch == NULL:
             failed[0] = 1
-        else:
-            for chunk in prange(n_chunks, schedule="dynamic"):
-                mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
-                lo = chunk * n // n_chunks
-                hi = (chunk + 1) * n // n_chunks
-                for i in range(lo, hi):
-                    start = indptr[i]
-                    nnz = indptr[i + 1] - start
-                    if nnz > 0:
-                        sort_csr_row(&data[start], &indices[start], nnz, q, w)
-                    else:
-                        sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
-                    _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
-                         &doc[i, 0], &lab[chunk, 0, 0], mcp)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for chunk in prange(n_chunks, schedule="dynamic"):
+            if w == NULL or scratch == NULL:
+                continue
+            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
+            lo = chunk * n // n_chunks
+            hi = (chunk + 1) * n // n_chunks
+            for i in range(lo, hi):
+                start = indptr[i]
+                nnz = indptr[i + 1] - start
+                if nnz > 0:
+                    sort_csr_row(&data[start], &indices[start], nnz, q, w)
+                else:
+                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
+                     &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
     if failed[0]:
@@ -428,11 +432,13 @@ def cutoff_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_
         w = sort_work_new(q)
         if w == NULL:
             failed[0] = 1
-        else:
-            for i in prange(n, schedule="static"):
-                sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
-            sort_work_free(w)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n, schedule="static"):
+            if w == NULL:
+                continue
+            sort_dense_row(&flat[i * row_stride], col_stride, q, w)
+            _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
+        sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
 
@@ -449,15 +455,17 @@ def cutoff_csr(const floating[::1] data, const index_t[::1] indices, const index
         w = sort_work_new(q)
         if w == NULL:
             failed[0] = 1
-        else:
-            for i in prange(n, schedule="static"):
-                start = indptr[i]
-                nnz = indptr[i + 1] - start
-                if nnz > 0:
-                    sort_csr_row(&data[start], &indices[start], nnz, q, w)
-                else:
-                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
-                _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
-            sort_work_free(w)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n, schedule="static"):
+            if w == NULL:
+                continue
+            start = indptr[i]
+            nnz = indptr[i + 1] - start
+            if nnz > 0:
+                sort_csr_row(&data[start], &indices[start], nnz, q, w)
+            else:
+                sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+            _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
+        sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")

@@ -52,12 +52,14 @@ def auc_dense(const floating[::1] flat, Py_ssize_t n_lines, Py_ssize_t length,
         w = sort_work_new(length)
         if w == NULL:
             failed[0] = 1
-        else:
-            for i in prange(n_lines, schedule="static"):
-                sort_dense_row(&flat[i * line_stride], elem_stride, length, w)
-                out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
-                                     t_elem_stride)
-            sort_work_free(w)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n_lines, schedule="static"):
+            if w == NULL:
+                continue
+            sort_dense_row(&flat[i * line_stride], elem_stride, length, w)
+            out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
+                                 t_elem_stride)
+        sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate AUC scratch")
 
@@ -75,17 +77,19 @@ def auc_csr(const floating[::1] data, const index_t[::1] indices, const index_t[
         w = sort_work_new(length)
         if w == NULL:
             failed[0] = 1
-        else:
-            for i in prange(n_lines, schedule="dynamic"):
-                lo = indptr[i]
-                nnz = indptr[i + 1] - lo
-                if nnz > 0:
-                    sort_csr_row(&data[lo], &indices[lo], nnz, length, w)
-                else:
-                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, length, w)
-                out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
-                                     t_elem_stride)
-            sort_work_free(w)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n_lines, schedule="dynamic"):
+            if w == NULL:
+                continue
+            lo = indptr[i]
+            nnz = indptr[i + 1] - lo
+            if nnz > 0:
+                sort_csr_row(&data[lo], &indices[lo], nnz, length, w)
+            else:
+                sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, length, w)
+            out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
+                                 t_elem_stride)
+        sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate AUC scratch")
 
