@@ -283,6 +283,18 @@ cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_s
     group_ends(w.keys, q, w.end)
 
 
+cdef inline void sort_csr_row_at(const floating* data, const index_t* indices,
+                                 const index_t* indptr, Py_ssize_t i, Py_ssize_t q,
+                                 SortWork* w) noexcept nogil:
+    """sort_csr_row for row i of a canonical CSR matrix given by pointers to its three
+    arrays (take them once per call: memoryviews per row would cost an atomic each)."""
+    cdef Py_ssize_t lo = indptr[i], nnz = indptr[i + 1] - indptr[i]
+    if nnz > 0:
+        sort_csr_row(data + lo, indices + lo, nnz, q, w)
+    else:  # data + lo is not formed for an empty row (lo may equal len(data))
+        sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+
+
 # ---- randomness: counter-based, per row -------------------------------------------------
 
 cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:

@@ -37,7 +37,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 from _tiesort cimport (
-    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_csr_row,
+    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_csr_row_at,
     sort_dense_row, sort_work_free, sort_work_new,
 )
 
@@ -366,7 +366,7 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
                  double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
     """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
     cdef SortWork* w
-    cdef Py_ssize_t chunk, i, lo, hi, start, nnz, n = indptr.shape[0] - 1
+    cdef Py_ssize_t chunk, i, lo, hi, n = indptr.shape[0] - 1
     cdef Py_ssize_t n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef int32_t* scratch
     cdef int32_t* mcp
@@ -385,12 +385,7 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
-                start = indptr[i]
-                nnz = indptr[i + 1] - start
-                if nnz > 0:
-                    sort_csr_row(&data[start], &indices[start], nnz, q, w)
-                else:
-                    sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+                sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
                      &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
@@ -448,7 +443,7 @@ def cutoff_csr(const floating[::1] data, const index_t[::1] indices, const index
                uint8_t[:, ::1] out):
     """As cutoff_dense for a canonical CSR belief matrix."""
     cdef SortWork* w
-    cdef Py_ssize_t i, start, nnz, n = indptr.shape[0] - 1
+    cdef Py_ssize_t i, n = indptr.shape[0] - 1
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -459,12 +454,7 @@ def cutoff_csr(const floating[::1] data, const index_t[::1] indices, const index
         for i in prange(n, schedule="static"):
             if w == NULL:
                 continue
-            start = indptr[i]
-            nnz = indptr[i + 1] - start
-            if nnz > 0:
-                sort_csr_row(&data[start], &indices[start], nnz, q, w)
-            else:
-                sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+            sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
             _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
         sort_work_free(w)
     if failed[0]:

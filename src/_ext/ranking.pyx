@@ -13,7 +13,7 @@ from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, uint64_t
 
 from _tiesort cimport (
-    SortWork, floating, index_t, row_state, shuffle_groups, sort_csr_row, sort_dense_row,
+    SortWork, floating, index_t, row_state, shuffle_groups, sort_csr_row_at, sort_dense_row,
     sort_work_free, sort_work_new,
 )
 
@@ -89,7 +89,7 @@ def rank_csr(const floating[::1] data, const index_t[::1] indices, const index_t
              double[:, ::1] out_frac, int32_t[:, ::1] out_end):
     """As rank_dense for a canonical CSR matrix; its implicit zeros are one tie group."""
     cdef SortWork* w
-    cdef Py_ssize_t i, lo, nnz, n = indptr.shape[0] - 1
+    cdef Py_ssize_t i, n = indptr.shape[0] - 1
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -100,13 +100,7 @@ def rank_csr(const floating[::1] data, const index_t[::1] indices, const index_t
         for i in prange(n, schedule="static"):
             if w == NULL:
                 continue
-            lo = indptr[i]
-            nnz = indptr[i + 1] - lo
-            # &data[lo] is only formed for a non-empty row (lo may equal len(data))
-            if nnz > 0:
-                sort_csr_row(&data[lo], &indices[lo], nnz, q, w)
-            else:
-                sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
+            sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
             _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
         sort_work_free(w)
     if failed[0]:

@@ -13,7 +13,7 @@ from libc.math cimport NAN
 from libc.stdint cimport int32_t, int64_t
 
 from _tiesort cimport (
-    SortWork, floating, index_t, sort_csr_row, sort_dense_row, sort_work_free, sort_work_new,
+    SortWork, floating, index_t, sort_csr_row_at, sort_dense_row, sort_work_free, sort_work_new,
 )
 
 
@@ -70,7 +70,7 @@ def auc_csr(const floating[::1] data, const index_t[::1] indices, const index_t[
     """As auc_dense for the lines of a canonical compressed matrix (CSR rows, or CSC columns
     given as the CSR of the transpose); implicit zeros form one tie group."""
     cdef SortWork* w
-    cdef Py_ssize_t i, lo, nnz, n_lines = indptr.shape[0] - 1
+    cdef Py_ssize_t i, n_lines = indptr.shape[0] - 1
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -81,12 +81,7 @@ def auc_csr(const floating[::1] data, const index_t[::1] indices, const index_t[
         for i in prange(n_lines, schedule="dynamic"):
             if w == NULL:
                 continue
-            lo = indptr[i]
-            nnz = indptr[i + 1] - lo
-            if nnz > 0:
-                sort_csr_row(&data[lo], &indices[lo], nnz, length, w)
-            else:
-                sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, length, w)
+            sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, length, w)
             out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
                                  t_elem_stride)
         sort_work_free(w)
