@@ -75,9 +75,9 @@ def numpy_reference(model, codes):
     doc_of_entry = np.repeat(np.arange(n_train), counts)
     F = np.zeros((codes.shape[1], q))
     for n in range(n_neurons):
-        D = np.bitwise_count(codes[n][:, None, :] ^ model.memory_[n][None, :, :]).sum(axis=2,
-                                                                                       dtype=np.int64)
-        tied = D == D.min(axis=1, keepdims=True)                      # (queries, docs)
+        xor = codes[n][:, None, :] ^ model.memory_[n][None, :, :]
+        D = np.bitwise_count(xor).sum(axis=2, dtype=np.int64)          # (queries, docs)
+        tied = D == D.min(axis=1, keepdims=True)
         cnt = np.zeros((codes.shape[1], q), dtype=np.int64)
         for j in range(codes.shape[1]):
             np.add.at(cnt[j], model.label_indices_[tied[j][doc_of_entry]], 1)

@@ -312,8 +312,8 @@ cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t
     w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
-    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL or w.cnt == NULL or w.touched == NULL \
-            or w.xbuf == NULL:
+    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL \
+            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL:
         work_free(w)
         return NULL
     return w
