@@ -13,7 +13,9 @@ Similarities are clipped to [-1, 1] (rounding can push a normalised dot product 
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
 (query block x base block) similarity block with one single-threaded BLAS GEMM (SciPy's
-BLAS through scipy.linalg.cython_blas) and selecting from it.
+BLAS through scipy.linalg.cython_blas) and selecting from it. (Measured on a bibtex block
+256 x 4096 x 1836, float32, 1 thread: this call 46 ms, numpy.matmul 43 ms -- the same
+OpenBLAS kernels; calling BLAS from Cython keeps the whole search inside one nogil region.)
 CSR input: OpenMP over queries; each thread accumulates the dot products of one query with
 every base document through the inverted index (B transposed, CSR) into its own dense
 accumulator, then selects. Every query is summed in a fixed order, so results do not depend on
