@@ -261,6 +261,15 @@ def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor)
     F = model.decision_function(X_test)
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
     assert np.all((F >= 0) & (F <= 1))
+    # CSR input (encoded through the wiring index, only cells touching stored entries)
+    X_neg = X - (X == 1)  # some negative entries too
+    sparse = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
+                          random_state=seed).fit(sp.csr_matrix(X_neg), Y)
+    dense = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
+                         random_state=seed).fit(X_neg, Y)
+    np.testing.assert_array_equal(sparse.memory_, dense.memory_)
+    np.testing.assert_array_equal(sparse.decision_function(sp.csr_matrix(X_test)),
+                                  dense.decision_function(X_test))
     if kind == "VGRAM":
         np.testing.assert_allclose(F.sum(axis=1), 1.0)
 

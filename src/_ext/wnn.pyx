@@ -27,6 +27,9 @@ neither on the thread count nor on the batch size.
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+import numpy as np
 
 from _tiesort cimport bounded, floating, index_t, row_state
 
@@ -235,16 +238,65 @@ cdef inline void encode_row(const floating* x, const int32_t* syn, Py_ssize_t n_
 
 
 cdef inline void encode_csr_row(const floating* data, const index_t* indices, Py_ssize_t nnz,
-                                floating* xbuf, const int32_t* syn, Py_ssize_t n_neurons,
-                                Py_ssize_t S, Py_ssize_t W, uint64_t* out,
+                                floating* xbuf, uint64_t* rowbuf, const int64_t* wptr,
+                                const int32_t* wcell, Py_ssize_t n_neurons, Py_ssize_t S,
+                                Py_ssize_t W, uint64_t* out,
                                 Py_ssize_t neuron_stride) noexcept nogil:
-    """encode_row for one CSR row: scatter it into the all-zero buffer xbuf, encode, clear."""
-    cdef Py_ssize_t p
+    """encode_row of one CSR row, visiting only the synapses wired to its stored entries: a
+    Minchinton cell comparing two zeros is 0, so only a cell with a synapse on a stored
+    entry can be 1. The row is scattered once into the all-zero buffer xbuf (cleared after),
+    bits are set in the per-thread rowbuf (n_neurons x W) and copied to out."""
+    cdef Py_ssize_t p, e, i, h, n
+    cdef const int32_t* cell
+    cdef uint64_t* o
+    cdef floating xi
+    memset(rowbuf, 0, n_neurons * W * sizeof(uint64_t))
     for p in range(nnz):
         xbuf[indices[p]] = data[p]
-    encode_row(xbuf, syn, n_neurons, S, W, out, neuron_stride)
+    for p in range(nnz):
+        xi = data[p]
+        for e in range(wptr[indices[p]], wptr[indices[p] + 1]):
+            cell = wcell + 4 * e        # neuron, synapse i, inputs of synapses i-1 and i+1
+            o = rowbuf + cell[0] * W
+            i = cell[1]
+            if xi > xbuf[cell[3]]:      # cell i: synapse i against the next
+                o[i >> 6] |= (<uint64_t> 1) << (i & 63)
+            h = i - 1 if i > 0 else S - 1
+            if xbuf[cell[2]] > xi:      # cell h: the previous synapse against i
+                o[h >> 6] |= (<uint64_t> 1) << (h & 63)
     for p in range(nnz):
         xbuf[indices[p]] = 0
+    for n in range(n_neurons):
+        memcpy(out + n * neuron_stride, rowbuf + n * W, W * sizeof(uint64_t))
+
+
+def wiring_index(const int32_t[:, ::1] synapses, Py_ssize_t n_features):
+    """The synapses grouped by input position (counting sort): those wired to input f are
+    cell[e] for e in ptr[f] .. ptr[f + 1] - 1, in (neuron, synapse) order, where cell[e] =
+    (neuron n, synapse i, input of synapse i - 1, input of synapse i + 1), cyclically."""
+    cdef Py_ssize_t N = synapses.shape[0], S = synapses.shape[1], n, i, f
+    ptr_arr = np.zeros(n_features + 1, dtype=np.int64)
+    cell_arr = np.empty((N * S, 4), dtype=np.int32)
+    cdef int64_t[::1] ptr = ptr_arr
+    cdef int32_t[:, ::1] cell = cell_arr
+    with nogil:
+        for n in range(N):
+            for i in range(S):
+                ptr[synapses[n, i] + 1] += 1
+        for f in range(n_features):
+            ptr[f + 1] += ptr[f]
+        for n in range(N):          # ptr[f] serves as the fill cursor of input f ...
+            for i in range(S):
+                f = synapses[n, i]
+                cell[ptr[f], 0] = <int32_t> n
+                cell[ptr[f], 1] = <int32_t> i
+                cell[ptr[f], 2] = synapses[n, i - 1 if i > 0 else S - 1]
+                cell[ptr[f], 3] = synapses[n, i + 1 if i + 1 < S else 0]
+                ptr[f] += 1
+        for f in range(n_features, 0, -1):   # ... and is shifted back afterwards
+            ptr[f] = ptr[f - 1]
+        ptr[0] = 0
+    return ptr_arr, cell_arr
 
 
 def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
@@ -262,27 +314,32 @@ def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
 
 def encode_csr(const floating[::1] data, const index_t[::1] indices,
                const index_t[::1] indptr, Py_ssize_t n_features, const int64_t[::1] rows,
-               const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
-    """As encode_dense for a canonical CSR matrix; each row is scattered once into a
-    per-thread dense buffer of n_features values."""
+               const int32_t[:, ::1] synapses, const int64_t[::1] wptr,
+               const int32_t[:, ::1] wcell, uint64_t[:, :, ::1] out):
+    """As encode_dense for a canonical CSR matrix, with the wiring_index of synapses; each
+    row is scattered once into a per-thread dense buffer of n_features values."""
     cdef Py_ssize_t i, r, lo, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
     cdef Py_ssize_t n_neurons = synapses.shape[0]
     cdef floating* xbuf = NULL
+    cdef uint64_t* rowbuf = NULL
     cdef int failed[1]
     failed[0] = 0
     if n_rows == 0:
         return
     with nogil, parallel():
         xbuf = <floating*> calloc(n_features, sizeof(floating))
-        if xbuf == NULL:
+        rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
+        if xbuf == NULL or rowbuf == NULL:
             failed[0] = 1
         for i in prange(n_rows, schedule="static"):
-            if xbuf != NULL:
+            if xbuf != NULL and rowbuf != NULL:
                 r = rows[i]
                 lo = indptr[r]
                 encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[r + 1] - lo, xbuf,
-                               &synapses[0, 0], n_neurons, S, W, &out[0, i, 0], n_rows * W)
+                               rowbuf, &wptr[0], &wcell[0, 0], n_neurons, S, W,
+                               &out[0, i, 0], n_rows * W)
         free(xbuf)
+        free(rowbuf)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the encoding buffer")
 
@@ -298,6 +355,7 @@ cdef struct Work:
     int32_t* cnt       # (q,) tied documents carrying each label, zero between uses
     int32_t* touched   # (q,) labels with cnt > 0
     void* xbuf         # (n_features,) zeroed dense row (CSR input only)
+    uint64_t* rowbuf   # (n_neurons, W) patterns of one CSR row
 
 
 cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
@@ -312,8 +370,9 @@ cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t
     w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
+    w.rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
     if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL \
-            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL:
+            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL or w.rowbuf == NULL:
         work_free(w)
         return NULL
     return w
@@ -329,6 +388,7 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.cnt)
     free(w.touched)
     free(w.xbuf)
+    free(w.rowbuf)
     free(w)
 
 
@@ -466,10 +526,12 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
 
 def predict_csr(const floating[::1] data, const index_t[::1] indices,
                 const index_t[::1] indptr, Py_ssize_t n_features,
+                const int64_t[::1] wptr, const int32_t[:, ::1] wcell,
                 const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
                 const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model,
                 int policy, uint64_t seed, double[:, ::1] out):
-    """As predict_dense for a canonical CSR matrix (each row scattered once)."""
+    """As predict_dense for a canonical CSR matrix, with the wiring_index of synapses (each
+    row scattered once)."""
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1, q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
     cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
@@ -488,8 +550,8 @@ def predict_csr(const floating[::1] data, const index_t[::1] indices,
                 for i in range(nb):
                     lo = indptr[doc0 + i]
                     encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[doc0 + i + 1] - lo,
-                                   <floating*> w.xbuf, &synapses[0, 0], n_neurons, S, W,
-                                   w.codes + i * W, nb * W)
+                                   <floating*> w.xbuf, w.rowbuf, &wptr[0], &wcell[0, 0],
+                                   n_neurons, S, W, w.codes + i * W, nb * W)
                 search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
                              &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q)
         work_free(w)

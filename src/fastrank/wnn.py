@@ -75,7 +75,8 @@ class _VGRAMBase(MultiLabelEstimator):
         words = -(-n_synapses // 64)
         memory = np.empty((n_neurons, rows.size, words), dtype=np.uint64)
         if sp.issparse(X):
-            _kernel.encode_csr(X.data, X.indices, X.indptr, X.shape[1], rows, synapses, memory)
+            _kernel.encode_csr(X.data, X.indices, X.indptr, X.shape[1], rows, synapses,
+                               *_kernel.wiring_index(synapses, X.shape[1]), memory)
         else:
             _kernel.encode_dense(X, rows, synapses, memory)
         stored = Y[rows].astype(bool)
@@ -111,7 +112,8 @@ class _VGRAMBase(MultiLabelEstimator):
         args = (self.synapses_, self.memory_, self.label_indptr_, self.label_indices_,
                 self._model, _POLICY_CODES[self.tie_policy], self.seed_, out)
         if sp.issparse(X):
-            _kernel.predict_csr(X.data, X.indices, X.indptr, X.shape[1], *args)
+            _kernel.predict_csr(X.data, X.indices, X.indptr, X.shape[1],
+                                *_kernel.wiring_index(self.synapses_, X.shape[1]), *args)
         else:
             _kernel.predict_dense(X, *args)
         return out
