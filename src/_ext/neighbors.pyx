@@ -226,6 +226,56 @@ cdef inline void _res_emit(Reservoir* r, floating* bv, int64_t* bi, floating* ou
     r.has_bar = False
 
 
+cdef floating _kth_largest(floating* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """The k-th largest of a[0..n) (1 <= k <= n); reorders a (quickselect on values)."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, x, y, target = k - 1
+    cdef floating pv, t
+    while lo < hi:
+        pv = a[lo + (hi - lo) // 2]
+        x = lo
+        y = hi
+        while x <= y:
+            while a[x] > pv:
+                x += 1
+            while pv > a[y]:
+                y -= 1
+            if x <= y:
+                t = a[x]
+                a[x] = a[y]
+                a[y] = t
+                x += 1
+                y -= 1
+        if target <= y:
+            hi = y
+        elif target >= x:
+            lo = x
+        else:
+            break
+    return a[target]
+
+
+cdef inline void _res_bar_from_groups(Reservoir* r, floating* bv, const floating* acc,
+                                      Py_ssize_t nb, Py_ssize_t skip) noexcept nogil:
+    """Start the reservoir with a safe bar for a full row acc[0..nb) (index `skip` is not a
+    candidate): cut the row into cap groups; the k-th largest group maximum is a value that
+    at least k candidates reach, so the k best all clear it. Needs nb >= 2 * cap."""
+    cdef Py_ssize_t g, j, lo, hi, best
+    cdef floating top
+    for g in range(r.cap):
+        lo = g * nb // r.cap
+        hi = (g + 1) * nb // r.cap
+        best = lo if lo != skip else lo + 1
+        top = acc[best]
+        for j in range(lo, hi):
+            if j != skip and acc[j] > top:
+                top = acc[j]
+        bv[g] = top
+    top = _kth_largest(bv, r.cap, r.k)
+    r.has_bar = True
+    r.bar_v = min(max(<double> top, -1.0), 1.0)  # candidates are clipped alike
+    r.bar_i = nb  # a tie with the bar clears it: v >= bar_v
+
+
 # ---- row normalisation ----------------------------------------------------------------------
 
 cdef inline double _inv_norm(const floating* x, Py_ssize_t m) noexcept nogil:
@@ -338,8 +388,9 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     """As topk_dense for CSR queries (unit-norm rows) against the transposed base
     (n_features x nb CSR, unit-norm columns); selection through a per-thread reservoir.
 
-    A query whose postings cover at least nb/4 entries scans its whole accumulator; a
-    sparser one tracks the documents it touched, and scans every base document (cosine 0
+    A query whose postings cover at least nb/4 entries scans its whole accumulator, behind
+    a bar set from group maxima (_res_bar_from_groups); a sparser one tracks the documents
+    it touched, and scans every base document (cosine 0
     for the untouched) only when fewer than k of them score above 0. Both ways accumulate
     in the same order, so they give identical similarities."""
     cdef Py_ssize_t nq = q_indptr.shape[0] - 1, k = out_sim.shape[1]
@@ -378,6 +429,8 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                         w = q_data[p]
                         for r in range(t_indptr[t], t_indptr[t + 1]):
                             acc[t_indices[r]] += w * t_data[r]
+                    if nb >= 2 * res.cap:
+                        _res_bar_from_groups(res, bv, acc, nb, i if exclude_self else -1)
                     for j in range(nb):
                         v = acc[j]
                         acc[j] = 0
