@@ -13,6 +13,13 @@ Layout
   patterns contiguous, so one neuron's search streams one block of memory.
 * Labels of stored document ``t``: ``lab_idx[lab_ptr[t]:lab_ptr[t + 1]]`` (ascending).
 
+Encoding
+--------
+A dense row is encoded cell by cell. A CSR row is scattered once into a per-thread dense
+buffer and only the cells with a synapse on one of its stored entries are evaluated (found
+through ``wiring_index``, the synapses grouped by input position): a cell comparing two
+zeros is 0. Both give identical bits.
+
 Search
 ------
 Test documents are processed in batches, one batch per task (OpenMP, dynamic schedule, GIL
