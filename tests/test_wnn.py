@@ -111,7 +111,7 @@ def table_network(cls):
 
 def test_table_2_2_vgram_truth_table():
     model, X_train, X_test = table_network(VGRAM)
-    Y = [[1], [2], [3]]  # categories 1, 2, 3 of pairs #1, #2, #3
+    Y = [{1}, {2}, {3}]  # categories 1, 2, 3 of pairs #1, #2, #3 (label sets)
     model.fit(X_train, Y)
     np.testing.assert_array_equal(unpack(model.memory_, 3)[0],
                                   [[1, 1, 0], [0, 0, 1], [0, 1, 0]])
@@ -125,7 +125,7 @@ def test_table_2_2_vgram_truth_table():
 
 def test_table_2_3_vgram_cor_truth_table():
     model, X_train, X_test = table_network(VGRAMCor)
-    Y = [[1], [1, 3], [1, 2, 3]]
+    Y = [{1}, {1, 3}, {1, 2, 3}]
     model.fit(X_train, Y)
     # the neuron outputs {1, 3}: two labels output, one vote each
     np.testing.assert_array_equal(model.decision_function(X_test), [[0.5, 0.0, 0.5]])
