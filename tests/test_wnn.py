@@ -111,14 +111,13 @@ def table_network(cls):
 
 def test_table_2_2_vgram_truth_table():
     model, X_train, X_test = table_network(VGRAM)
-    Y = [{1}, {2}, {3}]  # categories 1, 2, 3 of pairs #1, #2, #3 (label sets)
+    Y = np.eye(3, dtype=np.uint8)  # pair #k -> category k (column k - 1)
     model.fit(X_train, Y)
     np.testing.assert_array_equal(unpack(model.memory_, 3)[0],
                                   [[1, 1, 0], [0, 0, 1], [0, 1, 0]])
     D = ref_wnn.distance_matrices(ref_wnn.encode(X_train, model.synapses_),
                                   ref_wnn.encode(X_test, model.synapses_))
     np.testing.assert_array_equal(D[0, 0], [2, 1, 3])  # distances given in the text
-    np.testing.assert_array_equal(model.classes_, [1, 2, 3])
     np.testing.assert_array_equal(model.decision_function(X_test), [[0.0, 1.0, 0.0]])
     np.testing.assert_array_equal(model.predict(X_test), [[0, 1, 0]])  # "categoria 2"
 
