@@ -36,9 +36,11 @@ def test_truth_other_errors():
     with pytest.raises(ValueError, match="has 3 labels, expected 4"):
         check_truth(np.zeros((2, 3)), n_labels=4)
     with pytest.raises(ValueError, match="out of range"):
-        check_truth([[0, 5]], n_labels=3)
+        check_truth([{0, 5}], n_labels=3)
     with pytest.raises(ValueError, match="non-negative"):
-        check_truth([[-1]], n_labels=3)
+        check_truth([{-1}], n_labels=3)
+    with pytest.raises(ValueError, match="give a list of sets"):  # [[0, 5]] is a matrix
+        check_truth([[0, 5]], n_labels=2)
     with pytest.raises(TypeError, match="numeric"):
         check_truth(np.array([["a"]]))
     with pytest.raises(ValueError, match="empty"):
@@ -67,3 +69,49 @@ def test_random_state():
     assert check_random_state(5).integers(100) == np.random.default_rng(5).integers(100)
     with pytest.raises(TypeError, match="random_state"):
         check_random_state(1.5)
+
+
+@pytest.mark.parametrize("y, expected", [
+    ([[0, 1], [1, 0]], [[0, 1], [1, 0]]),           # rectangular numbers: a 0/1 matrix
+    ([{0, 1}, {1}], [[1, 1], [0, 1]]),               # sets: label sets
+    ([[0, 1], [1]], [[1, 1], [0, 1]]),               # ragged: label sets
+    ([(True, False), (False, True)], [[1, 0], [0, 1]]),
+])
+def test_nested_lists_are_read_like_numpy_unless_they_are_sets(y, expected):
+    assert check_truth(y, n_labels=2).tolist() == expected
+
+
+def test_estimator_input_rules():
+    from fastrank._base import MultiLabelEstimator, NotFittedError
+
+    class Dummy(MultiLabelEstimator):
+        def __init__(self, k=1):
+            self.k = k
+
+    X = sp.csr_matrix(([1.0, 2.0], ([0, 0], [1, 1])), shape=(2, 3))  # duplicates
+    before = (X.data.copy(), X.indices.copy())
+    Dummy()._check_fit_input(X, [[0, 1], [1, 0]])
+    assert np.array_equal(X.data, before[0]) and np.array_equal(X.indices, before[1])
+    with pytest.raises(TypeError, match="real numeric"):
+        Dummy()._check_X(np.array([[1 + 2j, 0]]))
+    m = Dummy()
+    _, Y = m._check_fit_input(np.ones((2, 3)), [["sport", "news"], ["news"]])
+    assert m.classes_.tolist() == ["news", "sport"] and Y.tolist() == [[1, 1], [1, 0]]
+    # one label per set: the index lists are rectangular, still label sets
+    _, Y = m._check_fit_input(np.ones((3, 3)), [{1}, {2}, {3}])
+    assert m.classes_.tolist() == [1, 2, 3] and Y.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    with pytest.raises(NotFittedError):
+        Dummy()._check_predict_input(np.ones((2, 3)))
+    assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
+
+
+def test_save_needs_plain_parameters(tmp_path):
+    from fastrank import KNN, VGRAM
+    X, Y = np.eye(4), np.eye(4, dtype=np.uint8)
+    model = VGRAM(n_neurons=2, n_synapses=4, random_state=np.random.default_rng(0)).fit(X, Y)
+    with pytest.raises(TypeError, match="random_state as an int"):
+        model.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+    KNN().fit(X, Y).save(tmp_path / "knn.npz")
+    assert np.array_equal(KNN.load(tmp_path / "knn.npz").decision_function(X),
+                          KNN().fit(X, Y).decision_function(X))

@@ -7,10 +7,21 @@ import zipfile
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_truth
+from ._validation import check_truth, is_label_sets, label_sets_to_matrix
 from ._version import __version__
 
 FORMAT_VERSION = 1
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a model is used before ``fit`` (a ValueError and an AttributeError, like
+    scikit-learn's exception of the same name)."""
+
+
+def _check_real(dtype, name):
+    if dtype == object or not (np.issubdtype(dtype, np.number) or dtype == bool) \
+            or np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real numeric values, got dtype {dtype}")
 
 
 class MultiLabelEstimator:
@@ -62,13 +73,15 @@ class MultiLabelEstimator:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
             if X.dtype not in (np.float32, np.float64):
+                _check_real(X.dtype, name)
                 X = X.astype(np.float64)
-            X.sum_duplicates()
+            if not X.has_canonical_format:
+                X = X.copy()  # never canonicalise the caller's matrix in place
+                X.sum_duplicates()
             data = X.data
         else:
             X = np.asarray(X)
-            if X.dtype == object or not np.issubdtype(X.dtype, np.number):
-                raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
+            _check_real(X.dtype, name)
             if X.dtype not in (np.float32, np.float64):
                 X = X.astype(np.float64)
             X = np.ascontiguousarray(X)
@@ -86,11 +99,11 @@ class MultiLabelEstimator:
         with Y a C-contiguous uint8 indicator matrix. Y may be a list of label sets: then the
         labels are the sorted union of the sets' members, kept in ``classes_``."""
         X = self._check_X(X)
-        if isinstance(Y, (list, tuple)) and len(Y) and not np.isscalar(Y[0]) \
-                and not isinstance(Y[0], np.ndarray):
+        if is_label_sets(Y):
             classes = sorted({label for labels in Y for label in labels})
             index = {label: i for i, label in enumerate(classes)}
-            Y = check_truth([[index[lab] for lab in labels] for labels in Y], len(classes), "Y")
+            Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
+                                     len(classes), "Y")
             self.classes_ = np.asarray(classes)
         else:
             Y = check_truth(Y, name="Y")
@@ -102,7 +115,7 @@ class MultiLabelEstimator:
 
     def _check_predict_input(self, X):
         if not hasattr(self, "n_features_in_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X = self._check_X(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
@@ -114,10 +127,16 @@ class MultiLabelEstimator:
     def save(self, path):
         """Write the fitted model to ``path`` (an ``.npz``: arrays plus a JSON header)."""
         if not hasattr(self, "n_features_in_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; nothing to save")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; nothing to save")
+        params = self.get_params()
+        try:
+            json.dumps(params)
+        except TypeError:
+            raise TypeError(f"cannot save a {type(self).__name__} whose parameters are not plain "
+                            f"values ({params}); e.g. give random_state as an int") from None
         header = {"format": "fastrank-model", "format_version": FORMAT_VERSION,
                   "fastrank_version": __version__, "estimator": type(self).__name__,
-                  "params": self.get_params(), "n_features_in_": int(self.n_features_in_),
+                  "params": params, "n_features_in_": int(self.n_features_in_),
                   "meta": {k: getattr(self, k) for k in self._fitted_meta}}
         arrays = {"classes_": self.classes_}
         for name in self._fitted_arrays:

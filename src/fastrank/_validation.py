@@ -89,8 +89,7 @@ def check_truth(y_true, n_labels=None, name="y_true"):
         if csr.data.size and not np.isin(csr.data, (0, 1)).all():
             raise ValueError(f"{name} must be binary (0/1); found values {np.unique(csr.data)[:5]}")
         dense = csr.toarray().astype(np.uint8)
-    elif isinstance(y_true, (list, tuple)) and len(y_true) and not np.isscalar(y_true[0]) \
-            and not isinstance(y_true[0], np.ndarray):
+    elif is_label_sets(y_true):
         dense = label_sets_to_matrix(y_true, n_labels, name)
     else:
         arr = np.asarray(y_true)
@@ -105,11 +104,34 @@ def check_truth(y_true, n_labels=None, name="y_true"):
                 else ((arr == 0) | (arr == 1)).all()
             if not binary:
                 bad = np.unique(arr[(arr != 0) & (arr != 1)])[:5]
-                raise ValueError(f"{name} must be binary (0/1); found values {bad}")
+                hint = " (to pass label sets, give a list of sets)" \
+                    if isinstance(y_true, (list, tuple)) else ""
+                raise ValueError(f"{name} must be binary (0/1); found values {bad}{hint}")
         dense = np.ascontiguousarray(arr, dtype=np.uint8)
     if n_labels is not None and dense.shape[1] != n_labels:
         raise ValueError(f"{name} has {dense.shape[1]} labels, expected {n_labels}")
     return dense
+
+
+def is_label_sets(y):
+    """True when ``y`` is a list of label sets rather than a 0/1 matrix.
+
+    Label sets: a list or tuple whose elements are sets/frozensets, or whose rows differ in
+    length, or hold non-numeric labels (names). A rectangular nested list of numbers is read
+    as a 0/1 matrix, exactly as ``numpy.asarray`` would read it: ``[[0, 1], [1, 0]]`` is a
+    2 x 2 indicator matrix, ``[{0, 1}, {1}]`` two label sets.
+    """
+    if not isinstance(y, (list, tuple)) or not y:
+        return False
+    rows = list(y)
+    if any(isinstance(r, (set, frozenset)) for r in rows):
+        return True
+    if any(np.isscalar(r) or isinstance(r, np.ndarray) for r in rows):
+        return False
+    rows = [list(r) for r in rows]
+    if len({len(r) for r in rows}) > 1:
+        return True
+    return any(not isinstance(v, (numbers.Number, np.number)) for r in rows for v in r)
 
 
 def label_sets_to_matrix(label_sets, n_labels=None, name="y_true"):

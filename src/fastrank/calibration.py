@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import MultiLabelEstimator
+from ._base import MultiLabelEstimator, NotFittedError
 from ._ext import isotonic as _kernel
 from ._validation import check_option, check_random_state, check_same_shape, check_scores, \
     check_truth
@@ -59,7 +59,7 @@ class _Calibrator:
     def transform(self, scores):
         """Calibrated probabilities, same shape as ``scores`` (float64)."""
         if not hasattr(self, "_maps"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         scores, _, one_d = _check_pair(scores)
         if one_d != self._one_d or scores.shape[1] != self.n_labels_:
             expected = "1-D" if self._one_d else f"2-D with {self.n_labels_} labels"

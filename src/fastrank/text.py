@@ -31,7 +31,7 @@ import unicodedata
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import MultiLabelEstimator
+from ._base import MultiLabelEstimator, NotFittedError
 
 __all__ = ["STOP_WORDS", "analyze", "tfidf_from_counts", "TfidfIndexer"]
 
@@ -242,7 +242,7 @@ class TfidfIndexer:
     def transform(self, texts):
         """tf-idf vectors of ``texts`` over the fitted lexicon (unseen terms ignored)."""
         if not hasattr(self, "vocabulary_"):
-            raise ValueError("this TfidfIndexer is not fitted yet; call fit first")
+            raise NotFittedError("this TfidfIndexer is not fitted yet; call fit first")
         docs = self._analyze_all(_check_texts(texts))
         words = [*chain.from_iterable(docs)]
         ids = np.fromiter(map(self.vocabulary_.get, words, repeat(-1)), dtype=np.int64,
@@ -251,5 +251,5 @@ class TfidfIndexer:
 
     def get_feature_names_out(self, input_features=None):
         if not hasattr(self, "vocabulary_"):
-            raise ValueError("this TfidfIndexer is not fitted yet; call fit first")
+            raise NotFittedError("this TfidfIndexer is not fitted yet; call fit first")
         return np.asarray(sorted(self.vocabulary_, key=self.vocabulary_.get), dtype=object)
