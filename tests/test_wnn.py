@@ -8,9 +8,18 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 import ref_wnn
+import fastrank.wnn as wnn_module
 from fastrank.wnn import VGRAM, VGRAMCor
 
 MODELS = {"VGRAM": VGRAM, "COR": VGRAMCor}
+
+
+
+@pytest.fixture(autouse=True)
+def csr_kernel_always(monkeypatch):
+    """CSR input always takes the CSR encoding kernel here, however dense the test data
+    (production densifies CSR that is at least half full; tested on its own below)."""
+    monkeypatch.setattr(wnn_module, "DENSE_FRACTION", 2.0)
 
 
 def tie_heavy_data(seed, n_train=40, n_test=13, n_features=12, q=5):
@@ -340,3 +349,20 @@ def test_bad_input():
         VGRAM().fit(X, Y * 2)
     with pytest.raises(ValueError, match="documents"):
         VGRAM().fit(X[:-1], Y)
+
+
+def test_dense_enough_csr_is_encoded_dense(monkeypatch):
+    monkeypatch.setattr(wnn_module, "DENSE_FRACTION", 0.5)
+    rng = np.random.default_rng(0)
+    full = rng.random((40, 12))
+    sparse = full * (rng.random(full.shape) < 0.2)
+    assert isinstance(wnn_module._kernel_input(sp.csr_matrix(full)), np.ndarray)
+    assert sp.issparse(wnn_module._kernel_input(sp.csr_matrix(sparse)))
+    Y = (rng.random((40, 3)) < 0.4).astype(np.uint8)
+    Y[:, 0] = 1
+    for X in (full, sparse):
+        via_csr = VGRAM(n_neurons=6, n_synapses=40, random_state=1).fit(sp.csr_matrix(X), Y)
+        via_dense = VGRAM(n_neurons=6, n_synapses=40, random_state=1).fit(X, Y)
+        np.testing.assert_array_equal(via_csr.memory_, via_dense.memory_)
+        np.testing.assert_array_equal(via_csr.decision_function(sp.csr_matrix(X)),
+                                      via_dense.decision_function(X))

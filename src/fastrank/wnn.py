@@ -27,6 +27,18 @@ TIE_POLICIES = ("random", "all")
 _POLICY_CODES = {"random": 0, "all": 1}
 
 
+#: CSR input at least this dense is encoded as a dense array: the dense kernel is ~5x faster
+#: there, and a dense float64 array is no larger than CSR (8 bytes a cell vs ~12 an entry)
+DENSE_FRACTION = 0.5
+
+
+def _kernel_input(X):
+    """X as the encoding kernels take it: CSR, unless it is dense enough to convert."""
+    if sp.issparse(X) and X.nnz >= DENSE_FRACTION * X.shape[0] * X.shape[1]:
+        return X.toarray()
+    return X
+
+
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -58,13 +70,15 @@ class _VGRAMBase(MultiLabelEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix, shape (n_documents, n_features)
-            Feature vectors (e.g. tf-idf); CSR input is never densified whole.
+            Feature vectors (e.g. tf-idf); CSR input is never densified whole, unless at
+            least half of it is stored (then a dense array is smaller and ~5x faster).
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
         """
         n_neurons = _check_positive_int("n_neurons", self.n_neurons)
         n_synapses = _check_positive_int("n_synapses", self.n_synapses)
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
         X, Y = self._check_fit_input(X, Y)
+        X = _kernel_input(X)
         rng = check_random_state(self.random_state)
         synapses = rng.integers(0, X.shape[1], size=(n_neurons, n_synapses), dtype=np.int32)
         seed = int(rng.integers(0, 2**63))
@@ -107,7 +121,7 @@ class _VGRAMBase(MultiLabelEstimator):
         ``classes_`` order (see the class docstring for the definition). Tie choices under
         ``tie_policy="random"`` depend on (``seed_``, row index in ``X``, neuron), so the same
         ``X`` always gets the same beliefs from a fitted model."""
-        X = self._check_predict_input(X)
+        X = _kernel_input(self._check_predict_input(X))
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
         out = np.zeros((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
         args = (self.synapses_, self.memory_, self.label_indptr_, self.label_indices_,
