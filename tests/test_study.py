@@ -259,3 +259,29 @@ def test_expected_as_a_fifth_ranking_type():
     assert back.to_json() == five.to_json()
     np.testing.assert_array_equal(back.stderr["knn"][e, estimated],
                                   five.stderr["knn"][e, estimated])
+
+
+def test_calibration_picks_the_lowest_ranking_loss():
+    """melotti2009 §3.5: the grid point with the lowest ranking loss on a 9:1 split of the
+    first training fold is used for the whole study; checked by recomputing one point."""
+    from fastrank import MLkNN
+    from fastrank.model_selection import KFold
+    from fastrank.metrics import ranking_loss
+    r = run_study("yeast", classifiers=("mlknn",), folds=3, calibrate=True, random_state=2)
+    tried = r.calibration["mlknn"]
+    best = min(tried, key=lambda t: t["ranking_loss"])
+    assert r.params["mlknn"]["k"] == best["params"]["k"]
+    n_fit = len(next(KFold(3, shuffle=True, random_state=2).split(np.arange(2417)))[0])
+    n_fit -= n_fit // 10
+    ks = [t["params"]["k"] for t in tried]
+    assert 5000 not in ks and max(ks) < n_fit and 2 in ks
+    # the same split, recomputed independently of the study code
+    ds = fastrank.datasets.load("yeast")
+    train = next(KFold(3, shuffle=True, random_state=2).split(np.arange(2417)))[0]
+    shuffled = np.random.default_rng(2).permutation(train)
+    n_val = len(shuffled) // 10
+    fit_idx, val_idx = np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val])
+    model = MLkNN(k=ks[0]).fit(ds.X[fit_idx], ds.Y[fit_idx])
+    loss = ranking_loss(ds.Y[val_idx], model.decision_function(ds.X[val_idx]), ties="modified")
+    assert tried[0]["ranking_loss"] == pytest.approx(loss)
+    assert json.loads(r.to_json())["calibration"]["mlknn"] == tried
