@@ -34,6 +34,13 @@ def test_markdown_has_every_table(small_study):
         assert f"### t statistic, ordinal vs others: {m}" in md
         assert f"| {m} | " in md
     assert md.count("| kNN |") >= 20
+    # every row of a table has as many (unescaped) separators as its header
+    import re
+    for block in md.split("\n\n"):
+        rows = [l for l in block.splitlines() if l.startswith("|")]
+        if rows:
+            seps = {len(re.findall(r"(?<!\\)\|", r)) for r in rows}
+            assert len(seps) == 1, block
 
 
 def test_html_embeds_one_chart_per_metric(small_study):

@@ -30,9 +30,11 @@ class Table:
         lines = [f"{'#' * level} {self.title}", ""]
         if self.note:
             lines += [self.note, ""]
-        lines.append("| " + " | ".join(self.header) + " |")
+        def cells(values):  # a literal "|" (as in "O ≺ D|P|M") must not split the cell
+            return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
+        lines.append(cells(self.header))
         lines.append("|" + "|".join("---" for _ in self.header) + "|")
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        lines += [cells(row) for row in self.rows]
         return "\n".join(lines) + "\n"
 
     def html(self):
