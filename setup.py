@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 from Cython.Build import cythonize
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 from setuptools.command.build_ext import build_ext
 
 EXT_DIR = Path("src") / "_ext"
@@ -75,8 +75,9 @@ extensions = [
 
 setup(
     package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
-    packages=["fastrank._ext", *find_packages("src", include=["fastrank", "fastrank.*"])],
-    package_data={"fastrank": ["data/*"]},
+    # fastrank.data (the embedded data files) has no __init__: a namespace package
+    packages=["fastrank._ext", *find_namespace_packages("src", include=["fastrank", "fastrank.*"])],
+    package_data={"fastrank.data": ["*.gz", "*.md"]},
     # generated C and annotation files are build intermediates, not package contents
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.html"]},
     ext_modules=cythonize(
