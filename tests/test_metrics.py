@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose
 from threadpoolctl import threadpool_limits
 
 import ref_metrics as ref

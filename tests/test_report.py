@@ -97,10 +97,6 @@ def test_write_study_outputs(small_study, tmp_path):
 
 
 def test_write_atomic_leaves_nothing_on_failure(tmp_path):
-    class Boom(str):
-        def __str__(self):
-            raise RuntimeError
-
     target = tmp_path / "x.txt"
     with pytest.raises(TypeError):
         write_atomic(target, 12345)  # not text: fails while writing the temporary file
@@ -183,3 +179,13 @@ def test_cli_datasets():
     proc = run_cli("datasets", "yeast")
     assert proc.returncode == 0
     assert "documents: 2417" in proc.stdout and "labels: 14" in proc.stdout
+
+
+def test_html_without_matplotlib_says_so(small_study, monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    page = render_html(small_study)
+    assert "Charts omitted: matplotlib is not installed" in page
+    assert "<img" not in page and "Summary of the t-tests" in page

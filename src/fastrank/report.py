@@ -7,6 +7,7 @@ matplotlib (the ``report`` extra); without it the HTML report says so where they
 """
 import base64
 import html
+import importlib.util
 import io
 import os
 import tempfile
@@ -179,14 +180,10 @@ def render_html(result, alpha=0.05):
     all_tables = tables(result, alpha)
     parts += [t.html() for t in all_tables[:3]]
     parts.append("<h2>Metrics per ranking type</h2>")
-    try:
-        import matplotlib  # noqa: F401
-        have_mpl = True
-    except ImportError:
-        have_mpl = False
+    if importlib.util.find_spec("matplotlib") is None:
         parts.append("<p><strong>Charts omitted: matplotlib is not installed "
                      "(pip install 'fastrank-mlc[report]').</strong></p>")
-    if have_mpl:
+    else:
         for m in result.metrics:
             data = base64.b64encode(metric_chart_png(result, m)).decode()
             parts.append(f"<img class='chart' alt='{m}' src='data:image/png;base64,{data}'>")
