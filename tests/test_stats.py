@@ -332,3 +332,67 @@ def test_compare_two_chapter_example():
     strong = compare_two(9.0, 0.5, 7.5, 0.5)
     assert strong.ad == pytest.approx(3.0) and strong.significant
     assert compare_two(7.0, 1.0, 9.0, 1.0).winner == "standard"
+
+
+# ---- review fixes: degenerate Friedman tables, non-finite inputs -----------------------------
+
+@pytest.mark.parametrize("tie_correction", [False, True])
+def test_friedman_all_rows_fully_tied_is_no_evidence(tie_correction):
+    # every classifier equal on every data set: the tie correction is 0/0 there
+    res = friedman(np.ones((3, 3)), tie_correction=tie_correction)
+    assert res.chi2 == 0.0 and res.chi2_pvalue == 1.0
+    assert res.f == 0.0 and res.f_pvalue == 1.0 and not res.significant
+    np.testing.assert_array_equal(res.mean_ranks, [2, 2, 2])
+
+
+def test_friedman_tie_correction_partly_tied_rows_unchanged():
+    from scipy.stats import friedmanchisquare
+    table = np.array([[1, 1, 2], [1, 1, 1], [3, 1, 2], [2, 2, 1]], dtype=float)
+    res = friedman(table, tie_correction=True)
+    assert res.chi2 == pytest.approx(friedmanchisquare(*table.T).statistic)
+    assert np.isfinite(res.f) and 0.0 < res.f_pvalue <= 1.0
+
+
+@pytest.mark.parametrize("a, b, name", [
+    ([np.inf, 2.0, 3.0], [1.0, 1.0, 1.0], "a"),
+    ([1.0, 2.0, 3.0], [1.0, -np.inf, 1.0], "b"),
+    ([1.0, np.nan, 3.0], [1.0, 1.0, 1.0], "a"),
+])
+def test_paired_tests_reject_non_finite(a, b, name):
+    for test in (paired_ttest, wilcoxon):
+        with pytest.raises(ValueError, match=f"{name} contains NaN or infinity"):
+            test(a, b)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_mean_se_rejects_non_finite(bad):
+    with pytest.raises(ValueError, match="values contains NaN or infinity"):
+        mean_se([bad, 1.0])
+
+
+@pytest.mark.parametrize("args, name", [
+    ((np.nan, 1.0, 0.0, 1.0), "mean_standard"),
+    ((1.0, np.inf, 0.0, 1.0), "sd_standard"),
+    ((1.0, 1.0, -np.inf, 1.0), "mean_proposed"),
+    ((1.0, 1.0, 0.0, np.nan), "sd_proposed"),
+])
+def test_compare_two_rejects_non_finite(args, name):
+    with pytest.raises(ValueError, match=f"{name} contains NaN or infinity"):
+        compare_two(*args)
+
+
+def test_compare_two_negative_sd():
+    with pytest.raises(ValueError, match="non-negative"):
+        compare_two(1.0, -0.1, 0.5, 0.1)
+
+
+def test_cost_checks_reject_non_finite():
+    cost = np.ones((2, 2)) - np.eye(2)
+    with pytest.raises(ValueError, match="confusion contains NaN or infinity"):
+        confusion_cost_error([[1.0, np.nan], [0.0, 2.0]], cost)
+    with pytest.raises(ValueError, match="confusion contains NaN or infinity"):
+        confusion_cost_error([[1.0, np.inf], [0.0, 2.0]], cost)
+    with pytest.raises(ValueError, match="cost contains NaN or infinity"):
+        confusion_cost_error([[1.0, 0.0], [0.0, 2.0]], [[0.0, np.inf], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="cost contains NaN or infinity"):
+        cost_error([0, 1], [0, 1], [[0.0, np.nan], [1.0, 0.0]])

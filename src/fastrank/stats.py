@@ -34,8 +34,9 @@ def _check_paired(a, b, min_n=2):
         raise ValueError(f"a has {a.size} values but b has {b.size}; paired samples must match")
     if a.size < min_n:
         raise ValueError(f"need at least {min_n} paired values, got {a.size}")
-    if np.isnan(a).any() or np.isnan(b).any():
-        raise ValueError("a and b must not contain NaN")
+    for name, v in (("a", a), ("b", b)):
+        if not np.isfinite(v).all():
+            raise ValueError(f"{name} contains NaN or infinity; paired samples must be finite")
     return a, b
 
 
@@ -77,7 +78,7 @@ def paired_ttest(a, b, alpha=0.05):
     and ``p = 0`` (significant).
 
     Raises ValueError for samples that are not 1-D, differ in length, have fewer than two
-    values or contain NaN, and for ``alpha`` outside (0, 1).
+    values or contain NaN or infinity, and for ``alpha`` outside (0, 1).
     """
     a, b = _check_paired(a, b)
     if not 0.0 < alpha < 1.0:
@@ -224,9 +225,14 @@ def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
     ``tie_correction=True`` divides chi2 by ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` over
     the tie groups of the rows, which equals ``scipy.stats.friedmanchisquare``; the default
     (no correction) is the formula of Demšar and the thesis. When every row ranks the
-    classifiers identically ``F`` is infinite (p = 0).
+    classifiers identically ``F`` is infinite (p = 0). When every row is fully tied (all
+    classifiers equal on every data set) there is no evidence of a difference: ``chi2 = F
+    = 0``, both p-values 1, not significant (with ``tie_correction=True`` the correction
+    factor is 0 there, and the 0/0 is defined as this limit).
 
-    Raises ValueError for fewer than 2 data sets or classifiers, or NaN in the table.
+    Values are only ranked, so ±inf entries are ranked like any other value (inf is the
+    largest). Raises ValueError for fewer than 2 data sets or classifiers, or NaN in the
+    table.
     """
     t = np.asarray(table, dtype=np.float64)
     if t.ndim != 2 or t.shape[0] < 2 or t.shape[1] < 2:
@@ -243,7 +249,12 @@ def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
     if tie_correction:
         ties = sum(np.sum(c ** 3 - c) for c in
                    (np.unique(row, return_counts=True)[1] for row in ranks))
-        chi2 /= 1.0 - ties / (n * k * (k * k - 1.0))
+        correction = 1.0 - ties / (n * k * (k * k - 1.0))
+        # correction == 0 only when every row is fully tied: then chi2 is 0 (no evidence),
+        # not 0/0 = NaN.
+        chi2 = chi2 / correction if correction > 0 else 0.0
+    if not np.isfinite(chi2):  # pragma: no cover - guarded above; never report NaN as inf
+        raise ValueError(f"Friedman statistic is not finite ({chi2}) for this table")
     df1, df2 = k - 1, (k - 1) * (n - 1)
     denom = n * (k - 1) - chi2
     f = (n - 1) * chi2 / denom if denom > 0 else float("inf")
@@ -354,7 +365,9 @@ def _check_cost(cost, k):
     cost = np.asarray(cost, dtype=np.float64)
     if cost.shape != (k, k):
         raise ValueError(f"cost must be a ({k}, {k}) matrix for {k} classes, got {cost.shape}")
-    if np.any(np.diag(cost) != 0) or np.any(cost < 0) or np.isnan(cost).any():
+    if not np.isfinite(cost).all():
+        raise ValueError("cost contains NaN or infinity; costs must be finite")
+    if np.any(np.diag(cost) != 0) or np.any(cost < 0):
         raise ValueError("cost must have a zero diagonal (a correct prediction costs nothing) "
                          "and non-negative entries")
     return cost
@@ -374,6 +387,8 @@ def confusion_cost_error(confusion, cost):
     """Cost-sensitive error from a confusion matrix (ml-concepts eq. 4.16):
     ``1/n sum_ij M(C_i, C_j) cost(C_i, C_j)`` with n the total count."""
     m = np.asarray(confusion, dtype=np.float64)
+    if not np.isfinite(m).all():
+        raise ValueError("confusion contains NaN or infinity; counts must be finite")
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.sum() <= 0 or (m < 0).any():
         raise ValueError(f"confusion must be a square matrix of non-negative counts with a "
                          f"positive total, got shape {m.shape}")
@@ -396,9 +411,10 @@ def mean_se(values):
     sum e_i``, ``sd = sqrt(1/r * 1/(r-1) sum (e_i - mean)^2)`` -- the chapter's "sd" is the
     standard error of the mean. Needs r >= 2."""
     v = np.asarray(values, dtype=np.float64)
-    if v.ndim != 1 or v.size < 2 or np.isnan(v).any():
-        raise ValueError(f"values must be 1-D with at least 2 folds and no NaN, "
-                         f"got shape {v.shape}")
+    if v.ndim != 1 or v.size < 2:
+        raise ValueError(f"values must be 1-D with at least 2 folds, got shape {v.shape}")
+    if not np.isfinite(v).all():
+        raise ValueError("values contains NaN or infinity; fold errors must be finite")
     return float(v.mean()), float(np.sqrt(v.var(ddof=1) / v.size))
 
 
@@ -422,11 +438,18 @@ def compare_two(mean_standard, sd_standard, mean_proposed, sd_proposed):
     standard algorithm S and a proposed algorithm P: ``ad = (mean_S - mean_P) /
     sqrt((sd_S^2 + sd_P^2) / 2)``. ad > 0: P beats S; ad <= 0: S beats P; |ad| >= 2: with
     95% confidence. Both sds zero: ad = ±inf for a nonzero difference, 0 otherwise.
+
+    Raises ValueError for a NaN or infinite mean or sd and for a negative sd.
     """
-    diff = float(mean_standard) - float(mean_proposed)
-    sd = float(np.sqrt((float(sd_standard) ** 2 + float(sd_proposed) ** 2) / 2.0))
+    args = {"mean_standard": mean_standard, "sd_standard": sd_standard,
+            "mean_proposed": mean_proposed, "sd_proposed": sd_proposed}
+    for name, value in args.items():
+        if not np.isfinite(float(value)):
+            raise ValueError(f"{name} contains NaN or infinity ({value}); must be finite")
     if sd_standard < 0 or sd_proposed < 0:
         raise ValueError("standard deviations must be non-negative")
+    diff = float(mean_standard) - float(mean_proposed)
+    sd = float(np.sqrt((float(sd_standard) ** 2 + float(sd_proposed) ** 2) / 2.0))
     ad = diff / sd if sd > 0 else (float(np.copysign(np.inf, diff)) if diff else 0.0)
     return TwoAlgorithmComparison(diff, sd, ad, "proposed" if ad > 0 else "standard",
                                   bool(abs(ad) >= 2.0))
