@@ -332,10 +332,41 @@ def test_libsvm_round_trip_and_sklearn_reader(tmp_path):
     np.testing.assert_array_equal(Xs.toarray(), back.X.toarray())
     assert [tuple(sorted(int(v) for v in r)) for r in ys] == \
         [tuple(np.flatnonzero(r)) for r in back.Y]
-    auto = D.load_libsvm(p)  # labels = the distinct labels found; features up to the max index
-    assert auto.label_names == [str(j) for j in range(5) if Y[:, j].any()]
     D.save_libsvm(ds, tmp_path / "z.svm", zero_based=True)
     assert (D.load_libsvm(tmp_path / "z.svm", n_features=30).X != ds.X).nnz == 0
+
+
+def test_libsvm_round_trip_keeps_all_zero_label_and_feature_columns(tmp_path):
+    from sklearn.datasets import load_svmlight_file
+
+    X = sp.csr_matrix(np.array([[0, 2.5, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 0]]))
+    Y = np.array([[0, 1, 0], [0, 1, 1], [0, 0, 1]], dtype=np.uint8)  # label 0 never occurs
+    ds = D.Dataset(X, Y)
+    for zero_based in (False, True):  # neither file has feature index 0 (column 0 is empty)
+        p = tmp_path / f"r{zero_based}.svm"
+        D.save_libsvm(ds, p, zero_based=zero_based)
+        assert p.read_text().splitlines()[0] == \
+            f"# fastrank n_features=4 n_labels=3 zero_based={int(zero_based)}"
+        back = D.load_libsvm(p)
+        assert back.X.shape == (3, 4) and back.Y.shape == (3, 3)
+        np.testing.assert_array_equal(back.X.toarray(), X.toarray())
+        np.testing.assert_array_equal(back.Y, Y)
+        assert back.label_names == ["0", "1", "2"]
+        # explicit arguments still win over the header
+        assert D.load_libsvm(p, n_features=6, n_labels=4).Y.shape == (3, 4)
+        # other svmlight readers skip the header as a comment
+        Xs, _ = load_svmlight_file(str(p), n_features=4, multilabel=True, zero_based=zero_based)
+        np.testing.assert_array_equal(Xs.toarray(), X.toarray())
+    # a plain libsvm file (no header) is read as before: distinct labels, max feature index
+    plain = _write(tmp_path, "# a comment\n1,2 2:2.5\n2 3:1\n", "plain.svm")
+    back = D.load_libsvm(plain)
+    assert back.label_names == ["1", "2"] and back.X.shape == (2, 3)
+    with pytest.raises(ValueError, match="out of range for n_labels=1"):
+        D.load_libsvm(_write(tmp_path, "# fastrank n_features=3 n_labels=1\n1 1:1\n", "h.svm"))
+    with pytest.raises(ValueError, match="exceeds n_features=1"):
+        D.load_libsvm(_write(tmp_path, "# fastrank n_features=1 n_labels=2\n1 2:1\n", "h.svm"))
+    with pytest.raises(TypeError, match="zero_based"):
+        D.save_libsvm(ds, tmp_path / "x.svm", zero_based="auto")
 
 
 def test_libsvm_text_details(tmp_path):
@@ -490,6 +521,33 @@ def test_dataset_summary_take_and_validation():
     clean = D.Dataset(raw, Y).X
     np.testing.assert_array_equal(clean.toarray(), [[0, 3], [0, 0], [0, 0], [0, 0]])
     assert clean.nnz == 1 and raw.nnz == 3
+
+
+def test_take_boolean_mask_and_bad_indices():
+    X = sp.csr_matrix(np.array([[1.0, 0], [0, 2], [3, 0], [0, 4]]))
+    Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0]], dtype=np.uint8)
+    ds = D.Dataset(X, Y, texts=["a", "b", "c", "d"])
+    for mask in ([True, False, False, True], np.array([1, 0, 0, 1], dtype=bool)):
+        sub = ds.take(mask)  # a mask selects, it is not read as positions 1, 0, 0, 1
+        np.testing.assert_array_equal(sub.Y, Y[[0, 3]])
+        np.testing.assert_array_equal(sub.X.toarray(), X.toarray()[[0, 3]])
+        assert sub.texts == ["a", "d"]
+    for idx in ([3, 0], np.array([3, 0], dtype=np.uint64), (-1, 0)):
+        sub = ds.take(idx)
+        np.testing.assert_array_equal(sub.Y, Y[[3, 0]])
+        assert sub.texts == ["d", "a"]
+    with pytest.raises(TypeError, match="integers or a boolean mask.*float"):
+        ds.take([1.7, 0.0])  # no silent truncation to 1, 0
+    with pytest.raises(TypeError, match="integers or a boolean mask"):
+        ds.take(["1"])
+    with pytest.raises(ValueError, match="boolean mask has length 3, expected n_documents=4"):
+        ds.take([True, False, True])
+    with pytest.raises(IndexError, match="index 4 is out of range for 4 documents"):
+        ds.take([0, 4])
+    with pytest.raises(IndexError, match="index -5 is out of range"):
+        ds.take([-5])
+    with pytest.raises(ValueError, match="1-D"):
+        ds.take([[0, 1]])
 
 
 # ---- synthetic ----------------------------------------------------------------------------------

@@ -96,12 +96,38 @@ class Dataset:
         return self.Y.shape[0]
 
     def take(self, indices, name=None):
-        """The documents at ``indices`` (e.g. one fold of a splitter), as a new Dataset."""
-        indices = np.asarray(indices, dtype=np.intp)
+        """The documents at ``indices`` (e.g. one fold of a splitter), as a new Dataset.
+
+        ``indices``: integer positions in [-n_documents, n_documents) (negative ones count
+        from the end, as in NumPy), or a boolean mask of length n_documents. Other dtypes
+        (floats, strings, ...) raise TypeError; out-of-range positions raise IndexError."""
+        indices = self._positions(indices)
         return Dataset(None if self.X is None else self.X[indices], self.Y[indices],
                        texts=None if self.texts is None else [self.texts[i] for i in indices],
                        feature_names=self.feature_names, label_names=self.label_names,
                        name=self.name if name is None else name, info=self.info)
+
+    def _positions(self, indices):
+        """``indices`` (integer positions or a boolean mask) as a 1-D intp array in [0, n)."""
+        n = self.n_documents
+        idx = np.asarray(indices)
+        if idx.ndim != 1:
+            raise ValueError(f"indices must be 1-D, got shape {idx.shape}")
+        if idx.dtype == bool:
+            if idx.size != n:
+                raise ValueError(f"boolean mask has length {idx.size}, expected "
+                                 f"n_documents={n}")
+            return np.flatnonzero(idx)
+        if idx.size == 0 and idx.dtype.kind == "f":  # take([]): an empty selection
+            return np.empty(0, dtype=np.intp)
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"indices must be integers or a boolean mask, got dtype "
+                            f"{idx.dtype}")
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            bad = idx.min() if idx.min() < -n else idx.max()
+            raise IndexError(f"index {int(bad)} is out of range for {n} documents")
+        idx = idx.astype(np.intp)
+        return np.where(idx < 0, idx + n, idx)
 
     def summary(self):
         """Statistics of the data set (Tsoumakas et al.'s definitions): documents, features
@@ -341,19 +367,37 @@ def load_arff(path, labels=None, name=None):
 
 # ---- libsvm / svmlight ---------------------------------------------------------------------
 
+# the first line written by save_libsvm (a comment for every other svmlight reader)
+_LIBSVM_HEADER = re.compile(rb"# fastrank n_features=(?P<f>[0-9]{1,12}) "
+                            rb"n_labels=(?P<q>[0-9]{1,12})"
+                            rb"(?: zero_based=(?P<z>[01]))?[ \t]*\r?(?:\n|\Z)")
+
+
 def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=None):
     """Load a multi-label libsvm/svmlight file: ``l1,l2,... idx:val idx:val ...``.
 
     Labels are integers. With ``n_labels`` they must lie in [0, n_labels) and label j is
     column j; without it the columns are the distinct labels found, in increasing order
     (``label_names`` holds them). Feature indices are one-based unless ``zero_based`` is
-    True; ``"auto"`` means zero-based when an index 0 occurs. ``# comments`` are ignored.
+    True; ``"auto"`` means zero-based when an index 0 occurs. ``# comments`` are ignored,
+    except a first line ``# fastrank n_features=F n_labels=Q zero_based=Z`` as written by
+    :func:`save_libsvm`: it supplies ``n_features``, ``n_labels`` and ``zero_based`` (Z is 0
+    or 1) when they are not given, so that label and feature columns that are all zero
+    survive the round trip. Without that line, plain libsvm files are read as described.
     """
     from ._ext.arff import parse_libsvm
 
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
+    header = _LIBSVM_HEADER.match(data)
+    if header is not None:
+        if n_features is None:
+            n_features = int(header["f"])
+        if n_labels is None:
+            n_labels = int(header["q"])
+        if zero_based == "auto" and header["z"] is not None:
+            zero_based = header["z"] == b"1"
     xp, xi, xv, yp, yl = parse_libsvm(data, path)
     n = xp.size - 1
     if n == 0:
@@ -394,12 +438,22 @@ def save_libsvm(dataset, path, zero_based=False):
     """Write ``dataset`` (X and Y) as a multi-label libsvm file: label columns (0-based) then
     ``index:value`` pairs (one-based unless ``zero_based``), values with 17 significant
     digits so that :func:`load_libsvm` reads back the same float64 values. A document with
-    neither labels nor features is written as an explicit zero of the first feature."""
+    neither labels nor features is written as an explicit zero of the first feature.
+
+    The first line is the comment ``# fastrank n_features=F n_labels=Q zero_based=Z``
+    (ignored by other svmlight readers, e.g. scikit-learn's): :func:`load_libsvm` takes the
+    shape and the index base from it, so ``load_libsvm(path)`` gives back X and Y with the
+    same shape and values, all-zero label or feature columns included. The label and
+    feature names are not stored (they reload as "0".."Q-1" and "f0".."f{F-1}")."""
     if dataset.X is None:
         raise ValueError("dataset has no feature matrix (raw text); index it first")
+    if not isinstance(zero_based, bool):
+        raise TypeError(f"zero_based must be True or False, got {zero_based!r}")
     X, Y = dataset.X, dataset.Y
     off = 0 if zero_based else 1
     with open(path, "w", encoding="ascii", newline="\n") as f:
+        f.write(f"# fastrank n_features={X.shape[1]} n_labels={Y.shape[1]} "
+                f"zero_based={int(zero_based)}\n")
         for i in range(X.shape[0]):
             lo, hi = X.indptr[i], X.indptr[i + 1]
             labels = ",".join(map(str, np.flatnonzero(Y[i])))
