@@ -137,6 +137,47 @@ def test_sklearn_protocol_and_errors():
         tfidf_from_counts(sp.csr_matrix(np.ones((2, 3))), np.ones(2))
 
 
+def test_tfidf_from_counts_rejects_bad_counts_and_idf():
+    good = np.array([[1.0, 0, 2], [0, 3, 1]])
+    for counts in (good, sp.csr_matrix(good), good.astype(int), good.tolist()):
+        X, idf = tfidf_from_counts(counts)
+        assert X.shape == (2, 3) and idf.shape == (3,)
+    assert tfidf_from_counts(good, np.array([0.0, 1, 2]))[0].shape == (2, 3)
+    with pytest.raises(ValueError, match=r"2-D matrix .*shape \(3,\)"):
+        tfidf_from_counts(np.array([1.0, 0, 2]))
+    with pytest.raises(ValueError, match="2-D matrix"):
+        tfidf_from_counts(np.ones((2, 2, 2)))
+    for bad in (np.array([[1.0, -1, 0], [0, 1, 1]]), sp.csr_matrix([[1.0, -1, 0], [0, 1, 1]])):
+        with pytest.raises(ValueError, match="counts contain negative values"):
+            tfidf_from_counts(bad)
+    for v in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="counts contain NaN or infinity"):
+            tfidf_from_counts(np.array([[1.0, v, 0], [0, 1, 1]]))
+        with pytest.raises(ValueError, match="idf contains NaN or infinity"):
+            tfidf_from_counts(good, np.array([1.0, v, 1]))
+    with pytest.raises(ValueError, match="idf contains negative values"):
+        tfidf_from_counts(good, np.array([1.0, -0.5, 1]))
+    with pytest.raises(ValueError, match=r"idf has shape \(1, 3\), expected \(3,\)"):
+        tfidf_from_counts(good, np.ones((1, 3)))
+    with pytest.raises(TypeError, match="counts must be numbers"):
+        tfidf_from_counts(np.array([["a", "b"]]))
+    with pytest.raises(TypeError, match="idf must be numbers"):
+        tfidf_from_counts(good, np.array(["1", "1", "1"]))
+
+
+def test_lemmatizer_must_return_strings():
+    with pytest.raises(TypeError, match="lemmatizer returned a int for 'casas'"):
+        analyze("casas e barcos", lemmatizer=len)
+    with pytest.raises(TypeError, match="lemmatizer returned a int"):
+        TfidfIndexer(stop_words=None, lemmatizer=lambda w: 0 if w == "b" else 7).fit(["a b"])
+    with pytest.raises(TypeError, match="lemmatizer returned a list"):
+        analyze("casas", lemmatizer=lambda w: [w])
+    # None and "" drop the word
+    drop = {"e": None, "de": ""}
+    assert analyze("casas e barcos de pesca", lemmatizer=lambda w: drop.get(w, w)) == \
+        ["casas", "barcos", "pesca"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet="abc dé1,.", max_size=25), min_size=1, max_size=12),
        st.lists(st.text(alphabet="abcdx é9", max_size=25), max_size=6))

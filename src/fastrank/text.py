@@ -106,7 +106,8 @@ def _stop_set(stop_words, strip_accents):
 def analyze(text, stop_words=None, strip_accents=False, lemmatizer=None):
     """Lexical analysis of one document (melotti2009 §3.3): lowercase, delete digits, split on
     everything that is not a letter (blanks, punctuation, underscores), drop stop words, then
-    apply ``lemmatizer`` (a callable word -> word; an empty or None result drops the word).
+    apply ``lemmatizer`` (a callable word -> word: it must return a str, and an empty string
+    or None drops the word; any other result raises TypeError).
 
     Letters are Unicode letters, so accented words stay whole ("ação"); ``strip_accents=True``
     also removes combining accents (NFKD), for both the text and the stop words.
@@ -124,29 +125,54 @@ def _analyze(text, stop, strip_accents, lemmatizer):
     if stop:
         words = [w for w in words if w not in stop]
     if lemmatizer is not None:
-        words = [w for w in map(lemmatizer, words) if w]
+        lemmas = [*map(lemmatizer, words)]
+        for w, lemma in zip(words, lemmas):
+            if lemma is not None and not isinstance(lemma, str):
+                raise TypeError(f"lemmatizer returned a {type(lemma).__name__} for {w!r}; "
+                                f"expected a str (or None or '' to drop the word)")
+        words = [w for w in lemmas if w]
     return words
 
 
 def tfidf_from_counts(counts, idf=None):
     """Eq. 2.1 then eq. 2.2 on a term-count matrix (documents x terms).
 
-    ``idf``: the per-term ``ln(|TV| / #TV(t_k))`` learned on training documents; None
-    computes it from ``counts`` itself (0 for a term in no document). Returns
-    ``(X, idf)`` with X a canonical CSR float64 matrix whose non-zero rows have unit
-    Euclidean norm; rows with no weighted term stay all-zero.
+    ``counts``: a 2-D dense or sparse matrix of finite, non-negative numbers. ``idf``: the
+    per-term ``ln(|TV| / #TV(t_k))`` learned on training documents, a 1-D array of finite,
+    non-negative numbers, one per column of ``counts``; None computes it from ``counts``
+    itself (0 for a term in no document). Returns ``(X, idf)`` with X a canonical CSR
+    float64 matrix whose non-zero rows have unit Euclidean norm; rows with no weighted term
+    stay all-zero. Other inputs raise TypeError (not numbers) or ValueError.
     """
+    if not sp.issparse(counts):
+        counts = np.asarray(counts)
+    if counts.ndim != 2:
+        raise ValueError(f"counts must be a 2-D matrix (documents x terms), got shape "
+                         f"{counts.shape}")
+    if counts.dtype.kind not in "biuf":
+        raise TypeError(f"counts must be numbers, got dtype {counts.dtype}")
     X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
     X.sum_duplicates()
+    if not np.isfinite(X.data).all():
+        raise ValueError("counts contain NaN or infinity")
+    if (X.data < 0).any():
+        raise ValueError("counts contain negative values")
     n, n_terms = X.shape
     if idf is None:
         df = np.bincount(X.indices[X.data != 0], minlength=n_terms)
         idf = np.zeros(n_terms)
         np.log(np.divide(n, df, out=np.ones(n_terms), where=df > 0), out=idf)
     else:
-        idf = np.asarray(idf, dtype=np.float64)
+        idf = np.asarray(idf)
+        if idf.dtype.kind not in "biuf":
+            raise TypeError(f"idf must be numbers, got dtype {idf.dtype}")
+        idf = idf.astype(np.float64)
         if idf.shape != (n_terms,):
             raise ValueError(f"idf has shape {idf.shape}, expected ({n_terms},)")
+        if not np.isfinite(idf).all():
+            raise ValueError("idf contains NaN or infinity")
+        if (idf < 0).any():
+            raise ValueError("idf contains negative values")
     X.data *= idf[X.indices]
     X.eliminate_zeros()
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
