@@ -110,6 +110,8 @@ def table_network(cls):
         s = model.synapses_[0]
         if len(set(s)) == 3:
             break
+    else:
+        raise AssertionError("no seed below 100 wires three distinct inputs")
     # bits (x[s0] > x[s1], x[s1] > x[s2], x[s2] > x[s0]) for the values v at s0, s1, s2
     values = {"110": (3, 2, 1), "001": (1, 2, 3), "010": (1, 2, 0), "101": (2, 1, 3)}
     X = np.zeros((4, 3))

@@ -355,26 +355,28 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, floating[:, :
         size = <Py_ssize_t*> _scratch(block_q * sizeof(Py_ssize_t))
         if S == NULL or size == NULL:
             failed[0] = 1
-        else:
-            for blk in prange(n_blocks, schedule="dynamic"):
-                q0 = blk * block_q
-                mq = min(block_q, nq - q0)
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for blk in prange(n_blocks, schedule="dynamic"):
+            if S == NULL or size == NULL:
+                continue
+            q0 = blk * block_q
+            mq = min(block_q, nq - q0)
+            for r in range(mq):
+                size[r] = 0
+            b0 = 0
+            while b0 < nb:
+                mb = min(block_b, nb - b0)
+                _gemm(&B[b0, 0], &Q[q0, 0], S, <int> mb, <int> mq, d)
                 for r in range(mq):
-                    size[r] = 0
-                b0 = 0
-                while b0 < nb:
-                    mb = min(block_b, nb - b0)
-                    _gemm(&B[b0, 0], &Q[q0, 0], S, <int> mb, <int> mq, d)
-                    for r in range(mq):
-                        i = q0 + r
-                        row = S + r * mb
-                        for j in range(mb):
-                            if not (exclude_self and b0 + j == i):
-                                _push(&out_sim[i, 0], &out_idx[i, 0], &size[r], k, row[j],
-                                      b0 + j)
-                    b0 = b0 + block_b
-                for r in range(mq):
-                    _sort_heap(&out_sim[q0 + r, 0], &out_idx[q0 + r, 0], size[r])
+                    i = q0 + r
+                    row = S + r * mb
+                    for j in range(mb):
+                        if not (exclude_self and b0 + j == i):
+                            _push(&out_sim[i, 0], &out_idx[i, 0], &size[r], k, row[j],
+                                  b0 + j)
+                b0 = b0 + block_b
+            for r in range(mq):
+                _sort_heap(&out_sim[q0 + r, 0], &out_idx[q0 + r, 0], size[r])
         _scratch_free(S)
         _scratch_free(size)
     if failed[0]:
@@ -403,6 +405,7 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     cdef Reservoir* res = NULL
     cdef floating* bv = NULL
     cdef int64_t* bi = NULL
+    cdef bint ready = False
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -412,60 +415,64 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
         res = <Reservoir*> _scratch(sizeof(Reservoir))
         bv = <floating*> _scratch(RESERVOIR * k * sizeof(floating))
         bi = <int64_t*> _scratch(RESERVOIR * k * sizeof(int64_t))
-        if acc == NULL or touched == NULL or mark == NULL or res == NULL or bv == NULL \
-                or bi == NULL:
-            failed[0] = 1
-        else:
+        ready = acc != NULL and touched != NULL and mark != NULL and res != NULL \
+            and bv != NULL and bi != NULL
+        if ready:
             res.k = k
             res.cap = RESERVOIR * k
-            for i in prange(nq, schedule="dynamic", chunksize=16):
-                work = 0
+        else:
+            failed[0] = 1
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(nq, schedule="dynamic", chunksize=16):
+            if not ready:
+                continue
+            work = 0
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                t = q_indices[p]
+                work = work + t_indptr[t + 1] - t_indptr[t]
+            if 4 * work >= nb:
                 for p in range(q_indptr[i], q_indptr[i + 1]):
                     t = q_indices[p]
-                    work = work + t_indptr[t + 1] - t_indptr[t]
-                if 4 * work >= nb:
-                    for p in range(q_indptr[i], q_indptr[i + 1]):
-                        t = q_indices[p]
-                        w = q_data[p]
-                        for r in range(t_indptr[t], t_indptr[t + 1]):
-                            acc[t_indices[r]] += w * t_data[r]
-                    if nb >= 2 * res.cap:
-                        _res_bar_from_groups(res, bv, acc, nb, i if exclude_self else -1)
-                    for j in range(nb):
-                        v = acc[j]
-                        acc[j] = 0
-                        if not (exclude_self and j == i):
-                            _res_offer(res, bv, bi, v, j)
-                else:
-                    n_touched = 0
-                    for p in range(q_indptr[i], q_indptr[i + 1]):
-                        t = q_indices[p]
-                        w = q_data[p]
-                        for r in range(t_indptr[t], t_indptr[t + 1]):
-                            j = t_indices[r]
-                            if not mark[j]:
-                                mark[j] = 1
-                                touched[n_touched] = j
-                                n_touched = n_touched + 1
-                            acc[j] += w * t_data[r]
-                    n_pos = 0
+                    w = q_data[p]
+                    for r in range(t_indptr[t], t_indptr[t + 1]):
+                        acc[t_indices[r]] += w * t_data[r]
+                if nb >= 2 * res.cap:
+                    _res_bar_from_groups(res, bv, acc, nb, i if exclude_self else -1)
+                for j in range(nb):
+                    v = acc[j]
+                    acc[j] = 0
+                    if not (exclude_self and j == i):
+                        _res_offer(res, bv, bi, v, j)
+            else:
+                n_touched = 0
+                for p in range(q_indptr[i], q_indptr[i + 1]):
+                    t = q_indices[p]
+                    w = q_data[p]
+                    for r in range(t_indptr[t], t_indptr[t + 1]):
+                        j = t_indices[r]
+                        if not mark[j]:
+                            mark[j] = 1
+                            touched[n_touched] = j
+                            n_touched = n_touched + 1
+                        acc[j] += w * t_data[r]
+                n_pos = 0
+                for r in range(n_touched):
+                    j = touched[r]
+                    if acc[j] > 0 and not (exclude_self and j == i):
+                        n_pos = n_pos + 1
+                if n_pos >= k:
                     for r in range(n_touched):
                         j = touched[r]
                         if acc[j] > 0 and not (exclude_self and j == i):
-                            n_pos = n_pos + 1
-                    if n_pos >= k:
-                        for r in range(n_touched):
-                            j = touched[r]
-                            if acc[j] > 0 and not (exclude_self and j == i):
-                                _res_offer(res, bv, bi, acc[j], j)
-                    else:
-                        for j in range(nb):
-                            if not (exclude_self and j == i):
-                                _res_offer(res, bv, bi, acc[j], j)
-                    for r in range(n_touched):
-                        acc[touched[r]] = 0
-                        mark[touched[r]] = 0
-                _res_emit(res, bv, bi, &out_sim[i, 0], &out_idx[i, 0])
+                            _res_offer(res, bv, bi, acc[j], j)
+                else:
+                    for j in range(nb):
+                        if not (exclude_self and j == i):
+                            _res_offer(res, bv, bi, acc[j], j)
+                for r in range(n_touched):
+                    acc[touched[r]] = 0
+                    mark[touched[r]] = 0
+            _res_emit(res, bv, bi, &out_sim[i, 0], &out_idx[i, 0])
         _scratch_free(acc)
         _scratch_free(touched)
         _scratch_free(mark)
