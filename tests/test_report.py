@@ -189,3 +189,17 @@ def test_html_without_matplotlib_says_so(small_study, monkeypatch):
     page = render_html(small_study)
     assert "Charts omitted: matplotlib is not installed" in page
     assert "<img" not in page and "Summary of the t-tests" in page
+
+
+def test_cli_evaluate_top_k_cutoff_and_spaced_ties(tmp_path):
+    rng = np.random.default_rng(1)
+    y = (rng.random((20, 5)) < 0.4).astype(np.uint8)
+    s = np.round(rng.random((20, 5)) * 3) / 3
+    np.save(tmp_path / "y.npy", y)
+    np.save(tmp_path / "s.npy", s)
+    proc = run_cli("evaluate", "--truth", str(tmp_path / "y.npy"), "--scores",
+                   str(tmp_path / "s.npy"), "--cutoff", "2", "--ties", "dense, modified",
+                   "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == json.loads(json.dumps(
+        evaluate(y, s, ties=("dense", "modified"), cutoff=2).to_dict()))

@@ -115,3 +115,10 @@ def test_save_needs_plain_parameters(tmp_path):
     KNN().fit(X, Y).save(tmp_path / "knn.npz")
     assert np.array_equal(KNN.load(tmp_path / "knn.npz").decision_function(X),
                           KNN().fit(X, Y).decision_function(X))
+
+
+def test_sparse_scores_and_truth_dtypes():
+    b = sp.csr_matrix(np.array([[True, False], [False, True]]))
+    assert check_scores(b).dtype == np.float64  # bool works sparse as dense
+    with pytest.raises(ValueError, match=r"found values \[2\.\]"):  # only the offending ones
+        check_truth(sp.csr_matrix(np.array([[1.0, 2.0], [1.0, 0.0]])))

@@ -75,6 +75,11 @@ def _load_dataset(name, fmt, labels):
     return loader(name)
 
 
+def _csv(text):
+    """'a, b,c' -> ('a', 'b', 'c')."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 def _parse_overrides(items, classifiers):
     """``--set vgram.n_neurons=64`` -> {"vgram": {"n_neurons": 64}} (values as JSON)."""
     out = {}
@@ -97,7 +102,7 @@ def _parse_overrides(items, classifiers):
 def _cmd_study(args):
     from .report import render_markdown, tables, write_study
     from .study import CLASSIFIERS, run_study
-    classifiers = tuple(c.strip() for c in args.classifiers.split(",") if c.strip())
+    classifiers = _csv(args.classifiers)
     for c in classifiers:
         if c not in CLASSIFIERS:
             raise ValueError(f"unknown classifier {c!r}; valid: {', '.join(CLASSIFIERS)}")
@@ -111,8 +116,7 @@ def _cmd_study(args):
         if not args.quiet:
             print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr, flush=True)
 
-    result = run_study(dataset, classifiers=classifiers, folds=args.folds,
-                       ties=tuple(t.strip() for t in args.ties.split(",") if t.strip()),
+    result = run_study(dataset, classifiers=classifiers, folds=args.folds, ties=_csv(args.ties),
                        random_state=args.seed, calibrate=args.calibrate, n_jobs=args.n_jobs,
                        params=overrides, progress=progress)
     paths = write_study(result, args.out)
@@ -126,7 +130,8 @@ def _cmd_evaluate(args):
     from .metrics import evaluate
     truth = _read_matrix(args.truth, part="Y")
     scores = _read_matrix(args.scores, part="X")
-    result = evaluate(truth, scores, ties=tuple(args.ties.split(",")), cutoff=args.cutoff,
+    cutoff = int(args.cutoff) if args.cutoff.isdigit() else args.cutoff  # top-k as an int
+    result = evaluate(truth, scores, ties=_csv(args.ties), cutoff=cutoff,
                       random_state=args.seed)
     print(json.dumps(result.to_dict(), indent=1) if args.json else str(result))
     return 0
@@ -175,7 +180,8 @@ def build_parser():
     p.add_argument("--truth", required=True, help="0/1 matrix: .npy, .npz, CSV or libsvm")
     p.add_argument("--scores", required=True, help="belief matrix: .npy, .npz, CSV or libsvm")
     p.add_argument("--ties", default="ordinal,dense,standard,modified")
-    p.add_argument("--cutoff", default="perfect")
+    p.add_argument("--cutoff", default="perfect",
+                   help="'perfect' (the thesis' policy) or an int k for the top-k sets")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_evaluate)

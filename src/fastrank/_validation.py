@@ -49,7 +49,8 @@ def check_scores(scores, name="y_score", allow_sparse=True):
         csr = sp.csr_matrix(scores) if not sp.isspmatrix_csr(scores) else scores
         _check_nonempty_2d(csr.shape, name)
         if csr.dtype not in FLOAT_DTYPES:
-            if not np.issubdtype(csr.dtype, np.number) or np.issubdtype(csr.dtype, np.complexfloating):
+            if not (np.issubdtype(csr.dtype, np.number) or csr.dtype == bool) \
+                    or np.issubdtype(csr.dtype, np.complexfloating):
                 raise TypeError(f"{name} must be numeric, got dtype {csr.dtype}")
             csr = csr.astype(np.float64)
         if not csr.has_canonical_format:
@@ -86,8 +87,9 @@ def check_truth(y_true, n_labels=None, name="y_true"):
         _check_nonempty_2d(y_true.shape, name)
         csr = sp.csr_matrix(y_true)
         csr.sum_duplicates()
-        if csr.data.size and not np.isin(csr.data, (0, 1)).all():
-            raise ValueError(f"{name} must be binary (0/1); found values {np.unique(csr.data)[:5]}")
+        bad = csr.data[(csr.data != 0) & (csr.data != 1)]
+        if bad.size:
+            raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
         dense = csr.toarray().astype(np.uint8)
     elif is_label_sets(y_true):
         dense = label_sets_to_matrix(y_true, n_labels, name)
