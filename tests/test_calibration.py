@@ -302,3 +302,67 @@ def test_calibrated_classifier_errors():
         CalibratedClassifier(CentroidScorer()).predict(X)
     with pytest.raises(TypeError, match="cannot be saved"):
         CalibratedClassifier(CentroidScorer(), cv=2).fit(X, Y).save("unused.npz")
+
+
+# ---- review fixes: non-finite scores, eps and Platt parameters --------------------------------
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_platt_rejects_infinite_scores(bad):
+    s = np.array([0.1, 0.4, 0.6, bad])
+    y = np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="scores contains infinity"):
+        Platt().fit(s, y)
+    with pytest.raises(ValueError, match="scores contains infinity"):
+        Platt().fit(np.column_stack([s[::-1], s]), np.column_stack([y, y]))
+    fitted = Platt().fit(s[:3], y[:3])
+    with pytest.raises(ValueError, match="scores contains infinity"):
+        fitted.transform(np.array([0.2, bad]))
+
+
+def test_isotonic_orders_infinite_scores():
+    # only the order matters: -inf joins the lowest pool, inf the highest
+    iso = Isotonic().fit(np.array([np.inf, 1.0, 2.0, -np.inf]), np.array([1, 0, 1, 0]))
+    np.testing.assert_array_equal(iso.thresholds_, [-np.inf, 2.0])
+    np.testing.assert_array_equal(iso.values_, [0.0, 1.0])
+    np.testing.assert_array_equal(iso.transform(np.array([np.inf, -np.inf, 0.0, 5.0])),
+                                  [1.0, 0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("eps", [0.7, 0.5, -1.0, 0.0, np.nan, np.inf])
+def test_log_loss_rejects_bad_eps(eps):
+    with pytest.raises(ValueError, match="eps"):
+        log_loss([0, 1], [0.2, 0.9], eps=eps)
+
+
+@pytest.mark.parametrize("eps", ["tiny", None, True])
+def test_log_loss_rejects_non_numeric_eps(eps):
+    with pytest.raises((TypeError, ValueError), match="eps"):
+        log_loss([0, 1], [0.2, 0.9], eps=eps)
+
+
+def test_log_loss_valid_eps():
+    assert log_loss([0, 1], [0.0, 1.0], eps=0.1) == pytest.approx(-np.log(0.9))
+    assert log_loss([0, 1], [0.2, 0.9], eps=np.float64(1e-3)) == pytest.approx(
+        sk_log_loss([0, 1], [0.2, 0.9]))
+
+
+@pytest.mark.parametrize("kwargs, err, msg", [
+    ({"max_iter": 0}, ValueError, "max_iter"),
+    ({"max_iter": -1}, ValueError, "max_iter"),
+    ({"max_iter": 2.5}, TypeError, "max_iter"),
+    ({"max_iter": True}, TypeError, "max_iter"),
+    ({"tol": np.nan}, ValueError, "tol"),
+    ({"tol": np.inf}, ValueError, "tol"),
+    ({"tol": 0.0}, ValueError, "tol"),
+    ({"tol": -1e-6}, ValueError, "tol"),
+    ({"tol": "small"}, TypeError, "tol"),
+])
+def test_platt_rejects_bad_parameters(kwargs, err, msg):
+    with pytest.raises(err, match=msg):
+        Platt(**kwargs).fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
+
+
+def test_platt_max_iter_one_takes_a_step():
+    s, y = np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 0, 1, 1])
+    assert Platt(max_iter=1).fit(s, y).a_ > 0
+    assert Platt(max_iter=np.int64(5), tol=np.float32(1e-6)).fit(s, y).a_ > 0

@@ -15,6 +15,8 @@ densified (calibrated probabilities of zero beliefs are not zero).
 """
 from dataclasses import dataclass
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -90,6 +92,10 @@ class Isotonic(_Calibrator):
     tied scores first) gives the same values at the fitted scores, but interpolates linearly
     between them.
 
+    Only the order of the scores matters, so ``±inf`` scores are accepted in fit and
+    transform: ``-inf`` sorts below and ``inf`` above every finite score, into the lowest
+    and highest pools (NaN is rejected).
+
     Attributes (per label; plain arrays when fitted on 1-D scores, lists otherwise)
     ----------
     thresholds_ : lowest score of each pool, increasing
@@ -126,7 +132,12 @@ class Platt(_Calibrator):
     for negatives, which keep A finite on separable data (scikit-learn's sigmoid
     calibration uses the same targets, with ``a = -A``, ``b = B``). ``smoothing=False``
     uses ``t = y`` as printed. Minimised by Newton's method with backtracking line search
-    (Lin, Lin & Weng 2007) from ``A = 0``, ``B = log((N- + 1) / (N+ + 1))``.
+    (Lin, Lin & Weng 2007) from ``A = 0``, ``B = log((N- + 1) / (N+ + 1))``, at most
+    ``max_iter`` (int >= 1) iterations, stopping when the gradient's largest entry is below
+    ``tol * max(1, n)`` (``tol`` finite, > 0); both are checked in :meth:`fit`.
+
+    Scores must be finite in fit and transform (a sigmoid of ``±inf`` scores has no
+    maximum-likelihood fit and gives NaN for ``A = 0``): ValueError otherwise.
 
     Attributes: ``a_``, ``b_`` (floats for 1-D input, arrays (q,) otherwise).
     """
@@ -136,7 +147,31 @@ class Platt(_Calibrator):
         self.max_iter = max_iter
         self.tol = tol
 
+    def _check_params(self):
+        it = self.max_iter
+        if isinstance(it, bool) or not isinstance(it, numbers.Integral):
+            raise TypeError(f"max_iter must be an int, got {it!r}")
+        if it < 1:
+            raise ValueError(f"max_iter must be >= 1, got {it}")
+        tol = self.tol
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+            raise TypeError(f"tol must be a real number, got {tol!r}")
+        if not (np.isfinite(tol) and tol > 0):
+            raise ValueError(f"tol must be finite and > 0, got {tol}")
+
+    @staticmethod
+    def _check_finite(s):
+        if not np.isfinite(s).all():
+            raise ValueError("scores contains infinity; Platt scaling needs finite scores")
+
+    def fit(self, scores, y):
+        """As :meth:`Isotonic.fit`; also checks ``max_iter``, ``tol`` and that the scores
+        are finite."""
+        self._check_params()
+        return super().fit(scores, y)
+
     def _fit_one(self, s, y):
+        self._check_finite(s)
         s = s.astype(np.float64)
         n_pos = int(y.sum())
         n_neg = y.size - n_pos
@@ -175,6 +210,7 @@ class Platt(_Calibrator):
 
     @staticmethod
     def _apply_one(m, s):
+        Platt._check_finite(s)
         a, b = m
         return 0.5 * (1.0 + np.tanh(0.5 * (a * s - b)))
 
@@ -337,9 +373,20 @@ def log_loss(y_true, y_prob, eps="auto"):
     of float64, as scikit-learn. 1-D input equals ``sklearn.metrics.log_loss``; (n, q)
     input is the mean over all entries (each label a binary problem), which differs from
     scikit-learn's multi-class reading of a matrix.
+
+    ``eps`` must be ``"auto"`` or a real number with ``0 < eps < 0.5`` (ValueError
+    otherwise; TypeError for a non-number).
     """
+    if isinstance(eps, str):
+        if eps != "auto":
+            raise ValueError(f"eps must be 'auto' or a number in (0, 0.5), got {eps!r}")
+        eps = np.finfo(np.float64).eps
+    elif isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"eps must be 'auto' or a number in (0, 0.5), got {eps!r}")
+    elif not 0.0 < eps < 0.5:
+        raise ValueError(f"eps must be in (0, 0.5), got {eps}")
+    eps = float(eps)
     prob, y, _ = _check_probabilities(y_true, y_prob)
-    eps = np.finfo(np.float64).eps if eps == "auto" else float(eps)
     prob = np.clip(prob, eps, 1.0 - eps)
     return float(-np.mean(y * np.log(prob) + (1.0 - y) * np.log1p(-prob)))
 
