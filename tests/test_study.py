@@ -183,6 +183,8 @@ def test_study_uses_the_given_seed():
     ({"folds": 1}, "folds must be an int >= 2"),
     ({"folds": 10_000}, "exceeds the 2417 documents"),
     ({"params": {"mlknn": {"k": 5}}, "classifiers": ("knn",)}, "not in the study"),
+    ({"classifiers": ("knn", "knn")}, "named twice"),
+    ({"cutoff": "best"}, "unknown cutoff='best'"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -285,3 +287,12 @@ def test_calibration_picks_the_lowest_ranking_loss():
     loss = ranking_loss(ds.Y[val_idx], model.decision_function(ds.X[val_idx]), ties="modified")
     assert tried[0]["ranking_loss"] == pytest.approx(loss)
     assert json.loads(r.to_json())["calibration"]["mlknn"] == tried
+
+
+def test_random_state_must_be_an_int_and_tie_statistics_checks_input():
+    with pytest.raises(TypeError, match="random_state must be an int"):
+        run_study("yeast", random_state=None)
+    with pytest.raises(ValueError, match="binary"):
+        tie_statistics(np.array([[2, 0, 0, 0]]), np.zeros((1, 4)))
+    with pytest.raises(ValueError, match="labels"):
+        tie_statistics(np.zeros((1, 3)), np.zeros((1, 4)))

@@ -24,6 +24,7 @@ Conventions chosen here (the thesis is silent or specific to its data):
   any number of threads.
 """
 import json
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ from . import datasets as _datasets
 from ._parallel import num_threads
 from ._validation import check_option
 from .metrics import ESTIMATED_KEYS, METRIC_KEYS, evaluate
+from .metrics._common import check_inputs
+from .metrics._evaluate import _check_cutoff
 from .model_selection import KFold
 from .neighbors import KNN, MLkNN
 from .ranking import tie_groups
@@ -199,8 +202,9 @@ def tie_statistics(y_true, y_score):
       ``|C_j|`` extends past it (so the perfect cutoff takes more than ``|C_j|`` labels);
     * ``group_size``: mean tie-group size (labels per group), averaged over documents.
     """
+    y_true, y_score = check_inputs(y_true, y_score)
     groups = tie_groups(y_score)
-    n_rel = np.asarray(y_true).sum(axis=1).astype(np.int64)
+    n_rel = y_true.sum(axis=1, dtype=np.int64)
     top = float(np.mean(groups.end[:, 0] > 1))
     has_rel = n_rel > 0
     rows = np.flatnonzero(has_rel)
@@ -292,6 +296,12 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     classifiers = tuple(classifiers)
     for name in classifiers:
         check_option("classifier", name, tuple(CLASSIFIERS))
+    if len(set(classifiers)) != len(classifiers):
+        raise ValueError(f"classifiers named twice: {classifiers}")
+    if not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool):
+        raise TypeError(f"random_state must be an int (fold f uses random_state + f), "
+                        f"got {random_state!r}")
+    _check_cutoff(cutoff)  # before any fold is fitted
     ties = tuple(ties)
     for t in ties:
         check_option("ranking type", t, ALLOWED_TIES)
