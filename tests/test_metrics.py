@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn.metrics as skm
 from threadpoolctl import threadpool_limits
 
 import ref_metrics as ref
@@ -338,7 +339,6 @@ def test_ordinal_random_state():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_sklearn_ranking_metrics(seed):
-    skm = pytest.importorskip("sklearn.metrics")
     y, s = tied_data(80, 15, seed)
     y[np.arange(80), np.arange(80) % 15] = 1  # every document has a relevant label
     y[0] = 1  # and one has all of them
@@ -350,7 +350,6 @@ def test_sklearn_ranking_metrics(seed):
 
 
 def test_sklearn_differences_are_documented_conventions():
-    skm = pytest.importorskip("sklearn.metrics")
     s = np.array([[0.3, 0.2, 0.1], [0.3, 0.3, 0.1]])
     y = np.array([[0, 0, 0], [0, 1, 0]])
     # scikit-learn's coverage_error counts a document without relevant labels as 0 (i.e.
@@ -365,7 +364,6 @@ def test_sklearn_differences_are_documented_conventions():
 
 @pytest.mark.parametrize("zd", [0.0, 1.0])
 def test_sklearn_set_metrics(zd):
-    skm = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(4)
     y = (rng.random((60, 8)) < 0.25).astype(np.uint8)
     p = (rng.random((60, 8)) < 0.25).astype(np.uint8)
@@ -448,6 +446,69 @@ def test_validation_errors():
         M.precision(y, y, zero_division=np.nan)
     with pytest.raises(TypeError, match="random_state"):
         M.coverage(y, s, ties="ordinal", random_state="x")
+
+
+SET_FUNCS = (M.hamming_loss, M.exact_match, M.zero_one_loss, M.accuracy, M.precision,
+             M.recall, M.fbeta, M.f1, M.contingency, M.label_problem_rates)
+
+
+def test_set_metrics_number_of_labels_of_label_sets():
+    # q = 5 labels, label 4 never seen: the largest index (1) does not tell q
+    assert M.hamming_loss([{0}], [{1}], n_labels=5) == pytest.approx(0.4)
+    y = np.array([[1, 0, 0, 0, 0]])
+    p = np.array([[0, 1, 0, 0, 0]])
+    assert M.label_problem_rates([{0}], [{1}], n_labels=5) == M.label_problem_rates(y, p)
+    assert M.precision([{0}], [{1}], n_labels=5, zero_division=1) == \
+        M.precision(y, p, zero_division=1) == pytest.approx(0.8)  # 4 of 5 labels: 0/0 -> 1
+    c = M.contingency([{0}], [{1}], n_labels=5)
+    assert c.tn.tolist() == [0, 0, 1, 1, 1]
+    for func in SET_FUNCS:
+        with pytest.raises(ValueError, match="both label sets.*n_labels"):
+            func([{0}], [{1}])
+        with pytest.raises(TypeError, match="n_labels must be an integer"):
+            func([{0}], [{1}], n_labels=2.0)
+        with pytest.raises(ValueError, match="n_labels must be >= 1"):
+            func([{0}], [{1}], n_labels=0)
+    # one matrix: q is its width, whichever argument it is
+    m = [[1, 0], [0, 1]]
+    assert M.hamming_loss(m, [{0}, {0}]) == M.hamming_loss([{0}, {0}], m) == 0.5
+    assert M.contingency(m, [{0}, {0}]).tp.tolist() == [1, 0]
+    assert M.hamming_loss(m, [{0}, {0}], n_labels=2) == 0.5
+    with pytest.raises(ValueError, match="2 labels, expected 3"):
+        M.hamming_loss(m, [{0}, {0}], n_labels=3)
+    with pytest.raises(ValueError, match="out of range for 2 labels"):
+        M.hamming_loss(m, [{0}, {2}])
+
+
+def test_cutoff_rejects_conflicting_options():
+    with pytest.raises(ValueError, match="threshold or top_k, not both"):
+        M.cutoff(FIG21, threshold=0.2, top_k=1)
+    with pytest.raises(ValueError, match="threshold or top_k, not both"):
+        M.cutoff(FIG21, [{0}], policy="perfect", threshold=0.2, top_k=1)
+    with pytest.raises(ValueError, match="threshold is not used by policy='perfect'"):
+        M.cutoff(FIG21, [{0}], policy="perfect", threshold=0.2)
+    with pytest.raises(ValueError, match="top_k is not used by policy='perfect'"):
+        M.cutoff(FIG21, [{0}], top_k=1, policy="perfect")
+    with pytest.raises(ValueError, match="top_k is not used by policy='threshold'"):
+        M.cutoff(FIG21, policy="threshold", top_k=1)
+    with pytest.raises(ValueError, match="threshold is not used by policy='top_k'"):
+        M.cutoff(FIG21, policy="top_k", threshold=0.2)
+    with pytest.raises(ValueError, match="y_true is not used by policy='threshold'"):
+        M.cutoff(FIG21, [{0}], threshold=0.2)
+    with pytest.raises(ValueError, match="y_true is not used by policy='top_k'"):
+        M.cutoff(FIG21, [{0}], top_k=1)
+
+
+def test_cutoff_top_k_type_and_range():
+    for bad in ("2", 2.0, True, [1]):
+        with pytest.raises(TypeError, match="top_k must be an integer"):
+            M.cutoff(FIG21, top_k=bad)
+    with pytest.raises(ValueError, match="needs top_k"):
+        M.cutoff(FIG21, policy="top_k")
+    with pytest.raises(ValueError, match="integer >= 0, got -1"):
+        M.cutoff(FIG21, top_k=-1)
+    assert M.cutoff(FIG21, top_k=np.int64(1)).tolist() == [[1, 0, 0, 0]]
+    assert M.cutoff(FIG21, top_k=0).tolist() == [[0, 0, 0, 0]]
 
 
 def test_threshold_cutoff_sparse_and_per_label():

@@ -21,6 +21,8 @@ label gives coverage 0, ranking loss 0 and average precision 1; all labels relev
 ranking loss 0. Scores compare exactly: equal floats are tied. A *belief of 0* means a score
 exactly equal to 0 (in a CSR matrix, every implicit entry).
 """
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -132,7 +134,9 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
 
     policy : {"perfect", "threshold", "top_k"} or None
         None picks "threshold" when ``threshold`` is given, "top_k" when ``top_k`` is, else
-        "perfect".
+        "perfect". Each policy takes only its own input (``y_true``, ``threshold`` or
+        ``top_k``): giving both ``threshold`` and ``top_k``, or an input another policy
+        uses, raises ``ValueError`` rather than silently ignoring it.
 
         * ``"perfect"`` (thesis §4.2; needs ``y_true``): the r-precision set ``Ŝ``: whole tie
           groups (one label at a time under ordinal) until at least ``|C_j|`` labels are
@@ -141,8 +145,8 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
           labels less those of belief 0.
         * ``"threshold"``: ``f >= threshold`` (a scalar or one value per label); ties are
           irrelevant.
-        * ``"top_k"``: the first ``top_k`` labels, extended to the whole tie group at the
-          boundary except under ordinal (labels of belief 0 are kept).
+        * ``"top_k"``: the first ``top_k`` labels (an integer >= 0), extended to the whole
+          tie group at the boundary except under ordinal (labels of belief 0 are kept).
     ties, random_state : as for the ranking metrics. Under ``"ordinal"`` the same seed gives
         the same order as :func:`evaluate` and the ranking metrics.
     """
@@ -150,10 +154,19 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
     if ties == "expected":
         raise ValueError('cutoff returns a 0/1 prediction, which has no ties="expected" form; '
                          'evaluate(..., ties="expected") gives the expected set metrics')
+    if threshold is not None and top_k is not None:
+        raise ValueError("give threshold or top_k, not both: they are different cutoff "
+                         "policies")
     if policy is None:
         policy = "threshold" if threshold is not None else "top_k" if top_k is not None \
             else "perfect"
     check_option("policy", policy, CUTOFF_POLICIES)
+    given = {"y_true": y_true, "threshold": threshold, "top_k": top_k}
+    used = {"perfect": "y_true", "threshold": "threshold", "top_k": "top_k"}[policy]
+    stray = [name for name, value in given.items() if value is not None and name != used]
+    if stray:
+        raise ValueError(f"{' and '.join(stray)} {'is' if len(stray) == 1 else 'are'} not "
+                         f"used by policy={policy!r}, which only takes {used}")
     y_score = check_scores(y_score)
     n, q = y_score.shape
     if policy == "threshold":
@@ -165,16 +178,23 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
         if k.shape[0] != n:
             raise ValueError(f"y_true has {k.shape[0]} documents but y_score has {n}")
     else:
-        if top_k is None or isinstance(top_k, bool) or not float(top_k).is_integer() \
-                or top_k < 0:
-            raise ValueError(f'policy="top_k" needs an integer top_k >= 0, got {top_k!r}')
-        k = np.full(n, int(top_k), dtype=np.int64)
+        k = np.full(n, _check_top_k(top_k), dtype=np.int64)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     out = np.zeros((n, q), dtype=np.uint8)
     kind, args = score_args(y_score)
     run = _kernel.cutoff_csr if kind == "csr" else _kernel.cutoff_dense
     run(*args, k, ties == "ordinal", policy == "perfect", seed, out)
     return out
+
+
+def _check_top_k(top_k):
+    if top_k is None:
+        raise ValueError('policy="top_k" needs top_k (an integer >= 0)')
+    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral):
+        raise TypeError(f"top_k must be an integer, got {type(top_k).__name__} {top_k!r}")
+    if top_k < 0:
+        raise ValueError(f"top_k must be an integer >= 0, got {top_k!r}")
+    return int(top_k)
 
 
 def _threshold(y_score, threshold):

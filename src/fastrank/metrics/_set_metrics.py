@@ -9,12 +9,19 @@ calls the same helpers, so both paths give identical numbers.
 per label / per document before averaging, and for a micro ratio whose pooled denominator
 is 0. ``orient="category"`` (``^c``) computes each label's ratio over documents,
 ``orient="document"`` (``^d``) each document's ratio over labels.
+
+``y_true`` and ``y_pred`` are 0/1 matrices (dense or sparse) or lists of label-index sets.
+The number of labels ``q`` comes from whichever of them is a matrix; when both are label
+sets it cannot be read off the data (the largest index seen need not be the last label,
+and ``q`` changes Hamming loss, the per-label macro averages and the contingency counts),
+so ``n_labels`` must then be given.
 """
+import numbers
 from collections import namedtuple
 
 import numpy as np
 
-from .._validation import check_option, check_same_shape, check_truth
+from .._validation import check_option, check_same_shape, check_truth, is_label_sets
 
 AVERAGES = ("macro", "micro")
 F_AVERAGES = ("macro", "micro", "macro_pr")
@@ -112,11 +119,36 @@ def score_accuracy(c, zero_division):
 
 # ---- public functions --------------------------------------------------------------------
 
-def _counts(y_true, y_pred):
-    y_pred = check_truth(y_pred, name="y_pred")
-    y_true = check_truth(y_true, n_labels=y_pred.shape[1])
+def _check_n_labels(n_labels):
+    if n_labels is None:
+        return None
+    if isinstance(n_labels, bool) or not isinstance(n_labels, numbers.Integral):
+        raise TypeError(f"n_labels must be an integer, got {type(n_labels).__name__}")
+    if n_labels < 1:
+        raise ValueError(f"n_labels must be >= 1, got {n_labels!r}")
+    return int(n_labels)
+
+
+def _truth_pair(y_true, y_pred, n_labels):
+    """Both arguments as uint8 0/1 matrices of one shape (q: see the module docstring)."""
+    n_labels = _check_n_labels(n_labels)
+    true_sets, pred_sets = is_label_sets(y_true), is_label_sets(y_pred)
+    if n_labels is None and true_sets and pred_sets:
+        raise ValueError("y_true and y_pred are both label sets, which do not tell the number "
+                         "of labels; pass n_labels=q (guessing it from the largest index "
+                         "would change the value)")
+    if pred_sets and not true_sets:  # q from the matrix y_true
+        y_true = check_truth(y_true, n_labels=n_labels)
+        y_pred = check_truth(y_pred, n_labels=y_true.shape[1], name="y_pred")
+    else:  # q from n_labels or the matrix y_pred
+        y_pred = check_truth(y_pred, n_labels=n_labels, name="y_pred")
+        y_true = check_truth(y_true, n_labels=y_pred.shape[1] if true_sets else n_labels)
     check_same_shape(y_true.shape, y_pred.shape, "y_true", "y_pred")
-    return Counts.from_prediction(y_true, y_pred)
+    return y_true, y_pred
+
+
+def _counts(y_true, y_pred, n_labels):
+    return Counts.from_prediction(*_truth_pair(y_true, y_pred, n_labels))
 
 
 def _check_zero_division(zero_division):
@@ -126,42 +158,50 @@ def _check_zero_division(zero_division):
     return float(zero_division)
 
 
-def hamming_loss(y_true, y_pred):
+def hamming_loss(y_true, y_pred, *, n_labels=None):
     """Hamming loss ``mean_j |Ĉ_j Δ C_j| / q`` (melotti2009 eq. 4.13-4.14). Lower is better.
 
     ``y_true`` and ``y_pred``: 0/1 matrices (dense or sparse) or lists of label sets.
-    Equals ``sklearn.metrics.hamming_loss`` on indicator matrices.
+    ``n_labels``: the number of labels ``q``; required when both are label sets (it is
+    the denominator), else taken from the matrix argument (and checked against it when
+    given). Equals ``sklearn.metrics.hamming_loss`` on indicator matrices.
     """
-    return score_hamming(_counts(y_true, y_pred))
+    return score_hamming(_counts(y_true, y_pred, n_labels))
 
 
-def exact_match(y_true, y_pred):
+def exact_match(y_true, y_pred, *, n_labels=None):
     """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]`` (eq. 4.15-4.16).
 
     A document with ``Ĉ_j = C_j = ∅`` counts as exact. Equals
     ``sklearn.metrics.accuracy_score`` on indicator matrices. (gatto prints 0.980 for
     "subset accuracy" because its R code averages label-wise equality, i.e. 1 - Hamming
     loss; the subset accuracy of its example is 49/51.)
+    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
-    return score_exact_match(_counts(y_true, y_pred))
+    return score_exact_match(_counts(y_true, y_pred, n_labels))
 
 
-def zero_one_loss(y_true, y_pred):
-    """0/1 loss ``1 - exact_match`` (share of documents whose predicted set is not exact)."""
-    return 1.0 - exact_match(y_true, y_pred)
+def zero_one_loss(y_true, y_pred, *, n_labels=None):
+    """0/1 loss ``1 - exact_match`` (share of documents whose predicted set is not exact).
+
+    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+    """
+    return 1.0 - exact_match(y_true, y_pred, n_labels=n_labels)
 
 
-def accuracy(y_true, y_pred, *, zero_division=0.0):
+def accuracy(y_true, y_pred, *, zero_division=0.0, n_labels=None):
     """Example-based accuracy (Jaccard) ``mean_j |Ĉ_j ∩ C_j| / |Ĉ_j ∪ C_j|`` (gatto "A").
 
     A document with ``Ĉ_j = C_j = ∅`` scores ``zero_division`` (0/0). Equals
     ``sklearn.metrics.jaccard_score(average="samples", zero_division=...)``. Not the same as
     scikit-learn's ``accuracy_score``, which is :func:`exact_match`.
+    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
-    return score_accuracy(_counts(y_true, y_pred), _check_zero_division(zero_division))
+    return score_accuracy(_counts(y_true, y_pred, n_labels), _check_zero_division(zero_division))
 
 
-def precision(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0):
+def precision(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
+              n_labels=None):
     """Precision ``TP / (TP + FP)`` (melotti2009 eq. 4.17-4.20, 4.28-4.31).
 
     ``orient="category"``: per label over documents; ``"document"``: per document over
@@ -170,26 +210,30 @@ def precision(y_true, y_pred, *, average="macro", orient="category", zero_divisi
     for both orientations). Category macro/micro equal scikit-learn's
     ``precision_score(average="macro"/"micro")``; document macro equals
     ``average="samples"``.
+    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
     check_option("average", average, AVERAGES)
     check_option("orient", orient, ORIENTS)
-    return score_precision(_counts(y_true, y_pred), average, orient,
+    return score_precision(_counts(y_true, y_pred, n_labels), average, orient,
                            _check_zero_division(zero_division))
 
 
-def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0):
+def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
+           n_labels=None):
     """Recall ``TP / (TP + FN)`` (eq. 4.21-4.24, 4.32-4.35); averaging as :func:`precision`.
 
     A unit with no relevant entry (a label no document carries, a document with no
     relevant label) scores ``zero_division``.
+    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
     check_option("average", average, AVERAGES)
     check_option("orient", orient, ORIENTS)
-    return score_recall(_counts(y_true, y_pred), average, orient,
+    return score_recall(_counts(y_true, y_pred, n_labels), average, orient,
                         _check_zero_division(zero_division))
 
 
-def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_division=0.0):
+def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_division=0.0,
+          n_labels=None):
     """F_β, the weighted harmonic mean of precision and recall (eq. 4.25-4.27, 4.36-4.38).
 
     Per unit ``F = (1+β²)TP / ((1+β²)TP + β²FN + FP)``; ``zero_division`` when
@@ -199,28 +243,33 @@ def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_
     * ``average="macro_pr"``: F of macro-precision and macro-recall (gatto's "MaF1").
 
     ``average="micro"``: F of the pooled counts (equal for both orientations).
+    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
     check_option("average", average, F_AVERAGES)
     check_option("orient", orient, ORIENTS)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
-    return score_fbeta(_counts(y_true, y_pred), float(beta), average, orient,
+    return score_fbeta(_counts(y_true, y_pred, n_labels), float(beta), average, orient,
                        _check_zero_division(zero_division))
 
 
-def f1(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0):
+def f1(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
+       n_labels=None):
     """F_1 = :func:`fbeta` with ``beta=1``."""
     return fbeta(y_true, y_pred, beta=1.0, average=average, orient=orient,
-                 zero_division=zero_division)
+                 zero_division=zero_division, n_labels=n_labels)
 
 
-def contingency(y_true, y_pred, *, orient="category"):
+def contingency(y_true, y_pred, *, orient="category", n_labels=None):
     """TP, FP, FN, TN per label (``orient="category"``, melotti2009 Table 4.7) or per
-    document (``"document"``, Table 4.14), as a :class:`Contingency` of int64 arrays."""
+    document (``"document"``, Table 4.14), as a :class:`Contingency` of int64 arrays.
+
+    ``n_labels``: the number of labels ``q`` (the length of the per-label arrays, and what
+    TN counts against); required when both arguments are label sets.
+    """
     check_option("orient", orient, ORIENTS)
-    y_pred = check_truth(y_pred, name="y_pred").astype(bool)
-    y_true = check_truth(y_true, n_labels=y_pred.shape[1]).astype(bool)
-    check_same_shape(y_true.shape, y_pred.shape, "y_true", "y_pred")
+    y_true, y_pred = _truth_pair(y_true, y_pred, n_labels)
+    y_true, y_pred = y_true.astype(bool), y_pred.astype(bool)
     axis = 0 if orient == "category" else 1
 
     def count(m):
@@ -229,15 +278,16 @@ def contingency(y_true, y_pred, *, orient="category"):
                        count(y_true & ~y_pred), count(~y_true & ~y_pred))
 
 
-def label_problem_rates(y_true, y_pred):
+def label_problem_rates(y_true, y_pred, *, n_labels=None):
     """Label-problem rates of Rivolli et al. 2018 (gatto), shares of the ``q`` labels:
 
     * ``"CLP"``: labels never left out, ``TN_i + FN_i = 0`` (constant label prediction);
     * ``"MLP"``: labels never predicted, ``TP_i + FP_i = 0`` (missing label prediction);
     * ``"WLP"``: labels never predicted correctly, ``TP_i = 0`` (wrong label prediction).
 
-    Returns a dict with these three keys. Lower is better.
+    Returns a dict with these three keys. Lower is better. ``n_labels``: the number of
+    labels ``q`` (the denominator of the rates); required when both are label sets.
     """
-    c = contingency(y_true, y_pred, orient="category")
+    c = contingency(y_true, y_pred, orient="category", n_labels=n_labels)
     return {"CLP": float(np.mean(c.tn + c.fn == 0)), "MLP": float(np.mean(c.tp + c.fp == 0)),
             "WLP": float(np.mean(c.tp == 0))}
