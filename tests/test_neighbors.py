@@ -425,3 +425,17 @@ def test_sklearn_check_estimator(est):
     assert failed == []
     passed = {r["check_name"] for r in results if r["status"] == "passed"}
     assert len(passed) > 20
+
+
+def test_mlknn_without_evidence_predicts_by_the_prior():
+    """s = 0: a label whose likelihoods are both 0 for the observed δ gets its prior as
+    belief, and is assigned iff that prior is >= 0.5 (prediction agrees with belief)."""
+    X = np.array([[1.0, 0, 0], [0, 1, 0], [0, 1, 0.1], [0, 0.9, 0.1]])
+    Y = np.array([[1], [0], [0], [0]], dtype=np.uint8)
+    model = MLkNN(k=1, s=0.0).fit(X, Y)
+    # doc 0 is the only positive; no negative document has it as nearest neighbour, so for a
+    # query whose nearest neighbour is doc 0 (δ = 1) both likelihoods are 0
+    assert model.cond_true_[0, 1] == 0 and model.cond_false_[0, 1] == 0
+    query = np.array([[1.0, 0, 0.01]])
+    assert model.decision_function(query)[0, 0] == pytest.approx(0.25)
+    assert model.predict(query)[0, 0] == 0

@@ -235,8 +235,9 @@ class MLkNN(_NeighborClassifier):
     - prediction (MAP, eq. 2.7): ``c`` is assigned iff ``a >= b`` — an exact tie assigns the
       label, as scikit-multilearn does.
 
-    With ``s = 0`` a likelihood with a zero denominator is 0, and ``a + b = 0`` gives the prior
-    as belief. Labels without a positive example are allowed. Neighbour order: cosine
+    With ``s = 0`` a likelihood with a zero denominator is 0, and ``a + b = 0`` (no evidence
+    either way) gives the prior as belief and assigns the label iff the prior is >= 0.5, so
+    prediction and belief agree. Labels without a positive example are allowed. Neighbour order: cosine
     descending, then training index ascending.
 
     Attributes: ``X_fit_``, ``Y_``, ``prior_`` (q,), ``cond_true_`` / ``cond_false_``
@@ -302,4 +303,5 @@ class MLkNN(_NeighborClassifier):
         posterior = np.divide(a, total, out=np.broadcast_to(self.prior_[:, None], a.shape)
                               .copy(), where=total > 0)
         labels = np.arange(self.Y_.shape[1])
-        return posterior[labels, delta], (a >= b).astype(np.uint8)[labels, delta]
+        assign = np.where(total > 0, a >= b, self.prior_[:, None] >= 0.5)
+        return posterior[labels, delta], assign.astype(np.uint8)[labels, delta]
