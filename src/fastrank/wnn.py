@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from ._base import MultiLabelEstimator
 from ._ext import wnn as _kernel
 from ._validation import check_option, check_random_state
+from .metrics import cutoff
 
 TIE_POLICIES = ("random", "all")
 _POLICY_CODES = {"random": 0, "all": 1}
@@ -145,13 +146,7 @@ class _VGRAMBase(MultiLabelEstimator):
         """
         F = self.decision_function(X)
         if threshold is not None:
-            tau = np.asarray(threshold, dtype=np.float64)
-            if tau.ndim > 1 or (tau.ndim == 1 and tau.shape[0] != F.shape[1]):
-                raise ValueError(f"threshold must be a scalar or have one value per label "
-                                 f"({F.shape[1]}), got shape {tau.shape}")
-            if np.isnan(tau).any():
-                raise ValueError("threshold contains NaN")
-            return (F >= tau).astype(np.uint8)
+            return cutoff(F, threshold=threshold)
         k = min(F.shape[1], max(1, int(round(self.label_cardinality_))))
         kth = -np.partition(-F, k - 1, axis=1)[:, k - 1:k]
         return ((F >= kth) & (F > 0)).astype(np.uint8)
