@@ -7,7 +7,8 @@ import zipfile
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_truth, is_label_sets, label_sets_to_matrix
+from ._validation import check_nonempty_2d, check_real_dtype, check_truth, is_label_sets, \
+    label_sets_to_matrix
 from ._version import __version__
 
 FORMAT_VERSION = 1
@@ -18,10 +19,6 @@ class NotFittedError(ValueError, AttributeError):
     scikit-learn's exception of the same name)."""
 
 
-def _check_real(dtype, name):
-    if dtype == object or not (np.issubdtype(dtype, np.number) or dtype == bool) \
-            or np.issubdtype(dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real numeric values, got dtype {dtype}")
 
 
 class MultiLabelEstimator:
@@ -73,7 +70,7 @@ class MultiLabelEstimator:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
             if X.dtype not in (np.float32, np.float64):
-                _check_real(X.dtype, name)
+                check_real_dtype(X.dtype, name)
                 X = X.astype(np.float64)
             if not X.has_canonical_format:
                 X = X.copy()  # never canonicalise the caller's matrix in place
@@ -81,15 +78,12 @@ class MultiLabelEstimator:
             data = X.data
         else:
             X = np.asarray(X)
-            _check_real(X.dtype, name)
+            check_real_dtype(X.dtype, name)
             if X.dtype not in (np.float32, np.float64):
                 X = X.astype(np.float64)
             X = np.ascontiguousarray(X)
             data = X
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_documents, n_features), got {X.ndim}-D")
-        if X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"{name} is empty: shape {X.shape}")
+        check_nonempty_2d(X.shape, name, columns="n_features")
         if not np.isfinite(data).all():
             raise ValueError(f"{name} contains NaN or infinity")
         return X

@@ -24,11 +24,19 @@ def check_option(name, value, allowed):
     return value
 
 
-def _check_nonempty_2d(shape, name):
+def check_nonempty_2d(shape, name, columns="n_labels"):
+    """ValueError unless ``shape`` is 2-D (n_documents, columns) with no empty dimension."""
     if len(shape) != 2:
-        raise ValueError(f"{name} must be 2-D (n_documents, n_labels), got {len(shape)}-D")
+        raise ValueError(f"{name} must be 2-D (n_documents, {columns}), got {len(shape)}-D")
     if shape[0] == 0 or shape[1] == 0:
         raise ValueError(f"{name} is empty: shape {tuple(shape)}")
+
+
+def check_real_dtype(dtype, name):
+    """TypeError unless ``dtype`` holds real numbers (booleans count as 0/1)."""
+    if dtype == object or not (np.issubdtype(dtype, np.number) or dtype == bool) \
+            or np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real numeric values, got dtype {dtype}")
 
 
 def _first_nan_row(values, row_of):
@@ -47,11 +55,9 @@ def check_scores(scores, name="y_score", allow_sparse=True):
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array here, got a sparse matrix")
         csr = sp.csr_matrix(scores) if not sp.isspmatrix_csr(scores) else scores
-        _check_nonempty_2d(csr.shape, name)
+        check_nonempty_2d(csr.shape, name)
         if csr.dtype not in FLOAT_DTYPES:
-            if not (np.issubdtype(csr.dtype, np.number) or csr.dtype == bool) \
-                    or np.issubdtype(csr.dtype, np.complexfloating):
-                raise TypeError(f"{name} must be numeric, got dtype {csr.dtype}")
+            check_real_dtype(csr.dtype, name)
             csr = csr.astype(np.float64)
         if not csr.has_canonical_format:
             csr = csr.copy()
@@ -61,10 +67,8 @@ def check_scores(scores, name="y_score", allow_sparse=True):
             raise ValueError(f"{name} contains NaN (first in row {row})")
         return csr
     arr = np.asarray(scores)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) \
-            or np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    _check_nonempty_2d(arr.shape, name)
+    check_real_dtype(arr.dtype, name)
+    check_nonempty_2d(arr.shape, name)
     if arr.dtype not in FLOAT_DTYPES:
         arr = arr.astype(np.float64)
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
@@ -84,7 +88,7 @@ def check_truth(y_true, n_labels=None, name="y_true"):
     sets (then ``n_labels`` is required, or inferred as max index + 1).
     """
     if sp.issparse(y_true):
-        _check_nonempty_2d(y_true.shape, name)
+        check_nonempty_2d(y_true.shape, name)
         csr = sp.csr_matrix(y_true)
         csr.sum_duplicates()
         bad = csr.data[(csr.data != 0) & (csr.data != 1)]
@@ -97,7 +101,7 @@ def check_truth(y_true, n_labels=None, name="y_true"):
         arr = np.asarray(y_true)
         if arr.dtype == object:
             raise TypeError(f"{name} must be a 0/1 matrix or a list of label-index sets")
-        _check_nonempty_2d(arr.shape, name)
+        check_nonempty_2d(arr.shape, name)
         if arr.dtype != bool:
             if not np.issubdtype(arr.dtype, np.number):
                 raise TypeError(f"{name} must be numeric 0/1, got dtype {arr.dtype}")
