@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from ._base import MultiLabelEstimator, NotFittedError
 from ._ext import isotonic as _kernel
+from ._ext import roc as _roc_kernel
 from ._validation import check_option, check_random_state, check_same_shape, check_scores, \
     check_truth
 
@@ -106,9 +107,14 @@ class Isotonic(_Calibrator):
     def _fit_one(self, s, y):
         m = s.size
         thr = np.empty(m)
-        pos = np.empty(m, dtype=np.int64)
-        cnt = np.empty(m, dtype=np.int64)
-        k = _kernel.pav(s, y, thr, pos, cnt)
+        tp = np.empty(m, dtype=np.int64)
+        fp = np.empty(m, dtype=np.int64)
+        g = _roc_kernel.coverage_points(s, y, thr, tp, fp)  # tie groups, decreasing score
+        # per-group counts, in increasing score order for the pooling
+        pos = np.diff(tp[:g], prepend=0)[::-1].copy()
+        cnt = np.diff(tp[:g] + fp[:g], prepend=0)[::-1].copy()
+        thr = thr[:g][::-1].copy()
+        k = _kernel.pav(thr, pos, cnt)
         return thr[:k].copy(), pos[:k] / cnt[:k], cnt[:k].copy()
 
     @staticmethod
