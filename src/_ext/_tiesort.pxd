@@ -295,6 +295,19 @@ cdef inline void sort_csr_row_at(const floating* data, const index_t* indices,
         sort_csr_row(<floating*> NULL, <index_t*> NULL, 0, q, w)
 
 
+cdef inline void sort_row_at(const floating* values, Py_ssize_t row_stride,
+                             Py_ssize_t col_stride, const index_t* indices,
+                             const index_t* indptr, Py_ssize_t i, Py_ssize_t q,
+                             SortWork* w) noexcept nogil:
+    """Sort row i of either input kind, so one kernel serves both: a dense matrix (values =
+    its flat buffer, element strides row_stride/col_stride, indptr NULL) or a canonical CSR
+    matrix (values = data, with indices and indptr; strides unused)."""
+    if indptr == NULL:
+        sort_dense_row(values + i * row_stride, col_stride, q, w)
+    else:
+        sort_csr_row_at(values, indices, indptr, i, q, w)
+
+
 # ---- randomness: counter-based, per row -------------------------------------------------
 
 cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:

@@ -13,8 +13,8 @@ from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, uint64_t
 
 from _tiesort cimport (
-    SortWork, floating, index_t, row_state, shuffle_groups, sort_csr_row_at, sort_dense_row,
-    sort_work_free, sort_work_new,
+    SortWork, floating, index_t, row_state, shuffle_groups, sort_row_at, sort_work_free,
+    sort_work_new,
 )
 
 # method codes, mirrored in fastrank/ranking.py (_METHOD_CODES)
@@ -61,35 +61,18 @@ cdef inline void _emit_row(int32_t* order, int32_t* end, Py_ssize_t q, int metho
         start = stop
 
 
-def rank_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
-               Py_ssize_t col_stride, int method, uint64_t seed, int32_t[:, ::1] out_int,
-               double[:, ::1] out_frac, int32_t[:, ::1] out_end):
-    """Rank every row of a dense (n, q) matrix given as its flat buffer and element strides
-    (C order: row_stride=q, col_stride=1; Fortran order: row_stride=1, col_stride=n)."""
+def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
+              const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n,
+              Py_ssize_t q, int method, uint64_t seed, int32_t[:, ::1] out_int,
+              double[:, ::1] out_frac, int32_t[:, ::1] out_end):
+    """Rank every row of an (n, q) matrix given by ``fastrank._validation.row_source``: a
+    dense flat buffer with element strides (empty indices/indptr), or a canonical CSR matrix
+    whose implicit zeros are one tie group."""
     cdef SortWork* w
     cdef Py_ssize_t i
-    cdef int failed[1]
-    failed[0] = 0
-    with nogil, parallel():
-        w = sort_work_new(q)
-        if w == NULL:
-            failed[0] = 1
-        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for i in prange(n, schedule="static"):
-            if w != NULL:
-                sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
-        sort_work_free(w)
-    if failed[0]:
-        raise MemoryError("fastrank: cannot allocate ranking scratch")
-
-
-def rank_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-             Py_ssize_t q, int method, uint64_t seed, int32_t[:, ::1] out_int,
-             double[:, ::1] out_frac, int32_t[:, ::1] out_end):
-    """As rank_dense for a canonical CSR matrix; its implicit zeros are one tie group."""
-    cdef SortWork* w
-    cdef Py_ssize_t i, n = indptr.shape[0] - 1
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -100,7 +83,7 @@ def rank_csr(const floating[::1] data, const index_t[::1] indices, const index_t
         for i in prange(n, schedule="static"):
             if w == NULL:
                 continue
-            sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
+            sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
             _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
         sort_work_free(w)
     if failed[0]:

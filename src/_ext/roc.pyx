@@ -13,7 +13,7 @@ from libc.math cimport NAN
 from libc.stdint cimport int32_t, int64_t
 
 from _tiesort cimport (
-    SortWork, floating, index_t, sort_csr_row_at, sort_dense_row, sort_work_free, sort_work_new,
+    SortWork, floating, index_t, sort_dense_row, sort_row_at, sort_work_free, sort_work_new,
 )
 
 
@@ -38,39 +38,20 @@ cdef inline double _auc_sorted(const int32_t* order, const int32_t* end, Py_ssiz
     return 1.0 - <double> wrong2 / (2.0 * <double> pos * <double> neg)
 
 
-def auc_dense(const floating[::1] flat, Py_ssize_t n_lines, Py_ssize_t length,
-              Py_ssize_t line_stride, Py_ssize_t elem_stride, const unsigned char[::1] truth,
-              Py_ssize_t t_line_stride, Py_ssize_t t_elem_stride, double[::1] out):
-    """out[i] <- AUC of line i of a dense buffer: element e of line i is
-    flat[i * line_stride + e * elem_stride], its truth truth[i * t_line_stride + e * t_elem_stride].
-    Lines run in parallel (OpenMP), one sort each."""
+def auc_lines(const floating[::1] values, Py_ssize_t line_stride, Py_ssize_t elem_stride,
+              const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n_lines,
+              Py_ssize_t length, const unsigned char[::1] truth, Py_ssize_t t_line_stride,
+              Py_ssize_t t_elem_stride, double[::1] out):
+    """out[i] <- AUC of line i, in parallel (OpenMP), one sort each. Lines of a dense buffer
+    (indices/indptr empty): element e of line i is values[i * line_stride + e *
+    elem_stride]; or the lines of a canonical compressed matrix (CSR rows, or CSC columns as
+    the CSR of the transpose; strides unused), whose implicit zeros form one tie group.
+    The truth of element e of line i is truth[i * t_line_stride + e * t_elem_stride]."""
     cdef SortWork* w
     cdef Py_ssize_t i
-    cdef int failed[1]
-    failed[0] = 0
-    with nogil, parallel():
-        w = sort_work_new(length)
-        if w == NULL:
-            failed[0] = 1
-        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for i in prange(n_lines, schedule="static"):
-            if w == NULL:
-                continue
-            sort_dense_row(&flat[i * line_stride], elem_stride, length, w)
-            out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
-                                 t_elem_stride)
-        sort_work_free(w)
-    if failed[0]:
-        raise MemoryError("fastrank: cannot allocate AUC scratch")
-
-
-def auc_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-            Py_ssize_t length, const unsigned char[::1] truth, Py_ssize_t t_line_stride,
-            Py_ssize_t t_elem_stride, double[::1] out):
-    """As auc_dense for the lines of a canonical compressed matrix (CSR rows, or CSC columns
-    given as the CSR of the transpose); implicit zeros form one tie group."""
-    cdef SortWork* w
-    cdef Py_ssize_t i, n_lines = indptr.shape[0] - 1
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -81,7 +62,7 @@ def auc_csr(const floating[::1] data, const index_t[::1] indices, const index_t[
         for i in prange(n_lines, schedule="dynamic"):
             if w == NULL:
                 continue
-            sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, length, w)
+            sort_row_at(vp, line_stride, elem_stride, ip, pp, i, length, w)
             out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
                                  t_elem_stride)
         sort_work_free(w)

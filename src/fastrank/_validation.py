@@ -162,3 +162,18 @@ def label_sets_to_matrix(label_sets, n_labels=None, name="y_true"):
 def check_same_shape(a_shape, b_shape, a_name="y_true", b_name="y_score"):
     if tuple(a_shape) != tuple(b_shape):
         raise ValueError(f"{a_name} has shape {tuple(a_shape)} but {b_name} has shape {tuple(b_shape)}")
+
+
+NO_INDEX = np.empty(0, dtype=np.int32)
+
+
+def row_source(scores):
+    """Arguments of the kernels that sort rows of either input kind (``sort_row_at`` in
+    ``_tiesort.pxd``): ``(values, row_stride, col_stride, indices, indptr)`` — for a dense
+    matrix from :func:`check_scores` its flat buffer and element strides (no copy) and empty
+    index arrays; for a canonical CSR matrix its three arrays."""
+    if sp.issparse(scores):
+        return scores.data, 0, 0, scores.indices, scores.indptr
+    item = scores.itemsize
+    return (scores.ravel(order="K"), scores.strides[0] // item, scores.strides[1] // item,
+            NO_INDEX, NO_INDEX)

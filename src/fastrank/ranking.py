@@ -24,10 +24,9 @@ axis=1)`` for ``m`` in min/max/dense/average.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._ext import ranking as _kernel
-from ._validation import check_option, check_random_state, check_scores
+from ._validation import check_option, check_random_state, check_scores, row_source
 
 RANK_METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractional")
 _ALIASES = {"min": "standard", "max": "modified", "average": "fractional"}
@@ -45,14 +44,8 @@ def resolve_method(method):
 
 
 def _run(scores, code, seed, out_int, out_frac, out_end):
-    if sp.issparse(scores):
-        _kernel.rank_csr(scores.data, scores.indices, scores.indptr, scores.shape[1], code,
-                         seed, out_int, out_frac, out_end)
-    else:
-        n, q = scores.shape
-        item = scores.itemsize
-        _kernel.rank_dense(scores.ravel(order="K"), n, q, scores.strides[0] // item,
-                           scores.strides[1] // item, code, seed, out_int, out_frac, out_end)
+    _kernel.rank_rows(*row_source(scores), scores.shape[0], scores.shape[1], code, seed,
+                      out_int, out_frac, out_end)
 
 
 def rank(scores, method="modified", random_state=None):

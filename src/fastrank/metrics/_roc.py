@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._ext import roc as _kernel
-from .._validation import check_option, check_same_shape, check_scores, check_truth
+from .._validation import NO_INDEX, check_option, check_same_shape, check_scores, check_truth
 
 AUC_AVERAGES = (None, "macro", "micro", "samples")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -123,8 +123,8 @@ def _lines_auc(truth, scores, by):
             indptr = np.array([0, data.size], dtype=np.int64)
             length, t_line, t_elem = n * q, 0, 1
         out = np.empty(indptr.size - 1)
-        _kernel.auc_csr(data, indices, indptr.astype(indices.dtype, copy=False), length,
-                        truth.ravel(), t_line, t_elem, out)
+        _kernel.auc_lines(data, 0, 0, indices, indptr.astype(indices.dtype, copy=False),
+                          out.size, length, truth.ravel(), t_line, t_elem, out)
         return out
     c_order = scores.flags.c_contiguous
     flat = scores.ravel(order="K")
@@ -140,7 +140,7 @@ def _lines_auc(truth, scores, by):
         lines, length, line_stride, elem_stride, t_line, t_elem = 1, n * q, 0, 1, 0, 1
         truth = truth if c_order else np.asfortranarray(truth)
     out = np.empty(lines)
-    _kernel.auc_dense(flat, lines, length, line_stride, elem_stride,
+    _kernel.auc_lines(flat, line_stride, elem_stride, NO_INDEX, NO_INDEX, lines, length,
                       truth.ravel(order="K"), t_line, t_elem, out)
     return out
 
@@ -199,5 +199,5 @@ def auc(y_true, y_score, average="macro"):
 
 def _kernel_auc_binary(truth, scores):
     out = np.empty(1)
-    _kernel.auc_dense(scores, 1, scores.size, 0, 1, truth, 0, 1, out)
+    _kernel.auc_lines(scores, 0, 1, NO_INDEX, NO_INDEX, 1, scores.size, truth, 0, 1, out)
     return float(out[0])
