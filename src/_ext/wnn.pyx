@@ -26,7 +26,12 @@ Test documents are processed in batches, one batch per task (OpenMP, dynamic sch
 released). A task encodes its batch, then for every neuron computes the Hamming distances of
 the batch to the neuron's memory (16 KiB train tiles held in L1 while every test pattern of
 the batch, its words in registers, is compared with them), keeping each document's minimum
-and the list of stored documents at it, and finally votes from that list. Each
+and the list of stored documents at it, and finally votes from that list. Memories of
+sparse patterns (text: most 64-bit words zero) are searched through a word index instead of
+the scan (``fr_index_*`` below: per word position, the entries nonzero there), visiting only
+the entries that share a nonzero word with the test pattern; it finds the same minimum and
+the same entries in the same order, and is chosen per neuron and per test document by a
+cost rule (``use_search`` forces either path, for tests and benchmarks). Each
 document's output row is written by exactly one task, neurons in ascending order, and every
 random choice uses a generator seeded by (seed, document, neuron) -- so results depend
 neither on the thread count nor on the batch size.
@@ -45,6 +50,7 @@ cdef extern from *:
     #if defined(__GNUC__) || defined(__clang__)
     /* one POPCNT instruction when built with -mpopcnt, a portable libgcc routine otherwise */
     #define FR_POPCOUNT64(x) ((unsigned)__builtin_popcountll(x))
+    #define FR_CTZ64(x) ((unsigned)__builtin_ctzll(x))
     #else
     static inline unsigned fr_popcount_swar(unsigned long long x) {
         x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -53,6 +59,8 @@ cdef extern from *:
         return (unsigned)((x * 0x0101010101010101ULL) >> 56);
     }
     #define FR_POPCOUNT64(x) fr_popcount_swar(x)
+    /* trailing zeros of x != 0: the ones below its lowest set bit */
+    #define FR_CTZ64(x) fr_popcount_swar(((x) & (0 - (x))) - 1)
     #endif
     /* running minimum over one test pattern's distances: the minimum so far, and the
        entries at it (ties[0 .. k-1], ascending) */
@@ -173,6 +181,144 @@ cdef extern from *:
         }
     }
 
+    /* Word-index path, for memories of sparse patterns (text: a few bits set in hundreds,
+       most words zero). d(q, t) = |q| + |t| - 2 |q & t|, and |q & t| sums over only the
+       words where q is nonzero, of the entries nonzero there. The index of a neuron's
+       memory lists, per word position, the entries nonzero at it; a query then computes
+       key[t] = |t| - 2 |q & t| by visiting only the lists of its nonzero words, and the
+       entries at the minimum key are those at the minimum distance |q| + min key. Exact:
+       the same minimum and the same entries, ascending, as the scan. */
+    typedef struct {
+        int64_t W, n_train;
+        const uint64_t* M;   /* the indexed memory (n_train, W) */
+        int32_t* size;       /* (n_train) |t| */
+        int32_t* key;        /* (n_train) |t| - 2 |q & t| for the current query */
+        int64_t* count;      /* (W) entries nonzero at word j: list[j * n_train ..] */
+        int32_t* list;       /* (W, n_train), ascending */
+    } fr_index;
+
+    static void fr_index_free(fr_index* x) {
+        if (x == NULL) return;
+        free(x->size); free(x->key); free(x->count); free(x->list); free(x);
+    }
+
+    static fr_index* fr_index_new(int64_t n_train, int64_t W) {
+        fr_index* x = (fr_index*) calloc(1, sizeof(fr_index));
+        if (x == NULL) return NULL;
+        x->W = W;
+        x->n_train = n_train;
+        x->size = (int32_t*) malloc((n_train + 1) * sizeof(int32_t));
+        x->key = (int32_t*) malloc((n_train + 1) * sizeof(int32_t));
+        x->count = (int64_t*) malloc(W * sizeof(int64_t));
+        x->list = (int32_t*) malloc((W * n_train + 1) * sizeof(int32_t));
+        if (x->size == NULL || x->key == NULL || x->count == NULL || x->list == NULL) {
+            fr_index_free(x);
+            return NULL;
+        }
+        return x;
+    }
+
+    /* Index the n_train patterns of M. Gives up (returns 0) when more than 1 / max_density
+       of the words of the first 256 entries are nonzero (the scan is then cheaper); returns
+       1 when built. Column by column, so each list's length stays in a register. */
+    static int fr_index_build(fr_index* x, const uint64_t* M, int64_t max_density) {
+        const int64_t W = x->W, n_train = x->n_train, probe = n_train < 256 ? n_train : 256;
+        int64_t t, j, n, nonzero = 0;
+        for (t = 0; t < probe * W; t++) nonzero += M[t] != 0;
+        if (nonzero * max_density > probe * W) return 0;
+        x->M = M;
+        for (j = 0; j < W; j++) {
+            int32_t* list = x->list + j * n_train;
+            for (t = 0, n = 0; t < n_train; t++) {   /* branch-free: append, keep if nonzero */
+                list[n] = (int32_t) t;
+                n += M[t * W + j] != 0;
+            }
+            x->count[j] = n;
+        }
+        for (t = 0; t < n_train; t++) {
+            int32_t c = 0;
+            for (j = 0; j < W; j++) c += (int32_t) FR_POPCOUNT64(M[t * W + j]);
+            x->size[t] = c;
+        }
+        return 1;
+    }
+
+    /* The minimum of key[0 .. n-1], and the t with key[t] == minimum, ascending, into
+       ties; returns their number. */
+    static int64_t fr_min_ties(const int32_t* key, int64_t n, int32_t* m_out, int32_t* ties) {
+        int64_t t, k = 0;
+        int32_t m = INT32_MAX;
+        for (t = 0; t < n; t++) m = key[t] < m ? key[t] : m;
+        for (t = 0; t < n; t++) {               /* branch-free: most entries are not tied */
+            ties[k] = (int32_t) t;
+            k += key[t] == m;
+        }
+        *m_out = m;
+        return k;
+    }
+    #ifdef FR_AVX2_PATH
+    __attribute__((target("avx2")))
+    static int64_t fr_min_ties_avx2(const int32_t* key, int64_t n, int32_t* m_out,
+                                    int32_t* ties) {
+        int64_t t, k = 0, n8 = n & ~(int64_t) 7;
+        int32_t m = INT32_MAX, lanes[8];
+        __m256i vm = _mm256_set1_epi32(INT32_MAX), eq;
+        int i;
+        for (t = 0; t < n8; t += 8)
+            vm = _mm256_min_epi32(vm, _mm256_loadu_si256((const __m256i*) (key + t)));
+        _mm256_storeu_si256((__m256i*) lanes, vm);
+        for (i = 0; i < 8; i++) m = lanes[i] < m ? lanes[i] : m;
+        for (t = n8; t < n; t++) m = key[t] < m ? key[t] : m;
+        vm = _mm256_set1_epi32(m);
+        for (t = 0; t < n8; t += 8) {           /* 8 keys a compare; ties are rare */
+            eq = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i*) (key + t)), vm);
+            for (unsigned b = (unsigned) _mm256_movemask_ps(_mm256_castsi256_ps(eq));
+                 b; b &= b - 1)
+                ties[k++] = (int32_t) (t + FR_CTZ64((uint64_t) b));
+        }
+        for (t = n8; t < n; t++) {
+            ties[k] = (int32_t) t;
+            k += key[t] == m;
+        }
+        *m_out = m;
+        return k;
+    }
+    #endif
+
+    /* Minimum distance of pattern c and the entries at it, ascending, into ties and r (as
+       a whole-memory fr_scan would). Returns 0, doing nothing, when c's lists hold more than
+       max_visits entries (the scan is then cheaper). */
+    static int fr_index_query(fr_index* x, const uint64_t* c, int64_t max_visits,
+                              int32_t* ties, fr_track* r) {
+        const int64_t W = x->W, n_train = x->n_train;
+        int32_t* __restrict key = x->key;
+        int64_t j, e, visits = 0;
+        int32_t qsize = 0, m;
+        for (j = 0; j < W; j++) {
+            qsize += (int32_t) FR_POPCOUNT64(c[j]);
+            visits += c[j] ? x->count[j] : 0;
+        }
+        if (visits > max_visits) return 0;
+        memcpy(key, x->size, n_train * sizeof(int32_t));
+        for (j = 0; j < W; j++) {
+            const uint64_t cj = c[j];
+            const int32_t* list = x->list + j * n_train;
+            const uint64_t* col = x->M + j;
+            if (cj == 0) continue;
+            for (e = 0; e < x->count[j]; e++) {
+                int64_t t = list[e];
+                key[t] -= 2 * (int32_t) FR_POPCOUNT64(col[t * W] & cj);
+            }
+        }
+    #ifdef FR_AVX2_PATH
+        if (fr_simd) r->k = fr_min_ties_avx2(key, n_train, &m, ties);
+        else
+    #endif
+        r->k = fr_min_ties(key, n_train, &m, ties);
+        r->m = (uint32_t) (qsize + m);
+        return 1;
+    }
+
     #ifdef _OPENMP
     #include <omp.h>
     static int fr_max_threads(void) { return omp_get_max_threads(); }
@@ -188,6 +334,14 @@ cdef extern from *:
     int fr_max_threads() noexcept nogil
     int fr_simd
     int fr_simd_available() noexcept nogil
+    ctypedef struct Index "fr_index":
+        pass
+    Index* index_new "fr_index_new"(int64_t n_train, int64_t W) noexcept nogil
+    void index_free "fr_index_free"(Index* x) noexcept nogil
+    int index_build "fr_index_build"(Index* x, const uint64_t* M,
+                                     int64_t max_density) noexcept nogil
+    int index_query "fr_index_query"(Index* x, const uint64_t* c, int64_t max_visits,
+                                     int32_t* ties, Track* r) noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -196,9 +350,23 @@ cdef enum:
     RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
+    # search paths (module switch, for tests and benchmarks)
+    AUTO = 0        # the index when it is cheaper, the scan otherwise
+    SCAN = 1        # always the popcount scan
+    INDEX = 2       # the inverted index for every query, whatever it costs
+    # AUTO's rules (measured on this project's benchmarks): index a neuron's memory for a
+    # batch of at least INDEX_MIN_BATCH documents when at most 1 / INDEX_MAX_DENSITY of its
+    # words are nonzero; then take the index for a query whose lists hold fewer than
+    # n_train (W - 1) / INDEX_VISIT_COST entries (a visit costs about 3 words of scan, and
+    # the pass over all keys about 1 word per entry)
+    INDEX_MIN_BATCH = 4
+    INDEX_MAX_DENSITY = 2
+    INDEX_VISIT_COST = 3
 
 
 fr_simd = fr_simd_available()
+cdef int search_path = AUTO
+_PATHS = {"auto": AUTO, "scan": SCAN, "index": INDEX}
 
 
 def simd_available():
@@ -212,6 +380,19 @@ def use_simd(bint enable):
     global fr_simd
     previous = bool(fr_simd)
     fr_simd = 1 if (enable and fr_simd_available()) else 0
+    return previous
+
+
+def use_search(str path):
+    """Select the search: "auto" (default: the inverted index where the patterns are sparse
+    enough for it to be cheaper, the popcount scan elsewhere), "scan" or "index" (every
+    query through the index). Returns the previous choice. All give identical results;
+    tests exercise each."""
+    global search_path
+    if path not in _PATHS:
+        raise ValueError(f"search path must be one of {sorted(_PATHS)}, got {path!r}")
+    previous = [name for name, code in _PATHS.items() if code == search_path][0]
+    search_path = _PATHS[path]
     return previous
 
 
@@ -363,6 +544,7 @@ cdef struct Work:
     int32_t* touched   # (q,) labels with cnt > 0
     void* xbuf         # (n_features,) zeroed dense row (CSR input only)
     uint64_t* rowbuf   # (n_neurons, W) patterns of one CSR row
+    Index* index       # inverted index of the current neuron's memory
 
 
 cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
@@ -378,8 +560,10 @@ cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
     w.rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
+    w.index = index_new(n_train, W)
     if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL \
-            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL or w.rowbuf == NULL:
+            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL or w.rowbuf == NULL \
+            or w.index == NULL:
         work_free(w)
         return NULL
     return w
@@ -396,19 +580,31 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.touched)
     free(w.xbuf)
     free(w.rowbuf)
+    index_free(w.index)
     free(w)
 
 
 cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py_ssize_t B,
                     Py_ssize_t W, Work* w) noexcept nogil:
     """Hamming distances of the B patterns C to the n_train patterns M of one neuron; keeps
-    each document's minimum in w.track and the entries at it in w.ties. The train patterns are taken
+    each document's minimum in w.track and the entries at it in w.ties. Sparse memories go
+    through the inverted index (AUTO's rules above); otherwise the train patterns are taken
     in tiles of TILE_BYTES, which stay in L1 while every test pattern of the batch is
     compared with them."""
     cdef Py_ssize_t b, t0, t1, tile = max(1, TILE_BYTES // (8 * W))
+    cdef int64_t max_density = 1 if search_path == INDEX else INDEX_MAX_DENSITY
+    cdef int64_t max_visits = 0x7FFFFFFFFFFFFFFF if search_path == INDEX \
+        else n_train * (W - 1) // INDEX_VISIT_COST
     for b in range(B):
         w.track[b].m = 0xFFFFFFFF
         w.track[b].k = 0
+    if search_path == INDEX or (search_path == AUTO and B >= INDEX_MIN_BATCH):
+        if index_build(w.index, M, max_density):
+            for b in range(B):
+                if not index_query(w.index, C + b * W, max_visits, w.ties + b * n_train,
+                                   &w.track[b]):
+                    scan(M, 0, n_train, C + b * W, W, w.ties + b * n_train, &w.track[b])
+            return
     t0 = 0
     while t0 < n_train:
         t1 = min(t0 + tile, n_train)
