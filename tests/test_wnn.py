@@ -158,21 +158,12 @@ def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
 
 
-@pytest.fixture
-def search_path(request):
-    """Run the test with the kernel's search forced to request.param, then restore it."""
-    previous = kernel.use_search(request.param)
-    yield request.param
-    kernel.use_search(previous)
-
-
-@pytest.mark.parametrize("search_path", ["scan", "index"], indirect=True)
 @pytest.mark.parametrize("simd", [False, True])
-@pytest.mark.parametrize("n_synapses", [256, 448, 512, 1024, 2048])
-def test_popcount_paths_equal_reference(n_synapses, simd, search_path):
-    """The scan kernels specialised for 4/8/16/32-word patterns (thesis sizes), a generic
-    width (7 words), on the AVX2 path when the CPU has it and on the scalar POPCNT path;
-    and the word index (its AVX2 and scalar minimum passes) at the same widths."""
+@pytest.mark.parametrize("n_synapses", [256, 448, 512, 768, 1024, 2048, 2112])
+def test_popcount_paths_equal_reference(n_synapses, simd):
+    """The AVX2 bit-sliced search (4..32 words, a multiple of 4: 256-2048 synapses here)
+    when the CPU has it, and the POPCNT scan (always with simd=False; at 7 and 33 words
+    also with simd=True), specialised widths and the generic one."""
     X, Y, X_test = tie_heavy_data(12, n_features=60)
     previous = kernel.use_simd(simd)
     try:
@@ -189,8 +180,7 @@ def test_popcount_paths_equal_reference(n_synapses, simd, search_path):
 
 def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
     """Bag-of-words-like features: a few nonzero entries per document, so patterns have a
-    few bits set and most words zero (what the word index is for); a quarter of the test
-    documents are dense, so that under "auto" some queries take the scan instead."""
+    few bits set; a quarter of the test documents are dense (patterns with many bits set)."""
     rng = np.random.default_rng(seed)
     X = rng.random((n_train + n_test, n_features)) * (rng.random((n_train + n_test,
                                                                  n_features)) < 0.005)
@@ -203,28 +193,22 @@ def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
 def test_search_paths_agree_exactly(kind, tie_policy):
-    """Scan, word index and the automatic mix give the reference's beliefs, bit for bit,
-    random choices included (the index lists the tied entries in ascending order too)."""
-    X, Y, X_test = sparse_text_like_data(2)
+    """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices
+    included (both list the tied entries in ascending order), over several 256-entry tiles
+    (the last one short), sparse and dense test patterns (set-bit and clear-bit sums)."""
+    X, Y, X_test = sparse_text_like_data(2, n_train=600)
     model = MODELS[kind](n_neurons=20, n_synapses=256, tie_policy=tie_policy,
                          random_state=3).fit(sp.csr_matrix(X), Y)
     F = {}
-    previous = kernel.use_search("auto")
+    previous = kernel.use_simd(True)
     try:
-        for path in ("scan", "index", "auto"):
-            kernel.use_search(path)
-            F[path] = model.decision_function(sp.csr_matrix(X_test))
+        for simd in (False, True):
+            kernel.use_simd(simd)
+            F[simd] = model.decision_function(sp.csr_matrix(X_test))
     finally:
-        kernel.use_search(previous)
-    np.testing.assert_array_equal(F["scan"], reference(model, kind, X, Y, X_test))
-    np.testing.assert_array_equal(F["index"], F["scan"])
-    np.testing.assert_array_equal(F["auto"], F["scan"])
-
-
-def test_use_search_rejects_unknown_path():
-    with pytest.raises(ValueError, match="search path must be one of"):
-        kernel.use_search("bruteforce")
-    assert kernel.use_search("auto") == "auto"
+        kernel.use_simd(previous)
+    np.testing.assert_array_equal(F[False], reference(model, kind, X, Y, X_test))
+    np.testing.assert_array_equal(F[True], F[False])
 
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
@@ -311,19 +295,19 @@ def test_thread_count_does_not_change_results(cls, tie_policy):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 70),
-       n_neurons=st.integers(1, 6), cor=st.booleans(),
-       path=st.sampled_from(["auto", "scan", "index"]))
-def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, path):
-    X, Y, X_test = tie_heavy_data(seed, n_train=15, n_test=4, n_features=6, q=4)
+@given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 2100),
+       n_neurons=st.integers(1, 6), cor=st.booleans(), simd=st.booleans())
+def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, simd):
+    # 12 test documents: batches of 6 or more on up to 2 threads take the bit-sliced search
+    X, Y, X_test = tie_heavy_data(seed, n_train=15, n_test=12, n_features=6, q=4)
     kind = "COR" if cor else "VGRAM"
     model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
                          random_state=seed).fit(X, Y)
-    previous = kernel.use_search(path)
+    previous = kernel.use_simd(simd)
     try:
         F = model.decision_function(X_test)
     finally:
-        kernel.use_search(previous)
+        kernel.use_simd(previous)
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
     assert np.all((F >= 0) & (F <= 1))
     # CSR input (encoded through the wiring index, only cells touching stored entries)

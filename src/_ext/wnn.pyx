@@ -23,17 +23,22 @@ zeros is 0. Both give identical bits.
 Search
 ------
 Test documents are processed in batches, one batch per task (OpenMP, dynamic schedule, GIL
-released). A task encodes its batch, then for every neuron computes the Hamming distances of
-the batch to the neuron's memory (16 KiB train tiles held in L1 while every test pattern of
-the batch, its words in registers, is compared with them), keeping each document's minimum
-and the list of stored documents at it, and finally votes from that list. Memories of
-sparse patterns (text: most 64-bit words zero) are searched through a word index instead of
-the scan (``fr_index_*`` below: per word position, the entries nonzero there), visiting only
-the entries that share a nonzero word with the test pattern; it finds the same minimum and
-the same entries in the same order, and is chosen per neuron and per test document by a
-cost rule (``use_search`` forces either path, for tests and benchmarks). Each
-document's output row is written by exactly one task, neurons in ascending order, and every
-random choice uses a generator seeded by (seed, document, neuron) -- so results depend
+released). A task encodes its batch, then for every neuron finds, for each document of the
+batch, the minimum Hamming distance to the neuron's memory and the stored documents at it,
+and votes from that list. Two searches give the same minimum and the same entries in the
+same (ascending) order:
+
+* bit-sliced (AVX2, patterns of 4 to 32 words, a multiple of 4; ``fr_tile_*`` below): each
+  tile of 256 stored patterns is transposed once per batch into bit planes, and a test
+  pattern's distances to all 256 entries are computed together with carry-save adders over
+  the planes of its set (or clear) bits only -- the work follows the number of set bits,
+  so the sparse patterns of text cost little;
+* scan (every width, and CPUs without AVX2): POPCNT of XORed words, 16 KiB tiles of stored
+  patterns held in L1 while every test pattern of the batch, its words in registers, is
+  compared with them.
+
+Each document's output row is written by exactly one task, neurons in ascending order, and
+every random choice uses a generator seeded by (seed, document, neuron) -- so results depend
 neither on the thread count nor on the batch size.
 """
 from cython.parallel cimport parallel, prange
@@ -95,58 +100,207 @@ cdef extern from *:
     FR_SCAN_FIXED(16)
     FR_SCAN_FIXED(32)
 
-    /* AVX2 path (x86 with GCC/clang, chosen at run time when the CPU has AVX2): popcount
-       of 32 bytes at a time by nibble table lookup (vpshufb), bytes summed with vpsadbw.
-       Per-byte counts stay <= 8 * W / 4 <= 64 for W <= 32, so the byte sums cannot wrap. */
+    /* AVX2 path (x86 with GCC/clang, chosen at run time when the CPU has AVX2) for patterns
+       of 4 to 32 words, a multiple of 4: bit-sliced search. A tile of FR_TILE = 256 stored
+       patterns is transposed once into bit planes -- plane i is a 256-bit vector whose bit
+       e is bit i of entry t0 + e -- shared by every test pattern of the batch. For a test
+       pattern q let S be its set bits, or its clear bits when more than half are set; the
+       counts c_e = |{i in S : bit e of plane i}| of all 256 entries are summed at once in
+       bit-sliced counters (a carry-save adder tree: a few logic operations per plane), and
+       d_e = |q| + |m_e| - 2 c_e for set bits, |q| - |m_e| + 2 c_e for clear bits, with the
+       sizes |m_e| counted the same way when the tile is transposed. The minimum and the set
+       of entries at it come from an MSB-first search over the bit-sliced values; the tied
+       entries are read off that set in ascending order. The work per test pattern and tile
+       is proportional to |S| <= 32 W: small for the sparse patterns of text. */
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     #include <immintrin.h>
     #define FR_AVX2_PATH 1
+    #define FR_TILE 256            /* entries per tile = bits per plane */
+    #define FR_MAX_WORDS 32        /* widest pattern: 2048 bits */
+    #define FR_COUNT_BITS 12       /* bit-sliced counters hold counts <= 2048 */
+
+    typedef struct {               /* a transposed tile */
+        int64_t t0;                /* its first entry */
+        __m256i valid;             /* bit e set for the entries present (a last tile is short) */
+        __m256i size[FR_COUNT_BITS];   /* bit slices of the entries' sizes |m_e| */
+        int size_bits;             /* bits of the largest size */
+        __m256i* plane;            /* (64 W) planes */
+    } fr_tile;
+
+    typedef struct {               /* a test pattern's planes */
+        int32_t n, setbits, size;  /* |S|; S = its set bits (1) or clear bits (0); |q| */
+        int16_t bit[32 * FR_MAX_WORDS];  /* S, ascending */
+    } fr_query;
+
+    static int16_t fr_every_bit[64 * FR_MAX_WORDS];  /* 0, 1, 2, ...: every plane */
+
+    #define FR_CSA(h, l, a, b, c) do {                                              \
+        __m256i u_ = _mm256_xor_si256(a, b);                                        \
+        h = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u_, c));       \
+        l = _mm256_xor_si256(u_, c); } while (0)
+
+    /* C <- bit slices (C[0] lowest) of, for each of the 256 entries, how many of the planes
+       P[bit[0]], ..., P[bit[n-1]] have it: Harley-Seal carry-save tree over 16 planes at a
+       time, then one ripple-carry increment per remaining plane. */
     __attribute__((target("avx2")))
-    static inline uint32_t fr_hsum_avx2(__m256i acc) {
-        __m256i s = _mm256_sad_epu8(acc, _mm256_setzero_si256());
-        __m128i h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
-        return (uint32_t) _mm_cvtsi128_si64(h);
-    }
-    #define FR_SCAN_AVX2(WW)                                                        \
-        __attribute__((target("avx2")))                                            \
-        static void fr_scan_avx2_##WW(const uint64_t* M, int64_t t0, int64_t t1,    \
-                                      const uint64_t* c, int32_t* ties, fr_track* r)\
-        {                                                                           \
-            const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, \
-                2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);          \
-            const __m256i nib = _mm256_set1_epi8(0x0f);                             \
-            __m256i q[(WW) / 4]; int64_t t; int j;                                  \
-            uint32_t m = r->m; int64_t k = r->k;                                    \
-            for (j = 0; j < (WW) / 4; j++)                                          \
-                q[j] = _mm256_loadu_si256((const __m256i*) (c + 4 * j));            \
-            for (t = t0; t < t1; t++) {                                             \
-                const uint64_t* p = M + t * (WW);                                   \
-                __m256i acc = _mm256_setzero_si256();                               \
-                uint32_t d;                                                         \
-                for (j = 0; j < (WW) / 4; j++) {                                    \
-                    __m256i x = _mm256_xor_si256(                                   \
-                        _mm256_loadu_si256((const __m256i*) (p + 4 * j)), q[j]);    \
-                    __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, nib));\
-                    __m256i hi = _mm256_shuffle_epi8(                               \
-                        lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib));       \
-                    acc = _mm256_add_epi8(acc, _mm256_add_epi8(lo, hi));            \
-                }                                                                   \
-                d = fr_hsum_avx2(acc);                                              \
-                if (d <= m) {                                                       \
-                    if (d < m) { m = d; k = 0; }                                    \
-                    ties[k++] = (int32_t) t;                                        \
-                }                                                                   \
-            }                                                                       \
-            r->m = m; r->k = k;                                                     \
+    static void fr_count_planes(const __m256i* P, const int16_t* bit, int n, __m256i* C) {
+        const __m256i zero = _mm256_setzero_si256();
+        __m256i ones = zero, twos = zero, fours = zero, eights = zero;
+        __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens, carry, t;
+        int i = 0, b;
+        for (b = 0; b < FR_COUNT_BITS; b++) C[b] = zero;
+        for (; i + 16 <= n; i += 16) {
+            FR_CSA(twos_a, ones, P[bit[i]], P[bit[i + 1]], ones);
+            FR_CSA(twos_b, ones, P[bit[i + 2]], P[bit[i + 3]], ones);
+            FR_CSA(fours_a, twos, twos_a, twos_b, twos);
+            FR_CSA(twos_a, ones, P[bit[i + 4]], P[bit[i + 5]], ones);
+            FR_CSA(twos_b, ones, P[bit[i + 6]], P[bit[i + 7]], ones);
+            FR_CSA(fours_b, twos, twos_a, twos_b, twos);
+            FR_CSA(eights_a, fours, fours_a, fours_b, fours);
+            FR_CSA(twos_a, ones, P[bit[i + 8]], P[bit[i + 9]], ones);
+            FR_CSA(twos_b, ones, P[bit[i + 10]], P[bit[i + 11]], ones);
+            FR_CSA(fours_a, twos, twos_a, twos_b, twos);
+            FR_CSA(twos_a, ones, P[bit[i + 12]], P[bit[i + 13]], ones);
+            FR_CSA(twos_b, ones, P[bit[i + 14]], P[bit[i + 15]], ones);
+            FR_CSA(fours_b, twos, twos_a, twos_b, twos);
+            FR_CSA(eights_b, fours, fours_a, fours_b, fours);
+            FR_CSA(sixteens, eights, eights_a, eights_b, eights);
+            for (b = 4, carry = sixteens; b < FR_COUNT_BITS; b++) {
+                t = _mm256_and_si256(C[b], carry);
+                C[b] = _mm256_xor_si256(C[b], carry);
+                carry = t;
+            }
         }
-    FR_SCAN_AVX2(4)
-    FR_SCAN_AVX2(8)
-    FR_SCAN_AVX2(16)
-    FR_SCAN_AVX2(32)
+        C[0] = ones; C[1] = twos; C[2] = fours; C[3] = eights;
+        for (; i < n; i++)
+            for (b = 0, carry = P[bit[i]]; b < FR_COUNT_BITS; b++) {
+                t = _mm256_and_si256(C[b], carry);
+                C[b] = _mm256_xor_si256(C[b], carry);
+                carry = t;
+            }
+    }
+
+    /* One stage of a 64 x 64 bit transpose, in each 64-bit lane of A[0 .. 63] at once:
+       swap the J x J blocks off the diagonal (J = 32, 16, ..., 1). */
+    #define FR_TRANSPOSE_STAGE(A, J, MASK) do {                                      \
+        const __m256i mask_ = _mm256_set1_epi64x((long long) (MASK));               \
+        int k_;                                                                     \
+        for (k_ = 0; k_ < 64; k_ = ((k_ | (J)) + 1) & ~(J)) {                       \
+            __m256i t_ = _mm256_and_si256(_mm256_xor_si256(                         \
+                _mm256_srli_epi64((A)[k_], J), (A)[k_ | (J)]), mask_);              \
+            (A)[k_] = _mm256_xor_si256((A)[k_], _mm256_slli_epi64(t_, J));          \
+            (A)[k_ | (J)] = _mm256_xor_si256((A)[k_ | (J)], t_);                    \
+        } } while (0)
+
+    /* Transpose entries t0 .. t0 + n - 1 (n <= 256) of M into T: planes, sizes, valid. */
+    __attribute__((target("avx2")))
+    static void fr_tile_build(const uint64_t* M, int64_t t0, int64_t n, int64_t W,
+                              fr_tile* T) {
+        __m256i A[4][64] __attribute__((aligned(32)));
+        __m256i e0, e1, e2, e3;
+        __m256i* out;
+        uint64_t valid[4];
+        int64_t j0, t, left;
+        int g, i, b;
+        T->t0 = t0;
+        for (j0 = 0; j0 < W; j0 += 4) {
+            for (g = 0; g < 4; g++) {       /* entries 64 g .. 64 g + 63, words j0 .. j0 + 3 */
+                for (i = 0; i < 64; i++) {
+                    t = 64 * g + i;
+                    A[g][i] = t < n
+                        ? _mm256_loadu_si256((const __m256i*) (M + (t0 + t) * W + j0))
+                        : _mm256_setzero_si256();
+                }
+                FR_TRANSPOSE_STAGE(A[g], 32, 0x00000000FFFFFFFFULL);
+                FR_TRANSPOSE_STAGE(A[g], 16, 0x0000FFFF0000FFFFULL);
+                FR_TRANSPOSE_STAGE(A[g], 8, 0x00FF00FF00FF00FFULL);
+                FR_TRANSPOSE_STAGE(A[g], 4, 0x0F0F0F0F0F0F0F0FULL);
+                FR_TRANSPOSE_STAGE(A[g], 2, 0x3333333333333333ULL);
+                FR_TRANSPOSE_STAGE(A[g], 1, 0x5555555555555555ULL);
+            }
+            /* lane l of A[g][i]: bit i of word j0 + l of entries 64 g ..; plane
+               64 (j0 + l) + i gathers lane l of A[0][i] .. A[3][i] */
+            out = T->plane + 64 * j0;
+            for (i = 0; i < 64; i++) {
+                e0 = _mm256_unpacklo_epi64(A[0][i], A[1][i]);
+                e1 = _mm256_unpackhi_epi64(A[0][i], A[1][i]);
+                e2 = _mm256_unpacklo_epi64(A[2][i], A[3][i]);
+                e3 = _mm256_unpackhi_epi64(A[2][i], A[3][i]);
+                out[i] = _mm256_permute2x128_si256(e0, e2, 0x20);
+                out[64 + i] = _mm256_permute2x128_si256(e1, e3, 0x20);
+                out[128 + i] = _mm256_permute2x128_si256(e0, e2, 0x31);
+                out[192 + i] = _mm256_permute2x128_si256(e1, e3, 0x31);
+            }
+        }
+        fr_count_planes(T->plane, fr_every_bit, (int) (64 * W), T->size);
+        for (g = 0; g < 4; g++) {
+            left = n - 64 * g;
+            valid[g] = left >= 64 ? ~0ULL : left <= 0 ? 0 : (1ULL << left) - 1;
+        }
+        T->valid = _mm256_loadu_si256((const __m256i*) valid);
+        for (b = 0, T->size_bits = 0; b < FR_COUNT_BITS; b++)
+            if (!_mm256_testz_si256(T->size[b], T->size[b])) T->size_bits = b + 1;
+    }
+
+    static void fr_query_init(const uint64_t* c, int64_t W, fr_query* Q) {
+        int64_t j;
+        uint64_t v;
+        Q->size = 0;
+        for (j = 0; j < W; j++) Q->size += (int32_t) FR_POPCOUNT64(c[j]);
+        Q->setbits = Q->size <= 32 * W;
+        Q->n = 0;
+        for (j = 0; j < W; j++)
+            for (v = Q->setbits ? c[j] : ~c[j]; v; v &= v - 1)
+                Q->bit[Q->n++] = (int16_t) (64 * j + FR_CTZ64(v));
+    }
+
+    /* Distances of Q's pattern to tile T's entries, updating the running minimum r and
+       its entry list ties (as fr_scan over the tile would). */
+    __attribute__((target("avx2")))
+    static void fr_tile_scan(const fr_tile* T, const fr_query* Q, int32_t* ties,
+                             fr_track* r) {
+        const __m256i zero = _mm256_setzero_si256(), all = _mm256_set1_epi32(-1);
+        __m256i C[FR_COUNT_BITS], G[FR_COUNT_BITS + 2];
+        __m256i carry = all, cand = T->valid, x, not_y, u, low;
+        uint64_t lanes[4], v;
+        unsigned gmin = 0;
+        uint32_t d, m = r->m;
+        int64_t k = r->k;
+        int b, bits, g;
+        fr_count_planes(T->plane, Q->bit, Q->n, C);
+        bits = 33 - __builtin_clz((unsigned) Q->n | 1);          /* bits of 2 |S| */
+        bits = (T->size_bits > bits ? T->size_bits : bits) + 1;  /* and a sign bit */
+        /* G <- X - Y = X + ~Y + 1 in `bits`-bit two's complement, where (X, Y) = (|m|, 2c)
+           for set bits and (2c, |m|) for clear bits; d = |q| + X - Y */
+        for (b = 0; b < bits; b++) {
+            __m256i sz = b < FR_COUNT_BITS ? T->size[b] : zero;
+            __m256i c2 = b >= 1 && b - 1 < FR_COUNT_BITS ? C[b - 1] : zero;
+            x = Q->setbits ? sz : c2;
+            not_y = _mm256_xor_si256(Q->setbits ? c2 : sz, all);
+            u = _mm256_xor_si256(x, not_y);
+            G[b] = _mm256_xor_si256(u, carry);
+            carry = _mm256_or_si256(_mm256_and_si256(x, not_y), _mm256_and_si256(u, carry));
+        }
+        G[bits - 1] = _mm256_xor_si256(G[bits - 1], all);  /* + 2^(bits-1): unsigned order */
+        for (b = bits - 1; b >= 0; b--) {   /* minimum, MSB first, and the entries at it */
+            low = _mm256_andnot_si256(G[b], cand);
+            if (!_mm256_testz_si256(low, low)) cand = low;
+            else gmin |= 1u << b;
+        }
+        d = (uint32_t) (Q->size + (int) gmin - (1 << (bits - 1)));
+        if (d <= m) {
+            if (d < m) { m = d; k = 0; }
+            _mm256_storeu_si256((__m256i*) lanes, cand);
+            for (g = 0; g < 4; g++)
+                for (v = lanes[g]; v; v &= v - 1)
+                    ties[k++] = (int32_t) (T->t0 + 64 * g + FR_CTZ64(v));
+        }
+        r->m = m;
+        r->k = k;
+    }
     #endif
 
-    static int fr_simd = 0;  /* use the AVX2 path; set once at import by fr_simd_init */
+    static int fr_simd = 0;  /* use the AVX2 path; set at import, and by use_simd */
 
     static int fr_simd_available(void) {
     #ifdef FR_AVX2_PATH
@@ -157,19 +311,76 @@ cdef extern from *:
     #endif
     }
 
+    /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile and
+       its planes (in raw, 32-byte aligned), and B test patterns' bit lists. */
+    typedef struct {
+        void* raw;
+    #ifdef FR_AVX2_PATH
+        fr_tile* tile;
+        fr_query* query;
+    #endif
+    } fr_sliced;
+
+    static void fr_sliced_free(fr_sliced* s) {
+        if (s == NULL) return;
+        free(s->raw);
+    #ifdef FR_AVX2_PATH
+        free(s->query);
+    #endif
+        free(s);
+    }
+
+    /* NULL only when out of memory; a scratch for widths the path does not take is empty */
+    static fr_sliced* fr_sliced_new(int64_t W, int64_t B) {
+        fr_sliced* s = (fr_sliced*) calloc(1, sizeof(fr_sliced));
+        if (s == NULL) return NULL;
+    #ifdef FR_AVX2_PATH
+        if (W % 4 == 0 && W <= FR_MAX_WORDS) {
+            s->raw = malloc(sizeof(fr_tile) + 64 * W * sizeof(__m256i) + 32);
+            s->query = (fr_query*) malloc(B * sizeof(fr_query));
+            if (s->raw == NULL || s->query == NULL) {
+                fr_sliced_free(s);
+                return NULL;
+            }
+            s->tile = (fr_tile*) (((uintptr_t) s->raw + 31) & ~(uintptr_t) 31);
+            s->tile->plane = (__m256i*) (s->tile + 1);
+        }
+    #endif
+        return s;
+    }
+
+    /* The B patterns C against the n_train patterns M of one neuron, by the bit-sliced
+       search: each pattern's minimum into track[b] and its entries into ties + b * n_train.
+       Returns 0, doing nothing, when the path is off or unavailable for this width. */
+    static int fr_sliced_search(fr_sliced* s, const uint64_t* M, int64_t n_train,
+                                const uint64_t* C, int64_t B, int64_t W, int32_t* ties,
+                                fr_track* track) {
+    #ifdef FR_AVX2_PATH
+        int64_t b, t0;
+        if (!fr_simd || s->raw == NULL) return 0;
+        for (b = 0; b < B; b++) fr_query_init(C + b * W, W, &s->query[b]);
+        for (t0 = 0; t0 < n_train; t0 += FR_TILE) {
+            fr_tile_build(M, t0, n_train - t0 < FR_TILE ? n_train - t0 : FR_TILE, W, s->tile);
+            for (b = 0; b < B; b++)
+                fr_tile_scan(s->tile, &s->query[b], ties + b * n_train, &track[b]);
+        }
+        return 1;
+    #else
+        return 0;
+    #endif
+    }
+
+    static void fr_init(void) {
+    #ifdef FR_AVX2_PATH
+        int i;
+        for (i = 0; i < 64 * FR_MAX_WORDS; i++) fr_every_bit[i] = (int16_t) i;
+    #endif
+        fr_simd = fr_simd_available();
+    }
+
     static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
                         int64_t W, int32_t* ties, fr_track* r)
     {
-    #ifdef FR_AVX2_PATH
-        if (fr_simd) {
-            switch (W) {
-            case 4: fr_scan_avx2_4(M, t0, t1, c, ties, r); return;
-            case 8: fr_scan_avx2_8(M, t0, t1, c, ties, r); return;
-            case 16: fr_scan_avx2_16(M, t0, t1, c, ties, r); return;
-            case 32: fr_scan_avx2_32(M, t0, t1, c, ties, r); return;
-            }
-        }
-    #endif
         switch (W) {
         case 1: fr_scan_1(M, t0, t1, c, ties, r); return;
         case 2: fr_scan_2(M, t0, t1, c, ties, r); return;
@@ -179,144 +390,6 @@ cdef extern from *:
         case 32: fr_scan_32(M, t0, t1, c, ties, r); return;
         default: { const uint64_t* q = c; FR_SCAN_LOOP(W) }
         }
-    }
-
-    /* Word-index path, for memories of sparse patterns (text: a few bits set in hundreds,
-       most words zero). d(q, t) = |q| + |t| - 2 |q & t|, and |q & t| sums over only the
-       words where q is nonzero, of the entries nonzero there. The index of a neuron's
-       memory lists, per word position, the entries nonzero at it; a query then computes
-       key[t] = |t| - 2 |q & t| by visiting only the lists of its nonzero words, and the
-       entries at the minimum key are those at the minimum distance |q| + min key. Exact:
-       the same minimum and the same entries, ascending, as the scan. */
-    typedef struct {
-        int64_t W, n_train;
-        const uint64_t* M;   /* the indexed memory (n_train, W) */
-        int32_t* size;       /* (n_train) |t| */
-        int32_t* key;        /* (n_train) |t| - 2 |q & t| for the current query */
-        int64_t* count;      /* (W) entries nonzero at word j: list[j * n_train ..] */
-        int32_t* list;       /* (W, n_train), ascending */
-    } fr_index;
-
-    static void fr_index_free(fr_index* x) {
-        if (x == NULL) return;
-        free(x->size); free(x->key); free(x->count); free(x->list); free(x);
-    }
-
-    static fr_index* fr_index_new(int64_t n_train, int64_t W) {
-        fr_index* x = (fr_index*) calloc(1, sizeof(fr_index));
-        if (x == NULL) return NULL;
-        x->W = W;
-        x->n_train = n_train;
-        x->size = (int32_t*) malloc((n_train + 1) * sizeof(int32_t));
-        x->key = (int32_t*) malloc((n_train + 1) * sizeof(int32_t));
-        x->count = (int64_t*) malloc(W * sizeof(int64_t));
-        x->list = (int32_t*) malloc((W * n_train + 1) * sizeof(int32_t));
-        if (x->size == NULL || x->key == NULL || x->count == NULL || x->list == NULL) {
-            fr_index_free(x);
-            return NULL;
-        }
-        return x;
-    }
-
-    /* Index the n_train patterns of M. Gives up (returns 0) when more than 1 / max_density
-       of the words of the first 256 entries are nonzero (the scan is then cheaper); returns
-       1 when built. Column by column, so each list's length stays in a register. */
-    static int fr_index_build(fr_index* x, const uint64_t* M, int64_t max_density) {
-        const int64_t W = x->W, n_train = x->n_train, probe = n_train < 256 ? n_train : 256;
-        int64_t t, j, n, nonzero = 0;
-        for (t = 0; t < probe * W; t++) nonzero += M[t] != 0;
-        if (nonzero * max_density > probe * W) return 0;
-        x->M = M;
-        for (j = 0; j < W; j++) {
-            int32_t* list = x->list + j * n_train;
-            for (t = 0, n = 0; t < n_train; t++) {   /* branch-free: append, keep if nonzero */
-                list[n] = (int32_t) t;
-                n += M[t * W + j] != 0;
-            }
-            x->count[j] = n;
-        }
-        for (t = 0; t < n_train; t++) {
-            int32_t c = 0;
-            for (j = 0; j < W; j++) c += (int32_t) FR_POPCOUNT64(M[t * W + j]);
-            x->size[t] = c;
-        }
-        return 1;
-    }
-
-    /* The minimum of key[0 .. n-1], and the t with key[t] == minimum, ascending, into
-       ties; returns their number. */
-    static int64_t fr_min_ties(const int32_t* key, int64_t n, int32_t* m_out, int32_t* ties) {
-        int64_t t, k = 0;
-        int32_t m = INT32_MAX;
-        for (t = 0; t < n; t++) m = key[t] < m ? key[t] : m;
-        for (t = 0; t < n; t++) {               /* branch-free: most entries are not tied */
-            ties[k] = (int32_t) t;
-            k += key[t] == m;
-        }
-        *m_out = m;
-        return k;
-    }
-    #ifdef FR_AVX2_PATH
-    __attribute__((target("avx2")))
-    static int64_t fr_min_ties_avx2(const int32_t* key, int64_t n, int32_t* m_out,
-                                    int32_t* ties) {
-        int64_t t, k = 0, n8 = n & ~(int64_t) 7;
-        int32_t m = INT32_MAX, lanes[8];
-        __m256i vm = _mm256_set1_epi32(INT32_MAX), eq;
-        int i;
-        for (t = 0; t < n8; t += 8)
-            vm = _mm256_min_epi32(vm, _mm256_loadu_si256((const __m256i*) (key + t)));
-        _mm256_storeu_si256((__m256i*) lanes, vm);
-        for (i = 0; i < 8; i++) m = lanes[i] < m ? lanes[i] : m;
-        for (t = n8; t < n; t++) m = key[t] < m ? key[t] : m;
-        vm = _mm256_set1_epi32(m);
-        for (t = 0; t < n8; t += 8) {           /* 8 keys a compare; ties are rare */
-            eq = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i*) (key + t)), vm);
-            for (unsigned b = (unsigned) _mm256_movemask_ps(_mm256_castsi256_ps(eq));
-                 b; b &= b - 1)
-                ties[k++] = (int32_t) (t + FR_CTZ64((uint64_t) b));
-        }
-        for (t = n8; t < n; t++) {
-            ties[k] = (int32_t) t;
-            k += key[t] == m;
-        }
-        *m_out = m;
-        return k;
-    }
-    #endif
-
-    /* Minimum distance of pattern c and the entries at it, ascending, into ties and r (as
-       a whole-memory fr_scan would). Returns 0, doing nothing, when c's lists hold more than
-       max_visits entries (the scan is then cheaper). */
-    static int fr_index_query(fr_index* x, const uint64_t* c, int64_t max_visits,
-                              int32_t* ties, fr_track* r) {
-        const int64_t W = x->W, n_train = x->n_train;
-        int32_t* __restrict key = x->key;
-        int64_t j, e, visits = 0;
-        int32_t qsize = 0, m;
-        for (j = 0; j < W; j++) {
-            qsize += (int32_t) FR_POPCOUNT64(c[j]);
-            visits += c[j] ? x->count[j] : 0;
-        }
-        if (visits > max_visits) return 0;
-        memcpy(key, x->size, n_train * sizeof(int32_t));
-        for (j = 0; j < W; j++) {
-            const uint64_t cj = c[j];
-            const int32_t* list = x->list + j * n_train;
-            const uint64_t* col = x->M + j;
-            if (cj == 0) continue;
-            for (e = 0; e < x->count[j]; e++) {
-                int64_t t = list[e];
-                key[t] -= 2 * (int32_t) FR_POPCOUNT64(col[t * W] & cj);
-            }
-        }
-    #ifdef FR_AVX2_PATH
-        if (fr_simd) r->k = fr_min_ties_avx2(key, n_train, &m, ties);
-        else
-    #endif
-        r->k = fr_min_ties(key, n_train, &m, ties);
-        r->m = (uint32_t) (qsize + m);
-        return 1;
     }
 
     #ifdef _OPENMP
@@ -334,14 +407,14 @@ cdef extern from *:
     int fr_max_threads() noexcept nogil
     int fr_simd
     int fr_simd_available() noexcept nogil
-    ctypedef struct Index "fr_index":
+    ctypedef struct Sliced "fr_sliced":
         pass
-    Index* index_new "fr_index_new"(int64_t n_train, int64_t W) noexcept nogil
-    void index_free "fr_index_free"(Index* x) noexcept nogil
-    int index_build "fr_index_build"(Index* x, const uint64_t* M,
-                                     int64_t max_density) noexcept nogil
-    int index_query "fr_index_query"(Index* x, const uint64_t* c, int64_t max_visits,
-                                     int32_t* ties, Track* r) noexcept nogil
+    Sliced* sliced_new "fr_sliced_new"(int64_t W, int64_t B) noexcept nogil
+    void sliced_free "fr_sliced_free"(Sliced* s) noexcept nogil
+    int sliced_search "fr_sliced_search"(Sliced* s, const uint64_t* M, int64_t n_train,
+                                         const uint64_t* C, int64_t B, int64_t W,
+                                         int32_t* ties, Track* track) noexcept nogil
+    void fr_init() noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -350,49 +423,25 @@ cdef enum:
     RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
-    # search paths (module switch, for tests and benchmarks)
-    AUTO = 0        # the index when it is cheaper, the scan otherwise
-    SCAN = 1        # always the popcount scan
-    INDEX = 2       # the inverted index for every query, whatever it costs
-    # AUTO's rules (measured on this project's benchmarks): index a neuron's memory for a
-    # batch of at least INDEX_MIN_BATCH documents when at most 1 / INDEX_MAX_DENSITY of its
-    # words are nonzero; then take the index for a query whose lists hold fewer than
-    # n_train (W - 1) / INDEX_VISIT_COST entries (a visit costs about 3 words of scan, and
-    # the pass over all keys about 1 word per entry)
-    INDEX_MIN_BATCH = 4
-    INDEX_MAX_DENSITY = 2
-    INDEX_VISIT_COST = 3
+    # bit-sliced search from this batch size on: transposing a tile costs about as much as
+    # scanning it for 6 test patterns (measured on bibtex and Reuters, 512 synapses)
+    SLICED_MIN_BATCH = 6
 
 
-fr_simd = fr_simd_available()
-cdef int search_path = AUTO
-_PATHS = {"auto": AUTO, "scan": SCAN, "index": INDEX}
+fr_init()
 
 
 def simd_available():
-    """Whether this CPU and build can use the AVX2 popcount path."""
+    """Whether this CPU and build can use the AVX2 (bit-sliced) search."""
     return bool(fr_simd_available())
 
 
 def use_simd(bint enable):
-    """Select the AVX2 path (when available) or the scalar POPCNT one; returns the previous
-    choice. Both give identical results; tests exercise each."""
+    """Select the AVX2 bit-sliced search (when available) or the POPCNT scan alone; returns
+    the previous choice. Both give identical results; tests exercise each."""
     global fr_simd
     previous = bool(fr_simd)
     fr_simd = 1 if (enable and fr_simd_available()) else 0
-    return previous
-
-
-def use_search(str path):
-    """Select the search: "auto" (default: the inverted index where the patterns are sparse
-    enough for it to be cheaper, the popcount scan elsewhere), "scan" or "index" (every
-    query through the index). Returns the previous choice. All give identical results;
-    tests exercise each."""
-    global search_path
-    if path not in _PATHS:
-        raise ValueError(f"search path must be one of {sorted(_PATHS)}, got {path!r}")
-    previous = [name for name, code in _PATHS.items() if code == search_path][0]
-    search_path = _PATHS[path]
     return previous
 
 
@@ -544,7 +593,7 @@ cdef struct Work:
     int32_t* touched   # (q,) labels with cnt > 0
     void* xbuf         # (n_features,) zeroed dense row (CSR input only)
     uint64_t* rowbuf   # (n_neurons, W) patterns of one CSR row
-    Index* index       # inverted index of the current neuron's memory
+    Sliced* sliced     # bit-sliced search scratch (AVX2)
 
 
 cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
@@ -560,10 +609,10 @@ cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
     w.rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
-    w.index = index_new(n_train, W)
+    w.sliced = sliced_new(W, B)
     if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL \
             or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL or w.rowbuf == NULL \
-            or w.index == NULL:
+            or w.sliced == NULL:
         work_free(w)
         return NULL
     return w
@@ -580,31 +629,24 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.touched)
     free(w.xbuf)
     free(w.rowbuf)
-    index_free(w.index)
+    sliced_free(w.sliced)
     free(w)
 
 
 cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py_ssize_t B,
                     Py_ssize_t W, Work* w) noexcept nogil:
     """Hamming distances of the B patterns C to the n_train patterns M of one neuron; keeps
-    each document's minimum in w.track and the entries at it in w.ties. Sparse memories go
-    through the inverted index (AUTO's rules above); otherwise the train patterns are taken
-    in tiles of TILE_BYTES, which stay in L1 while every test pattern of the batch is
-    compared with them."""
+    each document's minimum in w.track and the entries at it in w.ties. The bit-sliced
+    search where it applies (AVX2, 4 to 32 words, batches of SLICED_MIN_BATCH or more);
+    otherwise the scan, the train patterns taken in tiles of TILE_BYTES, which stay in L1
+    while every test pattern of the batch is compared with them."""
     cdef Py_ssize_t b, t0, t1, tile = max(1, TILE_BYTES // (8 * W))
-    cdef int64_t max_density = 1 if search_path == INDEX else INDEX_MAX_DENSITY
-    cdef int64_t max_visits = 0x7FFFFFFFFFFFFFFF if search_path == INDEX \
-        else n_train * (W - 1) // INDEX_VISIT_COST
     for b in range(B):
         w.track[b].m = 0xFFFFFFFF
         w.track[b].k = 0
-    if search_path == INDEX or (search_path == AUTO and B >= INDEX_MIN_BATCH):
-        if index_build(w.index, M, max_density):
-            for b in range(B):
-                if not index_query(w.index, C + b * W, max_visits, w.ties + b * n_train,
-                                   &w.track[b]):
-                    scan(M, 0, n_train, C + b * W, W, w.ties + b * n_train, &w.track[b])
-            return
+    if B >= SLICED_MIN_BATCH and sliced_search(w.sliced, M, n_train, C, B, W, w.ties,
+                                               w.track):
+        return
     t0 = 0
     while t0 < n_train:
         t1 = min(t0 + tile, n_train)

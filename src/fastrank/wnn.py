@@ -9,8 +9,10 @@ and the next one form a Minchinton cell: bit ``i`` of neuron ``n``'s pattern of 
 
 Training stores every training document's pattern in every neuron; testing finds, per neuron,
 the stored entries at minimum Hamming distance from the test pattern and lets the neuron
-output their label(s). The search runs in a compiled kernel (hardware popcount, OpenMP over
-batches of test documents, GIL released). Randomness for tied entries comes from a
+output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
+documents, GIL released): on CPUs with AVX2 a bit-sliced search that computes a test
+pattern's distances to 256 stored patterns at once, with work proportional to the pattern's
+set bits (fast on the sparse patterns of text); otherwise hardware-popcount scans. Randomness for tied entries comes from a
 generator seeded by ``(seed_, test row, neuron)``: results are reproducible for a
 ``random_state`` and do not depend on the number of threads.
 """
