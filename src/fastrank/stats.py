@@ -70,7 +70,10 @@ def paired_ttest(a, b, alpha=0.05):
 
     With ``d = a - b`` over ``n`` folds, ``t = mean(d) / (std(d, ddof=1) / sqrt(n))`` and
     ``p = 2 * P(T_{n-1} >= |t|)``; the difference is significant when ``p < alpha``
-    (melotti2009 §4: alpha = 5%, df = folds - 1). Equal to ``scipy.stats.ttest_rel``.
+    (melotti2009 §4: alpha = 5%, df = folds - 1). Equal to ``scipy.stats.ttest_rel``, except
+    that the differences are first divided by their largest magnitude (t does not change),
+    so differences whose squares would underflow (|d| < 1e-154) still give the exact t
+    where SciPy loses precision.
 
     Conventions: identical samples (every difference exactly 0) give ``statistic = pvalue
     = nan`` (0/0, as SciPy), ``significant=False`` and ``identical=True`` (reported as
@@ -89,6 +92,7 @@ def paired_ttest(a, b, alpha=0.05):
     identical = bool(np.array_equal(a, b))
     if identical:
         return TTestResult(float("nan"), float("nan"), df, False, True)
+    d = d / np.abs(d).max()  # t is scale-free; this keeps squares of tiny d from underflowing
     mean = d.mean()
     sd = d.std(ddof=1)
     if sd == 0.0:
