@@ -12,9 +12,10 @@ the stored entries at minimum Hamming distance from the test pattern and lets th
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
 documents, GIL released): on CPUs with AVX2 a bit-sliced search that computes a test
 pattern's distances to 256 stored patterns at once, with work proportional to the pattern's
-set bits (fast on the sparse patterns of text); otherwise hardware-popcount scans. Randomness for tied entries comes from a
-generator seeded by ``(seed_, test row, neuron)``: results are reproducible for a
-``random_state`` and do not depend on the number of threads.
+set bits (fast on the sparse patterns of text); otherwise hardware-popcount scans. Both
+find the same entries. Randomness for tied entries comes from a generator seeded by
+``(seed_, test row, neuron)``: results are reproducible for a ``random_state`` and do not
+depend on the number of threads.
 """
 import numbers
 
