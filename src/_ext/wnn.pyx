@@ -139,6 +139,25 @@ cdef extern from *:
         h = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u_, c));       \
         l = _mm256_xor_si256(u_, c); } while (0)
 
+    /* Add the 0/1 vector x * 2^b0 to the bit-sliced counters C (ripple carry) */
+    __attribute__((target("avx2")))
+    static inline void fr_slices_add(__m256i* C, __m256i x, int b0) {
+        __m256i carry_out;
+        int b;
+        for (b = b0; b < FR_COUNT_BITS; b++) {
+            carry_out = _mm256_and_si256(C[b], x);
+            C[b] = _mm256_xor_si256(C[b], x);
+            x = carry_out;
+        }
+    }
+
+    /* Planes bit[j] .. bit[j + 3] into the running ones and twos; the fours carried out
+       into f */
+    #define FR_CSA4(f, j) do {                                                      \
+        FR_CSA(twos_a, ones, P[bit[j]], P[bit[(j) + 1]], ones);                     \
+        FR_CSA(twos_b, ones, P[bit[(j) + 2]], P[bit[(j) + 3]], ones);               \
+        FR_CSA(f, twos, twos_a, twos_b, twos); } while (0)
+
     /* C <- bit slices (C[0] lowest) of, for each of the 256 entries, how many of the planes
        P[bit[0]], ..., P[bit[n-1]] have it: Harley-Seal carry-save tree over 16 planes at a
        time, then one ripple-carry increment per remaining plane. */
@@ -146,38 +165,21 @@ cdef extern from *:
     static void fr_count_planes(const __m256i* P, const int16_t* bit, int n, __m256i* C) {
         const __m256i zero = _mm256_setzero_si256();
         __m256i ones = zero, twos = zero, fours = zero, eights = zero;
-        __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens, carry, t;
+        __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
         int i = 0, b;
         for (b = 0; b < FR_COUNT_BITS; b++) C[b] = zero;
         for (; i + 16 <= n; i += 16) {
-            FR_CSA(twos_a, ones, P[bit[i]], P[bit[i + 1]], ones);
-            FR_CSA(twos_b, ones, P[bit[i + 2]], P[bit[i + 3]], ones);
-            FR_CSA(fours_a, twos, twos_a, twos_b, twos);
-            FR_CSA(twos_a, ones, P[bit[i + 4]], P[bit[i + 5]], ones);
-            FR_CSA(twos_b, ones, P[bit[i + 6]], P[bit[i + 7]], ones);
-            FR_CSA(fours_b, twos, twos_a, twos_b, twos);
+            FR_CSA4(fours_a, i);
+            FR_CSA4(fours_b, i + 4);
             FR_CSA(eights_a, fours, fours_a, fours_b, fours);
-            FR_CSA(twos_a, ones, P[bit[i + 8]], P[bit[i + 9]], ones);
-            FR_CSA(twos_b, ones, P[bit[i + 10]], P[bit[i + 11]], ones);
-            FR_CSA(fours_a, twos, twos_a, twos_b, twos);
-            FR_CSA(twos_a, ones, P[bit[i + 12]], P[bit[i + 13]], ones);
-            FR_CSA(twos_b, ones, P[bit[i + 14]], P[bit[i + 15]], ones);
-            FR_CSA(fours_b, twos, twos_a, twos_b, twos);
+            FR_CSA4(fours_a, i + 8);
+            FR_CSA4(fours_b, i + 12);
             FR_CSA(eights_b, fours, fours_a, fours_b, fours);
             FR_CSA(sixteens, eights, eights_a, eights_b, eights);
-            for (b = 4, carry = sixteens; b < FR_COUNT_BITS; b++) {
-                t = _mm256_and_si256(C[b], carry);
-                C[b] = _mm256_xor_si256(C[b], carry);
-                carry = t;
-            }
+            fr_slices_add(C, sixteens, 4);
         }
         C[0] = ones; C[1] = twos; C[2] = fours; C[3] = eights;
-        for (; i < n; i++)
-            for (b = 0, carry = P[bit[i]]; b < FR_COUNT_BITS; b++) {
-                t = _mm256_and_si256(C[b], carry);
-                C[b] = _mm256_xor_si256(C[b], carry);
-                carry = t;
-            }
+        for (; i < n; i++) fr_slices_add(C, P[bit[i]], 0);
     }
 
     /* One stage of a 64 x 64 bit transpose, in each 64-bit lane of A[0 .. 63] at once:
