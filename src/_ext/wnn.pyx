@@ -300,6 +300,38 @@ cdef extern from *:
         r->m = m;
         r->k = k;
     }
+    /* Minchinton pattern of one neuron (S synapses s, W words out, overwritten) from a dense
+       row, AVX2: the synapses' inputs are copied in blocks of FR_ENCODE_BLOCK to a contiguous
+       buffer y (plus the right-hand side of the block's last cell), then y[i] > y[i + 1] is
+       compared 4 (double) or 8 (float) cells at a time. Bit i = x[s[i]] > x[s[i + 1]], the
+       last synapse paired with the first: the scalar loop's comparisons, so its bits. */
+    #define FR_ENCODE_BLOCK 256          /* a multiple of 64: a compare never straddles words */
+    #define FR_ENCODE_AVX2(NAME, T, LANES, VEC, LOADU, CMP, MOVEMASK)               \
+        __attribute__((target("avx2")))                                            \
+        static void NAME(const T* x, const int32_t* s, int64_t S, int64_t W,        \
+                         uint64_t* out) {                                           \
+            T y[FR_ENCODE_BLOCK + 1];                                               \
+            int64_t b0, i, j, n, lo;                                                \
+            uint64_t word;                                                          \
+            for (b0 = 0; b0 < S; b0 += FR_ENCODE_BLOCK) {                           \
+                n = S - b0 < FR_ENCODE_BLOCK ? S - b0 : FR_ENCODE_BLOCK;            \
+                for (i = 0; i < n; i++) y[i] = x[s[b0 + i]];                        \
+                y[n] = x[s[b0 + n < S ? b0 + n : 0]];                               \
+                for (lo = 0; lo < n; lo += 64) {       /* word (b0 + lo) / 64 */    \
+                    word = 0;                                                       \
+                    for (i = lo; i + (LANES) <= n && i < lo + 64; i += (LANES))     \
+                        word |= (uint64_t) MOVEMASK(CMP(LOADU(y + i), LOADU(y + i + 1), \
+                                                        _CMP_GT_OQ)) << (i - lo);   \
+                    for (j = i; j < n && j < lo + 64; j++)                          \
+                        word |= (uint64_t) (y[j] > y[j + 1]) << (j - lo);           \
+                    out[(b0 + lo) >> 6] = word;                                     \
+                }                                                                   \
+            }                                                                       \
+        }
+    FR_ENCODE_AVX2(fr_encode_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _mm256_cmp_pd,
+                   _mm256_movemask_pd)
+    FR_ENCODE_AVX2(fr_encode_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_cmp_ps,
+                   _mm256_movemask_ps)
     #endif
 
     static int fr_simd = 0;  /* use the AVX2 path; set at import, and by use_simd */
@@ -311,6 +343,22 @@ cdef extern from *:
     #else
         return 0;
     #endif
+    }
+
+    /* Encode one neuron with the AVX2 gathers; returns 0 (doing nothing) when they are off */
+    static int fr_encode_f64(const double* x, const int32_t* s, int64_t S, int64_t W,
+                             uint64_t* out) {
+    #ifdef FR_AVX2_PATH
+        if (fr_simd) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
+    #endif
+        return 0;
+    }
+    static int fr_encode_f32(const float* x, const int32_t* s, int64_t S, int64_t W,
+                             uint64_t* out) {
+    #ifdef FR_AVX2_PATH
+        if (fr_simd) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
+    #endif
+        return 0;
     }
 
     /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile and
@@ -417,6 +465,10 @@ cdef extern from *:
                                          const uint64_t* C, int64_t B, int64_t W,
                                          int32_t* ties, Track* track) noexcept nogil
     void fr_init() noexcept nogil
+    int encode_f64 "fr_encode_f64"(const double* x, const int32_t* s, int64_t S, int64_t W,
+                                   uint64_t* out) noexcept nogil
+    int encode_f32 "fr_encode_f32"(const float* x, const int32_t* s, int64_t S, int64_t W,
+                                   uint64_t* out) noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -425,6 +477,8 @@ cdef enum:
     RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
+    SYNAPSE_BLOCK_BYTES = 32768  # neurons encoded together: their wiring stays in L1
+    ROW_CHUNK = 64      # training rows per encoding task
     # bit-sliced search from this batch size on: transposing a tile costs about as much as
     # scanning it for 6 test patterns (measured on bibtex and Reuters, 512 synapses)
     SLICED_MIN_BATCH = 6
@@ -449,31 +503,50 @@ def use_simd(bint enable):
 
 # ---- encoding ---------------------------------------------------------------------------
 
-cdef inline void encode_row(const floating* x, const int32_t* syn, Py_ssize_t n_neurons,
-                            Py_ssize_t S, Py_ssize_t W, uint64_t* out,
-                            Py_ssize_t neuron_stride) noexcept nogil:
-    """Pattern of dense row x for every neuron: out[n * neuron_stride + w] <- word w.
-    Bit i = x[syn[i]] > x[syn[i + 1]], the last synapse paired with the first."""
-    cdef Py_ssize_t n, w, i, lo, hi
-    cdef const int32_t* s
-    cdef uint64_t* o
+cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S,
+                               Py_ssize_t W, uint64_t* o) noexcept nogil:
+    """Pattern of dense row x for one neuron with synapses s: o[w] <- word w. Bit i =
+    x[s[i]] > x[s[i + 1]], the last synapse paired with the first (AVX2 when selected,
+    this loop otherwise)."""
+    cdef Py_ssize_t w, i, lo, hi
     cdef uint64_t word
     cdef floating cur, nxt, first
-    for n in range(n_neurons):
-        s = syn + n * S
-        o = out + n * neuron_stride
-        first = x[s[0]]
-        cur = first
-        for w in range(W):
-            lo = 64 * w
-            hi = min(lo + 64, S - 1)  # bits lo .. hi-1 compare with the next synapse
-            word = 0
-            for i in range(lo, hi):
-                nxt = x[s[i + 1]]
-                word |= (<uint64_t> (cur > nxt)) << (i - lo)
-                cur = nxt
-            o[w] = word
-        o[(S - 1) // 64] |= (<uint64_t> (cur > first)) << ((S - 1) % 64)
+    if floating is double:
+        if encode_f64(x, s, S, W, o):
+            return
+    else:
+        if encode_f32(x, s, S, W, o):
+            return
+    first = x[s[0]]
+    cur = first
+    for w in range(W):
+        lo = 64 * w
+        hi = min(lo + 64, S - 1)  # bits lo .. hi-1 compare with the next synapse
+        word = 0
+        for i in range(lo, hi):
+            nxt = x[s[i + 1]]
+            word |= (<uint64_t> (cur > nxt)) << (i - lo)
+            cur = nxt
+        o[w] = word
+    o[(S - 1) // 64] |= (<uint64_t> (cur > first)) << ((S - 1) % 64)
+
+
+cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t* rows,
+                             Py_ssize_t n_rows, const int32_t* syn, Py_ssize_t n_neurons,
+                             Py_ssize_t S, Py_ssize_t W, uint64_t* out,
+                             Py_ssize_t neuron_stride) noexcept nogil:
+    """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
+    NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
+    + i * W. Neurons are taken in
+    blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L2 while every row uses them: the
+    whole wiring (4 MiB at 1024 x 1024) would otherwise be streamed once per row."""
+    cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
+    while n0 < n_neurons:
+        for i in range(n_rows):
+            for n in range(n0, min(n0 + block, n_neurons)):
+                encode_neuron(X + (rows[i] if rows != NULL else i) * n_cols, syn + n * S, S,
+                              W, out + n * neuron_stride + i * W)
+        n0 += block
 
 
 cdef inline void encode_csr_row(const floating* data, const index_t* indices, Py_ssize_t nnz,
@@ -540,15 +613,18 @@ def wiring_index(const int32_t[:, ::1] synapses, Py_ssize_t n_features):
 
 def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
                  const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
-    """out[n, i] <- pattern of row rows[i] of X for neuron n (out: n_neurons, len(rows), W)."""
-    cdef Py_ssize_t i, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
+    """out[n, i] <- pattern of row rows[i] of X for neuron n (out: n_neurons, len(rows), W);
+    rows in chunks of ROW_CHUNK, one chunk per task."""
+    cdef Py_ssize_t k, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
     cdef Py_ssize_t n_neurons = synapses.shape[0]
+    cdef Py_ssize_t n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
     if n_rows == 0:
         return
     with nogil:
-        for i in prange(n_rows, schedule="static"):
-            encode_row(&X[rows[i], 0], &synapses[0, 0], n_neurons, S, W, &out[0, i, 0],
-                       n_rows * W)
+        for k in prange(n_chunks, schedule="static"):
+            encode_rows(&X[0, 0], X.shape[1], &rows[k * ROW_CHUNK],
+                        min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0], n_neurons,
+                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W)
 
 
 def encode_csr(const floating[::1] data, const index_t[::1] indices,
@@ -761,9 +837,8 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
             if w != NULL:
                 doc0 = k * B
                 nb = min(B, n_docs - doc0)
-                for i in range(nb):
-                    encode_row(&X[doc0 + i, 0], &synapses[0, 0], n_neurons, S, W,
-                               w.codes + i * W, nb * W)
+                encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0], n_neurons,
+                            S, W, w.codes, nb * W)
                 search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
                              &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q)
         work_free(w)
