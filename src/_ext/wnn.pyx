@@ -117,7 +117,8 @@ cdef extern from *:
     #define FR_AVX2_PATH 1
     #define FR_TILE 256            /* entries per tile = bits per plane */
     #define FR_MAX_WORDS 32        /* widest pattern: 2048 bits */
-    #define FR_COUNT_BITS 12       /* bit-sliced counters hold counts <= 2048 */
+    #define FR_COUNT_BITS 12       /* bit-sliced counters hold counts <= 2048 (fr_count_planes
+                                      zeroes C[4 .. 11] by name) */
 
     typedef struct {               /* a transposed tile */
         int64_t t0;                /* its first entry */
@@ -166,8 +167,11 @@ cdef extern from *:
         const __m256i zero = _mm256_setzero_si256();
         __m256i ones = zero, twos = zero, fours = zero, eights = zero;
         __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
-        int i = 0, b;
-        for (b = 0; b < FR_COUNT_BITS; b++) C[b] = zero;
+        int i = 0;
+        /* C[4 ..] collect the sixteens (C[0 .. 3] are set at the end); written out, as a
+           loop GCC makes it a `rep stos`, slow at this size */
+        C[4] = zero; C[5] = zero; C[6] = zero; C[7] = zero;
+        C[8] = zero; C[9] = zero; C[10] = zero; C[11] = zero;
         for (; i + 16 <= n; i += 16) {
             FR_CSA4(fours_a, i);
             FR_CSA4(fours_b, i + 4);
