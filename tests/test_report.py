@@ -3,6 +3,7 @@ Chromium), atomic writing, and the ``fastrank study/evaluate/datasets`` commands
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -94,6 +95,19 @@ def test_write_study_outputs(small_study, tmp_path):
     back = StudyResult.from_json((tmp_path / "out" / "results.json").read_text())
     assert np.array_equal(back.values["knn"], small_study.values["knn"])
     assert not [f for f in os.listdir(tmp_path / "out") if f.startswith(".fastrank-")]
+
+
+def test_write_atomic_gives_the_usual_permissions(tmp_path):
+    """Not the temporary file's 0600: what open(path, "w") would give under the umask."""
+    previous = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "a.md", "x")
+        os.umask(0o077)
+        write_atomic(tmp_path / "b.md", "x")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(tmp_path / "b.md").st_mode) == 0o600
 
 
 def test_write_atomic_leaves_nothing_on_failure(tmp_path):
