@@ -117,6 +117,25 @@ def test_save_needs_plain_parameters(tmp_path):
                           KNN().fit(X, Y).decision_function(X))
 
 
+def test_save_is_atomic(tmp_path, monkeypatch):
+    """A save that fails half-way leaves the previous file intact and no temporary file."""
+    import fastrank._base as base
+    from fastrank import KNN
+    X, Y = np.eye(4), np.eye(4, dtype=np.uint8)
+    KNN().fit(X, Y).save(tmp_path / "m.npz")
+    before = (tmp_path / "m.npz").read_bytes()
+
+    def half_then_fail(f, **arrays):
+        f.write(b"PK\x03\x04 partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(base.np, "savez", half_then_fail)
+    with pytest.raises(OSError, match="disk full"):
+        KNN(k=2).fit(X, Y).save(tmp_path / "m.npz")
+    assert (tmp_path / "m.npz").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
 def test_sparse_scores_and_truth_dtypes():
     b = sp.csr_matrix(np.array([[True, False], [False, True]]))
     assert check_scores(b).dtype == np.float64  # bool works sparse as dense

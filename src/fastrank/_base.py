@@ -7,6 +7,7 @@ import zipfile
 import numpy as np
 import scipy.sparse as sp
 
+from ._atomic import atomic_file
 from ._validation import check_nonempty_2d, check_real_dtype, check_truth, is_label_sets, \
     label_sets_to_matrix
 from ._version import __version__
@@ -119,7 +120,8 @@ class MultiLabelEstimator:
     # ---- persistence --------------------------------------------------------------------
 
     def save(self, path):
-        """Write the fitted model to ``path`` (an ``.npz``: arrays plus a JSON header)."""
+        """Write the fitted model to ``path`` (an ``.npz``: arrays plus a JSON header),
+        atomically: an error while writing leaves ``path`` as it was."""
         if not hasattr(self, "n_features_in_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; nothing to save")
         params = self.get_params()
@@ -145,7 +147,7 @@ class MultiLabelEstimator:
                 arrays[name] = value
         if any(a.dtype == object for a in map(np.asarray, arrays.values())):
             raise TypeError("only numeric/string arrays can be saved (no pickled objects)")
-        with open(path, "wb") as f:
+        with atomic_file(path) as f:
             np.savez(f, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
                      **arrays)
 

@@ -10,10 +10,10 @@ import html
 import importlib.util
 import io
 import os
-import tempfile
 
 import numpy as np
 
+from ._atomic import atomic_file
 from .metrics import ESTIMATED_KEYS
 from .study import CLASSIFIERS, LOWER_IS_BETTER, TIE_LETTERS
 
@@ -193,22 +193,10 @@ def render_html(result, alpha=0.05):
 
 
 def write_atomic(path, text):
-    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename, so
-    that ``path`` is either absent/old or complete — never half-written. The file gets the
-    permissions a plain ``open(path, "w")`` would give (0666 less the umask), not the
-    temporary file's private 0600."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".fastrank-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Write ``text`` (UTF-8) to ``path`` atomically: ``path`` is either absent/old or
+    complete, never half-written (see :func:`fastrank._atomic.atomic_file`)."""
+    with atomic_file(path) as f:
+        f.write(str.encode(text, "utf-8"))  # TypeError for anything but text
 
 
 def write_study(result, out_dir, alpha=0.05):
