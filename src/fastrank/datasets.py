@@ -26,6 +26,7 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
+from ._atomic import atomic_file
 from ._validation import check_random_state, check_truth
 
 __all__ = ["Dataset", "load", "list", "load_arff", "load_libsvm", "save_libsvm", "load_text",
@@ -444,14 +445,15 @@ def save_libsvm(dataset, path, zero_based=False):
     (ignored by other svmlight readers, e.g. scikit-learn's): :func:`load_libsvm` takes the
     shape and the index base from it, so ``load_libsvm(path)`` gives back X and Y with the
     same shape and values, all-zero label or feature columns included. The label and
-    feature names are not stored (they reload as "0".."Q-1" and "f0".."f{F-1}")."""
+    feature names are not stored (they reload as "0".."Q-1" and "f0".."f{F-1}"). Written
+    atomically: an error while writing leaves ``path`` as it was."""
     if dataset.X is None:
         raise ValueError("dataset has no feature matrix (raw text); index it first")
     if not isinstance(zero_based, bool):
         raise TypeError(f"zero_based must be True or False, got {zero_based!r}")
     X, Y = dataset.X, dataset.Y
     off = 0 if zero_based else 1
-    with open(path, "w", encoding="ascii", newline="\n") as f:
+    with atomic_file(path) as raw, io.TextIOWrapper(raw, encoding="ascii", newline="\n") as f:
         f.write(f"# fastrank n_features={X.shape[1]} n_labels={Y.shape[1]} "
                 f"zero_based={int(zero_based)}\n")
         for i in range(X.shape[0]):
