@@ -97,17 +97,32 @@ def test_write_study_outputs(small_study, tmp_path):
     assert not [f for f in os.listdir(tmp_path / "out") if f.startswith(".fastrank-")]
 
 
-def test_write_atomic_gives_the_usual_permissions(tmp_path):
-    """Not the temporary file's 0600: what open(path, "w") would give under the umask."""
+def test_write_atomic_behaves_like_open_for_permissions_and_links(tmp_path):
+    """New files: 0666 less the umask (not a temporary file's 0600); existing files keep
+    their mode; a symbolic link is written through; a non-regular file (here /dev/null) is
+    written directly; bytes paths work. The umask is never changed on the way."""
     previous = os.umask(0o022)
     try:
         write_atomic(tmp_path / "a.md", "x")
         os.umask(0o077)
         write_atomic(tmp_path / "b.md", "x")
+        assert os.umask(0o077) == 0o077
     finally:
         os.umask(previous)
     assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o644
     assert stat.S_IMODE(os.stat(tmp_path / "b.md").st_mode) == 0o600
+    os.chmod(tmp_path / "a.md", 0o640)
+    write_atomic(tmp_path / "a.md", "y")
+    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o640
+    os.symlink(tmp_path / "a.md", tmp_path / "link.md")
+    write_atomic(tmp_path / "link.md", "through the link")
+    assert os.path.islink(tmp_path / "link.md")
+    assert (tmp_path / "a.md").read_text() == "through the link"
+    write_atomic("/dev/null", "discarded")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    write_atomic(os.fsencode(tmp_path / "c.md"), "bytes path")
+    assert (tmp_path / "c.md").read_text() == "bytes path"
+    assert sorted(os.listdir(tmp_path)) == ["a.md", "b.md", "c.md", "link.md"]
 
 
 def test_write_atomic_leaves_nothing_on_failure(tmp_path):
