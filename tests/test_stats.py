@@ -86,6 +86,15 @@ def test_paired_ttest_tiny_differences_keep_their_t():
         assert res.pvalue == pytest.approx(sps.t.sf(1.0, 2) * 2, rel=1e-12)
 
 
+def test_paired_ttest_extreme_magnitudes():
+    """Finite samples whose differences overflow float64, and constant differences."""
+    res = paired_ttest([1.7e308, 1.6e308, 1.5e308], [-1.7e308, -1.7e308, -1.7e308])
+    ref = sps.ttest_1samp([3.4, 3.3, 3.2], 0.0)
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-12) and res.significant
+    res = paired_ttest(np.full(7, 0.1), np.zeros(7))
+    assert res.statistic == np.inf and res.pvalue == 0.0 and res.significant
+
+
 def test_paired_ttest_bad_alpha():
     with pytest.raises(ValueError, match="alpha"):
         paired_ttest([1.0, 2.0], [2.0, 2.0], alpha=1.5)

@@ -70,10 +70,12 @@ def paired_ttest(a, b, alpha=0.05):
 
     With ``d = a - b`` over ``n`` folds, ``t = mean(d) / (std(d, ddof=1) / sqrt(n))`` and
     ``p = 2 * P(T_{n-1} >= |t|)``; the difference is significant when ``p < alpha``
-    (melotti2009 §4: alpha = 5%, df = folds - 1). Equal to ``scipy.stats.ttest_rel``, except
-    that the differences are first divided by their largest magnitude (t does not change),
-    so differences whose squares would underflow (|d| < 1e-154) still give the exact t
-    where SciPy loses precision.
+    (melotti2009 §4: alpha = 5%, df = folds - 1). Equal to ``scipy.stats.ttest_rel`` up to
+    rounding, except where SciPy's arithmetic breaks down: the differences are scaled to a
+    largest magnitude of 1 (t does not change; values whose difference overflows are scaled
+    before subtracting), so differences whose squares would underflow (|d| < 1e-154) or
+    whose subtraction would overflow still give the exact t, and equal differences give
+    t = ±inf where SciPy can report a huge finite t from rounding noise.
 
     Conventions: identical samples (every difference exactly 0) give ``statistic = pvalue
     = nan`` (0/0, as SciPy), ``significant=False`` and ``identical=True`` (reported as
@@ -86,13 +88,19 @@ def paired_ttest(a, b, alpha=0.05):
     a, b = _check_paired(a, b)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    d = a - b
+    with np.errstate(over="ignore"):  # handled below
+        d = a - b
     n = d.size
     df = n - 1
     identical = bool(np.array_equal(a, b))
     if identical:
         return TTestResult(float("nan"), float("nan"), df, False, True)
-    d = d / np.abs(d).max()  # t is scale-free; this keeps squares of tiny d from underflowing
+    # t is scale-free: where a - b overflows, subtract after scaling by the largest |value|;
+    # then scale d to a largest magnitude of 1 (its squares cannot underflow)
+    if not np.all(np.isfinite(d)):
+        scale = max(np.abs(a).max(), np.abs(b).max())
+        d = a / scale - b / scale
+    d = d / np.abs(d).max()
     mean = d.mean()
     sd = d.std(ddof=1)
     if sd == 0.0:
