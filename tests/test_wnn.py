@@ -339,6 +339,25 @@ def test_save_load_roundtrip(cls, tmp_path):
         (VGRAMCor if cls is VGRAM else VGRAM).load(tmp_path / "m.npz")
 
 
+@pytest.mark.parametrize("damage, match", [
+    (lambda a: a.update(synapses_=a["synapses_"] + 1000), "wired outside"),
+    (lambda a: a.update(memory_=a["memory_"][:, :, :1].copy()), "memory_ does not match"),
+    (lambda a: a.update(label_indptr_=a["label_indptr_"][:-1].copy()), "label_indptr_"),
+    (lambda a: a.update(label_indices_=a["label_indices_"] + 50), "outside classes_"),
+])
+def test_load_rejects_inconsistent_arrays(tmp_path, damage, match):
+    """The kernels trust shapes and indices: a model file whose arrays disagree is refused
+    at load with a ValueError naming the problem, instead of reading out of bounds."""
+    X, Y, _ = tie_heavy_data(8)
+    VGRAM(n_neurons=4, n_synapses=90, random_state=4).fit(X, Y).save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = dict(f)
+    damage(arrays)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=match):
+        VGRAM.load(tmp_path / "bad.npz")
+
+
 def test_label_sets_and_clone():
     from sklearn.base import clone
     X, _, X_test = tie_heavy_data(9)

@@ -28,14 +28,15 @@ batch, the minimum Hamming distance to the neuron's memory and the stored docume
 and votes from that list. Two searches give the same minimum and the same entries in the
 same (ascending) order:
 
-* bit-sliced (AVX2, patterns of 4 to 32 words, a multiple of 4; ``fr_tile_*`` below): each
-  tile of 256 stored patterns is transposed once per batch into bit planes, and a test
-  pattern's distances to all 256 entries are computed together with carry-save adders over
-  the planes of its set (or clear) bits only -- the work follows the number of set bits,
-  so the sparse patterns of text cost little;
-* scan (every width, and CPUs without AVX2): POPCNT of XORed words, 16 KiB tiles of stored
-  patterns held in L1 while every test pattern of the batch, its words in registers, is
-  compared with them.
+* bit-sliced (AVX2, patterns of 4 to 32 words, a multiple of 4, batches of at least
+  SLICED_MIN_BATCH test documents; ``fr_tile_*`` below): each tile of 256 stored patterns is
+  transposed once per batch into bit planes, and a test pattern's distances to all 256
+  entries are computed together with carry-save adders over the planes of its set (or
+  clear) bits only -- the work follows the number of set bits, so the sparse patterns of
+  text cost little;
+* scan (every other case, and CPUs without AVX2): POPCNT of XORed words, 16 KiB tiles of
+  stored patterns held in L1 while every test pattern of the batch, its words in
+  registers, is compared with them.
 
 Each document's output row is written by exactly one task, neurons in ascending order, and
 every random choice uses a generator seeded by (seed, document, neuron) -- so results depend
@@ -100,8 +101,9 @@ cdef extern from *:
     FR_SCAN_FIXED(16)
     FR_SCAN_FIXED(32)
 
-    /* AVX2 path (x86 with GCC/clang, chosen at run time when the CPU has AVX2) for patterns
-       of 4 to 32 words, a multiple of 4: bit-sliced search. A tile of FR_TILE = 256 stored
+    /* AVX2 paths (x86 with GCC/clang, chosen at run time when the CPU has AVX2): the dense
+       encoder's vector compare (below) and, for patterns of 4 to 32 words, a multiple of 4,
+       the bit-sliced search. A tile of FR_TILE = 256 stored
        patterns is transposed once into bit planes -- plane i is a 256-bit vector whose bit
        e is bit i of entry t0 + e -- shared by every test pattern of the batch. For a test
        pattern q let S be its set bits, or its clear bits when more than half are set; the
@@ -304,13 +306,14 @@ cdef extern from *:
         r->m = m;
         r->k = k;
     }
-    /* Minchinton pattern of one neuron (S synapses s, W words out, overwritten) from a dense
-       row, AVX2: the synapses' inputs are copied in blocks of FR_ENCODE_BLOCK to a contiguous
-       buffer y (plus the right-hand side of the block's last cell), then y[i] > y[i + 1] is
-       compared 4 (double) or 8 (float) cells at a time. Bit i = x[s[i]] > x[s[i + 1]], the
-       last synapse paired with the first: the scalar loop's comparisons, so its bits. */
+    /* Minchinton pattern of one neuron (S synapses s; out: its W = ceil(S / 64) words,
+       overwritten) from a dense row, AVX2, any S: the synapses' inputs are copied in blocks
+       of FR_ENCODE_BLOCK to a contiguous buffer y (plus the right-hand side of the block's
+       last cell), then y[i] > y[i + 1] is compared 4 (double) or 8 (float) cells at a time.
+       Bit i = x[s[i]] > x[s[i + 1]], the last synapse paired with the first: the scalar
+       loop's comparisons, so its bits. */
     #define FR_ENCODE_BLOCK 256          /* a multiple of 64: a compare never straddles words */
-    #define FR_ENCODE_AVX2(NAME, T, LANES, VEC, LOADU, CMP, MOVEMASK)               \
+    #define FR_ENCODE_AVX2(NAME, T, LANES, LOADU, CMP, MOVEMASK)                    \
         __attribute__((target("avx2")))                                            \
         static void NAME(const T* x, const int32_t* s, int64_t S, int64_t W,        \
                          uint64_t* out) {                                           \
@@ -332,9 +335,9 @@ cdef extern from *:
                 }                                                                   \
             }                                                                       \
         }
-    FR_ENCODE_AVX2(fr_encode_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _mm256_cmp_pd,
+    FR_ENCODE_AVX2(fr_encode_f64_avx2, double, 4, _mm256_loadu_pd, _mm256_cmp_pd,
                    _mm256_movemask_pd)
-    FR_ENCODE_AVX2(fr_encode_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_cmp_ps,
+    FR_ENCODE_AVX2(fr_encode_f32_avx2, float, 8, _mm256_loadu_ps, _mm256_cmp_ps,
                    _mm256_movemask_ps)
     #endif
 
@@ -349,7 +352,7 @@ cdef extern from *:
     #endif
     }
 
-    /* Encode one neuron with the AVX2 gathers; returns 0 (doing nothing) when they are off */
+    /* Encode one neuron with the AVX2 compare; returns 0 (doing nothing) when it is off */
     static int fr_encode_f64(const double* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
     #ifdef FR_AVX2_PATH
@@ -497,8 +500,9 @@ def simd_available():
 
 
 def use_simd(bint enable):
-    """Select the AVX2 bit-sliced search (when available) or the POPCNT scan alone; returns
-    the previous choice. Both give identical results; tests exercise each."""
+    """Select the AVX2 paths (when available): bit-sliced search and the vector compare of
+    the dense encoder; or the POPCNT scan and the scalar encoder alone. Returns the previous
+    choice. Both give identical results; tests exercise each."""
     global fr_simd
     previous = bool(fr_simd)
     fr_simd = 1 if (enable and fr_simd_available()) else 0
@@ -542,7 +546,7 @@ cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t
     """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
     NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
     + i * W. Neurons are taken in
-    blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L2 while every row uses them: the
+    blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1 while every row uses them: the
     whole wiring (4 MiB at 1024 x 1024) would otherwise be streamed once per row."""
     cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
     while n0 < n_neurons:
@@ -558,10 +562,11 @@ cdef inline void encode_csr_row(const floating* data, const index_t* indices, Py
                                 const int32_t* wcell, Py_ssize_t n_neurons, Py_ssize_t S,
                                 Py_ssize_t W, uint64_t* out,
                                 Py_ssize_t neuron_stride) noexcept nogil:
-    """encode_row of one CSR row, visiting only the synapses wired to its stored entries: a
-    Minchinton cell comparing two zeros is 0, so only a cell with a synapse on a stored
-    entry can be 1. The row is scattered once into the all-zero buffer xbuf (cleared after),
-    bits are set in the per-thread rowbuf (n_neurons x W) and copied to out."""
+    """encode_neuron's bits for one CSR row and every neuron, visiting only the synapses
+    wired to its stored entries: a Minchinton cell comparing two zeros is 0, so only a cell
+    with a synapse on a stored entry can be 1. The row is scattered once into the all-zero
+    buffer xbuf (cleared after), bits are set in the per-thread rowbuf (n_neurons x W) and
+    copied to out."""
     cdef Py_ssize_t p, e, i, h, n
     cdef const int32_t* cell
     cdef uint64_t* o

@@ -185,4 +185,13 @@ class MultiLabelEstimator:
                      files.pop(f"{name}.csr.indptr")), shape=shape))
             else:
                 raise ValueError(f"{path}: model file is missing array {name!r} (truncated?)")
+        problem = model._loaded_problem()
+        if problem:
+            raise ValueError(f"{path}: corrupt {cls.__name__} model file: {problem}")
         return model
+
+    def _loaded_problem(self):
+        """What makes a loaded model's arrays unusable by its kernels (a str), or None; the
+        compiled kernels trust shapes and indices, so a model class whose arrays can be
+        inconsistent checks them here."""
+        return None

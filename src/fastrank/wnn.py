@@ -10,10 +10,12 @@ and the next one form a Minchinton cell: bit ``i`` of neuron ``n``'s pattern of 
 Training stores every training document's pattern in every neuron; testing finds, per neuron,
 the stored entries at minimum Hamming distance from the test pattern and lets the neuron
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
-documents, GIL released): on CPUs with AVX2 a bit-sliced search that computes a test
-pattern's distances to 256 stored patterns at once, with work proportional to the pattern's
-set bits (fast on the sparse patterns of text); otherwise hardware-popcount scans. Both
-find the same entries. Randomness for tied entries comes from a generator seeded by
+documents, GIL released). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is a
+multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
+documents, it is a bit-sliced search that computes a test pattern's distances to 256
+stored patterns at once, with work proportional to the pattern's set bits (fast on the
+sparse patterns of text); otherwise popcount scans (the POPCNT instruction on x86-64, a
+portable routine elsewhere). Both find the same entries. Randomness for tied entries comes from a generator seeded by
 ``(seed_, test row, neuron)``: results are reproducible for a ``random_state`` and do not
 depend on the number of threads.
 """
@@ -105,6 +107,24 @@ class _VGRAMBase(MultiLabelEstimator):
         self.seed_ = seed
         self.label_cardinality_ = float(Y.sum(axis=1).mean())
         return self
+
+    def _loaded_problem(self):
+        syn, mem = self.synapses_, self.memory_
+        ptr, idx = self.label_indptr_, self.label_indices_
+        if syn.dtype != np.int32 or syn.ndim != 2 or syn.shape[1] < 1:
+            return "synapses_ is not an int32 (n_neurons, n_synapses) array"
+        if syn.size and (syn.min() < 0 or syn.max() >= self.n_features_in_):
+            return "synapses_ wired outside the input"
+        if mem.dtype != np.uint64 or mem.ndim != 3 or mem.shape[0] != syn.shape[0] \
+                or mem.shape[2] != -(-syn.shape[1] // 64):
+            return "memory_ does not match synapses_ (n_neurons, n_train, ceil(n_synapses/64))"
+        if ptr.dtype != np.int64 or ptr.shape != (mem.shape[1] + 1,) or ptr[0] != 0 \
+                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.shape[0]:
+            return "label_indptr_ does not index label_indices_ for every stored document"
+        if idx.dtype != np.int32 or (idx.size and (idx.min() < 0
+                                                   or idx.max() >= self.classes_.shape[0])):
+            return "label_indices_ outside classes_"
+        return None
 
     @property
     def n_train_(self):
