@@ -15,9 +15,9 @@ multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 
 documents, it is a bit-sliced search that computes a test pattern's distances to 256
 stored patterns at once, with work proportional to the pattern's set bits (fast on the
 sparse patterns of text); otherwise popcount scans (the POPCNT instruction on x86-64, a
-portable routine elsewhere). Both find the same entries. Randomness for tied entries comes from a generator seeded by
-``(seed_, test row, neuron)``: results are reproducible for a ``random_state`` and do not
-depend on the number of threads.
+portable routine elsewhere). Both find the same entries. Randomness for tied entries comes
+from a generator seeded by ``(seed_, test row, neuron)``: results are reproducible for a
+``random_state`` and do not depend on the number of threads.
 """
 import numbers
 
