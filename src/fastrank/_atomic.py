@@ -14,7 +14,8 @@ def atomic_file(path):
     is removed and ``path`` is untouched. As with ``open(path, "wb")``: a new file gets 0666
     less the umask, an existing one keeps its permissions, and a symbolic link is written
     through (its target is replaced). A ``path`` that exists but is not a regular file (a
-    device, a FIFO) is written directly, without the temporary file.
+    device, a FIFO) is written directly, without the temporary file. The block must leave
+    the file open (a text wrapper around it is detached, not closed).
     """
     target = os.path.realpath(os.fsdecode(path))
     if os.path.exists(target) and not os.path.isfile(target):

@@ -453,7 +453,8 @@ def save_libsvm(dataset, path, zero_based=False):
         raise TypeError(f"zero_based must be True or False, got {zero_based!r}")
     X, Y = dataset.X, dataset.Y
     off = 0 if zero_based else 1
-    with atomic_file(path) as raw, io.TextIOWrapper(raw, encoding="ascii", newline="\n") as f:
+    with atomic_file(path) as raw:
+        f = io.TextIOWrapper(raw, encoding="ascii", newline="\n")
         f.write(f"# fastrank n_features={X.shape[1]} n_labels={Y.shape[1]} "
                 f"zero_based={int(zero_based)}\n")
         for i in range(X.shape[0]):
@@ -464,6 +465,8 @@ def save_libsvm(dataset, path, zero_based=False):
             if not labels and not feats:
                 feats = f"{off}:0"  # an explicit zero: a blank line would be skipped
             f.write(f"{labels} {feats}\n")
+        f.flush()
+        f.detach()  # atomic_file closes (after syncing) the underlying file itself
 
 
 # ---- raw text --------------------------------------------------------------------------------
