@@ -355,6 +355,27 @@ def test_load_rejects_corrupt_truncated_and_foreign_files(tmp_path, tied):
         KNN.load(path)
 
 
+@pytest.mark.parametrize("cls, name, damage, match", [
+    (KNN, "Y_", lambda a: a[:-1], "Y_ is not"),
+    (KNN, "Y_", lambda a: a * 2, "Y_ is not"),
+    (KNN, "X_fit_", lambda a: a[:, :-1], "X_fit_ is not"),
+    (MLkNN, "cond_true_", lambda a: a[:, :-1], "cond_true_"),
+    (MLkNN, "prior_", lambda a: a[:-1], "prior_"),
+])
+def test_load_rejects_inconsistent_arrays(tmp_path, cls, name, damage, match):
+    """The kernels index Y_ by neighbour and the tables by label and count: a model file
+    whose arrays disagree is refused at load with a ValueError naming the problem."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((12, 5)), (rng.random((12, 3)) < 0.5).astype(np.uint8)
+    cls(k=3).fit(X, Y).save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = dict(f)
+    arrays[name] = damage(arrays[name])
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=match):
+        cls.load(tmp_path / "bad.npz")
+
+
 @pytest.mark.parametrize("est, fit_args, error, match", [
     (KNN(), (np.ones((3, 2)), np.ones((4, 2))), ValueError, "3 documents but Y has 4"),
     (KNN(aggregate="mean"), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "'max', 'sum'"),

@@ -159,6 +159,15 @@ class _NeighborClassifier(MultiLabelEstimator):
         self.X_fit_ = X
         self.Y_ = Y
 
+    def _loaded_problem(self):
+        X, Y = self.X_fit_, self.Y_
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_ or X.shape[0] < 1:
+            return "X_fit_ is not a (n_train, n_features_in_) matrix"
+        if Y.dtype != np.uint8 or Y.shape != (X.shape[0], self.classes_.shape[0]) \
+                or np.any(Y > 1):
+            return "Y_ is not a 0/1 uint8 (n_train, n_labels) matrix"
+        return None
+
     def _queries(self, X):
         """Validated X as unit-norm rows matching the base, and the prepared base."""
         X = self._check_predict_input(X)
@@ -278,6 +287,17 @@ class MLkNN(_NeighborClassifier):
         self.cond_true_ = self._likelihood(c_true, s, k)
         self.cond_false_ = self._likelihood(c_false, s, k)
         return self
+
+    def _loaded_problem(self):
+        problem = super()._loaded_problem()
+        q = self.classes_.shape[0]
+        if problem is None and (self.prior_.shape != (q,)
+                                or self.cond_true_.ndim != 2
+                                or self.cond_true_.shape[0] != q
+                                or self.cond_false_.shape != self.cond_true_.shape
+                                or not 2 <= self.cond_true_.shape[1] <= self.X_fit_.shape[0]):
+            problem = "prior_ / cond_true_ / cond_false_ do not match the labels and k"
+        return problem
 
     @staticmethod
     def _likelihood(counts, s, k):
