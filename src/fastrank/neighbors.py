@@ -246,8 +246,8 @@ class MLkNN(_NeighborClassifier):
 
     With ``s = 0`` a likelihood with a zero denominator is 0, and ``a + b = 0`` (no evidence
     either way) gives the prior as belief and assigns the label iff the prior is >= 0.5, so
-    prediction and belief agree. Labels without a positive example are allowed. Neighbour order: cosine
-    descending, then training index ascending.
+    prediction and belief agree. Labels without a positive example are allowed. Neighbour
+    order: cosine descending, then training index ascending.
 
     Attributes: ``X_fit_``, ``Y_``, ``prior_`` (q,), ``cond_true_`` / ``cond_false_``
     (q × (k+1), the likelihoods), ``classes_``, ``n_features_in_``.
