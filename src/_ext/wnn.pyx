@@ -103,9 +103,9 @@ cdef extern from *:
 
     /* AVX2 paths (x86 with GCC/clang, chosen at run time when the CPU has AVX2): the dense
        encoder's vector compare (below) and, for patterns of 4 to 32 words, a multiple of 4,
-       the bit-sliced search. A tile of FR_TILE = 256 stored
-       patterns is transposed once into bit planes -- plane i is a 256-bit vector whose bit
-       e is bit i of entry t0 + e -- shared by every test pattern of the batch. For a test
+       the bit-sliced search. A tile of FR_TILE = 256 stored patterns is transposed once
+       into bit planes -- plane i is a 256-bit vector whose bit e is bit i of entry t0 + e
+       -- shared by every test pattern of the batch. For a test
        pattern q let S be its set bits, or its clear bits when more than half are set; the
        counts c_e = |{i in S : bit e of plane i}| of all 256 entries are summed at once in
        bit-sliced counters (a carry-save adder tree: a few logic operations per plane), and
@@ -306,6 +306,7 @@ cdef extern from *:
         r->m = m;
         r->k = k;
     }
+
     /* Minchinton pattern of one neuron (S synapses s; out: its W = ceil(S / 64) words,
        overwritten) from a dense row, AVX2, any S: the synapses' inputs are copied in blocks
        of FR_ENCODE_BLOCK to a contiguous buffer y (plus the right-hand side of the block's
@@ -545,15 +546,16 @@ cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t
                              Py_ssize_t neuron_stride) noexcept nogil:
     """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
     NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
-    + i * W. Neurons are taken in
-    blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1 while every row uses them: the
-    whole wiring (4 MiB at 1024 x 1024) would otherwise be streamed once per row."""
+    + i * W. Neurons are taken in blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1
+    while every row uses them: the whole wiring (4 MiB at 1024 x 1024) would otherwise be
+    streamed once per row."""
     cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
+    cdef const floating* x
     while n0 < n_neurons:
         for i in range(n_rows):
+            x = X + (rows[i] if rows != NULL else i) * n_cols
             for n in range(n0, min(n0 + block, n_neurons)):
-                encode_neuron(X + (rows[i] if rows != NULL else i) * n_cols, syn + n * S, S,
-                              W, out + n * neuron_stride + i * W)
+                encode_neuron(x, syn + n * S, S, W, out + n * neuron_stride + i * W)
         n0 += block
 
 
@@ -833,7 +835,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
     cdef Py_ssize_t n_docs = X.shape[0], q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
     cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
-    cdef Py_ssize_t k, i, doc0, nb
+    cdef Py_ssize_t k, doc0, nb
     cdef Work* w = NULL
     cdef int failed[1]
     failed[0] = 0
