@@ -40,6 +40,11 @@ def _compiler_accepts(compiler, flags, link_flags=(), source="int main(void){ret
 
 
 class BuildExt(build_ext):
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:  # compile the modules side by side, one per core
+            self.parallel = os.cpu_count() or 1
+
     def build_extensions(self):
         is_msvc = self.compiler.compiler_type == "msvc"
         if is_msvc:
@@ -47,7 +52,7 @@ class BuildExt(build_ext):
             base = ["/O2"]
         else:
             omp_compile, omp_link = ["-fopenmp"], ["-fopenmp"]
-            base = ["-O3", "-fno-math-errno"]
+            base = ["-O3", "-fno-math-errno", "-g0"]  # no debug info: 5x smaller, faster build
         use_omp = os.environ.get("FASTRANK_NO_OPENMP") != "1" and _compiler_accepts(
             self.compiler, omp_compile, omp_link,
             "#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")

@@ -8,7 +8,7 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
 
 * the *group* pass walks the tie groups and yields every value of the dense, standard and
   modified rankings (they differ only in coverage, the one metric that reads rank numbers);
-* the *expected* pass (issue 9) walks the tie groups again and writes the exact
+* the *expected* pass walks the tie groups again and writes the exact
   expectation of every ordinal value over uniformly random orders inside the groups
   (closed forms below); for the two category-macro metrics, whose per-label denominators
   are random, it also draws ``n_draws`` random predicted sets per row (only the tie group
@@ -328,10 +328,11 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
 
 def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
                    Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families,
-                   Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, double[:, ::1] doc,
-                   double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
+                   Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row,
+                   double[:, ::1] doc, double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
     """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for a dense (n, q) belief
-    matrix given as its flat buffer and element strides; top_k < 0 is the perfect cutoff."""
+    matrix given as its flat buffer and element strides; top_k < 0 is the perfect cutoff.
+    Row i draws its random orders as global row ``first_row + i``."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef int32_t* scratch
@@ -352,8 +353,8 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
                 sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
-                     &doc[i, 0], &lab[chunk, 0, 0], mcp)
+                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
+                     first_row + i, &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
     if failed[0]:
@@ -362,7 +363,7 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
 
 def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                  Py_ssize_t q, const uint8_t[:, ::1] y, int families, Py_ssize_t top_k,
-                 uint64_t seed, uint64_t mc_seed, double[:, ::1] doc,
+                 uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row, double[:, ::1] doc,
                  double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
     """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
     cdef SortWork* w
@@ -386,8 +387,8 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
                 sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
-                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, i,
-                     &doc[i, 0], &lab[chunk, 0, 0], mcp)
+                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
+                     first_row + i, &doc[i, 0], &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
     if failed[0]:

@@ -20,6 +20,7 @@ _EXPORTS = {
     "TieGroups": "ranking",
     "RANK_METHODS": "ranking",
     "evaluate": "metrics",
+    "Evaluator": "metrics",
     "cutoff": "metrics",
     "one_error": "metrics",
     "coverage": "metrics",

@@ -7,17 +7,19 @@
 * set-based, on a 0/1 prediction: :func:`hamming_loss`, :func:`exact_match`,
   :func:`zero_one_loss`, :func:`accuracy`, :func:`precision`, :func:`recall`,
   :func:`fbeta`, :func:`f1`, :func:`contingency`, :func:`label_problem_rates`;
-* :func:`evaluate`: the 19 study metrics under several ranking types, one sort per row.
+* :func:`evaluate`: the 19 study metrics under several ranking types, one sort per row;
+  :class:`Evaluator`: the same in chunks, with mergeable state (out of core, distributed).
 """
 from ._common import ALL_TIES, TIES
-from ._evaluate import ESTIMATED_KEYS, METRIC_KEYS, Evaluation, evaluate
+from ._evaluate import ESTIMATED_KEYS, METRIC_KEYS, Evaluation, Evaluator, evaluate
 from ._ranking_metrics import average_precision, coverage, cutoff, one_error, r_precision, \
     ranking_loss
 from ._set_metrics import Contingency, accuracy, contingency, exact_match, f1, fbeta, \
     hamming_loss, label_problem_rates, precision, recall, zero_one_loss
 
 __all__ = [
-    "TIES", "ALL_TIES", "METRIC_KEYS", "ESTIMATED_KEYS", "Evaluation", "evaluate", "cutoff",
+    "TIES", "ALL_TIES", "METRIC_KEYS", "ESTIMATED_KEYS", "Evaluation", "Evaluator", "evaluate",
+    "cutoff",
     "one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
     "hamming_loss", "exact_match", "zero_one_loss", "accuracy", "precision", "recall",
     "fbeta", "f1", "contingency", "Contingency", "label_problem_rates",

@@ -12,7 +12,7 @@ from .._validation import check_option, check_random_state, check_same_shape, ch
     check_truth
 
 TIES = ("ordinal", "dense", "standard", "modified")
-EXPECTED_TIES = "expected"  # exact expectation of the ordinal value (issue 9)
+EXPECTED_TIES = "expected"  # exact expectation of the ordinal value over random orders
 ALL_TIES = TIES + (EXPECTED_TIES,)
 _TIE_ALIASES = {"min": "standard", "max": "modified"}
 
@@ -33,6 +33,7 @@ LAB_REL, LAB_FIXED = 4, 7
 _N_CHUNKS = 16  # fixed row chunks, each with its own label counters (thread-count independent)
 _MC_BYTES = 64 * 2**20  # bound on the per-chunk Monte-Carlo counters: fewer chunks beyond it
 _MC_SALT = 0x5851F42D4C957F2D  # decorrelates the Monte-Carlo draws from the ordinal shuffle
+BLOCK_ROWS = 1 << 16  # rows per kernel call: bounds the per-document buffer to 14 MiB
 
 
 def resolve_ties(ties):
@@ -69,29 +70,35 @@ def draw_seed(random_state):
     return int(check_random_state(random_state).integers(0, 2**64, dtype=np.uint64))
 
 
-def score_args(y_score):
-    """Kernel arguments describing the belief matrix (flat buffer + strides, or CSR arrays)."""
-    if sp.issparse(y_score):
-        return "csr", (y_score.data, y_score.indices, y_score.indptr, y_score.shape[1])
-    n, q = y_score.shape
+def score_args(y_score, rows=None):
+    """Kernel arguments describing rows ``lo:hi`` of the belief matrix (flat buffer + strides,
+    or CSR arrays), without copying the matrix."""
+    lo, hi = (0, y_score.shape[0]) if rows is None else rows
+    if sp.issparse(y_score):  # indptr entries are absolute offsets into data/indices
+        return "csr", (y_score.data, y_score.indices, y_score.indptr[lo:hi + 1],
+                       y_score.shape[1])
+    q = y_score.shape[1]
     item = y_score.itemsize
-    return "dense", (y_score.ravel(order="K"), n, q, y_score.strides[0] // item,
-                     y_score.strides[1] // item)
+    row_stride, col_stride = y_score.strides[0] // item, y_score.strides[1] // item
+    flat = y_score.ravel(order="K")[lo * row_stride:]
+    return "dense", (flat, hi - lo, q, row_stride, col_stride)
 
 
-def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None):
-    """Run the metric kernel; inputs must come from :func:`check_inputs`. The set metrics'
-    counts use the perfect cutoff, or the first ``top_k`` positions when it is given.
-    Returns
+def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0):
+    """Run the metric kernel on rows ``rows = (lo, hi)`` (default: all); inputs must come
+    from :func:`check_inputs`. The set metrics' counts use the perfect cutoff, or the first
+    ``top_k`` positions when it is given. Row ``lo + i`` draws its random orders as global
+    row ``first_row + i``. Returns
 
-    * ``doc`` (n, N_SLOTS): per-document values (columns: :func:`column`);
+    * ``doc`` (hi - lo, N_SLOTS): per-document values (columns: :func:`column`);
     * ``lab`` (9, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
       (TP_i, TP_i + FP_i), ``LAB_REL`` (TP_i + FN_i), ``LAB_FIXED`` (expected family: the
       TP_i, TP_i + FP_i shared by every random order);
     * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups, the
       TP_i and TP_i + FP_i they add to ``lab[LAB_FIXED]``.
     """
-    n, q = y_true.shape
+    lo, hi = (0, y_true.shape[0]) if rows is None else rows
+    n, q = hi - lo, y_true.shape[1]
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
     n_draws = n_draws if families & EXPECTED else 0
     n_chunks = min(n, _N_CHUNKS)
@@ -99,8 +106,20 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None):
         n_chunks = max(1, min(n_chunks, _MC_BYTES // (n_draws * 2 * q * 4)))
     lab = np.zeros((n_chunks, 9, q), dtype=np.float64)
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.int32)
-    kind, args = score_args(y_score)
+    kind, args = score_args(y_score, (lo, hi))
     run = _kernel.evaluate_csr if kind == "csr" else _kernel.evaluate_dense
-    run(*args, y_true, families, -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, doc,
-        lab, mc)
+    run(*args, y_true[lo:hi], families, -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
+        first_row, doc, lab, mc)
     return doc, lab.sum(axis=0), mc.sum(axis=0, dtype=np.int64)
+
+
+def column_sums(doc, cols):
+    """Sums of the per-document columns ``cols`` (each summed alone, pairwise, exactly as
+    ``np.mean`` sums a column)."""
+    return np.array([doc[:, c].sum() for c in cols])
+
+
+def row_blocks(n):
+    """Row ranges of at most ``BLOCK_ROWS`` rows: the kernel's per-document output for one
+    block is bounded (``BLOCK_ROWS * N_SLOTS`` doubles) however many rows a call has."""
+    return [(lo, min(n, lo + BLOCK_ROWS)) for lo in range(0, n, BLOCK_ROWS)]

@@ -1,13 +1,16 @@
-"""``evaluate``: the 19 study metrics (SPEC §4) under several ranking types, one sort per row."""
+"""The 19 study metrics under several ranking types, one sort per row: the mergeable
+:class:`Evaluator` and :func:`evaluate`, which is one ``update`` of it."""
+import copy
 import numbers
 
 import numpy as np
 
 from .._validation import check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
-    ORDINAL, TIES, check_inputs, column, draw_seed, family, resolve_ties, run_kernel
-from ._set_metrics import Counts, _check_zero_division, _f_from_counts, _ratio, \
-    score_exact_match, score_fbeta, score_hamming, score_precision, score_recall
+    ORDINAL, TIES, check_inputs, column, column_sums, draw_seed, family, resolve_ties, \
+    row_blocks, run_kernel
+from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
+    _ratio, score_fbeta, score_precision, score_recall
 
 METRIC_KEYS = (
     "one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
@@ -33,7 +36,7 @@ class Evaluation:
     ties : tuple of str
         The ranking types, in the order requested.
     metrics : tuple of str
-        The metric keys (SPEC §4), in the study's order.
+        The metric keys (:data:`METRIC_KEYS`), in the study's order.
     values : ndarray of float64, shape (len(ties), len(metrics))
         ``values[t, k]`` is metric ``metrics[k]`` under ranking type ``ties[t]``.
     stderr : ndarray of float64, same shape
@@ -99,9 +102,260 @@ class Evaluation:
         return "\n".join(lines)
 
 
+# Per ranking type, the evaluator keeps these sums over documents (``_DOC_SUMS`` columns):
+# the five ranking metrics' per-document values, the per-document Hamming loss and exact
+# match, the per-document precision, recall and F1 (document-oriented macro averages), and
+# TP_j, |Ĉ_j|, |C_j| (document-oriented micro averages). Per label it keeps the contingency
+# counts (category-oriented averages), and for "expected" the per-draw label counts.
+_DOC_SUMS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
+             "hamming_loss", "exact_match", "precision_d", "recall_d", "f1_d", "tp", "npred",
+             "nrel")
+_HAMMING, _EXACT, _PRECISION_D, _RECALL_D, _F1_D, _TP, _NPRED, _NREL = range(5, 13)
+
+
+def _check_ties(ties):
+    if isinstance(ties, str):
+        ties = (ties,)
+    ties = tuple(resolve_ties(t) for t in ties)
+    if not ties:
+        raise ValueError(f"ties is empty; choose from {ALL_TIES}")
+    if len(set(ties)) != len(ties):
+        raise ValueError(f"ties has duplicates: {ties}")
+    return ties
+
+
+def _check_row(first_row):
+    if isinstance(first_row, bool) or not isinstance(first_row, numbers.Integral):
+        raise TypeError(f"first_row must be an integer, got {type(first_row).__name__}")
+    if first_row < 0:
+        raise ValueError(f"first_row must be >= 0, got {first_row!r}")
+    return int(first_row)
+
+
+def _add_interval(intervals, lo, hi, what):
+    """``intervals`` (sorted, disjoint, adjacent ones joined) with ``[lo, hi)`` added;
+    ValueError when it overlaps rows already there."""
+    for a, b in intervals:
+        if lo < b and a < hi:
+            raise ValueError(f"{what} rows {lo}..{hi - 1} overlap rows {a}..{b - 1} already "
+                             "evaluated; give each chunk its global first_row")
+    out = []
+    for a, b in sorted(intervals + [(lo, hi)]):
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+class Evaluator:
+    """Mergeable state of :func:`evaluate`: feed rows in chunks, combine evaluators that saw
+    disjoint rows, read the same :class:`Evaluation`.
+
+    The state is a few sums per ranking type and counts per label — per-document sums of
+    every ranking metric and of the document-oriented ratios, per-label contingency counts
+    for the category-oriented ones (never an average of averages) and, for
+    ``ties="expected"``, the per-label counts of each Monte-Carlo draw: O(n_labels) floats
+    (O(n_draws * n_labels) with ``"expected"``), independent of the number of rows. It
+    pickles small, so chunks can be evaluated anywhere and the states sent back.
+
+    For any split of the rows into chunks, each given its global first row, and any order of
+    :meth:`update` and :meth:`merge`, :meth:`result` equals ``evaluate`` on the whole matrix
+    with the same parameters, to rounding (the sums are added in another order): the random
+    tie-breaking of ``"ordinal"`` and the Monte-Carlo draws of ``"expected"`` are keyed by
+    ``(seed, global row number)``, never by chunk or thread. :func:`evaluate` is one
+    ``update`` and ``result``.
+
+    Parameters
+    ----------
+    ties, cutoff, zero_division, n_draws : as for :func:`evaluate`.
+    n_labels : int, optional
+        Number of labels; by default taken from the first chunk. Every chunk must have it.
+    random_state : None, int or numpy.random.Generator, default 0
+        Drawn once, here, into the seed of every random order; evaluators can only be merged
+        when they share it. With None or a Generator each evaluator draws its own: make the
+        others with :meth:`empty_copy`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.metrics import Evaluator, evaluate
+    >>> rng = np.random.default_rng(0)
+    >>> y_true = rng.integers(0, 2, (100, 6))
+    >>> y_score = rng.integers(0, 4, (100, 6)) / 4          # coarse beliefs: many ties
+    >>> left = Evaluator(ties=("ordinal", "modified"))
+    >>> right = left.empty_copy()
+    >>> for lo in (0, 30, 60, 90):                          # chunks, each with its first row
+    ...     part = left if lo < 50 else right
+    ...     part = part.update(y_true[lo:lo + 30], y_score[lo:lo + 30], first_row=lo)
+    >>> whole = evaluate(y_true, y_score, ties=("ordinal", "modified"))
+    >>> bool(np.allclose(left.merge(right).result().values, whole.values, rtol=1e-12))
+    True
+    """
+
+    def __init__(self, ties=TIES, n_labels=None, random_state=0, n_draws=100,
+                 cutoff="perfect", zero_division=0.0):
+        self.ties = _check_ties(ties)
+        self.n_labels = _check_n_labels(n_labels)
+        self.cutoff = cutoff
+        self._top_k = _check_cutoff(cutoff)
+        self.zero_division = _check_zero_division(zero_division)
+        if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) \
+                or n_draws < 2:
+            raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
+        self._families = 0
+        for t in self.ties:
+            self._families |= family(t)
+        self.n_draws = int(n_draws) if self._families & EXPECTED else 0
+        self.seed = draw_seed(random_state) if self._families & (ORDINAL | EXPECTED) else 0
+        self._rows = []       # global row intervals seen: sorted, disjoint [start, stop)
+        self._next_row = 0
+        self._doc = np.zeros((len(self.ties), len(_DOC_SUMS)))
+        self._lab = None      # (9, n_labels) label counts, see run_kernel
+        self._mc = None       # (n_draws, 2, n_labels) int64 per-draw label counts
+
+    @property
+    def n_rows(self):
+        """Number of rows (documents) seen."""
+        return sum(b - a for a, b in self._rows)
+
+    @property
+    def rows(self):
+        """The global row numbers seen, as sorted disjoint ``(start, stop)`` ranges."""
+        return list(self._rows)
+
+    def __repr__(self):
+        return (f"Evaluator(ties={self.ties}, n_labels={self.n_labels}, "
+                f"n_rows={self.n_rows})")
+
+    def empty_copy(self):
+        """A new evaluator with this one's configuration and seed, and no rows."""
+        out = copy.copy(self)
+        out._rows, out._next_row = [], 0
+        out._doc = np.zeros_like(self._doc)
+        out._lab = out._mc = None
+        return out
+
+    def update(self, y_true, y_score, first_row=None):
+        """Add a chunk of rows.
+
+        Parameters
+        ----------
+        y_true, y_score : as for :func:`evaluate` (one chunk of rows).
+        first_row : int, optional
+            Global row number of the chunk's first row; default: right after the previous
+            chunk given to this evaluator (0 for the first). The ordinal shuffle and the
+            Monte-Carlo draws of row ``first_row + i`` depend only on that number and the
+            seed. Rows already seen raise ValueError.
+
+        Returns
+        -------
+        self
+        """
+        y_true, y_score = check_inputs(y_true, y_score)
+        n, q = y_true.shape
+        if self.n_labels is not None and q != self.n_labels:
+            raise ValueError(f"the chunk has {q} labels; this evaluator has {self.n_labels}")
+        first_row = self._next_row if first_row is None else _check_row(first_row)
+        rows = _add_interval(self._rows, first_row, first_row + n, "chunk")
+        doc_sums = self._doc.copy()
+        lab = np.zeros((9, q)) if self._lab is None else self._lab.copy()
+        mc = np.zeros((self.n_draws, 2, q), dtype=np.int64) if self._mc is None \
+            else self._mc.copy()
+        for lo, hi in row_blocks(n):
+            doc, block_lab, block_mc = run_kernel(
+                y_true, y_score, self._families, self.seed, self.n_draws, self._top_k,
+                rows=(lo, hi), first_row=first_row + lo)
+            doc_sums += self._document_sums(doc, q)
+            lab += block_lab
+            mc += block_mc
+        self.n_labels = q
+        self._rows, self._next_row = rows, first_row + n
+        self._doc, self._lab, self._mc = doc_sums, lab, mc
+        return self
+
+    def _document_sums(self, doc, q):
+        """(len(ties), len(_DOC_SUMS)) sums over one block's documents."""
+        zd = self.zero_division
+        out = np.empty((len(self.ties), len(_DOC_SUMS)))
+        n_rel = doc[:, N_REL]
+        for row, t in enumerate(self.ties):
+            out[row, :5] = column_sums(doc, [column(t, _RANKING_KEYS[k])
+                                             for k in METRIC_KEYS[:5]])
+            tp, npred = doc[:, column(t, "tp")], doc[:, column(t, "npred")]
+            exact = doc[:, column(t, "exact")] if t == EXPECTED_TIES \
+                else (npred == n_rel) & (tp == n_rel)
+            per_doc = [(npred + n_rel - 2.0 * tp) / q, exact, _ratio(tp, npred, zd),
+                       _ratio(tp, n_rel, zd), _f_from_counts(tp, npred, n_rel, 1.0, zd),
+                       tp, npred, n_rel]
+            out[row, 5:] = [np.sum(v, dtype=np.float64) for v in per_doc]
+        return out
+
+    def merge(self, other):
+        """A new evaluator holding the rows of both (which must be disjoint); neither is
+        changed. Associative and commutative (to rounding)."""
+        if not isinstance(other, Evaluator):
+            raise TypeError(f"can only merge another Evaluator, got {type(other).__name__}")
+        for name in ("ties", "seed", "n_draws", "cutoff", "zero_division"):
+            a, b = getattr(self, name), getattr(other, name)
+            if a != b:
+                raise ValueError(f"cannot merge evaluators with different {name}: {a!r} and "
+                                 f"{b!r}" + (" (give both the same int random_state, or make "
+                                             "one with empty_copy())" if name == "seed" else ""))
+        if None not in (self.n_labels, other.n_labels) and self.n_labels != other.n_labels:
+            raise ValueError(f"cannot merge evaluators with different n_labels: "
+                             f"{self.n_labels} and {other.n_labels}")
+        rows = self._rows
+        for lo, hi in other._rows:
+            rows = _add_interval(rows, lo, hi, "merged")
+        out = self.empty_copy()
+        out.n_labels = self.n_labels if self.n_labels is not None else other.n_labels
+        out._rows = rows
+        out._next_row = max(self._next_row, other._next_row)
+        out._doc = self._doc + other._doc
+        out._lab = _add_optional(self._lab, other._lab)
+        out._mc = _add_optional(self._mc, other._mc)
+        return out
+
+    def result(self):
+        """The :class:`Evaluation` of every row seen."""
+        if not self._rows:
+            raise ValueError("the evaluator has seen no rows; call update() first")
+        n, zd = self.n_rows, self.zero_division
+        values = np.empty((len(self.ties), len(METRIC_KEYS)))
+        stderr = np.full(values.shape, np.nan)
+        lab = self._lab
+        for row, t in enumerate(self.ties):
+            d = self._doc[row]
+            f = LAB_ROWS[family(t)]
+            labels = Counts(None, None, None, lab[f], lab[f + 1], lab[LAB_REL])
+            category = [score_precision(labels, "macro", "category", zd),
+                        score_precision(labels, "micro", "category", zd),
+                        score_recall(labels, "macro", "category", zd),
+                        score_recall(labels, "micro", "category", zd),
+                        score_fbeta(labels, 1.0, "macro", "category", zd),
+                        score_fbeta(labels, 1.0, "micro", "category", zd)]
+            document = [d[_PRECISION_D] / n, float(_ratio(d[_TP], d[_NPRED], zd)),
+                        d[_RECALL_D] / n, float(_ratio(d[_TP], d[_NREL], zd)),
+                        d[_F1_D] / n, float(_f_from_counts(d[_TP], d[_NPRED], d[_NREL], 1.0, zd))]
+            values[row] = [*(d[:5] / n), d[_HAMMING] / n, d[_EXACT] / n, *category, *document]
+            if t == EXPECTED_TIES:
+                for key, (mean, se) in _monte_carlo(lab, self._mc, zd).items():
+                    k = METRIC_KEYS.index(key)
+                    values[row, k] = mean
+                    stderr[row, k] = se
+        return Evaluation(self.ties, values, stderr, self.n_draws)
+
+
+def _add_optional(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return a + b
+
+
 def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_division=0.0,
              n_draws=100):
-    """All 19 study metrics (SPEC §4) under each ranking type in ``ties``.
+    """All 19 study metrics under each ranking type in ``ties``.
 
     Each row of ``y_score`` is sorted once; the dense, standard and modified values come
     from one walk over its tie groups, the expected values from a second walk, the ordinal
@@ -109,11 +363,13 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     individual function returns for the same input and ``random_state`` (e.g.
     ``coverage(y_true, y_score, ties=t, random_state=rs)`` and, for the set metrics,
     ``precision(y_true, cutoff(y_score, y_true, ties=t, random_state=rs), ...)``);
-    ``average_precision`` is the thesis form (``per="position"``).
+    ``average_precision`` is the thesis form (``per="position"``). This is one
+    :meth:`Evaluator.update` and :meth:`Evaluator.result`: use an :class:`Evaluator` to
+    evaluate a matrix in chunks, out of core or on several machines.
 
-    ``ties="expected"`` (issue 9) gives the exact expectation, over uniformly random orders
-    inside every tie group, of the value ``"ordinal"`` would give: no sampling, so no need
-    to average several random orderings. The one exception is ``precision_macro_c`` and
+    ``ties="expected"`` gives the exact expectation, over uniformly random orders inside
+    every tie group, of the value ``"ordinal"`` would give: no sampling, so no need to
+    average several random orderings. The one exception is ``precision_macro_c`` and
     ``f1_macro_c`` (per-label ratios whose denominators are random): an unbiased
     Monte-Carlo estimate over ``n_draws`` random orders, with its standard error in
     ``result.stderr`` and marked in ``str(result)``.
@@ -129,7 +385,8 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
         the top-k policy (the first k labels, whole tie groups except under ordinal; see
         :func:`cutoff`). ``r_precision`` always uses the first ``|C_j|`` positions.
     random_state : None, int or numpy.random.Generator, default 0
-        Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call).
+        Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call;
+        row ``j`` draws from ``(seed, j)``).
     zero_division : float, default 0.0
         Value of a 0/0 ratio in the set-based metrics (see :func:`precision`).
     n_draws : int >= 2, default 100
@@ -139,38 +396,9 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     -------
     Evaluation
     """
-    if isinstance(ties, str):
-        ties = (ties,)
-    ties = tuple(resolve_ties(t) for t in ties)
-    if not ties:
-        raise ValueError(f"ties is empty; choose from {ALL_TIES}")
-    if len(set(ties)) != len(ties):
-        raise ValueError(f"ties has duplicates: {ties}")
-    top_k = _check_cutoff(cutoff)
-    zero_division = _check_zero_division(zero_division)
-    if not isinstance(n_draws, numbers.Integral) or n_draws < 2:
-        raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
-    y_true, y_score = check_inputs(y_true, y_score)
-    families = 0
-    for t in ties:
-        families |= family(t)
-    seed = draw_seed(random_state) if families & (ORDINAL | EXPECTED) else 0
-    doc, lab, mc = run_kernel(y_true, y_score, families, seed, n_draws, top_k)
-    values = np.empty((len(ties), len(METRIC_KEYS)))
-    stderr = np.full(values.shape, np.nan)
-    for row, t in enumerate(ties):
-        f = LAB_ROWS[family(t)]
-        counts = Counts(doc[:, column(t, "tp")], doc[:, column(t, "npred")], doc[:, N_REL],
-                        lab[f], lab[f + 1], lab[LAB_REL],
-                        doc[:, column(t, "exact")] if t == EXPECTED_TIES else None)
-        values[row] = [np.mean(doc[:, column(t, _RANKING_KEYS[k])]) for k in METRIC_KEYS[:5]] \
-            + _set_values(counts, zero_division)
-        if t == EXPECTED_TIES:
-            for key, (mean, se) in _monte_carlo(lab, mc, zero_division).items():
-                k = METRIC_KEYS.index(key)
-                values[row, k] = mean
-                stderr[row, k] = se
-    return Evaluation(ties, values, stderr, n_draws if EXPECTED_TIES in ties else 0)
+    ev = Evaluator(ties, random_state=random_state, n_draws=n_draws, cutoff=cutoff,
+                   zero_division=zero_division)
+    return ev.update(y_true, y_score).result()
 
 
 def _check_cutoff(cutoff):
@@ -181,15 +409,6 @@ def _check_cutoff(cutoff):
     if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 0:
         return int(cutoff)
     raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 0, got {cutoff!r}')
-
-
-def _set_values(c, zd):
-    out = [score_hamming(c), score_exact_match(c)]
-    for orient in ("category", "document"):
-        out += [score_precision(c, "macro", orient, zd), score_precision(c, "micro", orient, zd),
-                score_recall(c, "macro", orient, zd), score_recall(c, "micro", orient, zd),
-                score_fbeta(c, 1.0, "macro", orient, zd), score_fbeta(c, 1.0, "micro", orient, zd)]
-    return out
 
 
 def _monte_carlo(lab, mc, zd):

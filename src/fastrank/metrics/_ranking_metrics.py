@@ -28,8 +28,8 @@ import scipy.sparse as sp
 
 from .._ext import metrics as _kernel
 from .._validation import check_option, check_scores, check_truth
-from ._common import check_inputs, column, draw_seed, family, resolve_ties, run_kernel, \
-    score_args
+from ._common import check_inputs, column, column_sums, draw_seed, family, resolve_ties, \
+    row_blocks, run_kernel, score_args
 
 AP_PER = ("position", "label")
 CUTOFF_POLICIES = ("perfect", "threshold", "top_k")
@@ -39,8 +39,12 @@ def _mean_value(name, y_true, y_score, ties, random_state):
     ties = resolve_ties(ties)
     y_true, y_score = check_inputs(y_true, y_score)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
-    doc, _, _ = run_kernel(y_true, y_score, family(ties), seed)
-    return float(np.mean(doc[:, column(ties, name)]))
+    col = column(ties, name)
+    total = 0.0
+    for lo, hi in row_blocks(y_true.shape[0]):
+        doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi), first_row=lo)
+        total += column_sums(doc, [col])[0]
+    return float(total / y_true.shape[0])
 
 
 def one_error(y_true, y_score, *, ties="modified", random_state=None):

@@ -1,0 +1,36 @@
+"""fastrank on a Dask cluster (``pip install "fastrank-mlc[dask]"``).
+
+Results equal the one-machine results: the same numbers, whatever the number of workers,
+chunks or shards, because every random choice is keyed by global row (or training) numbers
+and a seed, never by where the work ran.
+
+- :func:`evaluate` -- :func:`fastrank.metrics.evaluate` over Dask arrays chunked by rows,
+  one :class:`fastrank.metrics.Evaluator` per chunk and a tree reduction of their states
+  (also out of core on one machine);
+- :class:`ShardedEstimator` -- KNN, ML-kNN and VG-RAM with the training set split into
+  shards that stay on their workers, partial results merged exactly;
+- :func:`connect` -- a ``distributed.Client`` from a scheduler spec (``"local"``,
+  ``"local:N"``, ``"tcp://host:port"``), as ``run_study(scheduler=...)`` and
+  ``fastrank study --scheduler`` take it.
+"""
+import importlib
+
+try:
+    import dask  # noqa: F401
+    import distributed  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError('fastrank.dask needs Dask: pip install "fastrank-mlc[dask]"') from exc
+
+_EXPORTS = {"evaluate": "_evaluate", "ShardedEstimator": "_sharded", "connect": "_client"}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'fastrank.dask' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

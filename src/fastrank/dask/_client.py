@@ -1,0 +1,54 @@
+"""A ``distributed.Client`` from a scheduler spec."""
+import contextlib
+import os
+import re
+
+import distributed
+
+_LOCAL = re.compile(r"local(?::(\d+))?\Z")
+
+
+def _check_spec(scheduler):
+    if isinstance(scheduler, distributed.Client):
+        return
+    if not isinstance(scheduler, str):
+        raise TypeError("scheduler must be a distributed.Client or a string ('local', "
+                        f"'local:N' or 'tcp://HOST:PORT'), got {type(scheduler).__name__}")
+    m = _LOCAL.match(scheduler)
+    if m and (m.group(1) is None or 1 <= int(m.group(1)) <= 256):
+        return
+    if not m and "://" in scheduler:
+        return
+    raise ValueError(f"scheduler must be 'local', 'local:N' (1 <= N <= 256) or an address "
+                     f"like 'tcp://HOST:PORT', got {scheduler!r}")
+
+
+@contextlib.contextmanager
+def connect(scheduler, timeout=10):
+    """Context manager yielding a ``distributed.Client`` for ``scheduler``:
+
+    * a ``distributed.Client``: used as it is (left open);
+    * ``"local"`` / ``"local:N"``: a new ``LocalCluster`` on this machine with N worker
+      processes (default: one per CPU core) of one thread each, closed on exit;
+    * an address such as ``"tcp://HOST:PORT"``: a client of that running scheduler, closed
+      on exit (the cluster stays up). ``ConnectionError`` when it cannot be reached within
+      ``timeout`` seconds.
+    """
+    _check_spec(scheduler)
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    m = _LOCAL.match(scheduler)
+    if m:
+        n = int(m.group(1)) if m.group(1) else (os.cpu_count() or 1)
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = distributed.Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConnectionError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    with client:
+        yield client

@@ -1,0 +1,171 @@
+"""The mergeable evaluation state: any chunking and merge order gives ``evaluate``."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastrank import metrics as M
+from fastrank.metrics import _common
+
+EVERY = ("ordinal", "dense", "standard", "modified", "expected")
+
+
+def tied_data(n, q, seed, levels=4):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, levels + 1, size=(n, q)) / levels
+    y = (rng.random((n, q)) < 0.3).astype(np.uint8)
+    return y, s
+
+
+def chunked(y, s, cuts, order, tree_seed, **kw):
+    """Evaluators over the chunks ``cuts`` (each with its global first row), updated in
+    ``order`` and merged in a random tree."""
+    bounds = list(zip([0, *cuts], [*cuts, y.shape[0]]))
+    template = M.Evaluator(**kw)
+    parts = []
+    for i in order:
+        lo, hi = bounds[i]
+        parts.append(template.empty_copy().update(y[lo:hi], s[lo:hi], first_row=lo))
+    rng = np.random.default_rng(tree_seed)
+    while len(parts) > 1:
+        i, j = sorted(rng.choice(len(parts), 2, replace=False))
+        b, a = parts.pop(j), parts.pop(i)
+        parts.append(a.merge(b) if rng.random() < 0.5 else b.merge(a))
+    return parts[0].result()
+
+
+def assert_same(got, want):
+    assert got.ties == want.ties and got.n_draws == want.n_draws
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.stderr, want.stderr, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("cutoff", ["perfect", 3])
+def test_any_chunking_equals_evaluate(seed, cutoff):
+    y, s = tied_data(157, 9, seed)
+    rng = np.random.default_rng(seed)
+    cuts = sorted(rng.choice(np.arange(1, 157), size=rng.integers(1, 12), replace=False))
+    order = rng.permutation(len(cuts) + 1)
+    kw = dict(ties=EVERY, random_state=seed, cutoff=cutoff)
+    want = M.evaluate(y, s, **kw)
+    assert_same(chunked(y, s, cuts, order, seed, **kw), want)
+    # CSR beliefs and label-set truth, chunk by chunk
+    sets = [set(np.flatnonzero(r)) for r in y]
+    ev = M.Evaluator(**kw)
+    for lo, hi in zip([0, *cuts], [*cuts, 157]):
+        ev.update(sets[lo:hi], sp.csr_matrix(s[lo:hi]))
+    assert_same(ev.result(), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), q=st.integers(1, 8), seed=st.integers(0, 2**16),
+       n_cuts=st.integers(0, 8), zero_division=st.sampled_from([0.0, 1.0]))
+def test_chunking_property(n, q, seed, n_cuts, zero_division):
+    y, s = tied_data(n, q, seed, levels=2)
+    rng = np.random.default_rng(seed)
+    cuts = sorted(rng.choice(np.arange(1, n), size=min(n_cuts, n - 1), replace=False)) \
+        if n > 1 else []
+    kw = dict(ties=EVERY, random_state=seed, zero_division=zero_division, n_draws=5)
+    assert_same(chunked(y, s, cuts, rng.permutation(len(cuts) + 1), seed, **kw),
+                M.evaluate(y, s, **kw))
+
+
+def test_row_blocks_inside_one_update(monkeypatch):
+    """A large update runs the kernel in blocks of rows; the blocks change nothing but the
+    order in which the sums are added."""
+    y, s = tied_data(300, 7, 3)
+    want = M.evaluate(y, s, ties=EVERY, random_state=1)
+    monkeypatch.setattr(_common, "BLOCK_ROWS", 13)
+    assert len(_common.row_blocks(300)) == 24
+    assert_same(M.evaluate(y, s, ties=EVERY, random_state=1), want)
+    assert_same(M.evaluate(y, np.asfortranarray(s), ties=EVERY, random_state=1), want)
+    assert_same(M.evaluate(y, sp.csr_matrix(s), ties=EVERY, random_state=1), want)
+
+
+def test_single_metrics_blocked_equal_unblocked(monkeypatch):
+    y, s = tied_data(200, 6, 5)
+    want = {t: M.coverage(y, s, ties=t, random_state=2) for t in ("ordinal", "modified")}
+    monkeypatch.setattr(_common, "BLOCK_ROWS", 17)
+    for t, v in want.items():
+        assert M.coverage(y, s, ties=t, random_state=2) == pytest.approx(v, rel=1e-13)
+
+
+def test_default_first_row_follows_the_previous_chunk():
+    y, s = tied_data(50, 5, 0)
+    ev = M.Evaluator(ties="ordinal", random_state=3)
+    ev.update(y[:20], s[:20]).update(y[20:], s[20:])
+    assert ev.rows == [(0, 50)] and ev.n_rows == 50
+    assert_same(ev.result(), M.evaluate(y, s, ties="ordinal", random_state=3))
+    # the ordinal draw is keyed by global row: a chunk placed elsewhere draws differently
+    moved = M.Evaluator(ties="ordinal", random_state=3).update(y[20:], s[20:], first_row=1000)
+    alone = M.evaluate(y[20:], s[20:], ties="ordinal", random_state=3)
+    assert moved.rows == [(1000, 1030)]
+    assert not np.array_equal(moved.result().values, alone.values)
+
+
+def test_state_is_small_and_picklable():
+    y, s = tied_data(2000, 10, 1)
+    small = M.Evaluator(ties=("ordinal", "modified")).update(y[:100], s[:100])
+    large = M.Evaluator(ties=("ordinal", "modified")).update(y, s)
+    assert abs(len(pickle.dumps(small)) - len(pickle.dumps(large))) <= 16  # row counts only
+    assert len(pickle.dumps(large)) < 4000
+    back = pickle.loads(pickle.dumps(large))
+    assert_same(back.result(), large.result())
+    with_draws = M.Evaluator(ties="expected", n_draws=50).update(y, s)
+    assert len(pickle.dumps(with_draws)) < 50 * 2 * 10 * 8 + 4000
+
+
+def test_merge_leaves_its_operands_alone():
+    y, s = tied_data(40, 5, 2)
+    a = M.Evaluator().update(y[:20], s[:20])
+    b = M.Evaluator().update(y[20:], s[20:], first_row=20)
+    before = pickle.dumps(a), pickle.dumps(b)
+    merged = a.merge(b)
+    assert (pickle.dumps(a), pickle.dumps(b)) == before
+    assert merged.n_rows == 40 and merged.rows == [(0, 40)]
+    assert_same(merged.result(), M.evaluate(y, s))
+    # an evaluator with no rows is the identity
+    assert_same(M.Evaluator().merge(merged).result(), merged.result())
+
+
+def test_bad_use_is_refused():
+    y, s = tied_data(30, 5, 0)
+    ev = M.Evaluator().update(y[:10], s[:10])
+    with pytest.raises(ValueError, match="overlap"):
+        ev.update(y[10:20], s[10:20], first_row=5)
+    with pytest.raises(ValueError, match="overlap"):
+        ev.merge(M.Evaluator().update(y[:10], s[:10]))
+    with pytest.raises(ValueError, match="labels"):
+        ev.update(y[10:20, :4], s[10:20, :4])
+    with pytest.raises(ValueError, match="n_labels"):
+        M.Evaluator(n_labels=5).update(y[:10], s[:10]).merge(
+            M.Evaluator(n_labels=4).update(y[:10, :4], s[:10, :4], first_row=10))
+    for kw, name in [({"ties": "dense"}, "ties"), ({"random_state": 1}, "seed"),
+                     ({"cutoff": 2}, "cutoff"), ({"zero_division": 1.0}, "zero_division")]:
+        with pytest.raises(ValueError, match=name):
+            ev.merge(M.Evaluator(**kw))
+    with pytest.raises(ValueError, match="n_draws"):
+        M.Evaluator(ties="expected").merge(M.Evaluator(ties="expected", n_draws=7))
+    with pytest.raises(ValueError, match="seed"):  # each None evaluator draws its own seed
+        M.Evaluator(random_state=None).merge(M.Evaluator(random_state=None))
+    none = M.Evaluator(random_state=None)
+    none.merge(none.empty_copy())  # empty_copy shares the drawn seed
+    with pytest.raises(TypeError, match="Evaluator"):
+        ev.merge(M.evaluate(y, s))
+    with pytest.raises(ValueError, match="no rows"):
+        M.Evaluator().result()
+    with pytest.raises(ValueError, match="first_row"):
+        ev.update(y[10:], s[10:], first_row=-1)
+    with pytest.raises(TypeError, match="first_row"):
+        ev.update(y[10:], s[10:], first_row=1.5)
+    with pytest.raises(ValueError, match="n_draws"):
+        M.Evaluator(n_draws=1)
+    with pytest.raises(ValueError, match="ties"):
+        M.Evaluator(ties="nonsense")
+    # a refused update leaves the state as it was
+    assert ev.rows == [(0, 10)]
+    assert_same(ev.result(), M.evaluate(y[:10], s[:10]))
