@@ -251,7 +251,10 @@ class _VGRAMBase(MultiLabelEstimator):
         labels with belief 0 are never predicted. With a scalar or per-label ``threshold``
         τ, a label is predicted when ``f >= τ`` (melotti2009 §2.6.1).
         """
-        F = self.decision_function(X)
+        return self._predict_rule(self.decision_function(X), threshold)
+
+    def _predict_rule(self, F, threshold):
+        """predict's rule applied to the beliefs F."""
         if threshold is not None:
             return cutoff(F, threshold=threshold)
         k = min(F.shape[1], max(1, int(round(self.label_cardinality_))))

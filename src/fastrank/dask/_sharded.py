@@ -1,0 +1,298 @@
+"""Exact sharded search on a Dask cluster: :class:`ShardedEstimator`."""
+import numbers
+import operator
+
+import distributed
+import numpy as np
+
+from .._base import NotFittedError
+from .._ext import wnn as _wnn_kernel
+from .._validation import check_option
+from ..neighbors import _AGGREGATES, KNN, MLkNN, _Base, _check_k, _same_kind, _unit_rows
+from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _kernel_input, _merge_outcomes
+
+SUPPORTED = (KNN, MLkNN, VGRAM, VGRAMCor)
+
+#: query rows per task are bounded so that a shard's partial result for one task stays
+#: below about this many bytes
+PARTIAL_BYTES = 1 << 26
+
+
+# ---- tasks (run on the workers; module-level functions, so a lost result is recomputed
+# ---- from the same arguments) ------------------------------------------------------------
+
+def _neighbor_shard(X, offset):
+    """A KNN / ML-kNN shard: its validated training rows and the global index of the first."""
+    return {"X": X, "offset": offset}
+
+
+def _neighbor_partial(shard, Q, k, exclude_self=False):
+    """Top-min(k, shard size) of the rows of Q (validated features, or another shard) among
+    the shard's rows, as (similarities, global indices); the rows are normalised and
+    searched as :class:`fastrank.KNN` does (``_same_kind`` + ``_unit_rows`` + ``_Base``)."""
+    if isinstance(Q, dict):
+        Q = Q["X"]
+    Qc, B = _same_kind(Q, shard["X"])
+    base = _Base(B)
+    k = min(k, base.n - bool(exclude_self))
+    if k == 0:
+        return np.empty((Qc.shape[0], 0), B.dtype), np.empty((Qc.shape[0], 0), np.int64)
+    sims, idx = base.search(base.unit if exclude_self else _unit_rows(Qc), k, exclude_self)
+    return sims, idx + shard["offset"]
+
+
+def _merge_neighbors(parts, k):
+    """The k first of the shards' candidates by similarity descending, then global index
+    ascending (the single-process order)."""
+    sims = np.concatenate([p[0] for p in parts], axis=1)
+    idx = np.concatenate([p[1] for p in parts], axis=1)
+    order = np.lexsort((idx, -sims))[:, :k]
+    return np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
+
+
+def _count_tables(model, idx, Y):
+    return model._count_tables(idx, Y)
+
+
+def _vgram_shard(cls, params, classes, n_features, X, Y, synapses, seed):
+    """A VG-RAM shard: the network wired as the whole one, storing the shard's rows."""
+    model = cls(**params)
+    model.classes_, model.n_features_in_ = classes, n_features
+    model._memorize(X, Y, synapses, seed)
+    return model
+
+
+def _vgram_partial(model, X, row0, entry0):
+    """Neuron outcomes of query rows row0 .. row0 + len(X) - 1 in one shard's memory."""
+    summary = _wnn_kernel.new_summary(X.shape[0], model.memory_.shape[0],
+                                      model.classes_.shape[0], _POLICY_CODES[model.tie_policy])
+    model._search(X, np.zeros((0, model.classes_.shape[0])), row0, entry0, summary)
+    return summary
+
+
+# ---- the estimator -------------------------------------------------------------------------
+
+class ShardedEstimator:
+    """A fastrank lazy classifier whose training set is split by rows into shards kept on
+    the workers of a Dask cluster; every query batch is searched in every shard and the
+    partial results are merged exactly, so ``decision_function`` and ``predict`` equal,
+    bit for bit, those of ``estimator`` fitted on the whole training set in one process.
+
+    The merges (all in the single-process conventions, global training indices):
+
+    * :class:`fastrank.KNN`: the top-k of each shard, merged by similarity descending,
+      then training index ascending (``k=None``: every training document);
+    * :class:`fastrank.MLkNN`: the training self-join (each training document's k nearest
+      other training documents, from all shards) merged alike, its count tables summed over
+      the shards; then the queries as KNN;
+    * :class:`fastrank.VGRAM`, :class:`fastrank.VGRAMCor`: per neuron the minimum Hamming
+      distance over the shards and, at it, the label counts of the tied documents
+      (``tie_policy="all"``) or the tied entry with the smallest key ("random"; keys depend
+      on the seed, test row, neuron and global entry number only).
+
+    Exactness holds because every similarity depends only on its two rows (fixed summation
+    order, see :mod:`fastrank.neighbors`), Hamming distances are integers, and votes are
+    added per neuron in the kernel's order.
+
+    Parameters
+    ----------
+    estimator : KNN, MLkNN, VGRAM or VGRAMCor
+        Unfitted template (its parameters are used; it is not modified). VG-RAM's wiring
+        and seed are drawn from its ``random_state`` once, as a single fit would.
+    n_shards : int or None
+        Number of shards (contiguous row ranges of sizes differing by at most 1); None:
+        one per worker at fit time. Shards are placed round-robin on the workers.
+    client : distributed.Client or None
+        None: the current default client (``distributed.get_client()``).
+
+    Attributes
+    ----------
+    classes_, n_features_in_ : as the estimator's
+    n_shards_ : int
+    shard_bounds_ : int64 array (n_shards_ + 1,) -- shard i holds training rows
+        ``shard_bounds_[i]:shard_bounds_[i + 1]``
+    shards_ : list of distributed.Future -- the per-shard models, on the workers
+
+    Each shard is built by a task whose arguments are its training rows: the scheduler keeps
+    them in the task graph, so a shard lost with its worker is rebuilt on another, and a
+    search running meanwhile is recomputed with the same result. Training data never
+    returns to the client.
+    """
+
+    def __init__(self, estimator, n_shards=None, client=None):
+        self.estimator = estimator
+        self.n_shards = n_shards
+        self.client = client
+
+    # scikit-learn's parameter protocol
+    def get_params(self, deep=True):
+        return {"estimator": self.estimator, "n_shards": self.n_shards, "client": self.client}
+
+    def set_params(self, **params):
+        for key, value in params.items():
+            if key not in ("estimator", "n_shards", "client"):
+                raise ValueError(f"invalid parameter {key!r} for ShardedEstimator; valid: "
+                                 "client, estimator, n_shards")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        return f"ShardedEstimator(estimator={self.estimator!r}, n_shards={self.n_shards!r})"
+
+    # ---- fit -------------------------------------------------------------------------------
+
+    def fit(self, X, Y):
+        """Split the training set into shards and build each shard's model on a worker.
+
+        Raises
+        ------
+        TypeError
+            ``estimator`` is not one of KNN, MLkNN, VGRAM, VGRAMCor; ``n_shards`` is not
+            an int.
+        ValueError
+            No Dask client; ``n_shards`` < 1 or more than the training documents; bad
+            training data or parameters (as the estimator's fit).
+        """
+        if not isinstance(self.estimator, SUPPORTED):
+            raise TypeError("ShardedEstimator supports fastrank KNN, MLkNN, VGRAM and VGRAMCor "
+                            f"instances, got {type(self.estimator).__name__}")
+        client = self._get_client()
+        model = type(self.estimator)(**self.estimator.get_params())
+        if isinstance(model, KNN):
+            check_option("aggregate", model.aggregate, tuple(_AGGREGATES))
+        else:
+            model._check_params()
+        X, Y = model._check_fit_input(X, Y)
+        n = X.shape[0]
+        workers = sorted(client.scheduler_info()["workers"])
+        n_shards = len(workers) if self.n_shards is None else self.n_shards
+        if isinstance(n_shards, bool) or not isinstance(n_shards, numbers.Integral):
+            raise TypeError(f"n_shards must be a positive int or None, got {n_shards!r}")
+        if not 1 <= n_shards <= n:
+            raise ValueError(f"n_shards must be between 1 and the {n} training documents, "
+                             f"got {n_shards}")
+        bounds = np.array([i * n // n_shards for i in range(n_shards + 1)], dtype=np.int64)
+        place = [workers[i % len(workers)] for i in range(n_shards)]
+
+        def submit(func, *args, shard):
+            return client.submit(func, *args, workers=[place[shard]],
+                                 allow_other_workers=True)
+
+        if isinstance(model, (VGRAM, VGRAMCor)):
+            if not Y.any():
+                raise ValueError(f"{type(model).__name__}: no training document has a label, "
+                                 "nothing to store")
+            X = _kernel_input(X)
+            synapses, seed = model._wire(X.shape[1])
+            stored = model._stored_rows(Y)
+            model.synapses_, model.seed_ = synapses, seed
+            model.label_indptr_, model.label_indices_ = model._label_lists(Y[stored])
+            model.label_cardinality_ = float(Y.sum(axis=1).mean())
+            self._entry0 = np.searchsorted(stored, bounds)  # stored documents before a shard
+            params = model.get_params()
+            shards = [submit(_vgram_shard, type(model), params, model.classes_,
+                             model.n_features_in_, X[lo:hi], Y[lo:hi], synapses, seed, shard=i)
+                      for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        else:
+            if isinstance(model, MLkNN):
+                k = model._training_k(n)
+            else:
+                _check_k(model.k, n, f"training documents (n_samples={n})")
+            model.Y_ = Y
+            shards = [submit(_neighbor_shard, X[lo:hi], int(lo), shard=i)
+                      for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+            if isinstance(model, MLkNN):
+                tables = []
+                for s, query in enumerate(shards):
+                    parts = [client.submit(_neighbor_partial, base, query, k, s == t)
+                             for t, base in enumerate(shards)]
+                    idx = client.submit(_merge_neighbors, parts, k)
+                    tables.append(client.submit(_count_tables, model,
+                                                client.submit(operator.getitem, idx, 1),
+                                                Y[bounds[s]:bounds[s + 1]]))
+                tables = client.gather(tables)
+                model._set_tables(sum(t[0] for t in tables), sum(t[1] for t in tables))
+        self._model = model
+        self._client = client
+        self.shards_ = shards
+        self.shard_bounds_ = bounds
+        self.n_shards_ = n_shards
+        self.classes_ = model.classes_
+        self.n_features_in_ = model.n_features_in_
+        return self
+
+    def _get_client(self):
+        if self.client is not None:
+            if not isinstance(self.client, distributed.Client):
+                raise TypeError(f"client must be a distributed.Client or None, got "
+                                f"{type(self.client).__name__}")
+            return self.client
+        try:
+            return distributed.get_client()
+        except ValueError:
+            raise ValueError("ShardedEstimator needs a Dask client: pass client=... or create a "
+                             "distributed.Client first") from None
+
+    # ---- queries ---------------------------------------------------------------------------
+
+    def _check_fitted(self):
+        if not hasattr(self, "shards_"):
+            raise NotFittedError("this ShardedEstimator is not fitted yet; call fit first")
+
+    def _neighbors(self, X, k):
+        """Merged top-k (similarities, global indices) of the validated query rows X."""
+        client = self._client
+        step = max(1, PARTIAL_BYTES // (16 * k))
+        merged = []
+        for lo in range(0, X.shape[0], step):
+            batch = X[lo:lo + step]
+            parts = [client.submit(_neighbor_partial, shard, batch, k) for shard in self.shards_]
+            merged.append(client.submit(_merge_neighbors, parts, k))
+        sims, idx = zip(*client.gather(merged))
+        return np.concatenate(sims), np.concatenate(idx)
+
+    def _vgram_beliefs(self, X):
+        model, client = self._model, self._client
+        n_neurons, q = model.synapses_.shape[0], model.classes_.shape[0]
+        per_row = n_neurons * (4 * q + 24 if model.tie_policy == "all" else 24)
+        step = max(1, PARTIAL_BYTES // per_row)
+        live = [(shard, e0) for shard, e0, e1 in zip(self.shards_, self._entry0[:-1],
+                                                      self._entry0[1:]) if e1 > e0]
+        merged = []
+        for lo in range(0, X.shape[0], step):
+            batch = X[lo:lo + step]
+            parts = [client.submit(_vgram_partial, shard, batch, lo, int(e0))
+                     for shard, e0 in live]
+            merged.append(client.submit(_merge_outcomes, parts, model._model, model.tie_policy,
+                                        model.label_indptr_, model.label_indices_, n_neurons,
+                                        q))
+        return np.concatenate(client.gather(merged))
+
+    def _decide(self, X):
+        """(beliefs, single-process predictions where they come with the beliefs)."""
+        self._check_fitted()
+        model = self._model
+        if isinstance(model, (VGRAM, VGRAMCor)):
+            return self._vgram_beliefs(model._search_input(X)), None
+        X = model._check_predict_input(X)
+        if isinstance(model, MLkNN):
+            k = model.cond_true_.shape[1] - 1
+        else:
+            k = _check_k(model.k, model.Y_.shape[0], "training documents")
+        return model._from_neighbors(*self._neighbors(X, k))
+
+    def decision_function(self, X):
+        """Beliefs (float64, n_documents × n_labels), equal to the estimator's fitted on
+        the whole training set in one process."""
+        return self._decide(X)[0]
+
+    def predict(self, X, threshold=None):
+        """0/1 predictions by the estimator's rule; ``threshold`` only for VG-RAM (see
+        :meth:`fastrank.VGRAM.predict`)."""
+        self._check_fitted()
+        if isinstance(self._model, (VGRAM, VGRAMCor)):
+            return self._model._predict_rule(self.decision_function(X), threshold)
+        if threshold is not None:
+            raise TypeError(f"threshold applies to VG-RAM only, not to "
+                            f"{type(self._model).__name__}")
+        return self._decide(X)[1]
