@@ -101,7 +101,8 @@ class ShardedEstimator:
         and seed are drawn from its ``random_state`` once, as a single fit would.
     n_shards : int or None
         Number of shards (contiguous row ranges of sizes differing by at most 1); None:
-        one per worker at fit time. Shards are placed round-robin on the workers.
+        one per worker at fit time. The scheduler places the shards (idle workers first, so
+        normally one per worker) and sends each search task to its shard's worker.
     client : distributed.Client or None
         None: the current default client (``distributed.get_client()``).
 
@@ -115,8 +116,9 @@ class ShardedEstimator:
 
     Each shard is built by a task whose arguments are its training rows: the scheduler keeps
     them in the task graph, so a shard lost with its worker is rebuilt on another, and a
-    search running meanwhile is recomputed with the same result. Training data never
-    returns to the client.
+    search running meanwhile is recomputed with the same result. (The tasks carry no worker
+    restrictions: a restricted task lost with every worker is not rescheduled when new
+    workers join.) Training data never returns to the client.
     """
 
     def __init__(self, estimator, n_shards=None, client=None):
@@ -164,19 +166,14 @@ class ShardedEstimator:
             model._check_params()
         X, Y = model._check_fit_input(X, Y)
         n = X.shape[0]
-        workers = sorted(client.scheduler_info()["workers"])
-        n_shards = len(workers) if self.n_shards is None else self.n_shards
+        # client.nthreads() asks the scheduler (scheduler_info() may be out of date)
+        n_shards = len(client.nthreads()) if self.n_shards is None else self.n_shards
         if isinstance(n_shards, bool) or not isinstance(n_shards, numbers.Integral):
             raise TypeError(f"n_shards must be a positive int or None, got {n_shards!r}")
         if not 1 <= n_shards <= n:
             raise ValueError(f"n_shards must be between 1 and the {n} training documents, "
                              f"got {n_shards}")
         bounds = np.array([i * n // n_shards for i in range(n_shards + 1)], dtype=np.int64)
-        place = [workers[i % len(workers)] for i in range(n_shards)]
-
-        def submit(func, *args, shard):
-            return client.submit(func, *args, workers=[place[shard]],
-                                 allow_other_workers=True)
 
         if isinstance(model, (VGRAM, VGRAMCor)):
             if not Y.any():
@@ -190,17 +187,17 @@ class ShardedEstimator:
             model.label_cardinality_ = float(Y.sum(axis=1).mean())
             self._entry0 = np.searchsorted(stored, bounds)  # stored documents before a shard
             params = model.get_params()
-            shards = [submit(_vgram_shard, type(model), params, model.classes_,
-                             model.n_features_in_, X[lo:hi], Y[lo:hi], synapses, seed, shard=i)
-                      for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+            shards = [client.submit(_vgram_shard, type(model), params, model.classes_,
+                                    model.n_features_in_, X[lo:hi], Y[lo:hi], synapses, seed)
+                      for lo, hi in zip(bounds[:-1], bounds[1:])]
         else:
             if isinstance(model, MLkNN):
                 k = model._training_k(n)
             else:
                 _check_k(model.k, n, f"training documents (n_samples={n})")
             model.Y_ = Y
-            shards = [submit(_neighbor_shard, X[lo:hi], int(lo), shard=i)
-                      for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+            shards = [client.submit(_neighbor_shard, X[lo:hi], int(lo))
+                      for lo, hi in zip(bounds[:-1], bounds[1:])]
             if isinstance(model, MLkNN):
                 tables = []
                 for s, query in enumerate(shards):
@@ -212,6 +209,9 @@ class ShardedEstimator:
                                                 Y[bounds[s]:bounds[s + 1]]))
                 tables = client.gather(tables)
                 model._set_tables(sum(t[0] for t in tables), sum(t[1] for t in tables))
+        for shard in shards:  # built (the model stays on its worker), or its error raised
+            if shard.exception() is not None:
+                raise shard.exception()
         self._model = model
         self._client = client
         self.shards_ = shards
