@@ -169,3 +169,14 @@ def test_bad_use_is_refused():
     # a refused update leaves the state as it was
     assert ev.rows == [(0, 10)]
     assert_same(ev.result(), M.evaluate(y[:10], s[:10]))
+
+
+def test_parameters_are_bounded():
+    y, s = tied_data(20, 4, 0)
+    with pytest.raises(ValueError, match="top_k >= 1"):
+        M.evaluate(y, s, cutoff=0)
+    huge = M.evaluate(y, s, cutoff=2**63, ties=EVERY, n_draws=5)
+    assert_same(huge, M.evaluate(y, s, cutoff=4, ties=EVERY, n_draws=5))
+    for bad in (10**9, 2**63):
+        with pytest.raises(ValueError, match="n_draws"):
+            M.Evaluator(ties="expected", n_draws=bad)

@@ -26,6 +26,8 @@ _RANKING_KEYS = {"one_error": "one_error", "coverage": "coverage",
 # under ties="expected" these have random per-label denominators: Monte-Carlo estimates
 ESTIMATED_KEYS = ("precision_macro_c", "f1_macro_c")
 CUTOFFS = ("perfect",)
+MAX_DRAWS = 100_000  # Monte-Carlo orders of ties="expected" (state: n_draws x 2 x n_labels)
+MAX_LABELS = 2**31 - 1  # the kernels index labels with int32
 
 
 class Evaluation:
@@ -201,8 +203,9 @@ class Evaluator:
         self._top_k = _check_cutoff(cutoff)
         self.zero_division = _check_zero_division(zero_division)
         if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) \
-                or n_draws < 2:
-            raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
+                or not 2 <= n_draws <= MAX_DRAWS:
+            raise ValueError(f"n_draws must be an integer from 2 to {MAX_DRAWS}, got "
+                             f"{n_draws!r}")
         self._families = 0
         for t in self.ties:
             self._families |= family(t)
@@ -381,15 +384,16 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     ties : str or sequence of {"ordinal", "dense", "standard", "modified", "expected"}
         Default: the four ranking types of the thesis.
     cutoff : "perfect" or int, default "perfect"
-        Predicted sets of the set-based metrics: the thesis' perfect cutoff, or an int k for
-        the top-k policy (the first k labels, whole tie groups except under ordinal; see
-        :func:`cutoff`). ``r_precision`` always uses the first ``|C_j|`` positions.
+        Predicted sets of the set-based metrics: the thesis' perfect cutoff, or an int
+        k >= 1 for the top-k policy (the first k labels, whole tie groups except under
+        ordinal; see :func:`cutoff`; a k beyond the number of labels takes them all).
+        ``r_precision`` always uses the first ``|C_j|`` positions.
     random_state : None, int or numpy.random.Generator, default 0
         Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call;
         row ``j`` draws from ``(seed, j)``).
     zero_division : float, default 0.0
         Value of a 0/0 ratio in the set-based metrics (see :func:`precision`).
-    n_draws : int >= 2, default 100
+    n_draws : int from 2 to 100 000, default 100
         Random orders behind the two Monte-Carlo estimates of ``ties="expected"``.
 
     Returns
@@ -402,13 +406,14 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
 
 
 def _check_cutoff(cutoff):
-    """None for the perfect cutoff, else the top-k count."""
+    """None for the perfect cutoff, else the top-k count (k >= 1; a k beyond the number of
+    labels takes them all)."""
     if isinstance(cutoff, str):
         check_option("cutoff", cutoff, CUTOFFS)
         return None
-    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 0:
-        return int(cutoff)
-    raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 0, got {cutoff!r}')
+    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 1:
+        return int(min(cutoff, MAX_LABELS))
+    raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 1, got {cutoff!r}')
 
 
 def _monte_carlo(lab, mc, zd):
