@@ -2,6 +2,7 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
@@ -245,3 +246,21 @@ def test_weights_are_checked():
               lambda w: M.hamming_loss(y, y, sample_weight=w)):
         with pytest.raises(ValueError, match="0"):
             f(np.zeros(10))
+
+
+def test_evaluation_to_pandas_and_html():
+    y, s = tied_data(30, 5, 0)
+    res = M.evaluate(y, s, ties=("modified", "expected"), n_draws=5)
+    wide = pd.DataFrame(res)
+    assert list(wide.columns) == ["modified", "expected"]
+    assert list(wide.index) == list(M.METRIC_KEYS)
+    assert wide.loc["coverage", "modified"] == res["modified"]["coverage"]
+    tidy = res.to_frame()
+    assert tidy.shape == (2 * 19, 4) and list(tidy.columns) == ["ties", "metric", "value",
+                                                               "stderr"]
+    row = tidy[(tidy.ties == "expected") & (tidy.metric == "f1_macro_c")].iloc[0]
+    assert row.value == res["expected"]["f1_macro_c"] and row.stderr >= 0
+    assert tidy.stderr.notna().sum() == len(res.estimated) == 2
+    page = res._repr_html_()
+    assert page.count("<tr>") == 20 and "Monte-Carlo" in page and "~" in page
+    assert dict(res) == res.to_dict() and len(res) == 2 and "modified" in res

@@ -1,6 +1,7 @@
 """The 19 study metrics under several ranking types, one sort per row: the mergeable
 :class:`Evaluator` and :func:`evaluate`, which is one ``update`` of it."""
 import copy
+import html
 import numbers
 
 import numpy as np
@@ -30,8 +31,10 @@ MAX_DRAWS = 100_000  # Monte-Carlo orders of ties="expected" (state: n_draws x 2
 MAX_LABELS = 2**31 - 1  # the kernels index labels with int32
 
 
-class Evaluation:
-    """Metric values per ranking type, as returned by :func:`evaluate`.
+class Evaluation(dict):
+    """Metric values per ranking type, as returned by :func:`evaluate`: a dict
+    ``{ranking_type: {metric_key: value}}`` (so ``pandas.DataFrame(result)`` has one column
+    per ranking type) with the arrays below.
 
     Attributes
     ----------
@@ -48,10 +51,11 @@ class Evaluation:
         Number of random orders behind the estimates (0 when nothing was estimated).
 
     ``result["modified"]`` is the dict of one ranking type, ``result.to_dict()`` the nested
-    dict ``{ranking_type: {metric_key: value}}``, ``result.estimated`` the list of
-    ``(ranking_type, metric_key)`` that are estimates, ``result.stderr_dict()`` their
-    standard errors, ``str(result)`` a table in which an estimate is marked ``~`` and
-    followed by its standard error.
+    dict ``{ranking_type: {metric_key: value}}``, ``result.to_frame()`` a tidy pandas
+    DataFrame, ``result.estimated`` the list of ``(ranking_type, metric_key)`` that are
+    estimates, ``result.stderr_dict()`` their standard errors, ``str(result)`` a table in
+    which an estimate is marked ``~`` and followed by its standard error (HTML in a
+    notebook).
     """
 
     def __init__(self, ties, values, stderr, n_draws=0):
@@ -60,6 +64,8 @@ class Evaluation:
         self.values = values
         self.stderr = stderr
         self.n_draws = n_draws
+        super().__init__((t, dict(zip(self.metrics, row.tolist())))
+                         for t, row in zip(self.ties, values))
 
     def __getitem__(self, ties):
         if ties not in self.ties:
@@ -68,6 +74,31 @@ class Evaluation:
 
     def to_dict(self):
         return {t: self[t] for t in self.ties}
+
+    def to_frame(self):
+        """A tidy ``pandas.DataFrame``: one row per (ranking type, metric), columns
+        ``ties``, ``metric``, ``value``, ``stderr`` (NaN for exact values). Needs pandas."""
+        import pandas as pd
+        return pd.DataFrame({
+            "ties": np.repeat(self.ties, len(self.metrics)),
+            "metric": np.tile(self.metrics, len(self.ties)),
+            "value": self.values.ravel(),
+            "stderr": self.stderr.ravel(),
+        })
+
+    def _repr_html_(self):
+        has_se = ~np.isnan(self.stderr)
+        head = "".join(f"<th>{html.escape(t)}</th>" for t in self.ties)
+        rows = []
+        for k, key in enumerate(self.metrics):
+            cells = "".join(
+                f"<td>~{self.values[t, k]:.6f} ± {self.stderr[t, k]:.1e}</td>" if has_se[t, k]
+                else f"<td>{self.values[t, k]:.6f}</td>" for t in range(len(self.ties)))
+            rows.append(f"<tr><th>{html.escape(key)}</th>{cells}</tr>")
+        note = (f"<p>~ Monte-Carlo estimate over {self.n_draws} random orders (± standard "
+                "error); every other value is exact</p>") if has_se.any() else ""
+        return (f"<table><thead><tr><th>metric</th>{head}</tr></thead>"
+                f"<tbody>{''.join(rows)}</tbody></table>{note}")
 
     def stderr_dict(self):
         """``{ranking_type: {metric_key: standard error}}`` of the Monte-Carlo estimates."""
