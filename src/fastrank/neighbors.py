@@ -212,11 +212,18 @@ class KNN(_NeighborClassifier):
     def fit(self, X, Y):
         """Store the training documents (lazy learner). Labels without a positive example are
         allowed (their belief is always 0)."""
-        check_option("aggregate", self.aggregate, tuple(_AGGREGATES))
+        self._check_params()
         X, Y = self._check_fit_input(X, Y)
-        _check_k(self.k, X.shape[0], f"training documents (n_samples={X.shape[0]})")
+        self._training_k(X.shape[0])
         self._store(X, Y)
         return self
+
+    def _check_params(self):
+        check_option("aggregate", self.aggregate, tuple(_AGGREGATES))
+
+    def _training_k(self, n):
+        """k checked against n training documents (None: n)."""
+        return _check_k(self.k, n, f"training documents (n_samples={n})")
 
     def _decide(self, X):
         Xn, base = self._queries(X)

@@ -134,28 +134,31 @@ class _VGRAMBase(MultiLabelEstimator):
             least half of it is stored (then a dense array is smaller and ~5x faster).
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
         """
-        X, Y = self._check_fit_input(*self._check_params(X, Y))
+        X, Y = self._prepare_fit(X, Y)
+        self._memorize(X, Y, self.synapses_, self.seed_)
+        return self
+
+    def _check_params(self):
+        _check_positive_int("n_neurons", self.n_neurons)
+        _check_positive_int("n_synapses", self.n_synapses)
+        check_option("tie_policy", self.tie_policy, TIE_POLICIES)
+
+    def _prepare_fit(self, X, Y):
+        """Checks, then what the whole training set decides: ``classes_``,
+        ``n_features_in_``, ``label_cardinality_``, and the wiring ``synapses_`` and tie-key
+        seed ``seed_`` drawn from ``random_state``. Returns X as the kernels take it, and Y."""
+        self._check_params()
+        X, Y = self._check_fit_input(X, Y)
         if not Y.any():
             raise ValueError(f"{type(self).__name__}: no training document has a label, "
                              "nothing to store")
         X = _kernel_input(X)
-        self._memorize(X, Y, *self._wire(X.shape[1]))
-        self.label_cardinality_ = float(Y.sum(axis=1).mean())
-        return self
-
-    def _check_params(self, *fit_args):
-        """Parameter checks of fit (before the input checks); returns its arguments."""
-        _check_positive_int("n_neurons", self.n_neurons)
-        _check_positive_int("n_synapses", self.n_synapses)
-        check_option("tie_policy", self.tie_policy, TIE_POLICIES)
-        return fit_args
-
-    def _wire(self, n_features):
-        """(synapses, seed): the wiring and the tie-key seed drawn from ``random_state``."""
         rng = check_random_state(self.random_state)
-        synapses = rng.integers(0, n_features, size=(int(self.n_neurons), int(self.n_synapses)),
-                                dtype=np.int32)
-        return synapses, int(rng.integers(0, 2**63))
+        self.synapses_ = rng.integers(0, X.shape[1], size=(int(self.n_neurons),
+                                                           int(self.n_synapses)), dtype=np.int32)
+        self.seed_ = int(rng.integers(0, 2**63))
+        self.label_cardinality_ = float(Y.sum(axis=1).mean())
+        return X, Y
 
     def _memorize(self, X, Y, synapses, seed):
         """Store the patterns of the rows of X (kernel input) given ``synapses`` and ``seed``;

@@ -7,9 +7,8 @@ import numpy as np
 
 from .._base import NotFittedError
 from .._ext import wnn as _wnn_kernel
-from .._validation import check_option
-from ..neighbors import _AGGREGATES, KNN, MLkNN, _Base, _check_k, _same_kind, _unit_rows
-from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _kernel_input, _merge_outcomes
+from ..neighbors import KNN, MLkNN, _Base, _same_kind, _unit_rows
+from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _merge_outcomes
 
 SUPPORTED = (KNN, MLkNN, VGRAM, VGRAMCor)
 
@@ -160,55 +159,21 @@ class ShardedEstimator:
                             f"instances, got {type(self.estimator).__name__}")
         client = self._get_client()
         model = type(self.estimator)(**self.estimator.get_params())
-        if isinstance(model, KNN):
-            check_option("aggregate", model.aggregate, tuple(_AGGREGATES))
+        if isinstance(model, (VGRAM, VGRAMCor)):
+            X, Y = model._prepare_fit(X, Y)
         else:
             model._check_params()
-        X, Y = model._check_fit_input(X, Y)
-        n = X.shape[0]
-        # client.nthreads() asks the scheduler (scheduler_info() may be out of date)
-        n_shards = len(client.nthreads()) if self.n_shards is None else self.n_shards
-        if isinstance(n_shards, bool) or not isinstance(n_shards, numbers.Integral):
-            raise TypeError(f"n_shards must be a positive int or None, got {n_shards!r}")
-        if not 1 <= n_shards <= n:
-            raise ValueError(f"n_shards must be between 1 and the {n} training documents, "
-                             f"got {n_shards}")
-        bounds = np.array([i * n // n_shards for i in range(n_shards + 1)], dtype=np.int64)
-
-        if isinstance(model, (VGRAM, VGRAMCor)):
-            if not Y.any():
-                raise ValueError(f"{type(model).__name__}: no training document has a label, "
-                                 "nothing to store")
-            X = _kernel_input(X)
-            synapses, seed = model._wire(X.shape[1])
-            stored = model._stored_rows(Y)
-            model.synapses_, model.seed_ = synapses, seed
-            model.label_indptr_, model.label_indices_ = model._label_lists(Y[stored])
-            model.label_cardinality_ = float(Y.sum(axis=1).mean())
-            self._entry0 = np.searchsorted(stored, bounds)  # stored documents before a shard
-            params = model.get_params()
-            shards = [client.submit(_vgram_shard, type(model), params, model.classes_,
-                                    model.n_features_in_, X[lo:hi], Y[lo:hi], synapses, seed)
-                      for lo, hi in zip(bounds[:-1], bounds[1:])]
-        else:
-            if isinstance(model, MLkNN):
-                k = model._training_k(n)
-            else:
-                _check_k(model.k, n, f"training documents (n_samples={n})")
+            X, Y = model._check_fit_input(X, Y)
+            k = model._training_k(X.shape[0])
             model.Y_ = Y
+        bounds = self._bounds(X.shape[0], client)
+        if isinstance(model, (VGRAM, VGRAMCor)):
+            shards = self._vgram_shards(client, model, X, Y, bounds)
+        else:
             shards = [client.submit(_neighbor_shard, X[lo:hi], int(lo))
                       for lo, hi in zip(bounds[:-1], bounds[1:])]
             if isinstance(model, MLkNN):
-                tables = []
-                for s, query in enumerate(shards):
-                    parts = [client.submit(_neighbor_partial, base, query, k, s == t)
-                             for t, base in enumerate(shards)]
-                    idx = client.submit(_merge_neighbors, parts, k)
-                    tables.append(client.submit(_count_tables, model,
-                                                client.submit(operator.getitem, idx, 1),
-                                                Y[bounds[s]:bounds[s + 1]]))
-                tables = client.gather(tables)
-                model._set_tables(sum(t[0] for t in tables), sum(t[1] for t in tables))
+                self._mlknn_tables(client, model, shards, Y, bounds, k)
         for shard in shards:  # built (the model stays on its worker), or its error raised
             if shard.exception() is not None:
                 raise shard.exception()
@@ -216,10 +181,46 @@ class ShardedEstimator:
         self._client = client
         self.shards_ = shards
         self.shard_bounds_ = bounds
-        self.n_shards_ = n_shards
+        self.n_shards_ = len(shards)
         self.classes_ = model.classes_
         self.n_features_in_ = model.n_features_in_
         return self
+
+    def _bounds(self, n, client):
+        """Row boundaries of the shards (sizes differing by at most 1)."""
+        # client.nthreads() asks the scheduler (scheduler_info() may be out of date)
+        n_shards = len(client.nthreads()) if self.n_shards is None else self.n_shards
+        if isinstance(n_shards, bool) or not isinstance(n_shards, numbers.Integral):
+            raise TypeError(f"n_shards must be a positive int or None, got {n_shards!r}")
+        if not 1 <= n_shards <= n:
+            raise ValueError(f"n_shards must be between 1 and the {n} training documents, "
+                             f"got {n_shards}")
+        return np.array([i * n // n_shards for i in range(n_shards + 1)], dtype=np.int64)
+
+    def _vgram_shards(self, client, model, X, Y, bounds):
+        """One VG-RAM model per shard, wired as ``model``; sets the whole memory's label
+        lists on ``model`` and the global number of each shard's first stored document."""
+        stored = model._stored_rows(Y)
+        model.label_indptr_, model.label_indices_ = model._label_lists(Y[stored])
+        self._entry0 = np.searchsorted(stored, bounds)
+        return [client.submit(_vgram_shard, type(model), model.get_params(), model.classes_,
+                              model.n_features_in_, X[lo:hi], Y[lo:hi], model.synapses_,
+                              model.seed_)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+    @staticmethod
+    def _mlknn_tables(client, model, shards, Y, bounds, k):
+        """ML-kNN's tables from the training self-join: the rows of every shard searched
+        in every shard (excluding themselves in their own), merged, counted per shard on
+        the workers; the count tables summed here."""
+        tables = []
+        for s, query in enumerate(shards):
+            parts = [client.submit(_neighbor_partial, base, query, k, s == t)
+                     for t, base in enumerate(shards)]
+            idx = client.submit(operator.getitem, client.submit(_merge_neighbors, parts, k), 1)
+            tables.append(client.submit(_count_tables, model, idx, Y[bounds[s]:bounds[s + 1]]))
+        tables = client.gather(tables)
+        model._set_tables(sum(t[0] for t in tables), sum(t[1] for t in tables))
 
     def _get_client(self):
         if self.client is not None:
@@ -278,7 +279,7 @@ class ShardedEstimator:
         if isinstance(model, MLkNN):
             k = model.cond_true_.shape[1] - 1
         else:
-            k = _check_k(model.k, model.Y_.shape[0], "training documents")
+            k = model._training_k(model.Y_.shape[0])
         return model._from_neighbors(*self._neighbors(X, k))
 
     def decision_function(self, X):
