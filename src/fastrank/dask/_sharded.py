@@ -241,14 +241,16 @@ class ShardedEstimator:
             raise NotFittedError("this ShardedEstimator is not fitted yet; call fit first")
 
     def _neighbors(self, X, k):
-        """Merged top-k (similarities, global indices) of the validated query rows X."""
+        """Merged top-k (similarities, global indices) of the validated query rows X. Query
+        tasks get fresh keys (pure=False): every call searches anew."""
         client = self._client
         step = max(1, PARTIAL_BYTES // (16 * k))
         merged = []
         for lo in range(0, X.shape[0], step):
             batch = X[lo:lo + step]
-            parts = [client.submit(_neighbor_partial, shard, batch, k) for shard in self.shards_]
-            merged.append(client.submit(_merge_neighbors, parts, k))
+            parts = [client.submit(_neighbor_partial, shard, batch, k, pure=False)
+                     for shard in self.shards_]
+            merged.append(client.submit(_merge_neighbors, parts, k, pure=False))
         sims, idx = zip(*client.gather(merged))
         return np.concatenate(sims), np.concatenate(idx)
 
@@ -262,11 +264,11 @@ class ShardedEstimator:
         merged = []
         for lo in range(0, X.shape[0], step):
             batch = X[lo:lo + step]
-            parts = [client.submit(_vgram_partial, shard, batch, lo, int(e0))
+            parts = [client.submit(_vgram_partial, shard, batch, lo, int(e0), pure=False)
                      for shard, e0 in live]
             merged.append(client.submit(_merge_outcomes, parts, model._model, model.tie_policy,
                                         model.label_indptr_, model.label_indices_, n_neurons,
-                                        q))
+                                        q, pure=False))
         return np.concatenate(client.gather(merged))
 
     def _decide(self, X):
