@@ -16,12 +16,12 @@ sets it cannot be read off the data (the largest index seen need not be the last
 and ``q`` changes Hamming loss, the per-label macro averages and the contingency counts),
 so ``n_labels`` must then be given.
 """
-import numbers
 from collections import namedtuple
 
 import numpy as np
 
-from .._validation import check_option, check_same_shape, check_truth, is_label_sets
+from .._validation import check_n_labels, check_option, check_same_shape, check_truth, \
+    is_label_sets
 
 AVERAGES = ("macro", "micro")
 F_AVERAGES = ("macro", "micro", "macro_pr")
@@ -120,13 +120,7 @@ def score_accuracy(c, zero_division):
 # ---- public functions --------------------------------------------------------------------
 
 def _check_n_labels(n_labels):
-    if n_labels is None:
-        return None
-    if isinstance(n_labels, bool) or not isinstance(n_labels, numbers.Integral):
-        raise TypeError(f"n_labels must be an integer, got {type(n_labels).__name__}")
-    if n_labels < 1:
-        raise ValueError(f"n_labels must be >= 1, got {n_labels!r}")
-    return int(n_labels)
+    return None if n_labels is None else check_n_labels(n_labels)
 
 
 def _truth_pair(y_true, y_pred, n_labels):
