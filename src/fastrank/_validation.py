@@ -69,11 +69,12 @@ def _index_array(a, name, what):
 
 
 def _data_array(a, name, ndim=1):
+    """A sparse matrix's values as an ndarray of real numbers in native byte order."""
     a = np.asarray(a)
     check_real_dtype(a.dtype, name)
     if a.ndim != ndim:
         raise ValueError(f"{name}: data must be {ndim}-D, got {a.ndim}-D")
-    return a
+    return a.astype(a.dtype.newbyteorder("="), copy=False)
 
 
 def _check_shape(shape, name):
@@ -140,7 +141,8 @@ def check_csr(matrix, name):
     entries), the indices (in [0, n_columns)), the lengths of ``indices`` and ``data``; for
     COO the coordinates. Index arrays of another integer dtype are converted to one dtype,
     int32 (or int64 when the values need it), as the kernels take them; non-integer index
-    arrays raise TypeError. Returns a CSR matrix with sorted, unique indices, C-contiguous
+    arrays raise TypeError. Returns a CSR matrix with sorted, unique indices (duplicates
+    summed, in float64 for integer or boolean values so that they never wrap), C-contiguous
     1-D arrays in native byte order; the caller's matrix is never modified (a new matrix is
     built whenever anything has to change). O(nnz) vectorised NumPy.
 
@@ -180,6 +182,8 @@ def check_csr(matrix, name):
                              f"and {data.size} entries")
         _check_in_range(row, n, name, "row index")
         _check_in_range(col, m, name, "column index")
+        if data.dtype.kind != "f":
+            data = data.astype(np.float64)  # duplicates are summed: integers must not wrap
         matrix = sp.coo_matrix((data, (_native(row, np.int64), _native(col, np.int64))),
                                shape=(n, m)).tocsr()  # sums duplicates
         indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
@@ -190,9 +194,11 @@ def check_csr(matrix, name):
         index_dtype = indptr.dtype
     else:
         index_dtype = np.int32 if fits32 else np.int64
-    arrays = (_native(data, data.dtype.newbyteorder("=")), _native(indices, index_dtype),
+    canonical = _is_canonical(indptr, indices)
+    if not canonical and data.dtype.kind != "f":
+        data = data.astype(np.float64)  # duplicates are summed: integers must not wrap
+    arrays = (_native(data, data.dtype), _native(indices, index_dtype),
               _native(indptr, index_dtype))
-    canonical = _is_canonical(arrays[2], arrays[1])
     if sp.isspmatrix_csr(matrix) and canonical and all(
             a is b for a, b in zip(arrays, (matrix.data, matrix.indices, matrix.indptr))):
         return matrix
