@@ -381,3 +381,33 @@ def test_complex_truth_is_a_type_error():
         check_truth(np.array([[1 + 0j, 0]]))
     with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
         check_scores(np.array([[1 + 0j, 0]]))
+
+
+# ---- unbounded parameters ----------------------------------------------------------------
+
+@pytest.mark.parametrize("top_k", [3, 4, 2**31, 2**63, 2**100])
+def test_cutoff_top_k_beyond_the_labels_takes_them_all(top_k):
+    from fastrank.metrics import cutoff
+    S = np.array([[0.3, 0.2, 0.1], [0.0, 0.0, 0.5]])
+    for scores in (S, sp.csr_matrix(S)):
+        assert cutoff(scores, top_k=top_k).tolist() == [[1, 1, 1], [1, 1, 1]]
+    assert cutoff(S, top_k=1).tolist() == [[1, 0, 0], [0, 0, 1]]
+
+
+def test_cutoff_parameter_errors():
+    from fastrank.metrics import cutoff
+    S = np.array([[0.3, 0.2, 0.1]])
+    with pytest.raises(ValueError, match="top_k must be an integer >= 0"):
+        cutoff(S, top_k=-2**63)
+    with pytest.raises(TypeError, match="top_k must be an integer"):
+        cutoff(S, top_k=float("inf"))
+    with pytest.raises(TypeError, match="threshold must be real numeric values"):
+        cutoff(S, threshold=0.5 + 0j)
+
+
+def test_set_metrics_n_labels_bound():
+    from fastrank.metrics import f1, hamming_loss
+    with pytest.raises(ValueError, match=r"n_labels must be <= 2147483647, got 9223372036854775808"):
+        hamming_loss([{0}], [{1}], n_labels=2**63)
+    with pytest.raises(ValueError, match=r"indicator matrix would take"):
+        f1([{0}] * 4, [{1}] * 4, n_labels=2**31 - 1)

@@ -398,6 +398,8 @@ def log_loss(y_true, y_prob, eps="auto"):
 
 
 def _check_probabilities(y_true, y_prob):
+    if y_true is None:
+        raise TypeError("y_true is required: a 0/1 array of the shape of y_prob")
     prob, y, one_d = _check_pair(y_prob, y_true, name="y_prob")
     if prob.min() < 0.0 or prob.max() > 1.0:
         raise ValueError(f"y_prob must be probabilities in [0, 1]; found range "

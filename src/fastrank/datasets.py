@@ -52,8 +52,8 @@ def _check_label_matrix(source, n, q, file_size):
     limit = max(LABEL_MATRIX_FLOOR, LABEL_MATRIX_FACTOR * file_size)
     if (n + 64) * q > limit:
         raise ValueError(f"{source}: {n} documents x {q} labels would need "
-                         f"{(n + 64) * q / 2**20:.0f} MiB, more than a {file_size}-byte file "
-                         f"may claim ({limit / 2**20:.0f} MiB)")
+                         f"{(n + 64) * q / 2**20:.1f} MiB, more than a {file_size}-byte file "
+                         f"may claim ({limit / 2**20:.1f} MiB)")
 
 
 # ---- the Dataset value -------------------------------------------------------------------

@@ -120,7 +120,7 @@ def tie_groups(scores):
     without sorting again, e.g. the modified rank of label ``order[i, p]`` is ``end[i, p]``.
 
     Memory: the three int32 outputs (12 bytes per entry) plus, per thread, a scratch of
-    about 40 bytes per label and 8 KiB; nothing else of the matrix's size (a 10**6 x 200
+    33 bytes per label and 11 KiB; nothing else of the matrix's size (a 10**6 x 200
     float32 input: 2289 MiB of outputs, and the peak RSS rises 2289 MiB during the call; see
     benchmarks/RESULTS.md, "Memory").
     """
