@@ -1,0 +1,122 @@
+"""``fastrank.dask.evaluate`` on a real ``distributed.LocalCluster`` and on Dask's local
+scheduler: equal to the in-memory ``evaluate`` for any row chunking."""
+import dask
+import dask.array as da
+import distributed
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastrank.dask as fd
+from fastrank import metrics as M
+
+EVERY = ("ordinal", "dense", "standard", "modified", "expected")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as c:
+        yield c
+
+
+def tied_data(n, q, seed):
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, q)) < 0.3).astype(np.uint8)
+    s = rng.integers(0, 5, size=(n, q)) / 4
+    return y, s
+
+
+def assert_same(got, want):
+    assert got.ties == want.ties
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.stderr, want.stderr, rtol=1e-9, atol=1e-12)
+
+
+def test_on_a_local_cluster_equals_in_memory(cluster):
+    y, s = tied_data(3001, 17, 0)
+    want = M.evaluate(y, s, ties=EVERY, random_state=7)
+    chunks = ((1000, 1, 700, 1300),)  # uneven, one single-row chunk
+    with distributed.Client(cluster):
+        got = fd.evaluate(da.from_array(y, chunks=chunks + ((17,),)),
+                          da.from_array(s.astype(np.float32), chunks=chunks + ((17,),)),
+                          ties=EVERY, random_state=7, split_every=2)
+    # float32 beliefs: the values are multiples of 1/4, exact in both precisions
+    assert_same(got, want)
+
+
+def test_sparse_chunks_on_a_local_cluster(cluster):
+    y, s = tied_data(900, 12, 1)
+    want = M.evaluate(y, s, ties=EVERY, random_state=0, cutoff=3)
+    with distributed.Client(cluster):
+        ys = da.from_array(s, chunks=(250, 12)).map_blocks(sp.csr_matrix)
+        yt = da.from_array(sp.csr_matrix(y), chunks=(250, 12), asarray=False)
+        assert_same(fd.evaluate(yt, ys, ties=EVERY, random_state=0, cutoff=3), want)
+
+
+@pytest.mark.parametrize("rows", [1, 64, 500, 1200])
+def test_any_row_chunking_on_the_local_scheduler(rows):
+    y, s = tied_data(1200, 9, 2)
+    want = M.evaluate(y, s, ties=EVERY, random_state=3, n_draws=20)
+    with dask.config.set(scheduler="threads"):
+        got = fd.evaluate(da.from_array(y, chunks=(rows, 9)), da.from_array(s, chunks=(rows, 9)),
+                          ties=EVERY, random_state=3, n_draws=20)
+    assert_same(got, want)
+
+
+def _generated(block_info=None, q=8, which="score"):
+    """One lazily generated chunk, from (seed, chunk index) alone."""
+    (lo, hi), _ = block_info[None]["array-location"]
+    rng = np.random.default_rng([11, lo])
+    y = (rng.random((hi - lo, q)) < 0.25).astype(np.uint8)
+    s = (rng.integers(0, 9, size=(hi - lo, q)) / 8).astype(np.float32)
+    return s if which == "score" else y
+
+
+def test_lazily_generated_beliefs_equal_the_materialised_ones():
+    chunks = ((400,) * 5, (8,))
+    s = da.map_blocks(_generated, chunks=chunks, dtype=np.float32, which="score")
+    y = da.map_blocks(_generated, chunks=chunks, dtype=np.uint8, which="truth")
+    with dask.config.set(scheduler="threads"):
+        got = fd.evaluate(y, s, ties=EVERY)
+        want = M.evaluate(y.compute(), s.compute(), ties=EVERY)
+    assert_same(got, want)
+
+
+def test_bad_input_is_refused():
+    y, s = tied_data(100, 6, 0)
+    dy, ds = da.from_array(y, chunks=(30, 6)), da.from_array(s, chunks=(30, 6))
+    with pytest.raises(TypeError, match="dask.array"):
+        fd.evaluate(y, ds)
+    with pytest.raises(ValueError, match="chunked along labels"):
+        fd.evaluate(dy, da.from_array(s, chunks=(30, 3)))
+    with pytest.raises(ValueError, match="chunked alike"):
+        fd.evaluate(da.from_array(y, chunks=(40, 6)), ds)
+    with pytest.raises(ValueError, match="shape"):
+        fd.evaluate(dy[:, :5], ds)
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        fd.evaluate(dy[dy[:, 0] >= 0], ds[dy[:, 0] >= 0])
+    with pytest.raises(ValueError, match="n_labels"):
+        fd.evaluate(dy, ds, n_labels=7)
+    with pytest.raises(ValueError, match="split_every"):
+        fd.evaluate(dy, ds, split_every=1)
+    with pytest.raises(ValueError, match="ties"):
+        fd.evaluate(dy, ds, ties="nonsense")
+    with pytest.raises(ValueError, match=r"rows 30..59: y_score contains NaN"):
+        bad = s.copy()
+        bad[55, 2] = np.nan
+        with dask.config.set(scheduler="sync"):
+            fd.evaluate(dy, da.from_array(bad, chunks=(30, 6)))
+
+
+def test_sample_weight_chunked_like_the_rows():
+    y, s = tied_data(500, 7, 5)
+    w = np.random.default_rng(5).random(500)
+    want = M.evaluate(y, s, ties=EVERY, sample_weight=w)
+    with dask.config.set(scheduler="threads"):
+        got = fd.evaluate(da.from_array(y, chunks=(120, 7)), da.from_array(s, chunks=(120, 7)),
+                          ties=EVERY, sample_weight=da.from_array(w, chunks=120))
+        assert_same(got, want)
+        with pytest.raises(ValueError, match="sample_weight"):
+            fd.evaluate(da.from_array(y, chunks=(120, 7)), da.from_array(s, chunks=(120, 7)),
+                        sample_weight=da.from_array(w, chunks=100))
