@@ -615,9 +615,9 @@ def test_numbers_are_decimal_only(tmp_path, token):
         D.load_arff(arff, labels=1)
 
 
-@pytest.mark.parametrize("token, value", [("1e5", 1e5), ("-2.5E-3", -2.5e-3), ("+.5", 0.5),
-                                          ("5.", 5.0), ("12345678901234567890", 1.2345678901234567e19),
-                                          ("0.1000000000000000055511151231257827", 0.1)])
+@pytest.mark.parametrize("token, value", [
+    ("1e5", 1e5), ("-2.5E-3", -2.5e-3), ("+.5", 0.5), ("5.", 5.0),
+    ("12345678901234567890", 1.2345678901234567e19), ("0.1000000000000000055511151231257827", 0.1)])
 def test_decimal_numbers_still_parse(tmp_path, token, value):
     svm = _hostile_file(tmp_path, "a.svm", f"0 1:{token}\n")
     assert D.load_libsvm(svm).X.toarray().tolist() == [[value]]

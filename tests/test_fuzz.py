@@ -43,9 +43,9 @@ def run_batch(kind, first, count):
     started = re.findall(r"^case (\d+)$", proc.stdout, re.M)
     seed = started[-1] if started else "?"
     failure = re.search(r"^FAIL .*", proc.stdout, re.M)
-    how = failure.group(0) if failure else (
-        f"child died with {'signal ' + str(-proc.returncode) if proc.returncode < 0 else 'exit ' + str(proc.returncode)}"
-        f": {proc.stderr.strip()[-800:]}")
+    died = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
+    how = failure.group(0) if failure else \
+        f"child died with {died}: {proc.stderr.strip()[-800:]}"
     pytest.fail(f"{kind} case {seed}: {how}\nreplay: python tests/fuzz_cases.py {kind} {seed} 1",
                 pytrace=False)
 

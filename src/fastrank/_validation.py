@@ -55,7 +55,6 @@ def as_real_array(x, name, dtype=np.float64):
 # ---- sparse input ------------------------------------------------------------------------
 
 MAX_COLUMNS = 2**31 - 1  # label and feature counts: positions are int32 in the kernels
-_INT32_MAX = 2**31 - 1
 
 
 def _index_array(a, name, what):
@@ -188,7 +187,7 @@ def check_csr(matrix, name):
                                shape=(n, m)).tocsr()  # sums duplicates
         indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
                                             n, m, name)
-    fits32 = max(indices.size, m) <= _INT32_MAX
+    fits32 = max(indices.size, m) <= np.iinfo(np.int32).max
     if indptr.dtype == indices.dtype and indptr.dtype in (np.int32, np.int64) \
             and (indptr.dtype == np.int64 or fits32):
         index_dtype = indptr.dtype
@@ -214,11 +213,6 @@ def check_csr(matrix, name):
 def _check_columns(shape, name, columns):
     if shape[1] > MAX_COLUMNS:
         raise ValueError(f"{name} has {shape[1]} {columns}; at most {MAX_COLUMNS} are supported")
-
-
-def _first_nan_row(values, row_of):
-    bad = np.flatnonzero(np.isnan(values))
-    return None if bad.size == 0 else int(row_of(bad[0]))
 
 
 def check_scores(scores, name="y_score", allow_sparse=True):
