@@ -484,3 +484,27 @@ def test_cli_evaluate_top_k_cutoff_and_spaced_ties(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == json.loads(json.dumps(
         evaluate(y, s, ties=("dense", "modified"), cutoff=2).to_dict()))
+
+
+def test_report_without_ordinal_and_with_two_classifiers(small_study):
+    """No ordinal ranking: no t-tests, one panel per metric figure, no significance table;
+    two classifiers and two ranking types: no critical-difference diagram."""
+    r = small_study
+    keep = [r.ties.index(t) for t in ("dense", "modified")]
+    sub = StudyResult(dataset=r.dataset, classifiers=("knn", "vgram"), ties=("dense", "modified"),
+                      folds=r.folds, random_state=r.random_state, cutoff=r.cutoff,
+                      params={c: r.params[c] for c in ("knn", "vgram")},
+                      values={c: r.values[c][keep] for c in ("knn", "vgram")},
+                      tie_stats={c: r.tie_stats[c] for c in ("knn", "vgram")})
+    specs = figure_specs(sub)
+    assert [s.name for s in specs] == ["ties"] + [f"metric-{m}" for m in METRIC_KEYS]
+    fig = _drawn(specs[1])
+    assert len(fig.axes) == 1 and not fig.axes[0].texts
+    assert "paired" not in specs[1].caption
+    svg, pdf = specs[1].render()
+    assert svg.count("<text") > 10 and pdf.startswith(b"%PDF-")
+    page = render_html(sub, figures=[(s, None, None) for s in specs])
+    assert page.count("<figcaption>") == len(specs) and "Summary of the t-tests" not in page
+    text = terminal_summary(sub)
+    assert "Summary of the t-tests" not in text and "differs from ordinal" not in text
+    assert "kNN: mean ± sd over folds" in text and text.endswith(REPORT_LINE)

@@ -262,7 +262,9 @@ def terminal_summary(result, alpha=0.05, report_path=None):
     parts = [f"fastrank tie study: {result.dataset.get('name', '')} — mean ± sd over "
              f"{result.folds} folds"
              + (f" (* differs from ordinal: paired t-test, α = {alpha:g})" if compare
-                else "")]
+                else "")
+             + ("; ~ Monte-Carlo estimate" if "expected" in result.ties
+                and set(metrics) & set(ESTIMATED_KEYS) else "")]
     parts += [_mean_sd_table(result, c, metrics, alpha, compare).text()
               for c in result.classifiers]
     if compare:
@@ -554,6 +556,7 @@ def render_html(result, alpha=0.05, figures=None):
     if figures is None:
         figures = render_figures(result, alpha)
     esc = html.escape
+    drawn = all(svg is not None for _, svg, _ in figures)
     name = esc(str(result.dataset.get("name", "")))
     all_tables = {t.title: t for t in tables(result, alpha)}
     number = {spec.name: i for i, (spec, _, _) in enumerate(figures, 1)}
@@ -569,9 +572,10 @@ def render_html(result, alpha=0.05, figures=None):
              f"(seed {result.random_state}), {len(result.metrics)} metrics under the "
              f"{esc(types)} rankings. Intervals are {100 * (1 - alpha):g} % Student-t "
              f"confidence intervals of the mean over the folds; significance is the paired "
-             f"two-tailed t-test against the ordinal ranking at α = {alpha:g}. Every figure "
-             f"is also in <code>figures/</code> as SVG and PDF.</p>"]
-    if not _have_matplotlib() or any(svg is None for _, svg, _ in figures):
+             f"two-tailed t-test against the ordinal ranking at α = {alpha:g}."
+             + (" Every figure is also in <code>figures/</code> as SVG and PDF." if drawn
+                else "") + "</p>"]
+    if not drawn:
         parts.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
                      "installed (pip install 'fastrank-mlc[report]').</strong> Each "
                      "figure's place and caption are kept below; its numbers are in the "
