@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import fastrank._atomic as atomic
 import fastrank.report as report
@@ -117,6 +118,54 @@ def test_replace_together_rolls_back_a_failing_rename(tmp_path, monkeypatch, fai
     monkeypatch.undo()
     assert snapshot(tmp_path) == before
     assert sorted(os.listdir(tmp_path)) == ["a", "b", "stale"]  # "new/" removed again
+
+
+NAMES = ["a", "b", "c", "sub/d", "sub/e"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(old=st.sets(st.sampled_from(NAMES)), new=st.sets(st.sampled_from(NAMES), min_size=1),
+       remove=st.sets(st.sampled_from(NAMES)), fail_at=st.integers(0, 12))
+def test_replace_together_is_all_or_nothing(old, new, remove, fail_at):
+    """Any mix of existing, new and removed files, with the k-th rename or unlink failing
+    (or none, when k is past the last): afterwards the folder is exactly as before, or
+    exactly the old files updated by the new contents less the removed ones (plus at most
+    the one backup whose deletion was made to fail)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in old:
+            os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(f"old {name}".encode())
+        before = snapshot(tmp)
+        calls = [0]
+
+        def failing(real):
+            def call(*args):
+                calls[0] += 1
+                if calls[0] == fail_at:
+                    raise OSError(errno.EIO, "simulated I/O error")
+                return real(*args)
+            return call
+
+        contents = {os.path.join(tmp, n): f"new {n}".encode() for n in new}
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(atomic.os, "replace", failing(os.replace))
+            mp.setattr(atomic.os, "unlink", failing(os.unlink))
+            try:
+                replace_together(contents, remove=[os.path.join(tmp, n) for n in remove])
+                failed = False
+            except OSError:
+                failed = True
+        after = snapshot(tmp)
+        if failed:
+            assert after == before and no_temporaries(tmp)
+        else:
+            expected = {k: v for k, v in before.items() if k not in remove or k in new}
+            expected.update({n: f"new {n}".encode() for n in new})
+            # a backup whose deletion failed after the set was replaced may stay behind
+            strays = [k for k in after if os.path.basename(k).startswith(".fastrank-")]
+            assert all(k.endswith(".bak") for k in strays) and len(strays) <= 1
+            assert {k: v for k, v in after.items() if k not in strays} == expected
 
 
 def test_replace_together_without_hard_links_keeps_copies(tmp_path, monkeypatch):
