@@ -372,7 +372,7 @@ def _draw_metric(result, metric, alpha):
                                   filled=result.ttest(c, metric, t, alpha).significant)
             ax.margins(y=0.12)
             _classifier_axis(ax, result)
-            ax.set_ylabel(f"Difference from ordinal\n(type − ordinal)")
+            ax.set_ylabel("Difference from ordinal\n(type − ordinal)")
             ax.set_title(f"(b) Paired difference; filled: p < {alpha:g}", loc="left")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside upper center", ncols=len(labels),
