@@ -26,9 +26,11 @@ def _neighbor_shard(X, offset):
 
 
 def _neighbor_partial(shard, Q, k, exclude_self=False):
-    """Top-min(k, shard size) of the rows of Q (validated features, or another shard) among
-    the shard's rows, as (similarities, global indices); the rows are normalised and
-    searched as :class:`fastrank.KNN` does (``_same_kind`` + ``_unit_rows`` + ``_Base``)."""
+    """Top-min(k, shard size) of the rows of Q (validated features, or a shard) among the
+    shard's rows, as (similarities, global indices); the rows are normalised and searched
+    as :class:`fastrank.KNN` does (``_same_kind`` + ``_unit_rows`` + ``_Base``). With
+    ``exclude_self``, Q is this very shard (ML-kNN's self-join): no row is its own
+    neighbour."""
     if isinstance(Q, dict):
         Q = Q["X"]
     Qc, B = _same_kind(Q, shard["X"])
@@ -47,10 +49,6 @@ def _merge_neighbors(parts, k):
     idx = np.concatenate([p[1] for p in parts], axis=1)
     order = np.lexsort((idx, -sims))[:, :k]
     return np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
-
-
-def _count_tables(model, idx, Y):
-    return model._count_tables(idx, Y)
 
 
 def _vgram_shard(cls, params, classes, n_features, X, Y, synapses, seed):
@@ -218,7 +216,8 @@ class ShardedEstimator:
             parts = [client.submit(_neighbor_partial, base, query, k, s == t)
                      for t, base in enumerate(shards)]
             idx = client.submit(operator.getitem, client.submit(_merge_neighbors, parts, k), 1)
-            tables.append(client.submit(_count_tables, model, idx, Y[bounds[s]:bounds[s + 1]]))
+            tables.append(client.submit(MLkNN._count_tables, model, idx,
+                                        Y[bounds[s]:bounds[s + 1]]))
         tables = client.gather(tables)
         model._set_tables(sum(t[0] for t in tables), sum(t[1] for t in tables))
 
