@@ -1,32 +1,42 @@
 # cython: language_level=3
 """Exact top-k cosine neighbours and the label aggregation of kNN / ML-kNN.
 
-The Python wrapper is ``fastrank.neighbors``; it validates input, normalises rows (with the
-kernels below) and allocates the outputs.
+The Python wrapper is ``fastrank.neighbors``; it validates input, scales each row by a power
+of two (exact) into [-1, 1), computes the squared norms (with the kernels below) and
+allocates the outputs.
+
+Cosine: from the dot product d and the squared norms aa, bb of the two scaled rows,
+sign(d) * sqrt(d^2 / (aa bb)) with the ratio rounded once in float64 (``fr_cosine``). For
+integer-valued rows (binary, counts; times any power of two) d, aa and bb are exact within
+the limits documented in ``fastrank.neighbors.topk_cosine``, so the result depends only on
+the rational d^2 / (aa bb) and the sign: equal cosines are bit-equal. The squared norm of a
+row is its dot product with itself as the search computes it, so a row's cosine with itself
+(or a duplicate) is exactly 1. Results lie in [-1, 1] (the ratio is clipped to 1).
 
 Neighbour order: similarity descending, then base index ascending. Selection is partial: in
 the dense search each query keeps a bounded min-heap of its k best (similarity, index) pairs
 inside its output row (root = the worst kept pair), sorted in place at the end; in the CSR
 search a reservoir holds up to 4k candidates that beat a bar (the k-th best so far), compacted
 by quickselect when full, and only the final k are sorted.
-Similarities are clipped to [-1, 1] (rounding can push a normalised dot product past 1).
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
-(query block x base block) similarity block with ``fr_dots`` below and selecting from it.
-Every dot product there is summed in one fixed order that depends only on the number of
-features (8 interleaved partial sums, then a fixed pairwise reduction; no fused multiply-add),
-so a similarity depends only on its two rows: not on the block shapes, the position of the
-rows in the base, the thread count, or which part of the base is searched (a BLAS GEMM
-rounds an element differently with the matrix shapes, so the search of a shard of the base
-would not reproduce the search of the whole). The same code runs with 256-bit vectors on
-CPUs with AVX2 and with SSE2 otherwise, giving the same bits.
+(query block x base block) block of dot products with ``fr_dots`` below, turning it into
+cosines and selecting from it. Every dot product there is summed in one fixed order that
+depends only on the number of features (8 interleaved partial sums of fused multiply-adds,
+then a fixed pairwise reduction), so a similarity depends only on its two rows: not on the
+block shapes, the position of the rows in the base, the thread count, or which part of the
+base is searched (a BLAS GEMM rounds an element differently with the matrix shapes, so the
+search of a shard of the base would not reproduce the search of the whole). The same sums
+run with 256-bit vectors on CPUs with AVX2 and FMA3, and with C99 ``fma`` otherwise (slow
+without hardware FMA), giving the same bits.
 CSR input: OpenMP over queries; each thread accumulates the dot products of one query with
 every base document through the inverted index (B transposed, CSR) into its own dense
-accumulator, then selects. Every query is summed in a fixed order, so results do not depend on
-the thread count.
+accumulator (multiply, then add, in the order of the query's stored features), then turns
+them into cosines and selects. Every query is summed in a fixed order, so results do not
+depend on the thread count.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, sqrt
+from libc.math cimport fabs, frexp, ldexp
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
@@ -91,10 +101,6 @@ cdef inline void _push(floating* hv, int64_t* hi, Py_ssize_t* size, Py_ssize_t k
     cdef Py_ssize_t pos, parent
     if size[0] == k and v < hv[0]:
         return  # below the worst kept similarity: cannot enter
-    if v > 1:
-        v = 1
-    elif v < -1:
-        v = -1
     if size[0] < k:
         pos = size[0]
         size[0] += 1
@@ -203,10 +209,6 @@ cdef inline void _res_compact(Reservoir* r, floating* bv, int64_t* bi) noexcept 
 
 cdef inline void _res_offer(Reservoir* r, floating* bv, int64_t* bi, floating v,
                             int64_t j) noexcept nogil:
-    if v > 1:
-        v = 1
-    elif v < -1:
-        v = -1
     if r.has_bar and not (v > r.bar_v or (v == r.bar_v and j < r.bar_i)):
         return
     bv[r.m] = v
@@ -275,168 +277,176 @@ cdef inline void _res_bar_from_groups(Reservoir* r, floating* bv, const floating
         bv[g] = top
     top = _kth_largest(bv, r.cap, r.k)
     r.has_bar = True
-    r.bar_v = min(max(<double> top, -1.0), 1.0)  # candidates are clipped alike
+    r.bar_v = top
     r.bar_i = nb  # a tie with the bar clears it: v >= bar_v
 
 
-# ---- row normalisation ----------------------------------------------------------------------
+# ---- row scaling and squared norms ----------------------------------------------------------
 
-cdef inline double _inv_norm(const floating* x, Py_ssize_t m) noexcept nogil:
-    """1 / Euclidean norm of x[0..m), 0 for a zero vector (scaled to avoid overflow)."""
+cdef inline double _pow2_scale(const floating* x, Py_ssize_t m) noexcept nogil:
+    """The power of two 2^-e that brings max |x[0..m)| into [1/2, 1); 0 for a zero vector.
+    Multiplying by it is exact (barring underflow below the smallest normal number)."""
     cdef Py_ssize_t j
-    cdef double top = 0, ss = 0, t
+    cdef double top = 0, t
+    cdef int e
     for j in range(m):
         t = fabs(x[j])
         if t > top:
             top = t
     if top == 0:
         return 0.0
-    for j in range(m):
-        t = x[j] / top
-        ss += t * t
-    return 1.0 / (top * sqrt(ss))
+    frexp(top, &e)
+    return ldexp(1.0, -e)
 
 
-def normalize_dense(const floating[:, ::1] X, floating[:, ::1] out):
-    """out[i] <- X[i] / ||X[i]|| (a zero row stays zero)."""
+def scale_dense(const floating[:, ::1] X, floating[:, ::1] out):
+    """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero)."""
     cdef Py_ssize_t i, j, n = X.shape[0], m = X.shape[1]
     cdef double s
     for i in prange(n, nogil=True, schedule="static"):
-        s = _inv_norm(&X[i, 0], m)
+        s = _pow2_scale(&X[i, 0], m)
         for j in range(m):
             out[i, j] = <floating> (X[i, j] * s)
 
 
-def normalize_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
-    """The data array of a CSR matrix with unit-norm rows (a zero row stays zero)."""
+def scale_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
+    """The data array of a CSR matrix with rows scaled as in scale_dense."""
     cdef Py_ssize_t i, p, lo, hi, n = indptr.shape[0] - 1
     cdef double s
     for i in prange(n, nogil=True, schedule="static"):
         lo = indptr[i]
         hi = indptr[i + 1]
         if hi > lo:
-            s = _inv_norm(&data[lo], hi - lo)
+            s = _pow2_scale(&data[lo], hi - lo)
             for p in range(lo, hi):
                 out[p] = <floating> (data[p] * s)
 
 
-# ---- top-k search -----------------------------------------------------------------------------
+def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
+    """out[i] <- the squared norm of CSR row i, summed in storage order as topk_csr sums the
+    dot product of row i with itself (so the two are equal)."""
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    cdef floating s
+    for i in prange(n, nogil=True, schedule="static"):
+        s = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            s = s + data[p] * data[p]
+        out[i] = s
+
+
+# ---- dense dot products and cosines --------------------------------------------------------
 
 cdef extern from *:
     """
+    #include <math.h>
     /* s[r * mb + j] <- dot(q row r, b row j) for r < mq, j < mb (rows of d values). Each dot
-       product is summed in a fixed order: partial sum l (l < 8) adds the products of
-       features l, l + 8, l + 16, ... in ascending order, then
-       ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)). Base rows are taken four at a
-       time (the query row loaded once for four dot products), in tiles of about 128 KiB
-       that stay in L2 while every query row of the block is compared with them; a short
-       last group takes the same sums one row at a time. */
+       product is summed in one fixed order with fused multiply-adds: partial sum l (l < 8)
+       is p_l <- fma(a_f, b_f, p_l) over the features f = l, l + 8, l + 16, ... in ascending
+       order, then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)). An fma rounds once, so
+       the portable code (C99 fma) and the AVX2/FMA3 code give the same bits. Base rows are
+       scanned in tiles of about 128 KiB that stay in L2 while every query row of the block
+       is compared with them. */
     #define FR_SUM8(p) ((((p)[0] + (p)[1]) + ((p)[2] + (p)[3])) \
                         + (((p)[4] + (p)[5]) + ((p)[6] + (p)[7])))
-    #define FR_DOTS(NAME, T, ATTR)                                                       \
-        ATTR static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb,      \
-                              int64_t d) {                                               \
-            int64_t tile = (131072 / ((d > 0 ? d : 1) * (int64_t) sizeof(T))) & ~3;      \
-            int64_t j0, j1, r, j, f, l;                                                  \
-            if (tile < 4) tile = 4;                                                      \
+    #define FR_TILE(T, d) ((int64_t) (131072 / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) & ~7)
+    #define FR_DOTS(NAME, T, FMA)                                                        \
+        static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
+            int64_t tile = FR_TILE(T, d), j0, j1, r, j, f, l;                            \
+            if (tile < 8) tile = 8;                                                      \
             for (j0 = 0; j0 < mb; j0 += tile) {                                          \
                 j1 = j0 + tile < mb ? j0 + tile : mb;                                    \
                 for (r = 0; r < mq; r++) {                                               \
                     const T* a = q + r * d;                                              \
-                    for (j = j0; j + 4 <= j1; j += 4) {                                  \
-                        const T *b0 = b + j * d, *b1 = b0 + d, *b2 = b1 + d, *b3 = b2 + d; \
-                        T p0[8] = {0}, p1[8] = {0}, p2[8] = {0}, p3[8] = {0};            \
+                    for (j = j0; j < j1; j++) {                                          \
+                        const T* c = b + j * d;                                          \
+                        T p[8] = {0};                                                    \
                         for (f = 0; f + 8 <= d; f += 8)                                  \
-                            for (l = 0; l < 8; l++) {                                    \
-                                p0[l] += a[f + l] * b0[f + l];                           \
-                                p1[l] += a[f + l] * b1[f + l];                           \
-                                p2[l] += a[f + l] * b2[f + l];                           \
-                                p3[l] += a[f + l] * b3[f + l];                           \
-                            }                                                            \
-                        for (l = 0; f + l < d; l++) {                                    \
-                            p0[l] += a[f + l] * b0[f + l];                               \
-                            p1[l] += a[f + l] * b1[f + l];                               \
-                            p2[l] += a[f + l] * b2[f + l];                               \
-                            p3[l] += a[f + l] * b3[f + l];                               \
-                        }                                                                \
-                        s[r * mb + j] = FR_SUM8(p0);                                     \
-                        s[r * mb + j + 1] = FR_SUM8(p1);                                 \
-                        s[r * mb + j + 2] = FR_SUM8(p2);                                 \
-                        s[r * mb + j + 3] = FR_SUM8(p3);                                 \
-                    }                                                                    \
-                    for (; j < j1; j++) {                                                \
-                        const T* b0 = b + j * d;                                         \
-                        T p0[8] = {0};                                                   \
-                        for (f = 0; f + 8 <= d; f += 8)                                  \
-                            for (l = 0; l < 8; l++) p0[l] += a[f + l] * b0[f + l];       \
-                        for (l = 0; f + l < d; l++) p0[l] += a[f + l] * b0[f + l];       \
-                        s[r * mb + j] = FR_SUM8(p0);                                     \
+                            for (l = 0; l < 8; l++) p[l] = FMA(a[f + l], c[f + l], p[l]); \
+                        for (l = 0; f + l < d; l++) p[l] = FMA(a[f + l], c[f + l], p[l]); \
+                        s[r * mb + j] = FR_SUM8(p);                                      \
                     }                                                                    \
                 }                                                                        \
             }                                                                            \
         }
-    FR_DOTS(fr_dots_f64_base, double, )
-    FR_DOTS(fr_dots_f32_base, float, )
+    FR_DOTS(fr_dots_f64_base, double, fma)
+    FR_DOTS(fr_dots_f32_base, float, fmaf)
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     #include <immintrin.h>
     /* The same sums with 256-bit vectors: partial sums 0-7 are the lanes of one float
-       vector, or of two double vectors (lanes 0-3, 4-7); multiply and add stay separate
-       instructions (no FMA), so every partial sum takes the base code's roundings. */
-    #define FR_DOTS_AVX2(NAME, T, V, N, LOAD, MUL, ADD, STORE, ZERO)                     \
-        __attribute__((target("avx2")))                                                  \
-        static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb,           \
-                         int64_t d) {                                                    \
-            int64_t tile = (131072 / ((d > 0 ? d : 1) * (int64_t) sizeof(T))) & ~3;      \
-            int64_t j0, j1, r, j, f, l, v;                                               \
-            T p[4][8];                                                                   \
-            if (tile < 4) tile = 4;                                                      \
+       vector, or of two double vectors (lanes 0-3, 4-7). A micro-kernel computes QR x BR
+       dot products at once (QR query rows, BR base rows: 8 independent accumulators for
+       the main block, enough to keep both FMA units busy); the features past the last
+       multiple of 8 go to lanes 0.. with scalar fma, as in the portable code. */
+    #define FR_MICRO(NAME, T, V, N, LOAD, FMADD, STORE, ZERO, FMA, QR, BR)               \
+        __attribute__((target("avx2,fma"))) static inline void NAME(                     \
+                const T* a, const T* b, T* s, int64_t ss, int64_t d) {                   \
+            V c[QR][BR][N], x[QR], y;                                                    \
+            T p[8];                                                                      \
+            int64_t f, l, u, r, v;                                                       \
+            for (u = 0; u < (QR); u++)                                                   \
+                for (r = 0; r < (BR); r++)                                               \
+                    for (v = 0; v < (N); v++) c[u][r][v] = ZERO();                       \
+            for (f = 0; f + 8 <= d; f += 8)                                              \
+                for (v = 0; v < (N); v++) {                                              \
+                    for (u = 0; u < (QR); u++) x[u] = LOAD(a + u * d + f + v * (8 / (N))); \
+                    for (r = 0; r < (BR); r++) {                                         \
+                        y = LOAD(b + r * d + f + v * (8 / (N)));                         \
+                        for (u = 0; u < (QR); u++) c[u][r][v] = FMADD(x[u], y, c[u][r][v]); \
+                    }                                                                    \
+                }                                                                        \
+            for (u = 0; u < (QR); u++)                                                   \
+                for (r = 0; r < (BR); r++) {                                             \
+                    for (v = 0; v < (N); v++) STORE(p + v * (8 / (N)), c[u][r][v]);      \
+                    for (l = 0; f + l < d; l++)                                          \
+                        p[l] = FMA(a[u * d + f + l], b[r * d + f + l], p[l]);            \
+                    s[u * ss + r] = FR_SUM8(p);                                          \
+                }                                                                        \
+        }
+    #define FR_DOTS_AVX2(NAME, T, QR, BR, MAIN, ROWS, COLS, ONE)                         \
+        __attribute__((target("avx2,fma")))                                              \
+        static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
+            int64_t tile = FR_TILE(T, d), j0, j1, r, j;                                  \
+            if (tile < 8) tile = 8;                                                      \
             for (j0 = 0; j0 < mb; j0 += tile) {                                          \
                 j1 = j0 + tile < mb ? j0 + tile : mb;                                    \
-                for (r = 0; r < mq; r++) {                                               \
-                    const T* a = q + r * d;                                              \
-                    for (j = j0; j + 4 <= j1; j += 4) {                                  \
-                        const T* bb = b + j * d;                                         \
-                        V c[4][N], x;                                                    \
-                        for (l = 0; l < 4; l++)                                          \
-                            for (v = 0; v < (N); v++) c[l][v] = ZERO();                  \
-                        for (f = 0; f + 8 <= d; f += 8)                                  \
-                            for (v = 0; v < (N); v++) {                                  \
-                                x = LOAD(a + f + v * (8 / (N)));                         \
-                                for (l = 0; l < 4; l++)                                  \
-                                    c[l][v] = ADD(c[l][v], MUL(x, LOAD(bb + l * d + f    \
-                                                                      + v * (8 / (N))))); \
-                            }                                                            \
-                        for (l = 0; l < 4; l++)                                          \
-                            for (v = 0; v < (N); v++) STORE(p[l] + v * (8 / (N)), c[l][v]); \
-                        for (v = 0; f + v < d; v++)                                      \
-                            for (l = 0; l < 4; l++) p[l][v] += a[f + v] * bb[l * d + f + v]; \
-                        for (l = 0; l < 4; l++) s[r * mb + j + l] = FR_SUM8(p[l]);       \
-                    }                                                                    \
-                    for (; j < j1; j++) {                                                \
-                        const T* b0 = b + j * d;                                         \
-                        T p0[8] = {0};                                                   \
-                        for (f = 0; f + 8 <= d; f += 8)                                  \
-                            for (l = 0; l < 8; l++) p0[l] += a[f + l] * b0[f + l];       \
-                        for (l = 0; f + l < d; l++) p0[l] += a[f + l] * b0[f + l];       \
-                        s[r * mb + j] = FR_SUM8(p0);                                     \
-                    }                                                                    \
+                for (r = 0; r + (QR) <= mq; r += (QR)) {                                 \
+                    for (j = j0; j + (BR) <= j1; j += (BR))                              \
+                        MAIN(q + r * d, b + j * d, s + r * mb + j, mb, d);               \
+                    for (; j < j1; j++) ROWS(q + r * d, b + j * d, s + r * mb + j, mb, d); \
+                }                                                                        \
+                for (; r < mq; r++) {                                                    \
+                    for (j = j0; j + (BR) <= j1; j += (BR))                              \
+                        COLS(q + r * d, b + j * d, s + r * mb + j, mb, d);               \
+                    for (; j < j1; j++) ONE(q + r * d, b + j * d, s + r * mb + j, mb, d); \
                 }                                                                        \
             }                                                                            \
         }
-    FR_DOTS_AVX2(fr_dots_f64_avx2, double, __m256d, 2, _mm256_loadu_pd, _mm256_mul_pd,
-                 _mm256_add_pd, _mm256_storeu_pd, _mm256_setzero_pd)
-    FR_DOTS_AVX2(fr_dots_f32_avx2, float, __m256, 1, _mm256_loadu_ps, _mm256_mul_ps,
-                 _mm256_add_ps, _mm256_storeu_ps, _mm256_setzero_ps)
+    #define FR_F32(NAME, QR, BR) FR_MICRO(NAME, float, __m256, 1, _mm256_loadu_ps,       \
+        _mm256_fmadd_ps, _mm256_storeu_ps, _mm256_setzero_ps, fmaf, QR, BR)
+    #define FR_F64(NAME, QR, BR) FR_MICRO(NAME, double, __m256d, 2, _mm256_loadu_pd,     \
+        _mm256_fmadd_pd, _mm256_storeu_pd, _mm256_setzero_pd, fma, QR, BR)
+    FR_F32(fr_f32_2x4, 2, 4)
+    FR_F32(fr_f32_2x1, 2, 1)
+    FR_F32(fr_f32_1x4, 1, 4)
+    FR_F32(fr_f32_1x1, 1, 1)
+    FR_F64(fr_f64_2x2, 2, 2)
+    FR_F64(fr_f64_2x1, 2, 1)
+    FR_F64(fr_f64_1x2, 1, 2)
+    FR_F64(fr_f64_1x1, 1, 1)
+    FR_DOTS_AVX2(fr_dots_f32_avx2, float, 2, 4, fr_f32_2x4, fr_f32_2x1, fr_f32_1x4, fr_f32_1x1)
+    FR_DOTS_AVX2(fr_dots_f64_avx2, double, 2, 2, fr_f64_2x2, fr_f64_2x1, fr_f64_1x2,
+                 fr_f64_1x1)
     static int fr_dots_avx2(void) {
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") ? 1 : 0;
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
     }
     #define FR_DOTS_PICK(NAME, SIMD) ((SIMD) && fr_dots_avx2() ? NAME##_avx2 : NAME##_base)
     #else
     static int fr_dots_avx2(void) { return 0; }
     #define FR_DOTS_PICK(NAME, SIMD) (NAME##_base)
     #endif
-    /* the implementation in use: AVX2 when the CPU has it (set at import and by use_simd) */
+    /* the implementation in use: AVX2 + FMA3 when the CPU has them (set at import and by
+       use_simd) */
     static void (*fr_dots_f64)(const double*, const double*, double*, int64_t, int64_t,
                                int64_t) = fr_dots_f64_base;
     static void (*fr_dots_f32)(const float*, const float*, float*, int64_t, int64_t,
@@ -447,6 +457,26 @@ cdef extern from *:
         fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, simd);
         fr_dots_simd = simd && fr_dots_avx2();
     }
+
+    /* The cosine from a dot product and the two squared norms:
+       sign(dot) * sqrt(dot^2 / (aa * bb)), the ratio rounded once (float64), clipped to 1;
+       0 when a norm is 0. When dot, aa and bb are exact integers (times powers of two) and
+       dot^2 and aa * bb are exact in float64, the result depends only on the rational
+       number dot^2 / (aa bb) and the sign: equal cosines give equal bits. */
+    static inline double fr_cosine(double dot, double aa, double bb) {
+        double den = aa * bb, r = den > 0 ? dot * dot / den : 0.0;
+        r = sqrt(r < 1.0 ? r : 1.0);
+        return dot < 0 ? -r : r;
+    }
+    #define FR_COSINES(NAME, T)                                                          \
+        static void NAME(T* s, const T* qa, const T* ba, int64_t mq, int64_t mb) {       \
+            int64_t r, j;                                                                \
+            for (r = 0; r < mq; r++)                                                     \
+                for (j = 0; j < mb; j++)                                                 \
+                    s[r * mb + j] = (T) fr_cosine(s[r * mb + j], qa[r], ba[j]);          \
+        }
+    FR_COSINES(fr_cosines_f64, double)
+    FR_COSINES(fr_cosines_f32, float)
     """
     void fr_dots_f64(const double* q, const double* b, double* s, int64_t mq, int64_t mb,
                      int64_t d) noexcept nogil
@@ -455,14 +485,20 @@ cdef extern from *:
     void fr_dots_select(int simd) noexcept nogil
     int fr_dots_simd
     int fr_dots_avx2() noexcept nogil
+    double fr_cosine(double dot, double aa, double bb) noexcept nogil
+    void fr_cosines_f64(double* s, const double* qa, const double* ba, int64_t mq,
+                        int64_t mb) noexcept nogil
+    void fr_cosines_f32(float* s, const float* qa, const float* ba, int64_t mq,
+                        int64_t mb) noexcept nogil
 
 
 fr_dots_select(1)
 
 
 def use_simd(bint enable):
-    """Compute dense similarities with the AVX2 code (when the CPU has it) or the portable
-    code; returns the previous choice. Both give identical results; tests exercise each."""
+    """Compute dense dot products with the AVX2/FMA3 code (when the CPU has both) or the
+    portable code; returns the previous choice. Both give identical results; tests
+    exercise each."""
     previous = bool(fr_dots_simd)
     fr_dots_select(enable)
     return previous
@@ -477,13 +513,33 @@ cdef inline void _dots(const floating* b, const floating* q, floating* s, Py_ssi
         fr_dots_f64(q, b, s, mq, mb, d)
 
 
-def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, floating[:, ::1] out_sim,
-               int64_t[:, ::1] out_idx, bint exclude_self, Py_ssize_t block_q,
-               Py_ssize_t block_b):
-    """Top-k of unit-norm rows: out[i] <- the k best (cos, j) of Q[i] against B, sorted.
-    With exclude_self, j == i is never a candidate. OpenMP over query blocks; each thread
-    computes its (block_q x block_b) similarity blocks with _dots, whose every element
-    depends only on its two rows (see the module docstring)."""
+cdef inline void _cosines(floating* s, const floating* qa, const floating* ba, Py_ssize_t mq,
+                          Py_ssize_t mb) noexcept nogil:
+    """s (mq x mb dot products) <- their cosines, with squared norms qa[r] and ba[j]."""
+    if floating is float:
+        fr_cosines_f32(s, qa, ba, mq, mb)
+    else:
+        fr_cosines_f64(s, qa, ba, mq, mb)
+
+
+def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
+    """out[i] <- the squared norm of X[i], the dot product of X[i] with itself as the dense
+    search computes it (so the two are equal)."""
+    cdef Py_ssize_t i, n = X.shape[0], d = X.shape[1]
+    for i in prange(n, nogil=True, schedule="static"):
+        _dots(&X[i, 0], &X[i, 0], &out[i], 1, 1, d)
+
+
+# ---- top-k search -----------------------------------------------------------------------------
+
+def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floating[::1] qa,
+               const floating[::1] ba, floating[:, ::1] out_sim, int64_t[:, ::1] out_idx,
+               bint exclude_self, Py_ssize_t block_q, Py_ssize_t block_b):
+    """Top-k cosines: out[i] <- the k best (cos, j) of Q[i] against B, sorted; qa and ba are
+    the squared norms of the rows (sqnorms_dense). With exclude_self, j == i is never a
+    candidate. OpenMP over query blocks; each thread computes its (block_q x block_b) dot
+    products with _dots, whose every element depends only on its two rows (see the module
+    docstring), turns them into cosines and selects."""
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
@@ -510,6 +566,7 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, floating[:, :
             while b0 < nb:
                 mb = min(block_b, nb - b0)
                 _dots(&B[b0, 0], &Q[q0, 0], S, mb, mq, d)
+                _cosines(S, &qa[q0], &ba[b0], mq, mb)
                 for r in range(mq):
                     i = q0 + r
                     row = S + r * mb
@@ -528,17 +585,19 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, floating[:, :
 
 def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
              const index_t[::1] q_indptr, const floating[::1] t_data,
-             const index_t[::1] t_indices, const index_t[::1] t_indptr, Py_ssize_t nb,
-             floating[:, ::1] out_sim, int64_t[:, ::1] out_idx, bint exclude_self):
-    """As topk_dense for CSR queries (unit-norm rows) against the transposed base
-    (n_features x nb CSR, unit-norm columns); selection through a per-thread reservoir.
+             const index_t[::1] t_indices, const index_t[::1] t_indptr,
+             const floating[::1] qa, const floating[::1] ba, floating[:, ::1] out_sim,
+             int64_t[:, ::1] out_idx, bint exclude_self):
+    """As topk_dense for CSR queries against the transposed base (n_features x nb CSR);
+    qa and ba are the squared norms of the query and base rows (sqnorms_csr); selection
+    through a per-thread reservoir.
 
     A query whose postings cover at least nb/4 entries scans its whole accumulator, behind
     a bar set from group maxima (_res_bar_from_groups); a sparser one tracks the documents
     it touched, and scans every base document (cosine 0
     for the untouched) only when fewer than k of them score above 0. Both ways accumulate
     in the same order, so they give identical similarities."""
-    cdef Py_ssize_t nq = q_indptr.shape[0] - 1, k = out_sim.shape[1]
+    cdef Py_ssize_t nq = q_indptr.shape[0] - 1, nb = ba.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t i, p, r, t, work, n_touched, n_pos
     cdef int64_t j
     cdef floating w, v
@@ -579,6 +638,8 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                     w = q_data[p]
                     for r in range(t_indptr[t], t_indptr[t + 1]):
                         acc[t_indices[r]] += w * t_data[r]
+                for j in range(nb):
+                    acc[j] = <floating> fr_cosine(acc[j], qa[i], ba[j])
                 if nb >= 2 * res.cap:
                     _res_bar_from_groups(res, bv, acc, nb, i if exclude_self else -1)
                 for j in range(nb):
@@ -601,6 +662,7 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                 n_pos = 0
                 for r in range(n_touched):
                     j = touched[r]
+                    acc[j] = <floating> fr_cosine(acc[j], qa[i], ba[j])
                     if acc[j] > 0 and not (exclude_self and j == i):
                         n_pos = n_pos + 1
                 if n_pos >= k:

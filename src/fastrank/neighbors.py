@@ -38,13 +38,26 @@ _AGGREGATES = {"max": 0, "sum": 1, "count": 2}
 # ---- the search -------------------------------------------------------------------------------
 
 def _unit_rows(X):
-    """A copy of a validated X (C-contiguous ndarray or CSR) with unit-norm rows."""
+    """A copy of a validated X (C-contiguous ndarray or CSR), each row multiplied by the power
+    of two that brings its largest absolute value into [1/2, 1): exact (integer rows stay
+    integers times a power of two), cosine-preserving, and safe from overflow in the sums."""
     if sp.issparse(X):
         data = np.empty_like(X.data)
-        _kernel.normalize_csr(X.data, X.indptr, data)
+        _kernel.scale_csr(X.data, X.indptr, data)
         return sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)
     out = np.empty_like(X)
-    _kernel.normalize_dense(X, out)
+    _kernel.scale_dense(X, out)
+    return out
+
+
+def _sqnorms(X):
+    """Squared norms of the rows of a scaled X, each equal to the row's dot product with
+    itself as the search computes it."""
+    out = np.empty(X.shape[0], dtype=X.dtype)
+    if sp.issparse(X):
+        _kernel.sqnorms_csr(X.data, X.indptr, out)
+    else:
+        _kernel.sqnorms_dense(X, out)
     return out
 
 
@@ -57,26 +70,29 @@ def _index_arrays(*mats):
 
 
 class _Base:
-    """Unit-norm base documents, prepared once for many searches (the CSR form is kept
-    transposed: the inverted index of the search)."""
+    """Base documents prepared once for many searches: rows scaled by :func:`_unit_rows`,
+    their squared norms, and for CSR the transposed form (the inverted index of the search)."""
 
     def __init__(self, X):
         self.n = X.shape[0]
         self.unit = _unit_rows(X)
+        self.sqnorms = _sqnorms(self.unit)
         self.sparse = sp.issparse(X)
         self.index = self.unit.T.tocsr() if self.sparse else self.unit
 
     def search(self, Qn, k, exclude_self=False):
-        """Top-k of unit-norm queries Qn (same kind and dtype as the base)."""
+        """Top-k of queries Qn scaled by :func:`_unit_rows` (same kind and dtype as the
+        base)."""
         nq = Qn.shape[0]
         sims = np.empty((nq, k), dtype=self.unit.dtype)
         idx = np.empty((nq, k), dtype=np.int64)
+        qa = self.sqnorms if Qn is self.unit else _sqnorms(Qn)
         if self.sparse:
             (qi, qp), (ti, tp) = _index_arrays(Qn, self.index)
-            _kernel.topk_csr(Qn.data, qi, qp, self.index.data, ti, tp, self.n, sims, idx,
-                             exclude_self)
+            _kernel.topk_csr(Qn.data, qi, qp, self.index.data, ti, tp, qa, self.sqnorms,
+                             sims, idx, exclude_self)
         else:
-            _kernel.topk_dense(Qn, self.index, sims, idx, exclude_self,
+            _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, sims, idx, exclude_self,
                                min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
         return sims, idx
 
