@@ -1,5 +1,8 @@
 """fastrank.neighbors against slow references (tests/ref_neighbors.py), scikit-learn,
 melotti2009 Table 2.1, real Mulan data and hypothesis properties."""
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -155,6 +158,122 @@ def test_topk_property_matches_reference(seed, nq, nb, kind, data):
     # sorted: similarity descending, index ascending among equal similarities
     assert np.all((sims[:, :-1] > sims[:, 1:]) |
                   ((sims[:, :-1] == sims[:, 1:]) & (idx[:, :-1] < idx[:, 1:])))
+
+
+# ---- exact ties --------------------------------------------------------------------------
+
+def exact_cosine_key(a, b):
+    """(sign, d^2 / (|a|^2 |b|^2)) of two integer vectors as an exact rational: equal keys
+    are equal cosines (Python integers and fractions, no rounding)."""
+    a, b = [int(v) for v in a], [int(v) for v in b]
+    d = sum(x * y for x, y in zip(a, b))
+    den = sum(x * x for x in a) * sum(y * y for y in b)
+    return (d > 0) - (d < 0), Fraction(d * d, den) if den else Fraction(0)
+
+
+def documented_cosine(key, dtype):
+    """The documented result for an exact key: sign * sqrt(ratio rounded once to float64),
+    then rounded to the output dtype (float(Fraction) rounds correctly)."""
+    sign, ratio = key
+    return dtype(sign * math.sqrt(float(ratio)))
+
+
+def _similarity_matrix(Q, B):
+    sims, idx = topk_cosine(Q, B, None)
+    out = np.empty_like(sims)
+    out[np.arange(sims.shape[0])[:, None], idx] = sims
+    return out
+
+
+def _with_simd_and_portable(fn):
+    from fastrank._ext import neighbors as kernel
+    previous = kernel.use_simd(True)
+    try:
+        return [fn() for _ in [kernel.use_simd(True), kernel.use_simd(False)]]
+    finally:
+        kernel.use_simd(previous)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_equal_cosines_of_binary_rows_are_bit_equal(kind):
+    """2/sqrt(120) and 3/sqrt(270) are the same real number (sqrt(1/30)); computed as a
+    normalised dot product they differ in the last bit. Query: 10 ones; document 0 shares 3
+    of its 27 ones with it, document 1 shares 2 of its 12: a tie, broken by index."""
+    q = np.zeros((1, 64))
+    q[0, :10] = 1
+    B = np.zeros((2, 64))
+    B[0, :3] = B[0, 20:44] = 1          # 27 ones, dot 3
+    B[1, 8:10] = B[1, 50:60] = 1        # 12 ones, dot 2
+    expected = documented_cosine(exact_cosine_key(q[0], B[0]), KINDS[kind]([0.0]).dtype.type)
+    assert exact_cosine_key(q[0], B[0]) == exact_cosine_key(q[0], B[1]) == (1, Fraction(1, 30))
+    for sims, idx in _with_simd_and_portable(lambda: topk_cosine(KINDS[kind](q),
+                                                                 KINDS[kind](B), 2)):
+        np.testing.assert_array_equal(idx, [[0, 1]])
+        assert sims[0, 0] == sims[0, 1] == expected
+        assert abs(float(sims[0, 0]) - math.sqrt(1 / 30)) <= 4e-8 if "32" in kind else 1e-16
+
+
+@st.composite
+def integer_rows_with_equal_cosines(draw):
+    """Integer rows (entries -3..4, some zero rows) plus copies that have equal cosines
+    without equal values: a query and a document with the same features permuted (same
+    dot product and norms, summed in another order), and documents multiplied by 2, 3, 5."""
+    d = draw(st.integers(1, 21))
+    rows = st.lists(st.integers(-3, 4) | st.just(0), min_size=d, max_size=d)
+    Q = np.array(draw(st.lists(rows, min_size=1, max_size=5)), dtype=np.int64)
+    B = np.array(draw(st.lists(rows, min_size=1, max_size=8)), dtype=np.int64)
+    perm = np.array(draw(st.permutations(range(d))))
+    factors = np.array(draw(st.lists(st.sampled_from([2, 3, 5]), min_size=len(B),
+                                     max_size=len(B))))
+    return np.vstack([Q, Q[:, perm]]), np.vstack([B, B[:, perm], B * factors[:, None]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=integer_rows_with_equal_cosines(), kind=st.sampled_from(sorted(KINDS)))
+def test_integer_rows_equal_rational_cosines_are_bit_equal(rows, kind):
+    """Every similarity is the documented function of the exact rational (sign, d^2/(aa bb))
+    (computed here with Python fractions), so equal rational cosines are bit-equal, with the
+    AVX2/FMA3 and the portable dense code, dense and CSR; and neighbours come in the exact
+    order (rational cosine descending, index ascending)."""
+    Q, B = rows
+    dtype = KINDS[kind]([0.0]).dtype.type
+    keys = [[exact_cosine_key(q, b) for b in B] for q in Q]
+    expected = np.array([[documented_cosine(k, dtype) for k in row] for row in keys])
+    for S in _with_simd_and_portable(lambda: _similarity_matrix(KINDS[kind](Q),
+                                                                KINDS[kind](B))):
+        np.testing.assert_array_equal(S, expected)
+    sims, idx = topk_cosine(KINDS[kind](Q), KINDS[kind](B), None)
+    for i, row in enumerate(keys):
+        exact = sorted(range(len(B)), key=lambda j: (-row[j][0] * row[j][1], j))
+        np.testing.assert_array_equal(idx[i], exact)
+
+
+def test_rows_equal_up_to_a_power_of_two_tie_exactly():
+    """Any values (here continuous): a row and its multiples by powers of two have bit-equal
+    cosines with every query, and a row's cosine with itself or a duplicate is exactly 1."""
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((20, 37)) * (rng.random((20, 37)) < 0.6)
+    B[0] = 1 + rng.random(37)
+    B = np.vstack([B, B[:5] * 0.25, B[:5] * 2.0 ** 40])
+    for kind, conv in KINDS.items():
+        for S in _with_simd_and_portable(lambda: _similarity_matrix(conv(B), conv(B))):
+            for a, b in [(0, 20), (1, 21), (4, 24), (0, 25), (3, 28)]:
+                np.testing.assert_array_equal(S[:, a], S[:, b], err_msg=kind)
+            assert (np.diag(S)[np.abs(B).sum(axis=1) > 0] == 1).all(), kind
+
+
+def test_float32_counts_exact_up_to_2_24():
+    """float32 sums are exact while the squared norms stay below 2^24: counts of up to 1000
+    over 16 features (squared norms up to 1.6e7) still give the documented values."""
+    rng = np.random.default_rng(8)
+    Q = rng.integers(0, 301, (6, 16))
+    B = np.vstack([rng.integers(0, 1001, (10, 16)), Q * 3])  # Q * 3: equal cosines
+    keys = [[exact_cosine_key(q, b) for b in B] for q in Q]
+    assert max(int(v) for v in (B.astype(np.int64) ** 2).sum(axis=1)) < 2 ** 24
+    expected = np.array([[documented_cosine(k, np.float32) for k in row] for row in keys])
+    for kind in ("dense32", "csr32"):
+        np.testing.assert_array_equal(_similarity_matrix(KINDS[kind](Q), KINDS[kind](B)),
+                                      expected)
 
 
 @pytest.mark.parametrize("bad, error, match", [
@@ -315,6 +434,36 @@ def test_real_data_topk_up_to_ties(shared_data, name):
             above = sims[i, -1] + 1e-9
             assert set(idx[i][sims[i] > above]) == set(sk_i[i][1 - dist[i] > above])
             assert (S[i] > above).sum() == (sims[i] > above).sum()
+
+
+@pytest.mark.shared_data
+def test_real_data_no_split_ties(shared_data):
+    """Mulan medical (binary features): on a sample of test documents, every cosine equals
+    the documented function of the exact rational (Python fractions), so documents with
+    equal cosines tie bit for bit and come by index, and the k = 10 neighbours are those of
+    the exact order, for dense and CSR, float32 and float64."""
+    Xtr, _, Xte = _mulan(shared_data, "medical")
+    sample = np.random.default_rng(0).choice(Xte.shape[0], 25, replace=False)
+    Q, B = Xte[sample].toarray(), Xtr.toarray()
+    Qi, Bi = Q.astype(np.int64), B.astype(np.int64)
+    nb = B.shape[0]
+    dots = Qi @ Bi.T  # integers: exact
+    qa, ba = (Qi * Qi).sum(axis=1), (Bi * Bi).sum(axis=1)
+    keys = [[(int(dots[i, j] > 0), Fraction(int(dots[i, j]) ** 2, int(qa[i] * ba[j]))
+              if qa[i] * ba[j] else Fraction(0)) for j in range(nb)] for i in range(len(Q))]
+    exact = [sorted(range(nb), key=lambda j: (-row[j][1], j)) for row in keys]
+    n_tied = sum(len(row) - len(set(row)) for row in keys)
+    assert n_tied > 1000  # the sample is full of equal cosines...
+    naive = cosine_matrix(Q, B)  # ...which normalised dot products split
+    assert any(len({k: None for k in row}) < len({(k, v) for k, v in zip(row, naive_row)})
+               for row, naive_row in zip(keys, naive))
+    for kind in KINDS:
+        conv, dtype = KINDS[kind], KINDS[kind]([0.0]).dtype.type
+        S = _similarity_matrix(conv(Q), conv(B))
+        expected = np.array([[documented_cosine(k, dtype) for k in row] for row in keys])
+        np.testing.assert_array_equal(S, expected, err_msg=kind)
+        sims, idx = topk_cosine(conv(Q), conv(B), 10)
+        np.testing.assert_array_equal(idx, [order[:10] for order in exact], err_msg=kind)
 
 
 @pytest.mark.shared_data
