@@ -111,12 +111,13 @@ def test_topk_does_not_depend_on_thread_count(tied):
         np.testing.assert_array_equal(one[1], two[1])
 
 
-@pytest.mark.parametrize("n_features", [1, 8, 37, 1000])
+@pytest.mark.parametrize("n_features", [1, 8, 37, 200, 1000])
 @pytest.mark.parametrize("kind", KINDS)
 def test_similarities_depend_only_on_the_two_rows(kind, n_features):
     """Searching parts of the base gives bit for bit the similarities of the whole search
-    (what exact sharded search relies on), with the AVX2 and the portable dense code alike;
-    continuous values, so that any change of summation order would show in the last bits."""
+    (what exact sharded search relies on), with the AVX-512, AVX2/FMA3 and portable dense
+    code alike; continuous values, so that any change of summation order would show in the
+    last bits."""
     from fastrank._ext import neighbors as kernel
     rng = np.random.default_rng(n_features)
     Q = rng.standard_normal((45, n_features)) * (rng.random((45, n_features)) < 0.7)
@@ -129,11 +130,11 @@ def test_similarities_depend_only_on_the_two_rows(kind, n_features):
         out[np.arange(sims.shape[0])[:, None], idx] = sims
         return out
 
-    previous = kernel.use_simd(True)
+    previous = kernel.use_simd(2)
     try:
         whole = full_matrix(Q, B)
-        for simd in (True, False):
-            kernel.use_simd(simd)
+        for level in (2, 1, 0):
+            kernel.use_simd(level)
             parts = [full_matrix(Q[lo:hi], B[a:b]) for lo, hi in [(0, 1), (1, 45)]
                      for a, b in [(0, 1), (1, 5), (5, 38), (38, 61)]]
             split = np.block([parts[:4], parts[4:]])
@@ -186,12 +187,17 @@ def _similarity_matrix(Q, B):
 
 
 def _with_simd_and_portable(fn):
+    """fn() with the AVX-512, the AVX2/FMA3 and the portable dense code (those the CPU has)."""
     from fastrank._ext import neighbors as kernel
-    previous = kernel.use_simd(True)
+    previous = kernel.use_simd(2)
+    results = []
     try:
-        return [fn() for _ in [kernel.use_simd(True), kernel.use_simd(False)]]
+        for level in (2, 1, 0):
+            kernel.use_simd(level)
+            results.append(fn())
     finally:
         kernel.use_simd(previous)
+    return results
 
 
 @pytest.mark.parametrize("kind", KINDS)

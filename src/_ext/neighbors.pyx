@@ -348,11 +348,16 @@ cdef extern from *:
        is compared with them. */
     #define FR_SUM8(p) ((((p)[0] + (p)[1]) + ((p)[2] + (p)[3])) \
                         + (((p)[4] + (p)[5]) + ((p)[6] + (p)[7])))
-    #define FR_TILE(T, d) ((int64_t) (131072 / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) & ~7)
+    #ifndef FR_TILE_BYTES
+    #define FR_TILE_BYTES 131072
+    #endif
+    /* base rows per tile: about FR_TILE_BYTES, a multiple of 24 (of every block width) */
+    #define FR_TILE(T, d) ((int64_t) (FR_TILE_BYTES / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) \
+                           / 24 * 24)
     #define FR_DOTS(NAME, T, FMA)                                                        \
         static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
             int64_t tile = FR_TILE(T, d), j0, j1, r, j, f, l;                            \
-            if (tile < 8) tile = 8;                                                      \
+            if (tile < 24) tile = 24;                                                      \
             for (j0 = 0; j0 < mb; j0 += tile) {                                          \
                 j1 = j0 + tile < mb ? j0 + tile : mb;                                    \
                 for (r = 0; r < mq; r++) {                                               \
@@ -403,10 +408,10 @@ cdef extern from *:
                 }                                                                        \
         }
     #define FR_DOTS_AVX2(NAME, T, QR, BR, MAIN, ROWS, COLS, ONE)                         \
-        __attribute__((target("avx2,fma")))                                              \
+        FR_ATTR                                                                          \
         static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
             int64_t tile = FR_TILE(T, d), j0, j1, r, j;                                  \
-            if (tile < 8) tile = 8;                                                      \
+            if (tile < 24) tile = 24;                                                      \
             for (j0 = 0; j0 < mb; j0 += tile) {                                          \
                 j1 = j0 + tile < mb ? j0 + tile : mb;                                    \
                 for (r = 0; r + (QR) <= mq; r += (QR)) {                                 \
@@ -433,29 +438,50 @@ cdef extern from *:
     FR_F64(fr_f64_2x1, 2, 1)
     FR_F64(fr_f64_1x2, 1, 2)
     FR_F64(fr_f64_1x1, 1, 1)
+    #define FR_ATTR __attribute__((target("avx2,fma")))
     FR_DOTS_AVX2(fr_dots_f32_avx2, float, 2, 4, fr_f32_2x4, fr_f32_2x1, fr_f32_1x4, fr_f32_1x1)
     FR_DOTS_AVX2(fr_dots_f64_avx2, double, 2, 2, fr_f64_2x2, fr_f64_2x1, fr_f64_1x2,
                  fr_f64_1x1)
-    static int fr_dots_avx2(void) {
+    /* AVX-512: a float64 partial-sum vector (8 lanes) fills one 512-bit register; two
+       float32 ones (pairs (q, b_j) in lanes 0-7 and (q, b_j+1) in lanes 8-15, the query's 8
+       features broadcast to both halves) share one. Same lanes, same fma sequence. */
+    #define FR_T512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
+    #define FR_MICRO512_F32(NAME, QR, BP)                                                        FR_T512 static inline void NAME(const float* a, const float* b, float* s,                                                int64_t ss, int64_t d) {                                     __m512 c[QR][BP], x[QR], y;                                                              float p[16];                                                                             int64_t f, l, u, r, h;                                                                   for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BP); r++) c[u][r] = _mm512_setzero_ps();                            for (f = 0; f + 8 <= d; f += 8) {                                                            for (u = 0; u < (QR); u++)                                                                   x[u] = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + u * d + f));                       for (r = 0; r < (BP); r++) {                                                                 y = _mm512_insertf32x8(_mm512_castps256_ps512(                                                   _mm256_loadu_ps(b + 2 * r * d + f)),                                                     _mm256_loadu_ps(b + (2 * r + 1) * d + f), 1);                                    for (u = 0; u < (QR); u++) c[u][r] = _mm512_fmadd_ps(x[u], y, c[u][r]);                 }                                                                                    }                                                                                        for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BP); r++) {                                                                 _mm512_storeu_ps(p, c[u][r]);                                                            for (h = 0; h < 2; h++) {                                                                    float* q8 = p + 8 * h;                                                                   const float* bb = b + (2 * r + h) * d;                                                   for (l = 0; f + l < d; l++)                                                                  q8[l] = fmaf(a[u * d + f + l], bb[f + l], q8[l]);                                    s[u * ss + 2 * r + h] = FR_SUM8(q8);                                                 }                                                                                    }                                                                                }
+    #define FR_MICRO512_F64(NAME, QR, BR)                                                        FR_T512 static inline void NAME(const double* a, const double* b, double* s,                                             int64_t ss, int64_t d) {                                     __m512d c[QR][BR], x[QR], y;                                                             double p[8];                                                                             int64_t f, l, u, r;                                                                      for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BR); r++) c[u][r] = _mm512_setzero_pd();                            for (f = 0; f + 8 <= d; f += 8) {                                                            for (u = 0; u < (QR); u++) x[u] = _mm512_loadu_pd(a + u * d + f);                        for (r = 0; r < (BR); r++) {                                                                 y = _mm512_loadu_pd(b + r * d + f);                                                      for (u = 0; u < (QR); u++) c[u][r] = _mm512_fmadd_pd(x[u], y, c[u][r]);                 }                                                                                    }                                                                                        for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BR); r++) {                                                                 _mm512_storeu_pd(p, c[u][r]);                                                            for (l = 0; f + l < d; l++)                                                                  p[l] = fma(a[u * d + f + l], b[r * d + f + l], p[l]);                                s[u * ss + r] = FR_SUM8(p);                                                          }                                                                                }
+    FR_MICRO512_F32(fr_f32_4x4_512, 4, 2)
+    FR_MICRO512_F64(fr_f64_4x3_512, 4, 3)
+    FR_F32(fr_f32_4x1, 4, 1)
+    FR_F64(fr_f64_4x1, 4, 1)
+    FR_F64(fr_f64_1x3, 1, 3)
+    #undef FR_ATTR
+    #define FR_ATTR FR_T512
+    FR_DOTS_AVX2(fr_dots_f32_avx512, float, 4, 4, fr_f32_4x4_512, fr_f32_4x1, fr_f32_1x4,
+                 fr_f32_1x1)
+    FR_DOTS_AVX2(fr_dots_f64_avx512, double, 4, 3, fr_f64_4x3_512, fr_f64_4x1, fr_f64_1x3,
+                 fr_f64_1x1)
+    /* the best vector code the CPU runs: 2 = AVX-512 (F, DQ), 1 = AVX2 + FMA3, 0 = none */
+    static int fr_dots_level(void) {
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2 : 1;
     }
-    #define FR_DOTS_PICK(NAME, SIMD) ((SIMD) && fr_dots_avx2() ? NAME##_avx2 : NAME##_base)
+    #define FR_DOTS_PICK(NAME, L) ((L) >= 2 ? NAME##_avx512 : (L) == 1 ? NAME##_avx2      \
+                                                             : NAME##_base)
     #else
-    static int fr_dots_avx2(void) { return 0; }
-    #define FR_DOTS_PICK(NAME, SIMD) (NAME##_base)
+    static int fr_dots_level(void) { return 0; }
+    #define FR_DOTS_PICK(NAME, L) (NAME##_base)
     #endif
-    /* the implementation in use: AVX2 + FMA3 when the CPU has them (set at import and by
-       use_simd) */
+    /* the implementation in use (set at import and by use_simd) */
     static void (*fr_dots_f64)(const double*, const double*, double*, int64_t, int64_t,
                                int64_t) = fr_dots_f64_base;
     static void (*fr_dots_f32)(const float*, const float*, float*, int64_t, int64_t,
                                int64_t) = fr_dots_f32_base;
     static int fr_dots_simd = 0;
-    static void fr_dots_select(int simd) {
-        fr_dots_f64 = FR_DOTS_PICK(fr_dots_f64, simd);
-        fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, simd);
-        fr_dots_simd = simd && fr_dots_avx2();
+    static void fr_dots_select(int level) {
+        int best = fr_dots_level();
+        fr_dots_simd = level < best ? level : best;
+        fr_dots_f64 = FR_DOTS_PICK(fr_dots_f64, fr_dots_simd);
+        fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, fr_dots_simd);
     }
 
     /* The cosine from a dot product and the two squared norms:
@@ -482,9 +508,8 @@ cdef extern from *:
                      int64_t d) noexcept nogil
     void fr_dots_f32(const float* q, const float* b, float* s, int64_t mq, int64_t mb,
                      int64_t d) noexcept nogil
-    void fr_dots_select(int simd) noexcept nogil
+    void fr_dots_select(int level) noexcept nogil
     int fr_dots_simd
-    int fr_dots_avx2() noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
     void fr_cosines_f64(double* s, const double* qa, const double* ba, int64_t mq,
                         int64_t mb) noexcept nogil
@@ -492,15 +517,15 @@ cdef extern from *:
                         int64_t mb) noexcept nogil
 
 
-fr_dots_select(1)
+fr_dots_select(2)
 
 
-def use_simd(bint enable):
-    """Compute dense dot products with the AVX2/FMA3 code (when the CPU has both) or the
-    portable code; returns the previous choice. Both give identical results; tests
-    exercise each."""
-    previous = bool(fr_dots_simd)
-    fr_dots_select(enable)
+def use_simd(int level):
+    """Compute dense dot products with AVX-512 (level 2), AVX2 + FMA3 (1) or the portable
+    code (0), or the best the CPU has below the level asked; returns the previous level.
+    All give identical results; tests exercise each."""
+    previous = fr_dots_simd
+    fr_dots_select(level)
     return previous
 
 
