@@ -18,10 +18,13 @@ from setuptools.command.build_ext import build_ext
 
 EXT_DIR = Path("src") / "_ext"
 
-# Extra compile flags per kernel module, for instruction sets with a portable fallback
-# inside the kernel (probed like OpenMP; dropped when the compiler refuses them).
+# Extra compile flags per kernel module (probed like OpenMP; dropped when the compiler refuses
+# them): instruction sets with a portable fallback inside the kernel, floating-point rules.
 MODULE_FLAGS = {
     "wnn": ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else [],
+    # the neighbour search fixes every rounding (fused multiply-adds only where written):
+    # no contraction of a * b + c by the compiler, whatever the target
+    "neighbors": ["-ffp-contract=off"],
 }
 
 

@@ -7,12 +7,30 @@ with no non-zero feature has cosine 0 with every document (as scikit-learn's
 ascending: at a tie on the k-th similarity the documents with the lowest indices enter. Ties are
 exact equality of the computed (floating-point) cosines.
 
+Exact ties. Each row is scaled by a power of two (exact), the dot product ``d`` and the squared
+norms ``aa``, ``bb`` are summed from the scaled rows, and the cosine is
+``sign(d) * sqrt(d² / (aa·bb))`` with the ratio rounded once in float64. When ``d``, ``aa``,
+``bb``, ``d²`` and ``aa·bb`` are exact, the result depends only on the rational ``d²/(aa·bb)``
+and the sign, so **cosines equal in exact arithmetic are bit-equal** (e.g. 2/√120 and 3/√270,
+both √(1/30)) and the tie order above holds exactly. That is the case for integer-valued
+rows (binary and count features, or integers times any power of two per row) whose squared
+norms are below 2²⁴ (float32 data) or whose product of squared norms is below 2⁵³ (float64
+data) — e.g. binary rows of up to 16 million (float32) or 94 million (float64) non-zeros.
+Beyond those limits, and for real-valued features such as tf-idf weights, the sums round: the
+cosine is then still a function of the two rows' stored values alone (duplicate rows, and
+rows equal up to a power-of-two factor, tie exactly; a row's cosine with itself is exactly 1),
+but two cosines that are equal in exact arithmetic of the stored values may differ in the
+last bits (tf-idf rows of documents with proportional term counts, for instance, are equal
+real vectors stored with different roundings). For tf-idf the rule is therefore: exact ties
+for equal rows, rounded comparisons otherwise.
+
 Threads: the search runs on OpenMP threads (limit them with
 ``threadpoolctl.threadpool_limits(n, user_api="openmp")`` or ``OMP_NUM_THREADS``).
 
 Every similarity depends only on its two rows: the dense search sums each dot product in one
-fixed order (a compiled kernel, not a BLAS GEMM, whose rounding changes with the matrix
-shapes), the sparse search adds a query's products in the order of its features. So results
+fixed order of fused multiply-adds (a compiled kernel, not a BLAS GEMM, whose rounding changes
+with the matrix shapes; its AVX-512, AVX2/FMA3 and portable code give the same bits), the
+sparse search adds a query's products in the order of its features. So results
 depend neither on the thread count nor on the other base documents: searching parts of the
 base and merging their top-k by the same order gives exactly the search of the whole base
 (what :class:`fastrank.dask.ShardedEstimator` does).
@@ -136,11 +154,16 @@ def topk_cosine(Q, B, k, exclude_self=False):
     Returns
     -------
     similarities : ndarray, shape (n_queries, k), float32 or float64
-        Cosines (eq. 2.3) clipped to [-1, 1]; 0 for a zero row.
+        Cosines (eq. 2.3) in [-1, 1]; 0 for a zero row. Computed as
+        ``sign(d) * sqrt(d² / (aa·bb))`` from the dot product and squared norms of the rows,
+        the ratio rounded once: equal cosines of binary or integer-count rows are bit-equal
+        (within the limits given in the module docstring: squared norms below 2²⁴ for
+        float32, their product below 2⁵³ for float64); for real-valued features (tf-idf)
+        only equal rows are guaranteed to tie exactly.
     indices : ndarray of int64, shape (n_queries, k)
         Base indices, sorted by similarity descending, then index ascending.
 
-    Rows are normalised once; memory beyond the inputs and outputs is one bounded similarity
+    Rows are scaled and their norms computed once; memory beyond the inputs and outputs is one bounded similarity
     block (dense) or one ``n_base`` accumulator (CSR) per thread. Up to this tie order, the
     result equals scikit-learn's ``NearestNeighbors(metric="cosine", algorithm="brute")`` with
     distance ``1 - similarity``.
@@ -215,7 +238,8 @@ class KNN(_NeighborClassifier):
     so beliefs lie in [0, 1]. ``k=None`` uses every training document (the thesis' setting).
     ``predict`` assigns every label with a positive belief: the labels of the neighbours, the
     "Categorias preditas" of Table 2.1. Neighbour order: cosine descending, then training
-    index ascending.
+    index ascending; cosines that are equal in exact arithmetic are bit-equal for binary and
+    integer-count features (see :func:`topk_cosine`), so such ties are broken by index.
 
     Attributes: ``X_fit_``, ``Y_`` (uint8 indicator matrix), ``classes_`` (label names),
     ``n_features_in_``.
