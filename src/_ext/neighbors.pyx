@@ -36,7 +36,7 @@ them into cosines and selects. Every query is summed in a fixed order, so result
 depend on the thread count.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, frexp, ldexp
+from libc.math cimport fabs, frexp, ldexp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
@@ -50,6 +50,10 @@ cdef enum:
 
 
 # ---- per-thread scratch ---------------------------------------------------------------------
+
+# relative error bound of _approx against fr_cosine (float32 rounding 2^-24, plus float64
+# roundings), with room to spare
+cdef double APPROX = 2.0 ** -20
 
 cdef enum:
     PAD = 64       # a cache line
@@ -259,26 +263,48 @@ cdef floating _kth_largest(floating* a, Py_ssize_t n, Py_ssize_t k) noexcept nog
     return a[target]
 
 
+cdef inline double _approx(floating dot, double qinv, const double* binv,
+                           Py_ssize_t j) noexcept nogil:
+    """dot * (1/|q|) * (1/|b_j|): within a relative APPROX of the cosine fr_cosine gives."""
+    return dot * qinv * binv[j]
+
+
 cdef inline void _res_bar_from_groups(Reservoir* r, floating* bv, const floating* acc,
-                                      Py_ssize_t nb, Py_ssize_t skip) noexcept nogil:
-    """Start the reservoir with a safe bar for a full row acc[0..nb) (index `skip` is not a
-    candidate): cut the row into cap groups; the k-th largest group maximum is a value that
-    at least k candidates reach, so the k best all clear it. Needs nb >= 2 * cap."""
+                                      double qinv, const double* binv, Py_ssize_t nb,
+                                      Py_ssize_t skip) noexcept nogil:
+    """Start the reservoir with a safe bar for a full row of dot products acc[0..nb) (index
+    `skip` is not a candidate): cut the row into cap groups; the k-th largest group maximum
+    of the approximate cosines (_approx), lowered by their error, is a value that at least k
+    cosines reach, so the k best all clear it. Needs nb >= 2 * cap."""
     cdef Py_ssize_t g, j, lo, hi, best
-    cdef floating top
+    cdef double top, a
     for g in range(r.cap):
         lo = g * nb // r.cap
         hi = (g + 1) * nb // r.cap
         best = lo if lo != skip else lo + 1
-        top = acc[best]
+        top = _approx(acc[best], qinv, binv, best)
         for j in range(lo, hi):
-            if j != skip and acc[j] > top:
-                top = acc[j]
-        bv[g] = top
+            a = _approx(acc[j], qinv, binv, j)
+            if j != skip and a > top:
+                top = a
+        bv[g] = <floating> top
     top = _kth_largest(bv, r.cap, r.k)
     r.has_bar = True
-    r.bar_v = top
+    r.bar_v = top - fabs(top) * APPROX
     r.bar_i = nb  # a tie with the bar clears it: v >= bar_v
+
+
+cdef inline void _res_offer_dot(Reservoir* r, floating* bv, int64_t* bi, floating dot,
+                                double qa, double qinv, const floating* ba,
+                                const double* binv, int64_t j) noexcept nogil:
+    """Offer the cosine of dot product `dot` with base document j, computing it exactly
+    (fr_cosine) only when its approximation could clear the bar."""
+    cdef double a
+    if r.has_bar:
+        a = _approx(dot, qinv, binv, j)
+        if a + fabs(a) * APPROX < r.bar_v:
+            return
+    _res_offer(r, bv, bi, <floating> fr_cosine(dot, qa, ba[j]), j)
 
 
 # ---- row scaling and squared norms ----------------------------------------------------------
@@ -625,7 +651,8 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     cdef Py_ssize_t nq = q_indptr.shape[0] - 1, nb = ba.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t i, p, r, t, work, n_touched, n_pos
     cdef int64_t j
-    cdef floating w, v
+    cdef floating w
+    cdef double qinv
     cdef floating* acc = NULL
     cdef int64_t* touched = NULL
     cdef unsigned char* mark = NULL
@@ -634,6 +661,11 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     cdef int64_t* bi = NULL
     cdef bint ready = False
     cdef int failed[1]
+    cdef double* binv = <double*> calloc(max(nb, 1), sizeof(double))
+    if binv == NULL:
+        raise MemoryError("fastrank: cannot allocate the neighbour-search norms")
+    for j in range(nb):
+        binv[j] = 1 / sqrt(<double> ba[j]) if ba[j] > 0 else 0.0
     failed[0] = 0
     with nogil, parallel():
         acc = <floating*> _scratch(nb * sizeof(floating))
@@ -653,6 +685,7 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
         for i in prange(nq, schedule="dynamic", chunksize=16):
             if not ready:
                 continue
+            qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
             work = 0
             for p in range(q_indptr[i], q_indptr[i + 1]):
                 t = q_indices[p]
@@ -663,15 +696,14 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                     w = q_data[p]
                     for r in range(t_indptr[t], t_indptr[t + 1]):
                         acc[t_indices[r]] += w * t_data[r]
-                for j in range(nb):
-                    acc[j] = <floating> fr_cosine(acc[j], qa[i], ba[j])
                 if nb >= 2 * res.cap:
-                    _res_bar_from_groups(res, bv, acc, nb, i if exclude_self else -1)
+                    _res_bar_from_groups(res, bv, acc, qinv, binv, nb,
+                                         i if exclude_self else -1)
                 for j in range(nb):
-                    v = acc[j]
+                    w = acc[j]
                     acc[j] = 0
                     if not (exclude_self and j == i):
-                        _res_offer(res, bv, bi, v, j)
+                        _res_offer_dot(res, bv, bi, w, qa[i], qinv, &ba[0], binv, j)
             else:
                 n_touched = 0
                 for p in range(q_indptr[i], q_indptr[i + 1]):
@@ -687,18 +719,17 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                 n_pos = 0
                 for r in range(n_touched):
                     j = touched[r]
-                    acc[j] = <floating> fr_cosine(acc[j], qa[i], ba[j])
                     if acc[j] > 0 and not (exclude_self and j == i):
                         n_pos = n_pos + 1
                 if n_pos >= k:
                     for r in range(n_touched):
                         j = touched[r]
                         if acc[j] > 0 and not (exclude_self and j == i):
-                            _res_offer(res, bv, bi, acc[j], j)
+                            _res_offer_dot(res, bv, bi, acc[j], qa[i], qinv, &ba[0], binv, j)
                 else:
                     for j in range(nb):
                         if not (exclude_self and j == i):
-                            _res_offer(res, bv, bi, acc[j], j)
+                            _res_offer_dot(res, bv, bi, acc[j], qa[i], qinv, &ba[0], binv, j)
                 for r in range(n_touched):
                     acc[touched[r]] = 0
                     mark[touched[r]] = 0
@@ -709,6 +740,7 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
         _scratch_free(res)
         _scratch_free(bv)
         _scratch_free(bi)
+    free(binv)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the neighbour-search accumulator")
 
