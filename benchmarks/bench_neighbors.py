@@ -1,4 +1,4 @@
-"""Neighbour search, kNN and ML-kNN (issue 5) against scikit-learn, FAISS and
+"""Neighbour search, kNN and ML-kNN against scikit-learn, FAISS and
 scikit-multilearn-ng, side by side in one process.
 
 Run: pytest benchmarks/bench_neighbors.py --benchmark-only
@@ -7,8 +7,9 @@ Run: pytest benchmarks/bench_neighbors.py --benchmark-only
   Reuters-21578 ModApte test (3 019 docs, tf-idf by fastrank.text.TfidfIndexer, eq. 2.1-2.2)
   and Mulan bibtex (7 395 x 1 836, binary), k = 10 and 100, fastrank on 1 and 2 threads:
   CSR vs scikit-learn ``NearestNeighbors(metric="cosine", algorithm="brute", n_jobs=2)``;
-  dense float32 vs ``faiss.IndexFlatIP`` on unit-normalised rows (FAISS on the same thread
-  count; normalisation not timed for FAISS, timed for fastrank) and vs scikit-learn.
+  dense float32 (fastrank also float64) vs ``faiss.IndexFlatIP`` (float32) on
+  unit-normalised rows (FAISS on the same thread count; normalisation not timed for FAISS,
+  timed for fastrank) and vs scikit-learn.
 - ML-kNN fit + predict (k=10, s=1) on bibtex, first 4 880 documents for training (Mulan's
   split size), the other 2 515 for testing, vs ``skmultilearn.adapt.MLkNN`` (fork 0.0.8).
   The fork finds neighbours with Euclidean distance, so it gets unit-normalised rows (the
@@ -99,10 +100,11 @@ def dense32(collections):
 @pytest.mark.parametrize("name", ["reuters", "bibtex"])
 @pytest.mark.parametrize("k", [10, 100])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_topk_dense_fastrank(benchmark, dense32, name, k, threads):
-    X = dense32[name]
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_topk_dense_fastrank(benchmark, dense32, name, k, threads, dtype):
+    X = dense32[name].astype(dtype)
     benchmark.group = f"topk {name} dense float32 k={k}"
-    benchmark.extra_info.update(threads=threads, shape=X.shape)
+    benchmark.extra_info.update(threads=threads, shape=X.shape, dtype=dtype)
     _run(benchmark, lambda: topk_cosine(X, X, k), threads)
 
 

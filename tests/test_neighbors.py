@@ -420,8 +420,9 @@ def _mulan(shared_data, name):
 @pytest.mark.parametrize("name", ["medical", "enron"])
 def test_real_data_topk_up_to_ties(shared_data, name):
     """Binary features: many cosines are equal in exact arithmetic but rounded differently
-    (here and in the reference), so compare up to near-ties: the same sorted similarities,
-    the same neighbours above the k-th similarity, our own order exactly as documented."""
+    by the normalised-dot-product references, so compare up to near-ties: the same sorted
+    similarities, the same neighbours above the k-th similarity, our own order exactly as
+    documented (exact ties: test_real_data_no_split_ties)."""
     Xtr, _, Xte = _mulan(shared_data, name)
     ref_s, _ = ref_topk(Xte, Xtr, 10)
     S = ref_topk(Xte, Xtr, Xtr.shape[0])[0]  # all sorted reference similarities
