@@ -15,7 +15,7 @@ Conventions chosen here (the thesis is silent or specific to its data):
 * Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
   (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
   features and shared by its classifiers. In process, they run one after the other; with
-  ``scheduler`` they are Dask tasks (the data set scattered once to every worker), running
+  ``scheduler`` they are Dask tasks (the data set sent to the cluster once), running
   single-threaded unless ``n_jobs`` says otherwise, since Dask runs one task per worker
   thread. Calibration (``calibrate=True``) is one task per classifier there, which that
   classifier's fold tasks wait for. The same functions compute every task either way, so
@@ -38,6 +38,7 @@ import json
 import numbers
 import operator
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -355,9 +356,15 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     """Every task on the cluster of ``client``, recorded as it completes; returns the
     calibrated parameters and the calibration scores."""
     from distributed import as_completed
+    from toolz import identity  # a dependency of Dask's
 
     n_jobs = 1 if n_jobs is None else n_jobs
-    data = client.scatter(dataset, broadcast=True, hash=False)
+    # The data set goes to the cluster once, as the value of a task rather than scattered:
+    # Dask recomputes a task's value lost with a worker, not scattered data (of which it
+    # keeps one replica once no task waits for it), and a lost fold must be rebuilt from it.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")  # once, by design
+        data = client.submit(identity, dataset, pure=False)
     calibrated = {c: client.submit(_calibration_task, data, c, config[c], splits[0][0],
                                    random_state, n_jobs, pure=False)
                   for c in (classifiers if calibrate else ())}
@@ -377,12 +384,12 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
             record(*tasks[future], future.result())
     except BaseException:  # a task failed, or an interrupt: stop the study's pending tasks
         # (not the data set's future: cancelling it would cancel the fold tasks, which no
-        # client holds any more, and Dask refuses that)
+        # client holds any more, and Dask's scheduler fails on that)
         client.cancel([*tasks, *best.values(), *calibrated.values()])
         raise
     found = client.gather(calibrated)
     calibration = {c: tried for c, (_, tried) in found.items()}
-    return {**config, **{c: best for c, (best, _) in found.items()}}, calibration
+    return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
 
 
 def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=STUDY_TIES,
