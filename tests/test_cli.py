@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from fastrank.__main__ import main
 
@@ -44,3 +45,12 @@ def test_every_public_name_resolves():
     for name in fastrank.__all__:
         assert getattr(fastrank, name) is not None, name
     assert {"ranking", "metrics", "study"} <= set(dir(fastrank))
+
+
+def test_study_help_documents_the_scheduler(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["study", "--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--scheduler SPEC" in out and "Dask cluster" in out
+    assert "'local'" in out and "'local:N'" in out and "'tcp://HOST:PORT'" in out

@@ -177,3 +177,15 @@ def test_run_study_checks_the_scheduler_before_computing():
     with pytest.raises(ValueError, match="n_jobs"):
         run_study("yeast", folds=2, n_jobs=0, scheduler="local:1", progress=calls.append)
     assert calls == []
+
+
+def test_cli_without_dask_installed_is_one_line(tmp_path):
+    """Dask is optional: without it (``distributed`` made unimportable), ``--scheduler``
+    fails with one line naming the extra to install."""
+    code = ("import sys; sys.modules['distributed'] = None; from fastrank.__main__ import main; "
+            "sys.exit(main(['study', '--scheduler', 'local:1', '--out', 'out']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert 'pip install "fastrank-mlc[dask]"' in proc.stderr
+    assert os.listdir(tmp_path) == []
