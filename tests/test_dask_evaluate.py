@@ -107,3 +107,16 @@ def test_bad_input_is_refused():
         bad[55, 2] = np.nan
         with dask.config.set(scheduler="sync"):
             fd.evaluate(dy, da.from_array(bad, chunks=(30, 6)))
+
+
+def test_sample_weight_chunked_like_the_rows():
+    y, s = tied_data(500, 7, 5)
+    w = np.random.default_rng(5).random(500)
+    want = M.evaluate(y, s, ties=EVERY, sample_weight=w)
+    with dask.config.set(scheduler="threads"):
+        got = fd.evaluate(da.from_array(y, chunks=(120, 7)), da.from_array(s, chunks=(120, 7)),
+                          ties=EVERY, sample_weight=da.from_array(w, chunks=120))
+        assert_same(got, want)
+        with pytest.raises(ValueError, match="sample_weight"):
+            fd.evaluate(da.from_array(y, chunks=(120, 7)), da.from_array(s, chunks=(120, 7)),
+                        sample_weight=da.from_array(w, chunks=100))

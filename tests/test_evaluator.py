@@ -2,6 +2,7 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
@@ -169,3 +170,97 @@ def test_bad_use_is_refused():
     # a refused update leaves the state as it was
     assert ev.rows == [(0, 10)]
     assert_same(ev.result(), M.evaluate(y[:10], s[:10]))
+
+
+def test_parameters_are_bounded():
+    y, s = tied_data(20, 4, 0)
+    with pytest.raises(ValueError, match="top_k >= 1"):
+        M.evaluate(y, s, cutoff=0)
+    huge = M.evaluate(y, s, cutoff=2**63, ties=EVERY, n_draws=5)
+    assert_same(huge, M.evaluate(y, s, cutoff=4, ties=EVERY, n_draws=5))
+    for bad in (10**9, 2**63):
+        with pytest.raises(ValueError, match="n_draws"):
+            M.Evaluator(ties="expected", n_draws=bad)
+
+
+# ---- sample_weight -----------------------------------------------------------------------
+
+def test_integer_weights_equal_repeated_documents():
+    """A document of weight k counts as k copies of it (for the deterministic ranking
+    types, whose value does not depend on the row number)."""
+    y, s = tied_data(40, 7, 9)
+    w = np.random.default_rng(9).integers(0, 4, 40)
+    rows = np.repeat(np.arange(40), w)
+    kw = dict(ties=("dense", "standard", "modified", "expected"), cutoff="perfect", n_draws=4)
+    got = M.evaluate(y, s, sample_weight=w, **kw)
+    want = M.evaluate(y[rows], s[rows], **kw)
+    exact = [k for k in M.METRIC_KEYS if k not in M.ESTIMATED_KEYS]
+    cols = [M.METRIC_KEYS.index(k) for k in exact]
+    np.testing.assert_allclose(got.values[:, cols], want.values[:, cols], rtol=1e-12)
+    for t in ("dense", "modified"):
+        for name in ("one_error", "coverage", "ranking_loss", "average_precision",
+                     "r_precision"):
+            f = getattr(M, name)
+            assert f(y, s, ties=t, sample_weight=w) == pytest.approx(
+                f(y[rows], s[rows], ties=t), rel=1e-12)
+        p = M.cutoff(s, y, ties=t)
+        for name in ("hamming_loss", "exact_match", "zero_one_loss", "accuracy"):
+            f = getattr(M, name)
+            assert f(y, p, sample_weight=w) == pytest.approx(f(y[rows], p[rows]), rel=1e-12)
+        for name in ("precision", "recall", "f1"):
+            for av in ("macro", "micro"):
+                for orient in ("category", "document"):
+                    f = getattr(M, name)
+                    assert f(y, p, average=av, orient=orient, sample_weight=w) == \
+                        pytest.approx(f(y[rows], p[rows], average=av, orient=orient),
+                                      rel=1e-12)
+
+
+def test_weighted_chunks_equal_weighted_whole():
+    y, s = tied_data(120, 6, 4)
+    w = np.random.default_rng(4).random(120) * 3
+    kw = dict(ties=EVERY, random_state=2, n_draws=10)
+    want = M.evaluate(y, s, sample_weight=w, **kw)
+    ev = M.Evaluator(**kw)
+    for lo in range(0, 120, 25):
+        ev = ev.merge(M.Evaluator(**kw).update(y[lo:lo + 25], s[lo:lo + 25], first_row=lo,
+                                               sample_weight=w[lo:lo + 25]))
+    assert_same(ev.result(), want)
+    ones = M.evaluate(y, s, sample_weight=np.ones(120), **kw)
+    assert_same(ones, M.evaluate(y, s, **kw))
+
+
+def test_weights_are_checked():
+    y, s = tied_data(10, 4, 0)
+    for bad, err in [(np.ones(9), ValueError), (-np.ones(10), ValueError),
+                     (np.full(10, np.nan), ValueError), (np.array(["a"] * 10), TypeError),
+                     (np.ones((10, 1)), ValueError)]:
+        with pytest.raises(err, match="sample_weight"):
+            M.evaluate(y, s, sample_weight=bad)
+        with pytest.raises(err, match="sample_weight"):
+            M.coverage(y, s, sample_weight=bad)
+        with pytest.raises(err, match="sample_weight"):
+            M.precision(y, y, sample_weight=bad)
+    for f in (lambda w: M.evaluate(y, s, sample_weight=w),
+              lambda w: M.coverage(y, s, sample_weight=w),
+              lambda w: M.hamming_loss(y, y, sample_weight=w)):
+        with pytest.raises(ValueError, match="0"):
+            f(np.zeros(10))
+
+
+def test_evaluation_to_pandas_and_html():
+    y, s = tied_data(30, 5, 0)
+    res = M.evaluate(y, s, ties=("modified", "expected"), n_draws=5)
+    wide = pd.DataFrame(res)
+    assert list(wide.columns) == ["modified", "expected"]
+    assert list(wide.index) == list(M.METRIC_KEYS)
+    assert wide.loc["coverage", "modified"] == res["modified"]["coverage"]
+    tidy = res.to_frame()
+    assert tidy.shape == (2 * 19, 4) and list(tidy.columns) == ["ties", "metric", "value",
+                                                               "stderr"]
+    row = tidy[(tidy.ties == "expected") & (tidy.metric == "f1_macro_c")].iloc[0]
+    assert row.value == res["expected"]["f1_macro_c"] and row.stderr >= 0
+    assert tidy.stderr.notna().sum() == len(res.estimated) == 2
+    page = res._repr_html_()
+    assert page.count("<tr>") == 20 and "Monte-Carlo" in page and "~" in page
+    assert dict(res) == res.to_dict() and len(res) == 2 and "modified" in res

@@ -86,7 +86,7 @@ def test_expected_across_documents_and_labels(case):
 
 
 @settings(max_examples=25, deadline=None)
-@given(small_tied(max_n=2, max_q=5), st.integers(0, 6))
+@given(small_tied(max_n=2, max_q=5), st.integers(1, 6))
 def test_expected_top_k_cutoff(case, top_k):
     y, s = case
     assume(n_orders(s) <= 1500)

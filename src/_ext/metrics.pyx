@@ -2,7 +2,7 @@
 """Tie-aware multi-label metric kernel: one sort per row, every ranking type from it.
 
 The Python layer is ``fastrank.metrics``; it validates input, calls these kernels and turns
-per-document values and per-label counts into the averaged metrics (SPEC §2-§4).
+per-document values and per-label counts into the averaged metrics (Melotti 2009, ch. 4).
 
 Per row the kernel sorts the beliefs once (``_tiesort``), then
 
@@ -23,14 +23,15 @@ doc : float64 (n, N_SLOTS)      per-document values, column codes below (mirrore
                                 fastrank/metrics/_common.py)
 lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label: rows 0-1 (ordinal),
                                 2-3 (group) and 5-6 (expected) are predicted-and-relevant
-                                (TP_i) and predicted (TP_i + FP_i) under the cutoff (SPEC
-                                §3: perfect, or the first top_k positions when top_k >= 0);
+                                (TP_i) and predicted (TP_i + FP_i) under the cutoff
+                                (perfect, or the first top_k positions when top_k >= 0);
                                 row 4 is relevant (TP_i + FN_i); rows 7-8 are
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
-mc : int32 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
+mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
+Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
-and never depend on the thread count. r-precision always cuts at |C_j| (SPEC §2.5).
+and never depend on the thread count. r-precision always cuts at |C_j|.
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -91,7 +92,7 @@ cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k
 
 
 cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
-                             Py_ssize_t top_k, uint64_t zkey, double* out,
+                             Py_ssize_t top_k, uint64_t zkey, double wt, double* out,
                              double* lab) noexcept nogil:
     """Dense/standard/modified values of one sorted row (whole tie groups)."""
     cdef int32_t* order = w.order
@@ -132,9 +133,9 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
             npred += stop - start
             for p in range(start, stop):
                 c = order[p]
-                lab[q + c] += 1.0
+                lab[q + c] += wt
                 if y[c]:
-                    lab[c] += 1.0
+                    lab[c] += wt
         group += 1
         start = stop
     out[G_COVERAGE_DENSE] = cov_dense
@@ -150,7 +151,7 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
 
 cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                Py_ssize_t top_k, uint64_t zkey, uint64_t seed, Py_ssize_t row,
-                               double* out, double* lab) noexcept nogil:
+                               double wt, double* out, double* lab) noexcept nogil:
     """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t p, c, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
@@ -178,10 +179,10 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
             tp_r += y[c]
         if p < k and not (drop_zero and is_zero):
             npred += 1
-            lab[q + c] += 1.0
+            lab[q + c] += wt
             if y[c]:
                 tp += 1
-                lab[c] += 1.0
+                lab[c] += wt
     out[O_ONE_ERROR] = 1.0 - y[order[0]]
     out[O_COVERAGE] = cov
     out[O_RANKING_LOSS] = loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
@@ -194,8 +195,8 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
 
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
-                                Py_ssize_t n_draws, int32_t* scratch, double* out, double* lab,
-                                int32_t* mc) noexcept nogil:
+                                Py_ssize_t n_draws, int32_t* scratch, double wt, double* out,
+                                double* lab, double* mc) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -223,7 +224,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
     cdef double tp_r = 0.0, npred_r = 0.0, exact = 1.0, t, share
     cdef bint is_zero, drop_zero = top_k < 0
     cdef int32_t tmp
-    cdef int32_t* draw
+    cdef double* draw
     cdef uint64_t state
     while start < q:
         stop = end[start]
@@ -260,17 +261,17 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                     exact = 0.0
                 for p in range(start, stop):
                     c = order[p]
-                    lab[6 * q + c] += 1.0
-                    lab[8 * q + c] += 1.0
+                    lab[6 * q + c] += wt
+                    lab[8 * q + c] += wt
                     if y[c]:
-                        lab[5 * q + c] += 1.0
-                        lab[7 * q + c] += 1.0
+                        lab[5 * q + c] += wt
+                        lab[7 * q + c] += wt
             else:
                 npred += d
                 tp += <double> d * a / s
                 for j in range(d):
                     exact *= <double> (a - j) / (s - j) if a > j else 0.0
-                share = <double> d / s
+                share = wt * d / s
                 for p in range(start, stop):
                     c = order[p]
                     lab[6 * q + c] += share
@@ -288,9 +289,9 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                             scratch[j] = scratch[p]
                             scratch[p] = tmp
                             c = scratch[j]
-                            draw[q + c] += 1
+                            draw[q + c] += wt
                             if y[c]:
-                                draw[c] += 1
+                                draw[c] += wt
         cum_rel += a
         cum_nonrel += s - a
         start = stop
@@ -306,37 +307,40 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
 
 cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
-                      int32_t* scratch, Py_ssize_t row, double* out, double* lab,
-                      int32_t* mc) noexcept nogil:
-    """All requested families for one sorted row; the set metrics use the perfect cutoff
-    (top_k < 0) or the first top_k positions."""
+                      int32_t* scratch, Py_ssize_t row, double wt, double* out, double* lab,
+                      double* mc) noexcept nogil:
+    """All requested families for one sorted row, whose label counts weigh ``wt``; the set
+    metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + 4 * q
     for c in range(q):
         n_rel += y[c]
-        rel[c] += y[c]
+        rel[c] += wt * y[c]
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
-        _group_pass(w, q, y, n_rel, top_k, zkey, out, lab + 2 * q)
+        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + 2 * q)
     if families & EXPECTED:
-        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, out, lab,
-                       mc)
+        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, wt, out,
+                       lab, mc)
     if families & ORDINAL:
-        _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, out, lab)
+        _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out, lab)
 
 
 def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
                    Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families,
                    Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row,
-                   double[:, ::1] doc, double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
+                   const double[::1] weight, double[:, ::1] doc, double[:, :, ::1] lab,
+                   double[:, :, :, ::1] mc):
     """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for a dense (n, q) belief
     matrix given as its flat buffer and element strides; top_k < 0 is the perfect cutoff.
-    Row i draws its random orders as global row ``first_row + i``."""
+    Row i draws its random orders as global row ``first_row + i``; its label counts weigh
+    ``weight[i]`` (1 when ``weight`` is empty). ``doc`` is never weighted."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef int32_t* scratch
-    cdef int32_t* mcp
+    cdef double* mcp
+    cdef bint weighted = weight.shape[0] > 0
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -348,13 +352,14 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
         for chunk in prange(n_chunks, schedule="dynamic"):
             if w == NULL or scratch == NULL:
                 continue
-            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
+            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
                 sort_dense_row(&flat[i * row_stride], col_stride, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
-                     first_row + i, &doc[i, 0], &lab[chunk, 0, 0], mcp)
+                     first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
+                     &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
     if failed[0]:
@@ -363,14 +368,16 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
 
 def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                  Py_ssize_t q, const uint8_t[:, ::1] y, int families, Py_ssize_t top_k,
-                 uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row, double[:, ::1] doc,
-                 double[:, :, ::1] lab, int32_t[:, :, :, ::1] mc):
+                 uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row,
+                 const double[::1] weight, double[:, ::1] doc, double[:, :, ::1] lab,
+                 double[:, :, :, ::1] mc):
     """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, n = indptr.shape[0] - 1
     cdef Py_ssize_t n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef int32_t* scratch
-    cdef int32_t* mcp
+    cdef double* mcp
+    cdef bint weighted = weight.shape[0] > 0
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -382,13 +389,14 @@ def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const ind
         for chunk in prange(n_chunks, schedule="dynamic"):
             if w == NULL or scratch == NULL:
                 continue
-            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <int32_t*> NULL
+            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
                 sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
-                     first_row + i, &doc[i, 0], &lab[chunk, 0, 0], mcp)
+                     first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
+                     &lab[chunk, 0, 0], mcp)
         sort_work_free(w)
         free(scratch)
     if failed[0]:

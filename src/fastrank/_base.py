@@ -2,17 +2,18 @@
 checks, and saving to one versioned ``.npz`` file (arrays + JSON metadata, no pickle)."""
 import inspect
 import json
-import zipfile
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._atomic import atomic_file
+from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_npz
 from ._validation import check_nonempty_2d, check_real_dtype, check_truth, is_label_sets, \
     label_sets_to_matrix
 from ._version import __version__
 
 FORMAT_VERSION = 1
+CSR_PARTS = ("data", "indices", "indptr", "shape")
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -139,10 +140,9 @@ class MultiLabelEstimator:
             value = getattr(self, name)
             if sp.issparse(value):
                 value = sp.csr_matrix(value)
-                arrays[f"{name}.csr.data"] = value.data
-                arrays[f"{name}.csr.indices"] = value.indices
-                arrays[f"{name}.csr.indptr"] = value.indptr
-                arrays[f"{name}.csr.shape"] = np.asarray(value.shape)
+                for part, array in zip(CSR_PARTS, (value.data, value.indices, value.indptr,
+                                                   np.asarray(value.shape))):
+                    arrays[f"{name}.csr.{part}"] = array
             else:
                 arrays[name] = value
         if any(a.dtype == object for a in map(np.asarray, arrays.values())):
@@ -152,39 +152,54 @@ class MultiLabelEstimator:
                      **arrays)
 
     @classmethod
+    def _member_names(cls):
+        names = {"__header__", "classes_"}
+        for name in cls._fitted_arrays:
+            names |= {name, *(f"{name}.csr.{part}" for part in CSR_PARTS)}
+        return names
+
+    @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; ValueError on a corrupt or foreign file."""
+        """Read a model written by :meth:`save`.
+
+        The file is checked before it is used: its zip directory and every array header
+        first (no member may claim more bytes than it holds, nothing compressed is inflated,
+        no pickles), then the JSON header, then every array against the others
+        (shapes, dtypes, index ranges) — the compiled kernels trust them. Arrays are
+        memory-mapped read-only, not copied: loading costs no memory beyond the pages the
+        model touches. Raises ValueError naming the problem for a corrupt or foreign file.
+        """
         try:
-            with np.load(path, allow_pickle=False) as z:
-                files = {k: z[k] for k in z.files}
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise ValueError(f"{path}: not a readable fastrank model file ({exc})") from None
-        try:
-            header = json.loads(files.pop("__header__").tobytes().decode())
-        except (KeyError, UnicodeDecodeError, json.JSONDecodeError):
-            raise ValueError(f"{path}: not a fastrank model file (no valid header)") from None
-        if header.get("format") != "fastrank-model":
-            raise ValueError(f"{path}: not a fastrank model file")
-        if header.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{path}: model format version {header.get('format_version')} "
-                             f"is not supported (expected {FORMAT_VERSION})")
-        if header.get("estimator") != cls.__name__:
-            raise ValueError(f"{path}: holds a {header.get('estimator')}, not a {cls.__name__}")
+            files = read_npz(path)
+        except ModelFileError as exc:
+            raise ValueError(f"{path}: not a fastrank model file ({exc})") from None
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the model file ({exc})") from None
+        header = _check_header(path, files.pop("__header__", None), cls)
+        stray = set(files) - cls._member_names()
+        if stray:
+            raise ValueError(f"{path}: corrupt {cls.__name__} model file: unexpected arrays "
+                             f"{sorted(stray)}")
         model = cls(**header["params"])
         model.n_features_in_ = header["n_features_in_"]
         for k, v in header["meta"].items():
             setattr(model, k, v)
+        if "classes_" not in files or files["classes_"].ndim != 1 \
+                or files["classes_"].dtype.kind not in "biuUS":
+            raise ValueError(f"{path}: corrupt model file: classes_ is not a 1-D array of "
+                             "numbers or strings")
         model.classes_ = files.pop("classes_")
         for name in cls._fitted_arrays:
             if name in files:
                 setattr(model, name, files.pop(name))
-            elif f"{name}.csr.data" in files:
-                shape = tuple(files.pop(f"{name}.csr.shape"))
-                setattr(model, name, sp.csr_matrix(
-                    (files.pop(f"{name}.csr.data"), files.pop(f"{name}.csr.indices"),
-                     files.pop(f"{name}.csr.indptr")), shape=shape))
+            elif all(f"{name}.csr.{part}" in files for part in CSR_PARTS):
+                parts = {part: files.pop(f"{name}.csr.{part}") for part in CSR_PARTS}
+                setattr(model, name, _csr_member(path, name, parts))
             else:
                 raise ValueError(f"{path}: model file is missing array {name!r} (truncated?)")
+        if files:
+            raise ValueError(f"{path}: corrupt {cls.__name__} model file: arrays in both "
+                             f"dense and sparse form {sorted(files)}")
         problem = model._loaded_problem()
         if problem:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: {problem}")
@@ -195,3 +210,45 @@ class MultiLabelEstimator:
         compiled kernels trust shapes and indices, so a model class whose arrays can be
         inconsistent checks them here."""
         return None
+
+
+def _check_header(path, raw, cls):
+    """The model file's JSON header as a dict, checked field by field."""
+    def bad(what):
+        return ValueError(f"{path}: not a fastrank model file ({what})")
+    if raw is None or raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_HEADER_BYTES:
+        raise bad("no valid header")
+    try:
+        header = json.loads(raw.tobytes().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise bad("no valid header") from None
+    if not isinstance(header, dict) or header.get("format") != "fastrank-model":
+        raise bad("no fastrank header")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{path}: model format version {header.get('format_version')!r} "
+                         f"is not supported (expected {FORMAT_VERSION})")
+    if header.get("estimator") != cls.__name__:
+        raise ValueError(f"{path}: holds a {str(header.get('estimator'))[:80]}, not a "
+                         f"{cls.__name__}")
+    params, meta, n_in = header.get("params"), header.get("meta"), header.get("n_features_in_")
+    if not isinstance(params, dict) or not set(params) <= set(cls._param_names()):
+        raise bad(f"parameters must be a subset of {cls._param_names()}")
+    if not isinstance(meta, dict) or set(meta) != set(cls._fitted_meta):
+        raise bad(f"fitted values must be {list(cls._fitted_meta)}")
+    if isinstance(n_in, bool) or not isinstance(n_in, int) or n_in < 1:
+        raise bad(f"n_features_in_ must be a positive int, got {n_in!r}")
+    return header
+
+
+def _csr_member(path, name, parts):
+    shape = parts["shape"]
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0:
+        raise ValueError(f"{path}: corrupt model file: {name} has no valid sparse shape")
+    try:
+        m = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]),
+                          shape=tuple(int(v) for v in shape))
+        m.check_format(full_check=True)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ValueError(f"{path}: corrupt model file: {name} is not a valid CSR matrix "
+                         f"({exc})") from None
+    return m

@@ -25,13 +25,13 @@ def _check_row_chunked(name, arr):
                          f"{name}.rechunk({{1: -1}})")
 
 
-def _evaluate_chunk(template, y_true, y_score, first_row, n_jobs):
+def _evaluate_chunk(template, y_true, y_score, sample_weight, first_row, n_jobs):
     ev = template.empty_copy()
     if y_score.shape[0] == 0:
         return ev
     try:
         with num_threads(n_jobs):
-            return ev.update(y_true, y_score, first_row=first_row)
+            return ev.update(y_true, y_score, first_row=first_row, sample_weight=sample_weight)
     except ValueError as exc:  # name the rows: the kernel's row numbers are the chunk's
         raise ValueError(f"in the chunk of rows {first_row}..{first_row + y_score.shape[0] - 1}"
                          f": {exc}") from None
@@ -45,7 +45,7 @@ def _merge_all(*evaluators):
 
 
 def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_division=0.0,
-             n_draws=100, n_labels=None, split_every=8, n_jobs=1):
+             n_draws=100, sample_weight=None, n_labels=None, split_every=8, n_jobs=1):
     """:func:`fastrank.metrics.evaluate` over Dask arrays chunked by rows.
 
     Each row chunk is evaluated by one task into a :class:`fastrank.metrics.Evaluator`
@@ -66,6 +66,8 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
         sparse.
     ties, cutoff, random_state, zero_division, n_draws :
         As for :func:`fastrank.metrics.evaluate`.
+    sample_weight : dask.array.Array (n_documents,), optional
+        Per-document weights, chunked like the rows of ``y_score``.
     n_labels : int, optional
         Expected number of labels (checked).
     split_every : int >= 2, default 8
@@ -98,6 +100,14 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
         raise ValueError("y_score has no rows")
     if n_labels is not None and n_labels != y_score.shape[1]:
         raise ValueError(f"y_score has {y_score.shape[1]} labels, n_labels={n_labels!r}")
+    if sample_weight is None:
+        weights = [None] * len(y_score.chunks[0])
+    else:
+        if not isinstance(sample_weight, da.Array) or sample_weight.ndim != 1 \
+                or sample_weight.chunks[0] != y_score.chunks[0]:
+            raise ValueError("sample_weight must be a 1-D dask array chunked like the rows of "
+                             "y_score: sample_weight.rechunk((y_score.chunks[0],))")
+        weights = sample_weight.to_delayed().ravel()
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2, got {split_every!r}")
     template = Evaluator(ties, n_labels=y_score.shape[1], random_state=random_state,
@@ -106,8 +116,8 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     for c in y_score.chunks[0][:-1]:
         first_rows.append(first_rows[-1] + c)
     task = dask.delayed(_evaluate_chunk, pure=True)
-    level = [task(template, t, s, r, n_jobs) for t, s, r in
-             zip(y_true.to_delayed().ravel(), y_score.to_delayed().ravel(), first_rows)]
+    level = [task(template, t, s, w, r, n_jobs) for t, s, w, r in
+             zip(y_true.to_delayed().ravel(), y_score.to_delayed().ravel(), weights, first_rows)]
     merge = dask.delayed(_merge_all, pure=True)
     while len(level) > 1:
         level = [merge(*level[i:i + split_every]) for i in range(0, len(level), split_every)]

@@ -33,6 +33,7 @@ LAB_REL, LAB_FIXED = 4, 7
 _N_CHUNKS = 16  # fixed row chunks, each with its own label counters (thread-count independent)
 _MC_BYTES = 64 * 2**20  # bound on the per-chunk Monte-Carlo counters: fewer chunks beyond it
 _MC_SALT = 0x5851F42D4C957F2D  # decorrelates the Monte-Carlo draws from the ordinal shuffle
+_NO_WEIGHTS = np.empty(0)
 BLOCK_ROWS = 1 << 16  # rows per kernel call: bounds the per-document buffer to 14 MiB
 
 
@@ -84,13 +85,15 @@ def score_args(y_score, rows=None):
     return "dense", (flat, hi - lo, q, row_stride, col_stride)
 
 
-def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0):
+def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0,
+               sample_weight=None):
     """Run the metric kernel on rows ``rows = (lo, hi)`` (default: all); inputs must come
-    from :func:`check_inputs`. The set metrics' counts use the perfect cutoff, or the first
-    ``top_k`` positions when it is given. Row ``lo + i`` draws its random orders as global
-    row ``first_row + i``. Returns
+    from :func:`check_inputs` (and :func:`check_sample_weight`). The set metrics' counts use
+    the perfect cutoff, or the first ``top_k`` positions when it is given. Row ``lo + i``
+    draws its random orders as global row ``first_row + i``; the label counts add its
+    weight ``sample_weight[lo + i]`` (1 without weights). Returns
 
-    * ``doc`` (hi - lo, N_SLOTS): per-document values (columns: :func:`column`);
+    * ``doc`` (hi - lo, N_SLOTS): per-document values, unweighted (columns: :func:`column`);
     * ``lab`` (9, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
       (TP_i, TP_i + FP_i), ``LAB_REL`` (TP_i + FN_i), ``LAB_FIXED`` (expected family: the
       TP_i, TP_i + FP_i shared by every random order);
@@ -103,20 +106,40 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     n_draws = n_draws if families & EXPECTED else 0
     n_chunks = min(n, _N_CHUNKS)
     if n_draws:  # depends on the shapes only, never on the thread count
-        n_chunks = max(1, min(n_chunks, _MC_BYTES // (n_draws * 2 * q * 4)))
+        n_chunks = max(1, min(n_chunks, _MC_BYTES // (n_draws * 2 * q * 8)))
     lab = np.zeros((n_chunks, 9, q), dtype=np.float64)
-    mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.int32)
+    mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
+    weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
     kind, args = score_args(y_score, (lo, hi))
     run = _kernel.evaluate_csr if kind == "csr" else _kernel.evaluate_dense
     run(*args, y_true[lo:hi], families, -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
-        first_row, doc, lab, mc)
-    return doc, lab.sum(axis=0), mc.sum(axis=0, dtype=np.int64)
+        first_row, weight, doc, lab, mc)
+    return doc, lab.sum(axis=0), mc.sum(axis=0)
 
 
-def column_sums(doc, cols):
+def column_sums(doc, cols, weight=None):
     """Sums of the per-document columns ``cols`` (each summed alone, pairwise, exactly as
-    ``np.mean`` sums a column)."""
-    return np.array([doc[:, c].sum() for c in cols])
+    ``np.mean`` sums a column), each value times its document's weight when given."""
+    if weight is None:
+        return np.array([doc[:, c].sum() for c in cols])
+    return np.array([(doc[:, c] * weight).sum() for c in cols])
+
+
+def check_sample_weight(sample_weight, n):
+    """None, or the per-document weights as a float64 array of length ``n``: finite,
+    non-negative (a document of weight 0 counts for nothing)."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be real numbers, got dtype {w.dtype}")
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},) (one weight per document), "
+                         f"got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("sample_weight must be finite and >= 0")
+    return w
 
 
 def row_blocks(n):

@@ -1,14 +1,15 @@
 """The 19 study metrics under several ranking types, one sort per row: the mergeable
 :class:`Evaluator` and :func:`evaluate`, which is one ``update`` of it."""
 import copy
+import html
 import numbers
 
 import numpy as np
 
 from .._validation import check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
-    ORDINAL, TIES, check_inputs, column, column_sums, draw_seed, family, resolve_ties, \
-    row_blocks, run_kernel
+    ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
+    resolve_ties, row_blocks, run_kernel
 from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
     _ratio, score_fbeta, score_precision, score_recall
 
@@ -26,10 +27,14 @@ _RANKING_KEYS = {"one_error": "one_error", "coverage": "coverage",
 # under ties="expected" these have random per-label denominators: Monte-Carlo estimates
 ESTIMATED_KEYS = ("precision_macro_c", "f1_macro_c")
 CUTOFFS = ("perfect",)
+MAX_DRAWS = 100_000  # Monte-Carlo orders of ties="expected" (state: n_draws x 2 x n_labels)
+MAX_LABELS = 2**31 - 1  # the kernels index labels with int32
 
 
-class Evaluation:
-    """Metric values per ranking type, as returned by :func:`evaluate`.
+class Evaluation(dict):
+    """Metric values per ranking type, as returned by :func:`evaluate`: a dict
+    ``{ranking_type: {metric_key: value}}`` (so ``pandas.DataFrame(result)`` has one column
+    per ranking type) with the arrays below.
 
     Attributes
     ----------
@@ -46,10 +51,11 @@ class Evaluation:
         Number of random orders behind the estimates (0 when nothing was estimated).
 
     ``result["modified"]`` is the dict of one ranking type, ``result.to_dict()`` the nested
-    dict ``{ranking_type: {metric_key: value}}``, ``result.estimated`` the list of
-    ``(ranking_type, metric_key)`` that are estimates, ``result.stderr_dict()`` their
-    standard errors, ``str(result)`` a table in which an estimate is marked ``~`` and
-    followed by its standard error.
+    dict ``{ranking_type: {metric_key: value}}``, ``result.to_frame()`` a tidy pandas
+    DataFrame, ``result.estimated`` the list of ``(ranking_type, metric_key)`` that are
+    estimates, ``result.stderr_dict()`` their standard errors, ``str(result)`` a table in
+    which an estimate is marked ``~`` and followed by its standard error (HTML in a
+    notebook).
     """
 
     def __init__(self, ties, values, stderr, n_draws=0):
@@ -58,6 +64,8 @@ class Evaluation:
         self.values = values
         self.stderr = stderr
         self.n_draws = n_draws
+        super().__init__((t, dict(zip(self.metrics, row.tolist())))
+                         for t, row in zip(self.ties, values))
 
     def __getitem__(self, ties):
         if ties not in self.ties:
@@ -66,6 +74,31 @@ class Evaluation:
 
     def to_dict(self):
         return {t: self[t] for t in self.ties}
+
+    def to_frame(self):
+        """A tidy ``pandas.DataFrame``: one row per (ranking type, metric), columns
+        ``ties``, ``metric``, ``value``, ``stderr`` (NaN for exact values). Needs pandas."""
+        import pandas as pd
+        return pd.DataFrame({
+            "ties": np.repeat(self.ties, len(self.metrics)),
+            "metric": np.tile(self.metrics, len(self.ties)),
+            "value": self.values.ravel(),
+            "stderr": self.stderr.ravel(),
+        })
+
+    def _repr_html_(self):
+        has_se = ~np.isnan(self.stderr)
+        head = "".join(f"<th>{html.escape(t)}</th>" for t in self.ties)
+        rows = []
+        for k, key in enumerate(self.metrics):
+            cells = "".join(
+                f"<td>~{self.values[t, k]:.6f} ± {self.stderr[t, k]:.1e}</td>" if has_se[t, k]
+                else f"<td>{self.values[t, k]:.6f}</td>" for t in range(len(self.ties)))
+            rows.append(f"<tr><th>{html.escape(key)}</th>{cells}</tr>")
+        note = (f"<p>~ Monte-Carlo estimate over {self.n_draws} random orders (± standard "
+                "error); every other value is exact</p>") if has_se.any() else ""
+        return (f"<table><thead><tr><th>metric</th>{head}</tr></thead>"
+                f"<tbody>{''.join(rows)}</tbody></table>{note}")
 
     def stderr_dict(self):
         """``{ranking_type: {metric_key: standard error}}`` of the Monte-Carlo estimates."""
@@ -201,8 +234,9 @@ class Evaluator:
         self._top_k = _check_cutoff(cutoff)
         self.zero_division = _check_zero_division(zero_division)
         if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) \
-                or n_draws < 2:
-            raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
+                or not 2 <= n_draws <= MAX_DRAWS:
+            raise ValueError(f"n_draws must be an integer from 2 to {MAX_DRAWS}, got "
+                             f"{n_draws!r}")
         self._families = 0
         for t in self.ties:
             self._families |= family(t)
@@ -210,6 +244,7 @@ class Evaluator:
         self.seed = draw_seed(random_state) if self._families & (ORDINAL | EXPECTED) else 0
         self._rows = []       # global row intervals seen: sorted, disjoint [start, stop)
         self._next_row = 0
+        self._weight = 0.0    # total weight of the rows seen (their number, unweighted)
         self._doc = np.zeros((len(self.ties), len(_DOC_SUMS)))
         self._lab = None      # (9, n_labels) label counts, see run_kernel
         self._mc = None       # (n_draws, 2, n_labels) int64 per-draw label counts
@@ -231,12 +266,12 @@ class Evaluator:
     def empty_copy(self):
         """A new evaluator with this one's configuration and seed, and no rows."""
         out = copy.copy(self)
-        out._rows, out._next_row = [], 0
+        out._rows, out._next_row, out._weight = [], 0, 0.0
         out._doc = np.zeros_like(self._doc)
         out._lab = out._mc = None
         return out
 
-    def update(self, y_true, y_score, first_row=None):
+    def update(self, y_true, y_score, first_row=None, sample_weight=None):
         """Add a chunk of rows.
 
         Parameters
@@ -247,6 +282,8 @@ class Evaluator:
             chunk given to this evaluator (0 for the first). The ordinal shuffle and the
             Monte-Carlo draws of row ``first_row + i`` depend only on that number and the
             seed. Rows already seen raise ValueError.
+        sample_weight : array of shape (n_rows,), optional
+            The chunk's per-document weights, as for :func:`evaluate` (default: 1 each).
 
         Returns
         -------
@@ -257,38 +294,41 @@ class Evaluator:
         if self.n_labels is not None and q != self.n_labels:
             raise ValueError(f"the chunk has {q} labels; this evaluator has {self.n_labels}")
         first_row = self._next_row if first_row is None else _check_row(first_row)
+        weight = check_sample_weight(sample_weight, n)
         rows = _add_interval(self._rows, first_row, first_row + n, "chunk")
         doc_sums = self._doc.copy()
         lab = np.zeros((9, q)) if self._lab is None else self._lab.copy()
-        mc = np.zeros((self.n_draws, 2, q), dtype=np.int64) if self._mc is None \
-            else self._mc.copy()
+        mc = np.zeros((self.n_draws, 2, q)) if self._mc is None else self._mc.copy()
         for lo, hi in row_blocks(n):
             doc, block_lab, block_mc = run_kernel(
                 y_true, y_score, self._families, self.seed, self.n_draws, self._top_k,
-                rows=(lo, hi), first_row=first_row + lo)
-            doc_sums += self._document_sums(doc, q)
+                rows=(lo, hi), first_row=first_row + lo, sample_weight=weight)
+            doc_sums += self._document_sums(doc, q, None if weight is None else weight[lo:hi])
             lab += block_lab
             mc += block_mc
         self.n_labels = q
+        self._weight += n if weight is None else weight.sum()
         self._rows, self._next_row = rows, first_row + n
         self._doc, self._lab, self._mc = doc_sums, lab, mc
         return self
 
-    def _document_sums(self, doc, q):
-        """(len(ties), len(_DOC_SUMS)) sums over one block's documents."""
+    def _document_sums(self, doc, q, weight):
+        """(len(ties), len(_DOC_SUMS)) sums over one block's documents, each document's
+        values times its weight when weights are given."""
         zd = self.zero_division
         out = np.empty((len(self.ties), len(_DOC_SUMS)))
         n_rel = doc[:, N_REL]
         for row, t in enumerate(self.ties):
             out[row, :5] = column_sums(doc, [column(t, _RANKING_KEYS[k])
-                                             for k in METRIC_KEYS[:5]])
+                                             for k in METRIC_KEYS[:5]], weight)
             tp, npred = doc[:, column(t, "tp")], doc[:, column(t, "npred")]
             exact = doc[:, column(t, "exact")] if t == EXPECTED_TIES \
                 else (npred == n_rel) & (tp == n_rel)
             per_doc = [(npred + n_rel - 2.0 * tp) / q, exact, _ratio(tp, npred, zd),
                        _ratio(tp, n_rel, zd), _f_from_counts(tp, npred, n_rel, 1.0, zd),
                        tp, npred, n_rel]
-            out[row, 5:] = [np.sum(v, dtype=np.float64) for v in per_doc]
+            out[row, 5:] = [np.sum(v, dtype=np.float64) if weight is None else (v * weight).sum()
+                            for v in per_doc]
         return out
 
     def merge(self, other):
@@ -312,6 +352,7 @@ class Evaluator:
         out.n_labels = self.n_labels if self.n_labels is not None else other.n_labels
         out._rows = rows
         out._next_row = max(self._next_row, other._next_row)
+        out._weight = self._weight + other._weight
         out._doc = self._doc + other._doc
         out._lab = _add_optional(self._lab, other._lab)
         out._mc = _add_optional(self._mc, other._mc)
@@ -321,7 +362,9 @@ class Evaluator:
         """The :class:`Evaluation` of every row seen."""
         if not self._rows:
             raise ValueError("the evaluator has seen no rows; call update() first")
-        n, zd = self.n_rows, self.zero_division
+        if not self._weight > 0:
+            raise ValueError("the rows seen have a total sample_weight of 0")
+        n, zd = self._weight, self.zero_division
         values = np.empty((len(self.ties), len(METRIC_KEYS)))
         stderr = np.full(values.shape, np.nan)
         lab = self._lab
@@ -354,7 +397,7 @@ def _add_optional(a, b):
 
 
 def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_division=0.0,
-             n_draws=100):
+             n_draws=100, sample_weight=None):
     """All 19 study metrics under each ranking type in ``ties``.
 
     Each row of ``y_score`` is sorted once; the dense, standard and modified values come
@@ -381,16 +424,22 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     ties : str or sequence of {"ordinal", "dense", "standard", "modified", "expected"}
         Default: the four ranking types of the thesis.
     cutoff : "perfect" or int, default "perfect"
-        Predicted sets of the set-based metrics: the thesis' perfect cutoff, or an int k for
-        the top-k policy (the first k labels, whole tie groups except under ordinal; see
-        :func:`cutoff`). ``r_precision`` always uses the first ``|C_j|`` positions.
+        Predicted sets of the set-based metrics: the thesis' perfect cutoff, or an int
+        k >= 1 for the top-k policy (the first k labels, whole tie groups except under
+        ordinal; see :func:`cutoff`; a k beyond the number of labels takes them all).
+        ``r_precision`` always uses the first ``|C_j|`` positions.
     random_state : None, int or numpy.random.Generator, default 0
         Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call;
         row ``j`` draws from ``(seed, j)``).
     zero_division : float, default 0.0
         Value of a 0/0 ratio in the set-based metrics (see :func:`precision`).
-    n_draws : int >= 2, default 100
+    n_draws : int from 2 to 100 000, default 100
         Random orders behind the two Monte-Carlo estimates of ``ties="expected"``.
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0; default 1 each). Every per-document value is
+        averaged with these weights, and the per-label contingency counts of the
+        category-oriented metrics add each document's weight instead of 1 — as
+        scikit-learn's weighted metrics do.
 
     Returns
     -------
@@ -398,17 +447,18 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     """
     ev = Evaluator(ties, random_state=random_state, n_draws=n_draws, cutoff=cutoff,
                    zero_division=zero_division)
-    return ev.update(y_true, y_score).result()
+    return ev.update(y_true, y_score, sample_weight=sample_weight).result()
 
 
 def _check_cutoff(cutoff):
-    """None for the perfect cutoff, else the top-k count."""
+    """None for the perfect cutoff, else the top-k count (k >= 1; a k beyond the number of
+    labels takes them all)."""
     if isinstance(cutoff, str):
         check_option("cutoff", cutoff, CUTOFFS)
         return None
-    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 0:
-        return int(cutoff)
-    raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 0, got {cutoff!r}')
+    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 1:
+        return int(min(cutoff, MAX_LABELS))
+    raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 1, got {cutoff!r}')
 
 
 def _monte_carlo(lab, mc, zd):

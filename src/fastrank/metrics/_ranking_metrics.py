@@ -28,26 +28,72 @@ import scipy.sparse as sp
 
 from .._ext import metrics as _kernel
 from .._validation import check_option, check_scores, check_truth
-from ._common import check_inputs, column, column_sums, draw_seed, family, resolve_ties, \
-    row_blocks, run_kernel, score_args
+from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
+    family, resolve_ties, row_blocks, run_kernel, score_args
 
 AP_PER = ("position", "label")
 CUTOFF_POLICIES = ("perfect", "threshold", "top_k")
 
 
-def _mean_value(name, y_true, y_score, ties, random_state):
+_PARAMETERS = """
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+    y_score : float array or sparse matrix, (n_documents, n_labels)
+        Beliefs: higher means more relevant. Exact equality makes a tie (-0.0 == 0.0).
+    ties : {"ordinal", "dense", "standard", "modified", "expected"} (or "min"/"max"), \
+default "modified"
+        How tied labels are ranked (see :func:`fastrank.rank`); "expected" is the exact
+        mean of "ordinal" over every random order inside the tie groups.
+    random_state : None, int or numpy.random.Generator, default 0
+        Seeds the random order of "ordinal" (row ``j`` draws from ``(seed, j)``, exactly
+        as :func:`fastrank.rank` and :func:`evaluate` draw it); ignored otherwise.
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0) of the average; default 1 each.
+
+    Returns
+    -------
+    float
+        The mean over documents (weighted by ``sample_weight``).
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, NaN beliefs, non-binary truth, an unknown ``ties``, or weights
+        that are negative, non-finite, of the wrong length or all zero.
+
+"""
+
+
+def _documented(extra=""):
+    """Complete a ranking metric's docstring with the parameters every one of them takes
+    (and its own ``extra`` ones, numpydoc-formatted, after them)."""
+    def decorate(func):
+        params = _PARAMETERS.replace("\n\n    Returns", "\n" + extra.rstrip("\n")
+                                     + "\n\n    Returns") if extra else _PARAMETERS
+        func.__doc__ = func.__doc__.replace("    %(parameters)s\n", params)
+        return func
+    return decorate
+
+
+def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     ties = resolve_ties(ties)
     y_true, y_score = check_inputs(y_true, y_score)
+    weight = check_sample_weight(sample_weight, y_true.shape[0])
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     col = column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
         doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi), first_row=lo)
-        total += column_sums(doc, [col])[0]
-    return float(total / y_true.shape[0])
+        total += column_sums(doc, [col], None if weight is None else weight[lo:hi])[0]
+    denominator = y_true.shape[0] if weight is None else weight.sum()
+    if not denominator > 0:
+        raise ValueError("sample_weight sums to 0: no document to average over")
+    return float(total / denominator)
 
 
-def one_error(y_true, y_score, *, ties="modified", random_state=None):
+@_documented()
+def one_error(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
     """One-error* (melotti2009 eq. 4.2-4.3): share of documents whose top rank is not made
     only of relevant labels. Lower is better.
 
@@ -58,18 +104,20 @@ def one_error(y_true, y_score, *, ties="modified", random_state=None):
     top); one with every label relevant scores 0. ``"expected"``: ``1 - a/s`` for a top
     group of ``s`` labels, ``a`` of them relevant.
 
-    Parameters
-    ----------
-    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
-    y_score : float array or sparse matrix, (n_documents, n_labels); higher = more relevant
-    ties : {"ordinal", "dense", "standard", "modified", "expected"} (or "min"/"max"),
-        default "modified"
-    random_state : None, int or numpy.random.Generator; only used by ``"ordinal"``
+    %(parameters)s
+    Examples
+    --------
+    >>> from fastrank.metrics import one_error
+    >>> one_error([{0, 1}], [[0.5, 0.2, 0.2, 0.1]])   # the top label, c1, is relevant
+    0.0
+    >>> one_error([{1}], [[0.5, 0.5, 0.2, 0.1]], ties="expected")  # c1/c2 tied on top
+    0.5
     """
-    return _mean_value("one_error", y_true, y_score, ties, random_state)
+    return _mean_value("one_error", y_true, y_score, ties, random_state, sample_weight)
 
 
-def coverage(y_true, y_score, *, ties="modified", random_state=None):
+@_documented()
+def coverage(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
     """Coverage (eq. 4.4-4.5): ``max_{c in C_j} r(c) - 1``, averaged over documents.
 
     How far down the ranking one must go to cover every relevant label; lower is better.
@@ -81,11 +129,20 @@ def coverage(y_true, y_score, *, ties="modified", random_state=None):
     0 too, which is -1 on this scale: the two differ by 1/n for each such document); one
     with every label relevant scores the rank of the last label minus 1 (``q - 1`` except
     under dense, and under standard when the last group is tied).
+
+    %(parameters)s
+    Examples
+    --------
+    >>> from fastrank.metrics import coverage
+    >>> s = [[0.5, 0.2, 0.2, 0.1]]          # thesis Fig. 2.1: c2 and c3 tied
+    >>> [coverage([{0, 1}], s, ties=t) for t in ("dense", "standard", "modified")]
+    [1.0, 1.0, 2.0]
     """
-    return _mean_value("coverage", y_true, y_score, ties, random_state)
+    return _mean_value("coverage", y_true, y_score, ties, random_state, sample_weight)
 
 
-def ranking_loss(y_true, y_score, *, ties="modified", random_state=None):
+@_documented()
+def ranking_loss(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
     """Ranking loss (eq. 4.6-4.7): share of pairs ``(a, b) in C_j x C̄_j`` with
     ``r(a) >= r(b)``, averaged over documents. Lower is better.
 
@@ -93,11 +150,26 @@ def ranking_loss(y_true, y_score, *, ties="modified", random_state=None):
     original ``f(a) <= f(b)`` of eq. 4.6 and ``sklearn.metrics.label_ranking_loss``; under
     ``"ordinal"`` a tied pair is an error or not as the random order falls. A document with
     no relevant label or no irrelevant label scores 0.
+
+    %(parameters)s
+    Examples
+    --------
+    >>> from fastrank.metrics import ranking_loss
+    >>> ranking_loss([{0, 1}], [[0.5, 0.2, 0.2, 0.1]])  # 1 tied pair (c2, c3) of 4
+    0.25
+    >>> ranking_loss([{0, 1}], [[0.5, 0.2, 0.2, 0.1]], ties="expected")
+    0.125
     """
-    return _mean_value("ranking_loss", y_true, y_score, ties, random_state)
+    return _mean_value("ranking_loss", y_true, y_score, ties, random_state, sample_weight)
 
 
-def average_precision(y_true, y_score, *, per="position", ties="modified", random_state=None):
+@_documented("""\
+    per : {"position", "label"}, default "position"
+        The thesis' form (one precision per distinct rank holding a relevant label) or the
+        classical one (one per relevant label).
+""")
+def average_precision(y_true, y_score, *, per="position", ties="modified", random_state=0,
+                      sample_weight=None):
     """Average precision, averaged over documents. Higher is better.
 
     ``per="position"`` -- the thesis' average precision* (eq. 4.9-4.10): for each distinct
@@ -114,12 +186,20 @@ def average_precision(y_true, y_score, *, per="position", ties="modified", rando
     Without ties both forms coincide. A document without relevant labels scores 1 (the
     scikit-learn convention); with every label relevant ``per="label"`` scores 1 and
     ``per="position"`` too, unless some labels have belief 0 (they add precision 0).
+
+    %(parameters)s
+    Examples
+    --------
+    >>> from fastrank.metrics import average_precision
+    >>> round(average_precision([{0, 1}], [[0.5, 0.2, 0.2, 0.1]]), 4)   # (1 + 2/3) / 2
+    0.8333
     """
     check_option("per", per, AP_PER)
-    return _mean_value("ap_" + per, y_true, y_score, ties, random_state)
+    return _mean_value("ap_" + per, y_true, y_score, ties, random_state, sample_weight)
 
 
-def r_precision(y_true, y_score, *, ties="modified", random_state=None):
+@_documented()
+def r_precision(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
     """R-precision (eq. 4.11-4.12): precision of the top ``|C_j|`` of the ranking.
 
     Walking down the ranks, whole tie groups are taken (one label at a time under
@@ -128,8 +208,15 @@ def r_precision(y_true, y_score, *, ties="modified", random_state=None):
     document without relevant labels, or whose top ``|C_j|`` labels all have belief 0).
     With every label relevant it is 1 (unless every belief is 0). ``Ŝ`` is the
     perfect-cutoff prediction of :func:`cutoff`. Higher is better.
+
+    %(parameters)s
+    Examples
+    --------
+    >>> from fastrank.metrics import r_precision
+    >>> round(r_precision([{0, 1}], [[0.5, 0.2, 0.2, 0.1]]), 4)  # Ŝ = {c1, c2, c3}
+    0.6667
     """
-    return _mean_value("r_precision", y_true, y_score, ties, random_state)
+    return _mean_value("r_precision", y_true, y_score, ties, random_state, sample_weight)
 
 
 def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, ties="modified",

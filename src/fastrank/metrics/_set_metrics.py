@@ -15,6 +15,10 @@ The number of labels ``q`` comes from whichever of them is a matrix; when both a
 sets it cannot be read off the data (the largest index seen need not be the last label,
 and ``q`` changes Hamming loss, the per-label macro averages and the contingency counts),
 so ``n_labels`` must then be given.
+
+``sample_weight`` (optional, one finite weight >= 0 per document) weights every average
+over documents, and each document adds its weight instead of 1 to the per-label counts of
+the category-oriented metrics — as scikit-learn's weighted metrics do.
 """
 import numbers
 from collections import namedtuple
@@ -22,6 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._validation import check_option, check_same_shape, check_truth, is_label_sets
+from ._common import check_sample_weight
 
 AVERAGES = ("macro", "micro")
 F_AVERAGES = ("macro", "micro", "macro_pr")
@@ -34,30 +39,49 @@ Contingency.__doc__ = """Contingency counts (int64 arrays), one entry per label 
 # ---- counts ------------------------------------------------------------------------------
 
 class Counts:
-    """The counts every set metric is a function of (float64 arrays of integer values)."""
+    """The counts every set metric is a function of (float64 arrays): per document, and
+    per label — there summed over documents, each counting its weight (1 unweighted)."""
 
     def __init__(self, tp_doc, pred_doc, rel_doc, tp_label, pred_label, rel_label,
-                 exact_doc=None):
+                 exact_doc=None, weights=None):
         self.tp_doc, self.pred_doc, self.rel_doc = tp_doc, pred_doc, rel_doc
         self.tp_label, self.pred_label, self.rel_label = tp_label, pred_label, rel_label
         self.n_labels = tp_label.shape[0]
         # per-document [Ĉ_j = C_j]; given when the counts are expectations (ties="expected")
         self.exact_doc = exact_doc
+        self.weights = weights  # per-document weights, or None
 
     @classmethod
-    def from_prediction(cls, y_true, y_pred):
+    def from_prediction(cls, y_true, y_pred, weights=None):
         t = y_true.astype(bool)
         p = y_pred.astype(bool)
         both = t & p
         f = np.float64
+        if weights is None:
+            per_label = [both.sum(axis=0, dtype=f), p.sum(axis=0, dtype=f),
+                         t.sum(axis=0, dtype=f)]
+        else:
+            per_label = [weights @ m.astype(f) for m in (both, p, t)]
         return cls(both.sum(axis=1, dtype=f), p.sum(axis=1, dtype=f), t.sum(axis=1, dtype=f),
-                   both.sum(axis=0, dtype=f), p.sum(axis=0, dtype=f), t.sum(axis=0, dtype=f))
+                   *per_label, weights=weights)
 
     def side(self, orient):
         """(tp, predicted, relevant) along the orientation's unit (label or document)."""
         if orient == "category":
             return self.tp_label, self.pred_label, self.rel_label
         return self.tp_doc, self.pred_doc, self.rel_doc
+
+    def mean(self, values, orient="document"):
+        """Mean over the orientation's units (documents: weighted by their weights)."""
+        if orient == "document" and self.weights is not None:
+            return float(values @ self.weights / self.weights.sum())
+        return float(np.mean(values))
+
+    def total(self, values, orient):
+        """Sum over the orientation's units (documents: each times its weight)."""
+        if orient == "document" and self.weights is not None:
+            return float(values @ self.weights)
+        return values.sum()
 
 
 def _ratio(num, den, zero_division):
@@ -82,39 +106,40 @@ def _f_from_pr(p, r, beta, zero_division):
 def score_precision(c, average, orient, zero_division):
     tp, pred, _ = c.side(orient)
     if average == "micro":
-        return float(_ratio(tp.sum(), pred.sum(), zero_division))
-    return float(np.mean(_ratio(tp, pred, zero_division)))
+        return float(_ratio(c.total(tp, orient), c.total(pred, orient), zero_division))
+    return c.mean(_ratio(tp, pred, zero_division), orient)
 
 
 def score_recall(c, average, orient, zero_division):
     tp, _, rel = c.side(orient)
     if average == "micro":
-        return float(_ratio(tp.sum(), rel.sum(), zero_division))
-    return float(np.mean(_ratio(tp, rel, zero_division)))
+        return float(_ratio(c.total(tp, orient), c.total(rel, orient), zero_division))
+    return c.mean(_ratio(tp, rel, zero_division), orient)
 
 
 def score_fbeta(c, beta, average, orient, zero_division):
     tp, pred, rel = c.side(orient)
     if average == "micro":
-        return float(_f_from_counts(tp.sum(), pred.sum(), rel.sum(), beta, zero_division))
+        return float(_f_from_counts(c.total(tp, orient), c.total(pred, orient),
+                                    c.total(rel, orient), beta, zero_division))
     if average == "macro_pr":
         return _f_from_pr(score_precision(c, "macro", orient, zero_division),
                           score_recall(c, "macro", orient, zero_division), beta, zero_division)
-    return float(np.mean(_f_from_counts(tp, pred, rel, beta, zero_division)))
+    return c.mean(_f_from_counts(tp, pred, rel, beta, zero_division), orient)
 
 
 def score_hamming(c):
-    return float(np.mean((c.pred_doc + c.rel_doc - 2.0 * c.tp_doc) / c.n_labels))
+    return c.mean((c.pred_doc + c.rel_doc - 2.0 * c.tp_doc) / c.n_labels)
 
 
 def score_exact_match(c):
     if c.exact_doc is not None:
-        return float(np.mean(c.exact_doc))
-    return float(np.mean((c.pred_doc == c.rel_doc) & (c.tp_doc == c.rel_doc)))
+        return c.mean(c.exact_doc)
+    return c.mean((c.pred_doc == c.rel_doc) & (c.tp_doc == c.rel_doc))
 
 
 def score_accuracy(c, zero_division):
-    return float(np.mean(_ratio(c.tp_doc, c.pred_doc + c.rel_doc - c.tp_doc, zero_division)))
+    return c.mean(_ratio(c.tp_doc, c.pred_doc + c.rel_doc - c.tp_doc, zero_division))
 
 
 # ---- public functions --------------------------------------------------------------------
@@ -147,8 +172,12 @@ def _truth_pair(y_true, y_pred, n_labels):
     return y_true, y_pred
 
 
-def _counts(y_true, y_pred, n_labels):
-    return Counts.from_prediction(*_truth_pair(y_true, y_pred, n_labels))
+def _counts(y_true, y_pred, n_labels, sample_weight=None):
+    y_true, y_pred = _truth_pair(y_true, y_pred, n_labels)
+    weights = check_sample_weight(sample_weight, y_true.shape[0])
+    if weights is not None and not weights.sum() > 0:
+        raise ValueError("sample_weight sums to 0: no document to average over")
+    return Counts.from_prediction(y_true, y_pred, weights)
 
 
 def _check_zero_division(zero_division):
@@ -158,7 +187,7 @@ def _check_zero_division(zero_division):
     return float(zero_division)
 
 
-def hamming_loss(y_true, y_pred, *, n_labels=None):
+def hamming_loss(y_true, y_pred, *, n_labels=None, sample_weight=None):
     """Hamming loss ``mean_j |Ĉ_j Δ C_j| / q`` (melotti2009 eq. 4.13-4.14). Lower is better.
 
     ``y_true`` and ``y_pred``: 0/1 matrices (dense or sparse) or lists of label sets.
@@ -166,10 +195,10 @@ def hamming_loss(y_true, y_pred, *, n_labels=None):
     the denominator), else taken from the matrix argument (and checked against it when
     given). Equals ``sklearn.metrics.hamming_loss`` on indicator matrices.
     """
-    return score_hamming(_counts(y_true, y_pred, n_labels))
+    return score_hamming(_counts(y_true, y_pred, n_labels, sample_weight))
 
 
-def exact_match(y_true, y_pred, *, n_labels=None):
+def exact_match(y_true, y_pred, *, n_labels=None, sample_weight=None):
     """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]`` (eq. 4.15-4.16).
 
     A document with ``Ĉ_j = C_j = ∅`` counts as exact. Equals
@@ -178,18 +207,18 @@ def exact_match(y_true, y_pred, *, n_labels=None):
     loss; the subset accuracy of its example is 49/51.)
     ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
-    return score_exact_match(_counts(y_true, y_pred, n_labels))
+    return score_exact_match(_counts(y_true, y_pred, n_labels, sample_weight))
 
 
-def zero_one_loss(y_true, y_pred, *, n_labels=None):
+def zero_one_loss(y_true, y_pred, *, n_labels=None, sample_weight=None):
     """0/1 loss ``1 - exact_match`` (share of documents whose predicted set is not exact).
 
     ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
-    return 1.0 - exact_match(y_true, y_pred, n_labels=n_labels)
+    return 1.0 - exact_match(y_true, y_pred, n_labels=n_labels, sample_weight=sample_weight)
 
 
-def accuracy(y_true, y_pred, *, zero_division=0.0, n_labels=None):
+def accuracy(y_true, y_pred, *, zero_division=0.0, n_labels=None, sample_weight=None):
     """Example-based accuracy (Jaccard) ``mean_j |Ĉ_j ∩ C_j| / |Ĉ_j ∪ C_j|`` (gatto "A").
 
     A document with ``Ĉ_j = C_j = ∅`` scores ``zero_division`` (0/0). Equals
@@ -197,11 +226,12 @@ def accuracy(y_true, y_pred, *, zero_division=0.0, n_labels=None):
     scikit-learn's ``accuracy_score``, which is :func:`exact_match`.
     ``n_labels``: the number of labels ``q``, needed only when both are label sets.
     """
-    return score_accuracy(_counts(y_true, y_pred, n_labels), _check_zero_division(zero_division))
+    return score_accuracy(_counts(y_true, y_pred, n_labels, sample_weight),
+                          _check_zero_division(zero_division))
 
 
 def precision(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
-              n_labels=None):
+              n_labels=None, sample_weight=None):
     """Precision ``TP / (TP + FP)`` (melotti2009 eq. 4.17-4.20, 4.28-4.31).
 
     ``orient="category"``: per label over documents; ``"document"``: per document over
@@ -214,12 +244,12 @@ def precision(y_true, y_pred, *, average="macro", orient="category", zero_divisi
     """
     check_option("average", average, AVERAGES)
     check_option("orient", orient, ORIENTS)
-    return score_precision(_counts(y_true, y_pred, n_labels), average, orient,
+    return score_precision(_counts(y_true, y_pred, n_labels, sample_weight), average, orient,
                            _check_zero_division(zero_division))
 
 
 def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
-           n_labels=None):
+           n_labels=None, sample_weight=None):
     """Recall ``TP / (TP + FN)`` (eq. 4.21-4.24, 4.32-4.35); averaging as :func:`precision`.
 
     A unit with no relevant entry (a label no document carries, a document with no
@@ -228,12 +258,12 @@ def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=
     """
     check_option("average", average, AVERAGES)
     check_option("orient", orient, ORIENTS)
-    return score_recall(_counts(y_true, y_pred, n_labels), average, orient,
+    return score_recall(_counts(y_true, y_pred, n_labels, sample_weight), average, orient,
                         _check_zero_division(zero_division))
 
 
 def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_division=0.0,
-          n_labels=None):
+          n_labels=None, sample_weight=None):
     """F_β, the weighted harmonic mean of precision and recall (eq. 4.25-4.27, 4.36-4.38).
 
     Per unit ``F = (1+β²)TP / ((1+β²)TP + β²FN + FP)``; ``zero_division`` when
@@ -249,15 +279,15 @@ def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_
     check_option("orient", orient, ORIENTS)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
-    return score_fbeta(_counts(y_true, y_pred, n_labels), float(beta), average, orient,
-                       _check_zero_division(zero_division))
+    return score_fbeta(_counts(y_true, y_pred, n_labels, sample_weight), float(beta), average,
+                       orient, _check_zero_division(zero_division))
 
 
 def f1(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
-       n_labels=None):
+       n_labels=None, sample_weight=None):
     """F_1 = :func:`fbeta` with ``beta=1``."""
     return fbeta(y_true, y_pred, beta=1.0, average=average, orient=orient,
-                 zero_division=zero_division, n_labels=n_labels)
+                 zero_division=zero_division, n_labels=n_labels, sample_weight=sample_weight)
 
 
 def contingency(y_true, y_pred, *, orient="category", n_labels=None):
