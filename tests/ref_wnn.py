@@ -5,16 +5,20 @@
   (np.roll pairs the last synapse with the first);
 * one explicit Hamming distance matrix per neuron;
 * VG-RAM WNN entries are explicit (document, label) pairs, one per label, as in the thesis;
-* random choices re-implement the counter-based generator of ``_tiesort.pxd``
-  (splitmix64, row_state, bounded) in Python integers.
+* a random choice takes, among the entries at the minimum, the one with the smallest key
+  splitmix64(state + entry * gamma) (Python integers), state = row_state(seed, test row *
+  n_neurons + neuron) of ``_tiesort.pxd`` and entry the entry's number: its stored
+  document's index among the stored documents (VGRAM: the labelled ones), times the number
+  of labels plus the label for VGRAM.
 """
 import numpy as np
 
 MASK = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
 
 
 def splitmix64(state):
-    state = (state + 0x9E3779B97F4A7C15) & MASK
+    state = (state + GAMMA) & MASK
     z = state
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
@@ -26,18 +30,8 @@ def row_state(seed, row):
     return splitmix64(s)[1]
 
 
-def bounded(state, s):
-    """Uniform integer below s (Lemire's method, exactly as the kernel)."""
-    state, z = splitmix64(state)
-    m = (z >> 32) * s
-    low = m & 0xFFFFFFFF
-    if low < s:
-        t = ((1 << 32) - s) % s
-        while low < t:
-            state, z = splitmix64(state)
-            m = (z >> 32) * s
-            low = m & 0xFFFFFFFF
-    return m >> 32
+def entry_key(state, entry):
+    return splitmix64((state + int(entry) * GAMMA) & MASK)[1]
 
 
 def encode(X, synapses):
@@ -52,17 +46,24 @@ def distance_matrices(train_bits, test_bits):
                      for n in range(train_bits.shape[1])])
 
 
-def tied_outputs(model_kind, Y, dist_row):
-    """The entries at minimum distance of one neuron for one test document, in enumeration
-    order: VGRAM -> list of labels (one per (document, label) entry), COR -> list of label
-    tuples (one per document)."""
+def tied_entries(model_kind, Y, dist_row):
+    """The entries at minimum distance of one neuron for one test document, as (entry
+    number, output) in enumeration order: VGRAM -> one per (document, label), output the
+    label; COR -> one per document, output its label tuple."""
     Y = np.asarray(Y)
     if model_kind == "VGRAM":
-        entries = [(t, c) for t in range(Y.shape[0]) for c in np.flatnonzero(Y[t])]
-        d = np.array([dist_row[t] for t, _ in entries])
-        return [c for (t, c), dt in zip(entries, d) if dt == d.min()]
+        stored = [t for t in range(Y.shape[0]) if Y[t].any()]
+        entries = [(s * Y.shape[1] + c, t, c) for s, t in enumerate(stored)
+                   for c in np.flatnonzero(Y[t])]
+        d = np.array([dist_row[t] for _, t, _ in entries])
+        return [(e, c) for (e, t, c), dt in zip(entries, d) if dt == d.min()]
     tied = np.flatnonzero(dist_row == dist_row.min())
-    return [tuple(np.flatnonzero(Y[t])) for t in tied]
+    return [(t, tuple(np.flatnonzero(Y[t]))) for t in tied]
+
+
+def tied_outputs(model_kind, Y, dist_row):
+    """The outputs of tied_entries alone."""
+    return [out for _, out in tied_entries(model_kind, Y, dist_row)]
 
 
 def beliefs(model_kind, tie_policy, X_train, Y, X_test, synapses, seed=0):
@@ -75,10 +76,11 @@ def beliefs(model_kind, tie_policy, X_train, Y, X_test, synapses, seed=0):
         votes = np.zeros(q)
         total = 0.0
         for n in range(n_neurons):
-            outs = tied_outputs(model_kind, Y, D[n, j])
+            entries = tied_entries(model_kind, Y, D[n, j])
+            outs = [out for _, out in entries]
             if tie_policy == "random":
-                r = bounded(row_state(seed, j * n_neurons + n), len(outs))
-                chosen = outs[r]
+                state = row_state(seed, j * n_neurons + n)
+                chosen = min(entries, key=lambda entry: entry_key(state, entry[0]))[1]
                 if model_kind == "VGRAM":
                     votes[chosen] += 1.0
                 else:

@@ -366,3 +366,16 @@ def test_platt_max_iter_one_takes_a_step():
     s, y = np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 0, 1, 1])
     assert Platt(max_iter=1).fit(s, y).a_ > 0
     assert Platt(max_iter=np.int64(5), tol=np.float32(1e-6)).fit(s, y).a_ > 0
+
+
+def test_probability_metrics_refuse_bad_input_with_type_or_value_errors():
+    y, p = np.array([1, 0, 1]), np.array([0.9, 0.2, 0.6])
+    for metric in (brier_score, log_loss, brier_decomposition):
+        with pytest.raises(TypeError, match="y_true is required"):
+            metric(None, p)
+        with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
+            metric(y, p + 0j)
+        bad = sp.csr_matrix(p.reshape(-1, 1))
+        bad.indices = np.array([0, 1, 0], dtype=bad.indices.dtype)  # column 1 of 1
+        with pytest.raises(ValueError, match=r"column index 1 out of range \[0, 1\)"):
+            metric(y.reshape(-1, 1), bad)

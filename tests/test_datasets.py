@@ -592,3 +592,134 @@ def test_wheel_data_declared():
     # setup.py ships fastrank/data/* as package data: the data file must sit there
     import fastrank
     assert os.path.isfile(os.path.join(os.path.dirname(fastrank.__file__), "data", "yeast.csv.gz"))
+
+
+# ---- hostile files: errors, never crashes or huge allocations ------------------------------
+
+def _hostile_file(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+@pytest.mark.parametrize("token", ["0x1p3", "0X1.8P1", "\v1", "\f1", "inf", "nan", "1e999",
+                                   "1e", "1e+", ".", "-", "1.2.3", "1_0", "１"])
+def test_numbers_are_decimal_only(tmp_path, token):
+    """strtod would accept hexadecimal floats and leading white space; the parsers do not."""
+    svm = _hostile_file(tmp_path, "a.svm", f"0 1:{token}\n")
+    with pytest.raises(ValueError, match=r"line 1: expected a finite number"):
+        D.load_libsvm(svm)
+    arff = _hostile_file(tmp_path, "a.arff", "@relation r\n@attribute f numeric\n"
+                  f"@attribute l {{0,1}}\n@data\n{token},1\n")
+    with pytest.raises(ValueError, match=r"line 5: (expected a finite number|empty value)"):
+        D.load_arff(arff, labels=1)
+
+
+@pytest.mark.parametrize("token, value", [
+    ("1e5", 1e5), ("-2.5E-3", -2.5e-3), ("+.5", 0.5), ("5.", 5.0),
+    ("12345678901234567890", 1.2345678901234567e19), ("0.1000000000000000055511151231257827", 0.1)])
+def test_decimal_numbers_still_parse(tmp_path, token, value):
+    svm = _hostile_file(tmp_path, "a.svm", f"0 1:{token}\n")
+    assert D.load_libsvm(svm).X.toarray().tolist() == [[value]]
+
+
+@pytest.mark.parametrize("label", ["2147483648", "1152921504606846976", "-2147483648",
+                                   "99999999999999999999999"])
+def test_libsvm_labels_beyond_int32_are_refused(tmp_path, label):
+    path = _hostile_file(tmp_path, "a.svm", f"{label} 1:1\n")
+    with pytest.raises(ValueError, match=rf"line 1: label '{label}' out of range"):
+        D.load_libsvm(path)
+
+
+def test_libsvm_labels_that_used_to_collide(tmp_path):
+    """2**60 and 2**60 + 1 saturated to one column; now both are refused, and the largest
+    accepted labels stay distinct."""
+    path = _hostile_file(tmp_path, "a.svm", "1152921504606846976 1:1\n1152921504606846977 1:2\n")
+    with pytest.raises(ValueError, match="out of range"):
+        D.load_libsvm(path)
+    path = _hostile_file(tmp_path, "b.svm", "2147483647 1:1\n2147483646,-2147483647 1:2\n")
+    ds = D.load_libsvm(path)
+    assert ds.label_names == ["-2147483647", "2147483646", "2147483647"]
+    assert ds.Y.tolist() == [[0, 0, 1], [1, 1, 0]]
+
+
+def test_libsvm_feature_index_near_2_31_costs_nothing(tmp_path):
+    """A one-line file naming feature 2**31 - 1 loads as a wide CSR matrix; the default
+    feature names are not built until read."""
+    path = _hostile_file(tmp_path, "a.svm", "0 2147483647:1\n")
+    ds = D.load_libsvm(path)
+    assert ds.X.shape == (1, 2**31 - 1) and ds.X[0, 2**31 - 2] == 1.0
+    assert ds._feature_names is None
+    assert ds.take([0])._feature_names is None
+    with pytest.raises(ValueError, match=r"feature index 2147483648 too large"):
+        D.load_libsvm(_hostile_file(tmp_path, "b.svm", "0 2147483648:1\n"))
+    with pytest.raises(ValueError, match=r"feature index 2147483647 too large"):
+        D.load_libsvm(_hostile_file(tmp_path, "c.svm", "0 2147483647:1\n"), zero_based=True)
+    small = D.load_libsvm(_hostile_file(tmp_path, "d.svm", "0 3:1\n"))
+    assert small.feature_names == ["f0", "f1", "f2"]
+
+
+@pytest.mark.parametrize("header, message", [
+    ("n_features=5 n_labels=999999999999", r"line 1: header n_labels must be <= 2147483647"),
+    ("n_features=999999999999 n_labels=2", r"line 1: header n_features must be <= 2147483647"),
+    ("n_features=5 n_labels=10000000", r"1 documents x 10000000 labels would need 6\d\d\.\d MiB, "
+                                       r"more than a \d+-byte file may claim \(256\.0 MiB\)"),
+])
+def test_libsvm_header_claims_are_bounded(tmp_path, header, message):
+    path = _hostile_file(tmp_path, "a.svm", f"# fastrank {header}\n0 1:1\n")
+    with pytest.raises(ValueError, match=message):
+        D.load_libsvm(path)
+
+
+def test_libsvm_parameters_are_bounded(tmp_path):
+    path = _hostile_file(tmp_path, "a.svm", "0 1:1\n")
+    with pytest.raises(ValueError, match=r"n_labels must be <= 2147483647"):
+        D.load_libsvm(path, n_labels=2**63)
+    with pytest.raises(ValueError, match=r"n_features must be <= 2147483647"):
+        D.load_libsvm(path, n_features=2**40)
+    with pytest.raises(TypeError, match=r"n_labels must be an integer"):
+        D.load_libsvm(path, n_labels=1.5)
+    with pytest.raises(ValueError, match=r"would need .* MiB, more than"):
+        D.load_libsvm(path, n_labels=10**7)
+
+
+def test_label_bound_follows_the_file_size(tmp_path, monkeypatch):
+    """The labels may take LABEL_MATRIX_FACTOR times the file's size (or the floor)."""
+    monkeypatch.setattr(D, "LABEL_MATRIX_FLOOR", 0)
+    records = [{"text": "w", "labels": [f"l{i}"]} for i in range(40)]
+    path = _hostile_file(tmp_path, "a.json", json.dumps(records))
+    size = os.path.getsize(path)  # 40 documents, 40 labels: (40 + 64) * 40 bytes
+    monkeypatch.setattr(D, "LABEL_MATRIX_FACTOR", 104 * 40 / size * (1 + 1e-9))
+    assert D.load_text(path).Y.shape == (40, 40)
+    monkeypatch.setattr(D, "LABEL_MATRIX_FACTOR", (104 * 40 - 1) / size)
+    with pytest.raises(ValueError, match=r"40 documents x 40 labels would need"):
+        D.load_text(path)
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_deeply_nested_json_is_a_value_error(tmp_path, fmt):
+    path = _hostile_file(tmp_path, f"a.{fmt}", "[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="JSON nested too deeply"):
+        D.load_text(path)
+
+
+def test_save_libsvm_needs_a_dataset(tmp_path):
+    for bad in (None, {"X": 1}, np.zeros((2, 2))):
+        with pytest.raises(TypeError, match="dataset must be a fastrank.datasets.Dataset"):
+            D.save_libsvm(bad, tmp_path / "a.svm")
+    assert not (tmp_path / "a.svm").exists()
+
+
+def test_dataset_refuses_complex_and_malformed_features():
+    Y = np.array([[1], [0]], dtype=np.uint8)
+    with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
+        D.Dataset(np.ones((2, 2)) + 1j, Y)
+    with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
+        D.Dataset(sp.csr_matrix(np.ones((2, 2)) + 1j), Y)
+    X = sp.csr_matrix(np.ones((2, 2)))
+    X.indices = np.array([0, 1, 0, 2], dtype=X.indices.dtype)
+    with pytest.raises(ValueError, match=r"X: column index 2 out of range"):
+        D.Dataset(X, Y)
+    ds = D.Dataset(np.eye(2), Y)
+    ds.feature_names = ["a", "b"]
+    assert ds.feature_names == ["a", "b"] and ds.take([1]).feature_names == ["a", "b"]

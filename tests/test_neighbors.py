@@ -108,6 +108,38 @@ def test_topk_does_not_depend_on_thread_count(tied):
         np.testing.assert_array_equal(one[1], two[1])
 
 
+@pytest.mark.parametrize("n_features", [1, 8, 37, 1000])
+@pytest.mark.parametrize("kind", KINDS)
+def test_similarities_depend_only_on_the_two_rows(kind, n_features):
+    """Searching parts of the base gives bit for bit the similarities of the whole search
+    (what exact sharded search relies on), with the AVX2 and the portable dense code alike;
+    continuous values, so that any change of summation order would show in the last bits."""
+    from fastrank._ext import neighbors as kernel
+    rng = np.random.default_rng(n_features)
+    Q = rng.standard_normal((45, n_features)) * (rng.random((45, n_features)) < 0.7)
+    B = rng.standard_normal((61, n_features)) * (rng.random((61, n_features)) < 0.7)
+    Q, B = KINDS[kind](Q), KINDS[kind](B)
+
+    def full_matrix(Qp, Bp):
+        sims, idx = topk_cosine(Qp, Bp, None)
+        out = np.empty_like(sims)
+        out[np.arange(sims.shape[0])[:, None], idx] = sims
+        return out
+
+    previous = kernel.use_simd(True)
+    try:
+        whole = full_matrix(Q, B)
+        for simd in (True, False):
+            kernel.use_simd(simd)
+            parts = [full_matrix(Q[lo:hi], B[a:b]) for lo, hi in [(0, 1), (1, 45)]
+                     for a, b in [(0, 1), (1, 5), (5, 38), (38, 61)]]
+            split = np.block([parts[:4], parts[4:]])
+            np.testing.assert_array_equal(split, whole)
+    finally:
+        kernel.use_simd(previous)
+    np.testing.assert_allclose(whole, cosine_matrix(Q, B), atol=1e-5 if "32" in kind else 1e-12)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), nq=st.integers(1, 25), nb=st.integers(1, 40),
        kind=st.sampled_from(sorted(KINDS)), data=st.data())

@@ -194,3 +194,37 @@ def test_unknown_method_lists_the_valid_ones():
 def test_bad_random_state():
     with pytest.raises(TypeError, match="random_state"):
         fastrank.rank([[1.0, 1.0]], "ordinal", random_state="seed")
+
+
+def test_tie_groups_working_memory_is_its_output():
+    """NumPy allocations during tie_groups are its three int32 outputs and nothing of the
+    matrix's size besides (the kernel's per-thread scratch is a few bytes per label)."""
+    import tracemalloc
+    rng = np.random.default_rng(3)
+    S = (rng.integers(0, 5, size=(20_000, 50)) / 5).astype(np.float32)
+    fastrank.tie_groups(S[:2])
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        g = fastrank.tie_groups(S)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    outputs = g.order.nbytes + g.end.nbytes + g.start.nbytes
+    assert outputs <= peak <= outputs + 64 * 1024
+    # and the starts are right: the first position of each position's group
+    for i in range(0, 20_000, 997):
+        for p in range(50):
+            first = p
+            while first > 0 and S[i, g.order[i, first - 1]] == S[i, g.order[i, p]]:
+                first -= 1
+            assert g.start[i, p] == first
+
+
+def test_tie_groups_on_sparse_input_has_group_starts():
+    S = sp.csr_matrix(np.array([[0.0, 0.5, -1.0, 0.0, 0.5], [0.0, 0.0, 0.0, 0.0, 0.0]]))
+    g = fastrank.tie_groups(S)
+    assert g.order.tolist() == [[1, 4, 0, 3, 2], [0, 1, 2, 3, 4]]
+    assert g.start.tolist() == [[0, 0, 2, 2, 4], [0, 0, 0, 0, 0]]
+    assert g.end.tolist() == [[2, 2, 4, 4, 5], [5, 5, 5, 5, 5]]

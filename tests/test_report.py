@@ -1,22 +1,30 @@
-"""Study outputs: Markdown tables, the self-contained HTML report (rendered by headless
-Chromium), atomic writing, and the ``fastrank study/evaluate/datasets`` commands."""
+"""Study outputs: Markdown tables, the terminal summary, the figures (drawn data checked
+against SciPy), the self-contained HTML report (rendered by headless Chromium, with and
+without matplotlib), atomic writing, and the ``fastrank study/evaluate/datasets`` commands."""
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
+import textwrap
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from fastrank.__main__ import main
 from fastrank.metrics import METRIC_KEYS, evaluate
-from fastrank.report import render_html, render_markdown, write_atomic, write_study
-from fastrank.study import StudyResult, run_study
+from fastrank.report import (METRIC_NAMES, MAIN_METRICS, REPORT_LINE, direction,
+                             figure_specs, interval, metric_name, render_html,
+                             render_markdown, terminal_summary, write_atomic, write_study)
+from fastrank.study import LOWER_IS_BETTER, StudyResult, run_study
 
 SMALL_ARGS = ["--folds", "2", "--set", "vgram.n_neurons=8", "--set", "vgram.n_synapses=32",
               "--set", "vgramcor.n_neurons=8", "--set", "vgramcor.n_synapses=32"]
+N_FIGURES = 1 + len(METRIC_KEYS) + 2  # ties, one per metric, two CD diagrams
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +34,23 @@ def small_study():
                              "vgramcor": {"n_neurons": 8, "n_synapses": 32}})
 
 
+@pytest.fixture(scope="module")
+def written(small_study, tmp_path_factory):
+    """The small study's output set, written once for the module."""
+    out = tmp_path_factory.mktemp("study")
+    return out, write_study(small_study, out)
+
+
 def test_markdown_has_every_table(small_study):
     md = render_markdown(small_study)
     for title in ("Data set", "Configuration", "Ties in the beliefs", "Summary of the t-tests",
                   "Appropriate ranking per metric (Table 5.3)", "Time per fold"):
         assert f"### {title}" in md
     for m in METRIC_KEYS:
-        assert f"### t statistic, ordinal vs others: {m}" in md
-        assert f"| {m} | " in md
+        assert f"### t statistic, ordinal vs others: {METRIC_NAMES[m]}" in md
+        assert f"| {METRIC_NAMES[m]} | " in md
     assert md.count("| kNN |") >= 20
     # every row of a table has as many (unescaped) separators as its header
-    import re
     for block in md.split("\n\n"):
         rows = [l for l in block.splitlines() if l.startswith("|")]
         if rows:
@@ -44,20 +58,206 @@ def test_markdown_has_every_table(small_study):
             assert len(seps) == 1, block
 
 
-def test_html_embeds_one_chart_per_metric(small_study):
-    page = render_html(small_study)
-    assert page.count("<img class='chart'") == 19
-    assert page.count("src='data:image/png;base64,") == 19
-    assert "http" not in page.replace("http-equiv", "")  # self-contained: nothing fetched
+def test_metric_names_and_directions():
+    assert set(METRIC_NAMES) == set(METRIC_KEYS)
+    assert len(set(METRIC_NAMES.values())) == len(METRIC_KEYS)
+    assert metric_name("one_error") == "One-error"
+    assert metric_name("average_precision") == "Average precision"
+    assert metric_name("precision_macro_c") == "Precision (macro, category)"
+    assert metric_name("f1_micro_d") == "F1 (micro, document)"
+    assert [m for m in METRIC_KEYS if direction(m) == "lower is better"] == [
+        "one_error", "coverage", "ranking_loss", "hamming_loss"]
+    assert all(direction(m) == "higher is better" for m in METRIC_KEYS
+               if m not in LOWER_IS_BETTER)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
+def test_interval_matches_scipy(alpha):
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 10, 50):
+        v = rng.normal(5, 2, n)
+        mean, half = interval(v, alpha)
+        lo, hi = sps.t.interval(1 - alpha, n - 1, loc=v.mean(), scale=sps.sem(v))
+        assert mean == pytest.approx(v.mean()) and half == pytest.approx((hi - lo) / 2)
+    assert interval([0.25, 0.25, 0.25]) == (0.25, 0.0)
+    with pytest.raises(ValueError, match="at least 2 values"):
+        interval([1.0])
+    with pytest.raises(ValueError, match="alpha"):
+        interval([1.0, 2.0], alpha=1.0)
+
+
+def _errorbars(ax):
+    """(x, mean, lower end, upper end, filled) of each mark of an axes' error bars."""
+    out = []
+    for container in ax.containers:
+        line, _, (bars,) = container.lines
+        for (x, y), seg in zip(line.get_xydata(), bars.get_segments()):
+            out.append((x, y, seg[:, 1].min(), seg[:, 1].max(),
+                        line.get_markerfacecolor() != "white"))
+    return out
+
+
+def _drawn(spec):
+    import matplotlib
+    from matplotlib.figure import Figure
+    from fastrank.report import _RC
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=spec.size, layout="constrained")
+        spec.draw(fig)
+        fig.canvas.draw()  # layout, so that the axis limits are final
+    return fig
+
+
+def test_metric_figures_draw_intervals_differences_and_significance(small_study):
+    """Every mark and whisker of every metric figure against a reference from SciPy: mean
+    and t interval per classifier and ranking type in (a), the paired difference from
+    ordinal in (b), filled exactly when scipy.stats.ttest_rel gives p < 0.05, one "*" in
+    (a) per significant pair; axis labels name the metric and its direction; the value
+    axis spans the whiskers, not zero."""
+    r = small_study
+    specs = {s.name: s for s in figure_specs(r)}
+    assert list(specs) == ["ties"] + [f"metric-{m}" for m in METRIC_KEYS] + [
+        "cd-classifiers", "cd-ranking-types"]
+    for m in METRIC_KEYS:
+        fig = _drawn(specs[f"metric-{m}"])
+        ax_a, ax_b = fig.axes
+        assert ax_a.get_ylabel() == f"{METRIC_NAMES[m]}\n({direction(m)})"
+        marks = _errorbars(ax_a)
+        expected = []
+        for t in r.ties:
+            for c in r.classifiers:
+                v = r.fold_values(c, t, m)
+                lo, hi = sps.t.interval(0.95, len(v) - 1, loc=v.mean(), scale=sps.sem(v)) \
+                    if v.std() > 0 else (v.mean(), v.mean())
+                expected.append((v.mean(), lo, hi))
+        assert np.allclose([mk[1:4] for mk in marks], expected, rtol=1e-9, atol=1e-12)
+        ends = np.array([mk[2:4] for mk in marks])
+        span = max(ends.max() - ends.min(), 1e-12)
+        y0, y1 = ax_a.get_ylim()
+        assert ends.min() - 0.3 * span <= y0 <= ends.min() and ends.max() <= y1 <= \
+            ends.max() + 0.3 * span
+        diffs, n_sig = [], 0
+        for t in r.ties[1:]:
+            for c in r.classifiers:
+                d = r.fold_values(c, t, m) - r.fold_values(c, "ordinal", m)
+                p = sps.ttest_rel(r.fold_values(c, "ordinal", m), r.fold_values(c, t, m)).pvalue
+                significant = bool(p < 0.05)  # NaN (identical samples) is not significant
+                n_sig += significant
+                lo, hi = sps.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=sps.sem(d)) \
+                    if d.std() > 0 else (d.mean(), d.mean())
+                diffs.append((d.mean(), lo, hi, significant))
+        drawn = [mk[1:] for mk in _errorbars(ax_b)]
+        assert np.allclose([d[:3] for d in drawn], [d[:3] for d in diffs], atol=1e-12)
+        assert [d[3] for d in drawn] == [d[3] for d in diffs]
+        assert sum(t.get_text() == "*" for t in ax_a.texts) == n_sig
+        assert any(line.get_ydata()[0] == 0 for line in ax_b.get_lines()
+                   if line.get_linestyle() == "--")  # the zero line of (b)
+
+
+def test_ties_figure_draws_the_tie_statistics(small_study):
+    r = small_study
+    fig = _drawn(figure_specs(r)[0])
+    ax_size, ax_share = fig.axes
+    for (x, mean, lo, hi, _), c in zip(_errorbars(ax_size), r.classifiers):
+        v = np.asarray(r.tie_stats[c]["group_size"])
+        assert mean == pytest.approx(v.mean()) and hi - mean == pytest.approx(
+            interval(v)[1], abs=1e-12)
+    shares = [mk[1] for mk in _errorbars(ax_share)]
+    assert shares == pytest.approx([100 * np.mean(r.tie_stats[c][k])
+                                    for k in ("top", "boundary") for c in r.classifiers])
+
+
+def _labelled_ranks(svg):
+    """{name: mean rank} from the labels "Name (2.25)" of a CD diagram's SVG."""
+    texts = [t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+    return {m[1]: float(m[2]) for t in texts if (m := re.fullmatch(r"(.+) \((\d\.\d\d)\)", t))}
+
+
+def test_cd_diagrams_rank_as_scipy(written, small_study):
+    """Mean ranks of the two CD diagrams from scipy.stats.rankdata (1 = most favourable),
+    with the blocks of the module docstring."""
+    r = small_study
+    out, _ = written
+    sign = {m: -1 if m in LOWER_IS_BETTER else 1 for m in METRIC_KEYS}
+    clf = np.array([[-sign[m] * r.mean(c, "modified", m) for c in r.classifiers]
+                    for m in METRIC_KEYS])
+    ranks = np.mean([sps.rankdata(row) for row in clf], axis=0)
+    got = _labelled_ranks((out / "figures" / "cd-classifiers.svg").read_text())
+    assert got == {name: pytest.approx(rk, abs=0.005) for name, rk in
+                   zip(["kNN", "ML-kNN", "VG-RAM WNN", "VG-RAM WNN-COR"], ranks)}
+    types = np.array([[-sign[m] * r.mean(c, t, m) for t in r.ties]
+                      for c in r.classifiers for m in METRIC_KEYS])
+    ranks = np.mean([sps.rankdata(row) for row in types], axis=0)
+    got = _labelled_ranks((out / "figures" / "cd-ranking-types.svg").read_text())
+    assert got == {name: pytest.approx(rk, abs=0.005) for name, rk in
+                   zip(["Ordinal", "Dense", "Standard", "Modified"], ranks)}
+
+
+def test_write_study_outputs(small_study, written):
+    out, paths = written
+    assert paths == [str(out / f) for f in ("results.json", "tables.md", "report.html")] + [
+        str(out / "figures")]
+    back = StudyResult.from_json((out / "results.json").read_text())
+    assert np.array_equal(back.values["knn"], small_study.values["knn"])
+    names = sorted(os.listdir(out / "figures"))
+    assert len(names) == 2 * N_FIGURES
+    assert not [f for f in os.listdir(out) + names if f.startswith(".fastrank-")]
+
+
+def test_figure_files_are_vector_and_reproducible(small_study, written):
+    """PDF with embedded TrueType fonts and no raster image; SVG that parses as XML, with
+    its text as text and no raster image; rendering again gives the same bytes."""
+    out, _ = written
+    for spec in figure_specs(small_study):
+        pdf = (out / "figures" / f"{spec.name}.pdf").read_bytes()
+        svg = (out / "figures" / f"{spec.name}.svg").read_text()
+        assert pdf.startswith(b"%PDF-") and b"/FontFile2" in pdf
+        assert b"/Subtype /Image" not in pdf and b"/Type3" not in pdf
+        root = ET.fromstring(svg)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert not list(root.iter("{http://www.w3.org/2000/svg}image"))
+        assert spec.title in [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    spec = figure_specs(small_study)[3]
+    assert spec.render() == ((out / "figures" / f"{spec.name}.svg").read_text(),
+                             (out / "figures" / f"{spec.name}.pdf").read_bytes())
+
+
+def test_html_is_self_contained_with_one_svg_per_figure(written):
+    page = (written[0] / "report.html").read_text()
+    assert page.count("<svg ") == N_FIGURES
+    assert page.count("<figcaption>") == N_FIGURES
+    for k in range(1, N_FIGURES + 1):
+        assert f"<strong>Figure {k}. " in page
+    ids = re.findall(r'\bid=["\']([^"\']+)', page)
+    assert len(ids) == len(set(ids)) > 500  # the figures' ids are prefixed apart
+    refs = re.findall(r'(?:href|src)=["\']([^"\']*)', page) + re.findall(r"url\(([^)]*)",
+                                                                        page)
+    assert refs and all(r.startswith("#") for r in refs), refs  # nothing fetched
+    assert "<script" not in page and "<img" not in page and "<link" not in page
+    for phrase in ("Average precision (higher is better)", "One-error (lower is better)",
+                   "95 % confidence interval of the mean (Student t, 2 df)",
+                   "paired two-tailed t-test", "Critical-difference diagram"):
+        assert phrase in page
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 PROBE = """<script>window.addEventListener('load', () => {
- const imgs = [...document.querySelectorAll('img.chart')];
- const ok = imgs.filter(i => i.complete && i.naturalWidth > 100 && i.naturalHeight > 100);
- document.body.insertAdjacentHTML('beforeend',
-   '<div id="probe">' + ok.length + '/' + imgs.length + '</div>');
+ const svgs = [...document.querySelectorAll('figure svg')];
+ const drawn = svgs.filter(s => s.getBoundingClientRect().width > 300
+                                && s.querySelectorAll('path, use').length > 10);
+ const outside = [];
+ for (const s of svgs) {
+   const r = s.getBoundingClientRect();
+   for (const t of s.querySelectorAll('text')) {
+     const b = t.getBoundingClientRect();
+     if (b.width === 0 || b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1
+         || b.bottom > r.bottom + 1) outside.push(t.textContent);
+   }
+ }
+ const held = document.querySelectorAll('.placeholder').length;
+ document.body.insertAdjacentHTML('beforeend', '<div id="probe">' + drawn.length + '/'
+   + svgs.length + ' outside=' + JSON.stringify(outside) + ' placeholders=' + held + '</div>');
 });</script>"""
 
 
@@ -70,31 +270,93 @@ def _chromium(*args):
                           timeout=120)
 
 
-def test_report_renders_in_headless_chromium(small_study, tmp_path):
-    """The browser decodes all 19 embedded charts, and the screenshot is not blank."""
-    page = render_html(small_study)
+def _probe(page, tmp_path):
     probed = tmp_path / "probed.html"
     probed.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     dom = _chromium("--virtual-time-budget=10000", "--dump-dom", probed.as_uri()).stdout
-    assert '<div id="probe">19/19</div>' in dom
-    report = tmp_path / "report.html"
-    report.write_text(page, encoding="utf-8")
-    shot = tmp_path / "shot.png"
-    _chromium("--window-size=1000,1600", f"--screenshot={shot}", report.as_uri())
+    return re.search(r'<div id="probe">(.*?)</div>', dom).group(1)
+
+
+def _screenshot(report, tmp_path, height):
     import matplotlib.image
+    shot = tmp_path / "shot.png"
+    _chromium(f"--window-size=1000,{height}", f"--screenshot={shot}", report.as_uri())
     pixels = matplotlib.image.imread(shot)[..., :3]
-    assert pixels.shape[:2] == (1600, 1000)
-    coloured = (pixels.max(axis=2) - pixels.min(axis=2)) > 0.3  # bars, not text or white
-    assert coloured.mean() > 0.01
+    assert pixels.shape[:2] == (height, 1000)
+    return pixels
 
 
-def test_write_study_outputs(small_study, tmp_path):
-    paths = write_study(small_study, tmp_path / "out")
-    assert sorted(os.path.basename(p) for p in paths) == ["report.html", "results.json",
-                                                        "tables.md"]
-    back = StudyResult.from_json((tmp_path / "out" / "results.json").read_text())
-    assert np.array_equal(back.values["knn"], small_study.values["knn"])
-    assert not [f for f in os.listdir(tmp_path / "out") if f.startswith(".fastrank-")]
+def test_report_renders_in_headless_chromium(written, tmp_path):
+    """The browser lays out all figures as SVG (wide, with drawn paths), no label falls
+    outside its figure, and the screenshot shows coloured marks."""
+    report = written[0] / "report.html"
+    assert _probe(report.read_text(), tmp_path) == f"{N_FIGURES}/{N_FIGURES} outside=[] " \
+                                                    "placeholders=0"
+    pixels = _screenshot(report, tmp_path, 2400)
+    coloured = (pixels.max(axis=2) - pixels.min(axis=2)) > 0.3  # marks, not text or white
+    assert coloured.mean() > 0.002
+    assert (pixels.max(axis=2) < 0.3).mean() > 0.005  # dark text and lines
+
+
+def test_report_without_matplotlib(written, tmp_path):
+    """matplotlib made unimportable in a subprocess: the set is written without figures,
+    the page keeps every caption and table and says where each figure would be, and the
+    browser renders it."""
+    out = tmp_path / "out"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["matplotlib"] = None  # import matplotlib -> ImportError
+        from fastrank.report import write_study
+        from fastrank.study import StudyResult
+        result = StudyResult.from_json(open({str(written[0] / "results.json")!r}).read())
+        print(write_study(result, {str(out)!r}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(out)) == ["report.html", "results.json", "tables.md"]
+    page = (out / "report.html").read_text()
+    assert "Figures omitted: matplotlib is not installed" in page
+    assert page.count("would be here: drawing it needs matplotlib") == N_FIGURES
+    assert page.count("<figcaption>") == N_FIGURES and "<svg" not in page
+    assert "Summary of the t-tests" in page
+    assert _probe(page, tmp_path) == f"0/0 outside=[] placeholders={N_FIGURES + 1}"
+    pixels = _screenshot(out / "report.html", tmp_path, 1200)
+    assert (pixels.max(axis=2) < 0.3).mean() > 0.005  # the text is there
+
+
+def test_terminal_summary(small_study):
+    """Means ± sd of the main metrics (numbers from NumPy, * from scipy.stats.ttest_rel),
+    the partial orders of every metric, and the report line last."""
+    r = small_study
+    text = terminal_summary(r)
+    assert text.endswith("\n\n" + REPORT_LINE)
+    assert terminal_summary(r, report_path="out/report.html").endswith(
+        "\nReport: out/report.html")
+    lines = text.splitlines()
+    for c, name in zip(r.classifiers, ["kNN", "ML-kNN", "VG-RAM WNN", "VG-RAM WNN-COR"]):
+        head = lines.index(f"{name}: mean ± sd over folds")
+        assert lines[head + 1].split() == ["metric", "Ordinal", "Dense", "Standard",
+                                           "Modified"]
+        for k, m in enumerate(MAIN_METRICS):
+            row = lines[head + 3 + k]
+            assert row.startswith(METRIC_NAMES[m])
+            cells = re.findall(r"(\d+\.\d{4}) ± (\d+\.\d{4})(\*?)", row)
+            for t, (mean, sd, star) in zip(r.ties, cells):
+                v = r.fold_values(c, t, m)
+                assert float(mean) == pytest.approx(v.mean(), abs=5e-5)
+                assert float(sd) == pytest.approx(np.std(v, ddof=1), abs=5e-5)
+                p = sps.ttest_rel(r.fold_values(c, "ordinal", m), v).pvalue \
+                    if t != "ordinal" else 1.0
+                assert (star == "*") == bool(p < 0.05)
+            assert len(cells) == 4
+    head = lines.index("Summary of the t-tests (Tables 5.1/5.2)")
+    for k, m in enumerate(METRIC_KEYS):
+        row = lines[head + 3 + k]
+        assert row.startswith(METRIC_NAMES[m])
+        for c in r.classifiers:
+            assert r.partial_order(c, m) in row
+    assert "mean ± sd over 3 folds (* differs from ordinal: paired t-test, α = 0.05)" in text
 
 
 def test_write_atomic_behaves_like_open_for_permissions_and_links(tmp_path):
@@ -210,16 +472,6 @@ def test_cli_datasets():
     assert "documents: 2417" in proc.stdout and "labels: 14" in proc.stdout
 
 
-def test_html_without_matplotlib_says_so(small_study, monkeypatch):
-    import importlib.util
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
-    page = render_html(small_study)
-    assert "Charts omitted: matplotlib is not installed" in page
-    assert "<img" not in page and "Summary of the t-tests" in page
-
-
 def test_cli_evaluate_top_k_cutoff_and_spaced_ties(tmp_path):
     rng = np.random.default_rng(1)
     y = (rng.random((20, 5)) < 0.4).astype(np.uint8)
@@ -232,3 +484,27 @@ def test_cli_evaluate_top_k_cutoff_and_spaced_ties(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == json.loads(json.dumps(
         evaluate(y, s, ties=("dense", "modified"), cutoff=2).to_dict()))
+
+
+def test_report_without_ordinal_and_with_two_classifiers(small_study):
+    """No ordinal ranking: no t-tests, one panel per metric figure, no significance table;
+    two classifiers and two ranking types: no critical-difference diagram."""
+    r = small_study
+    keep = [r.ties.index(t) for t in ("dense", "modified")]
+    sub = StudyResult(dataset=r.dataset, classifiers=("knn", "vgram"), ties=("dense", "modified"),
+                      folds=r.folds, random_state=r.random_state, cutoff=r.cutoff,
+                      params={c: r.params[c] for c in ("knn", "vgram")},
+                      values={c: r.values[c][keep] for c in ("knn", "vgram")},
+                      tie_stats={c: r.tie_stats[c] for c in ("knn", "vgram")})
+    specs = figure_specs(sub)
+    assert [s.name for s in specs] == ["ties"] + [f"metric-{m}" for m in METRIC_KEYS]
+    fig = _drawn(specs[1])
+    assert len(fig.axes) == 1 and not fig.axes[0].texts
+    assert "paired" not in specs[1].caption
+    svg, pdf = specs[1].render()
+    assert svg.count("<text") > 10 and pdf.startswith(b"%PDF-")
+    page = render_html(sub, figures=[(s, None, None) for s in specs])
+    assert page.count("<figcaption>") == len(specs) and "Summary of the t-tests" not in page
+    text = terminal_summary(sub)
+    assert "Summary of the t-tests" not in text and "differs from ordinal" not in text
+    assert "kNN: mean ± sd over folds" in text and text.endswith(REPORT_LINE)

@@ -417,3 +417,41 @@ def test_cost_checks_reject_non_finite():
         confusion_cost_error([[1.0, 0.0], [0.0, 2.0]], [[0.0, np.inf], [1.0, 0.0]])
     with pytest.raises(ValueError, match="cost contains NaN or infinity"):
         cost_error([0, 1], [0, 1], [[0.0, np.nan], [1.0, 0.0]])
+
+
+def test_confusion_matrix_refuses_repeated_labels():
+    with pytest.raises(ValueError, match=r"labels must be distinct; repeated: \[2\]"):
+        confusion_matrix([0, 1, 2], [0, 1, 2], labels=[0, 1, 2, 2])
+    with pytest.raises(ValueError, match="labels must be distinct"):
+        cost_error([0, 1], [1, 0], np.zeros((3, 3)), labels=[0, 1, 0])
+    assert confusion_matrix([0, 1, 2], [0, 2, 2], labels=[2, 0, 1]).tolist() == \
+        [[1, 0, 0], [0, 1, 0], [1, 0, 0]]
+
+
+@pytest.mark.parametrize("cd", [float("nan"), -0.5, float("inf"), "1", None, True])
+def test_critical_difference_groups_refuses_a_bad_cd(cd):
+    with pytest.raises(ValueError, match="cd must be a finite number >= 0"):
+        critical_difference_groups([1.0, 2.0, 3.0], cd)
+
+
+def test_critical_difference_groups_refuses_bad_mean_ranks():
+    with pytest.raises(ValueError, match="mean_ranks must be a 1-D array of finite numbers"):
+        critical_difference_groups([1.0, float("nan")], 1.0)
+    with pytest.raises(ValueError, match="mean_ranks must be a 1-D"):
+        critical_difference_groups([[1.0, 2.0]], 1.0)
+    assert [g.tolist() for g in critical_difference_groups([1.0, 1.5, 3.0], 0.0)] == []
+    assert [g.tolist() for g in critical_difference_groups([1.0, 1.0, 3.0], 0.0)] == [[0, 1]]
+
+
+@pytest.mark.parametrize("call", [
+    lambda z: paired_ttest(z, [1.0, 2.0, 3.0]),
+    lambda z: wilcoxon([1.0, 2.0, 3.0], z),
+    lambda z: friedman(np.stack([z, z + 1])),
+    lambda z: mean_se(z),
+    lambda z: critical_difference_groups(z, 1.0),
+    lambda z: confusion_cost_error(np.diag(z), np.zeros((3, 3))),
+])
+def test_complex_input_is_a_type_error(call):
+    """The imaginary part is never dropped with a mere warning."""
+    with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
+        call(np.array([1.0, 2.0, 3.0]) + 1j)

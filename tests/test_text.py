@@ -213,3 +213,9 @@ def test_reuters_subset_against_reference(shared_data):
     np.testing.assert_allclose(X.toarray(), ref, atol=1e-13)
     _, ref_t = _reference_tfidf(tr, [analyze(t, "english") for t in test])
     np.testing.assert_allclose(idx.transform(test).toarray(), ref_t, atol=1e-13)
+
+
+@pytest.mark.parametrize("text", [123, None, b"bytes", ["a list"]])
+def test_analyze_refuses_non_strings(text):
+    with pytest.raises(TypeError, match="text must be a str, got"):
+        analyze(text)

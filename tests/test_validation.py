@@ -141,3 +141,287 @@ def test_sparse_scores_and_truth_dtypes():
     assert check_scores(b).dtype == np.float64  # bool works sparse as dense
     with pytest.raises(ValueError, match=r"found values \[2\.\]"):  # only the offending ones
         check_truth(sp.csr_matrix(np.array([[1.0, 2.0], [1.0, 0.0]])))
+
+
+# ---- malformed sparse input: refused before any kernel reads it ---------------------------
+
+from fastrank._validation import MAX_COLUMNS, MAX_INDICATOR_BYTES, check_csr, \
+    check_features, label_sets_to_matrix  # noqa: E402
+
+DENSE = np.array([[0.5, 0.0, 0.2, 0.0], [0.0, 0.0, 0.0, 0.0], [0.1, 0.3, 0.3, 0.9]])
+
+
+def _csr():
+    return sp.csr_matrix(DENSE)
+
+
+def _with(**arrays):
+    m = _csr()
+    for name, value in arrays.items():
+        setattr(m, name, np.asarray(value))
+    return m
+
+
+# indptr [0 2 2 6], indices [0 2 | 0 1 2 3]
+MALFORMED = [
+    (_with(indices=[0, 4, 0, 1, 2, 3]), ValueError, r"column index 4 out of range \[0, 4\)"),
+    (_with(indices=[0, -1, 0, 1, 2, 3]), ValueError, r"column index -1 out of range"),
+    (_with(indices=[0, 2**31 - 1, 0, 1, 2, 3]), ValueError, r"column index 2147483647"),
+    (_with(indptr=[0, 3, 2, 6]), ValueError, r"indptr must be non-decreasing"),
+    (_with(indptr=[1, 2, 2, 6]), ValueError, r"indptr must start at 0"),
+    (_with(indptr=[0, 2, 2, 5]), ValueError, r"indptr ends at 5 but indices has 6"),
+    (_with(indptr=[0, 2, 2, 7]), ValueError, r"indptr ends at 7"),
+    (_with(indptr=[0, 2, 6]), ValueError, r"indptr has 3 entries, expected 4"),
+    (_with(indptr=[0, 2, 2, 6, 6]), ValueError, r"indptr has 5 entries, expected 4"),
+    (_with(indices=[0, 2, 0, 1, 2]), ValueError, r"indices has 5"),
+    (_with(data=[0.5, 0.2, 0.1, 0.3, 0.3]), ValueError, r"data 5 entries"),
+    (_with(indices=np.array([0, 2, 0, 1, 2, 3], dtype=np.float64)), TypeError,
+     r"indices must hold integers, got dtype float64"),
+    (_with(indptr=np.array([0, 2, 2, 6], dtype=bool)), TypeError, r"indptr must hold integers"),
+    (_with(indptr=np.array([[0, 2, 2, 6]])), ValueError, r"indptr must be 1-D"),
+    (_with(data=DENSE[DENSE != 0] + 1j), TypeError, r"real numeric values, got dtype complex"),
+    (_with(data=DENSE[DENSE != 0].astype(object)), TypeError, r"real numeric values"),
+]
+
+
+@pytest.mark.parametrize("bad, exc, message", MALFORMED)
+def test_check_csr_refuses_malformed_structure(bad, exc, message):
+    with pytest.raises(exc, match=message):
+        check_csr(bad, "S")
+
+
+def test_check_csr_other_formats():
+    csc = sp.csc_matrix(DENSE)
+    csc.indices = csc.indices.copy()
+    csc.indices[0] = 3  # a row index out of range for 3 rows
+    with pytest.raises(ValueError, match=r"column index 3 out of range \[0, 3\)"):
+        check_csr(csc, "S")
+    coo = sp.coo_matrix(DENSE)
+    coo.col = coo.col.copy()
+    coo.col[-1] = 9
+    with pytest.raises(ValueError, match=r"column index 9 out of range"):
+        check_csr(coo, "S")
+    coo = sp.coo_matrix(DENSE)
+    coo.row = coo.row.copy()
+    coo.row[0] = -2
+    with pytest.raises(ValueError, match=r"row index -2 out of range"):
+        check_csr(coo, "S")
+    bsr = sp.bsr_matrix(DENSE, blocksize=(1, 2))
+    bsr.indices = bsr.indices.copy()
+    bsr.indices[0] = 2  # 2 block columns
+    with pytest.raises(ValueError, match=r"index 2 out of range \[0, 2\)"):
+        check_csr(bsr, "S")
+    for form in (sp.csc_matrix, sp.coo_matrix, sp.lil_matrix, sp.dok_matrix, sp.dia_matrix,
+                 sp.csr_array, lambda d: sp.bsr_matrix(d, blocksize=(1, 2))):
+        out = check_csr(form(DENSE), "S")
+        assert sp.isspmatrix_csr(out) and np.array_equal(out.toarray(), DENSE)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.int64,
+                                   np.uint64, np.dtype(">i4"), np.dtype(">i8")])
+def test_check_csr_converts_index_dtypes(dtype):
+    """Small, unsigned or big-endian index arrays become one native kernel dtype; the values
+    are unchanged and the caller's matrix keeps its own arrays."""
+    m = _csr()
+    m.indptr, m.indices = m.indptr.astype(dtype), m.indices.astype(dtype)
+    out = check_csr(m, "S")
+    assert out.indptr.dtype == out.indices.dtype and out.indptr.dtype in (np.int32, np.int64)
+    assert out.indptr.dtype.isnative and np.array_equal(out.toarray(), DENSE)
+    assert m.indptr.dtype == dtype and m.indices.dtype == dtype
+    import fastrank
+    assert np.array_equal(fastrank.rank(m), fastrank.rank(DENSE))
+
+
+def test_int8_indptr_that_wrapped_is_refused_and_later_calls_work():
+    """An int8 indptr whose values wrapped (nnz > 127) is refused; nothing is corrupted."""
+    import fastrank
+    dense = np.tile(np.arange(1.0, 101.0), (2, 1))  # 200 stored values
+    m = sp.csr_matrix(dense)
+    m.indptr = m.indptr.astype(np.int8)  # [0, 100, -56]
+    with pytest.raises(ValueError, match="indptr must be non-decreasing"):
+        fastrank.rank(m)
+    for _ in range(3):
+        assert np.array_equal(fastrank.rank(sp.csr_matrix(dense)), fastrank.rank(dense))
+
+
+def test_check_csr_does_not_trust_a_stale_canonical_flag():
+    """Indices changed in place after SciPy cached has_canonical_format: duplicates and
+    disorder are found from the arrays and fixed on a copy."""
+    m = _csr()
+    assert m.has_canonical_format
+    before = [a.copy() for a in (m.data, m.indices, m.indptr)]
+    m.indices[2:4] = [1, 0]  # row 2 now unsorted
+    m.indices[4] = 1  # and a duplicate of column 1
+    snapshot = [a.copy() for a in (m.data, m.indices, m.indptr)]
+    out = check_csr(m, "S")
+    expected = np.zeros((3, 4))
+    for i in range(3):
+        for p in range(m.indptr[i], m.indptr[i + 1]):
+            expected[i, m.indices[p]] += m.data[p]
+    assert np.array_equal(out.toarray(), expected) and out.has_canonical_format
+    assert all(np.diff(out.indices[out.indptr[i]:out.indptr[i + 1]]).min(initial=1) > 0
+               for i in range(3))
+    assert all(np.array_equal(a, b) for a, b in zip(snapshot, (m.data, m.indices, m.indptr)))
+    assert not np.array_equal(before[1], m.indices)
+
+
+def test_duplicates_of_integer_values_do_not_wrap():
+    m = sp.csr_matrix((np.array([255, 1], dtype=np.uint8), np.array([0, 0]),
+                       np.array([0, 2])), shape=(1, 2))
+    assert check_csr(m, "S").toarray().tolist() == [[256.0, 0.0]]
+    coo = sp.coo_matrix((np.array([True, True]), (np.array([0, 0]), np.array([1, 1]))),
+                        shape=(1, 2))
+    assert check_csr(coo, "S").toarray().tolist() == [[0.0, 2.0]]
+    with pytest.raises(ValueError, match="must be binary"):  # 1 + 1 is not a 0/1 entry
+        check_truth(coo)
+
+
+def test_valid_canonical_csr_is_returned_without_copy():
+    m = _csr()
+    assert check_csr(m, "S") is m
+    assert check_scores(m) is m
+
+
+def test_sparse_truth_never_changes_the_callers_matrix():
+    m = sp.csr_matrix((np.array([1, 1, 1.0]), np.array([2, 0, 2]), np.array([0, 3])),
+                      shape=(1, 3))  # unsorted, with a duplicate
+    arrays = [a.copy() for a in (m.data, m.indices, m.indptr)]
+    with pytest.raises(ValueError, match="must be binary"):
+        check_truth(m)
+    m.data[:] = [1, 1, 0]  # column 2: 1 + 0, column 0: 1
+    arrays[0] = m.data.copy()
+    assert check_truth(m).tolist() == [[1, 0, 1]]
+    assert all(np.array_equal(a, b) for a, b in zip(arrays, (m.data, m.indices, m.indptr)))
+
+
+def _public_sparse_callers():
+    import fastrank
+    from fastrank import metrics as M
+    from fastrank.calibration import brier_score
+    from fastrank.text import tfidf_from_counts
+    Y = (DENSE > 0.25).astype(np.uint8)
+    return {
+        "rank": lambda S: fastrank.rank(S),
+        "tie_groups": lambda S: fastrank.tie_groups(S),
+        "evaluate": lambda S: M.evaluate(Y, S),
+        "Evaluator": lambda S: M.Evaluator().update(Y, S),
+        "one_error": lambda S: M.one_error(Y, S),
+        "average_precision": lambda S: M.average_precision(Y, S, ties="ordinal"),
+        "cutoff": lambda S: M.cutoff(S, top_k=2),
+        "cutoff_threshold": lambda S: M.cutoff(S, threshold=0.2),
+        "auc": lambda S: M.auc(Y, S),
+        "sparse truth": lambda S: M.hamming_loss(S, Y),
+        "sparse truth, evaluate": lambda S: M.evaluate(S, DENSE),
+        "brier_score": lambda S: brier_score(Y, S),
+        "tfidf_from_counts": tfidf_from_counts,
+        "Dataset": lambda S: __import__("fastrank.datasets").datasets.Dataset(S, Y),
+    }
+
+
+@pytest.mark.parametrize("caller", sorted(_public_sparse_callers()))
+@pytest.mark.parametrize("bad, exc, message", MALFORMED[:8])
+def test_every_public_sparse_input_is_checked(caller, bad, exc, message):
+    with pytest.raises(exc, match=message):
+        _public_sparse_callers()[caller](bad)
+
+
+def test_check_features():
+    X = check_features(_csr())
+    assert sp.isspmatrix_csr(X) and X.dtype == np.float64
+    with pytest.raises(ValueError, match=r"column index 4 out of range"):
+        check_features(_with(indices=[0, 4, 0, 1, 2, 3]))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        check_features(_with(data=[0.5, np.inf, 0.1, 0.3, 0.3, 0.9]))
+    with pytest.raises(TypeError, match="real numeric"):
+        check_features(np.ones((2, 2), dtype=complex))
+    assert check_features(np.ones((2, 2), dtype=np.int8)).dtype == np.float64
+
+
+def test_too_many_columns():
+    huge = sp.csr_matrix((1, MAX_COLUMNS + 1))
+    with pytest.raises(ValueError, match="at most 2147483647 are supported"):
+        check_scores(huge)
+    with pytest.raises(ValueError, match="at most 2147483647 are supported"):
+        check_features(huge)
+
+
+# ---- label sets ------------------------------------------------------------------------
+
+def test_label_sets_refuse_non_integers():
+    from fastrank.metrics import hamming_loss
+    with pytest.raises(TypeError, match=r"label indices must be integers, got \[0.5\]"):
+        hamming_loss([{0.5}, {1.9}], [{0}, {1}], n_labels=3)
+    with pytest.raises(TypeError, match="must be integers"):
+        label_sets_to_matrix([[1.0]], 2)
+    with pytest.raises(TypeError, match="must be integers"):
+        label_sets_to_matrix([[True]], 2)
+    with pytest.raises(TypeError, match="must be integers"):
+        label_sets_to_matrix([["a"]], 2)
+    assert label_sets_to_matrix([[np.int8(1)], [np.uint64(0)], []], 2).tolist() == \
+        [[0, 1], [1, 0], [0, 0]]
+
+
+def test_label_sets_bounds():
+    with pytest.raises(ValueError, match=r"label index 1099511627776 out of range for 3"):
+        label_sets_to_matrix([{2**40}], 3)
+    with pytest.raises(ValueError, match=r"label index \d+ out of range"):
+        label_sets_to_matrix([{2**70}])
+    with pytest.raises(ValueError, match=r"at most 2147483647 labels"):
+        label_sets_to_matrix([{2**31}])
+    with pytest.raises(ValueError, match=r"indicator matrix would take .* GiB"):
+        label_sets_to_matrix([{0}] * 5, n_labels=MAX_INDICATOR_BYTES // 4)
+    with pytest.raises(ValueError, match=r"n_labels must be <= 2147483647"):
+        label_sets_to_matrix([{0}], n_labels=2**63)
+    with pytest.raises(TypeError, match=r"n_labels must be an integer"):
+        label_sets_to_matrix([{0}], n_labels=2.0)
+
+
+def test_complex_truth_is_a_type_error():
+    with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
+        check_truth(np.array([[1 + 0j, 0]]))
+    with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
+        check_scores(np.array([[1 + 0j, 0]]))
+
+
+# ---- unbounded parameters ----------------------------------------------------------------
+
+@pytest.mark.parametrize("top_k", [3, 4, 2**31, 2**63, 2**100])
+def test_cutoff_top_k_beyond_the_labels_takes_them_all(top_k):
+    from fastrank.metrics import cutoff
+    S = np.array([[0.3, 0.2, 0.1], [0.0, 0.0, 0.5]])
+    for scores in (S, sp.csr_matrix(S)):
+        assert cutoff(scores, top_k=top_k).tolist() == [[1, 1, 1], [1, 1, 1]]
+    assert cutoff(S, top_k=1).tolist() == [[1, 0, 0], [0, 0, 1]]
+
+
+def test_cutoff_parameter_errors():
+    from fastrank.metrics import cutoff
+    S = np.array([[0.3, 0.2, 0.1]])
+    with pytest.raises(ValueError, match="top_k must be an integer >= 0"):
+        cutoff(S, top_k=-2**63)
+    with pytest.raises(TypeError, match="top_k must be an integer"):
+        cutoff(S, top_k=float("inf"))
+    with pytest.raises(TypeError, match="threshold must be real numeric values"):
+        cutoff(S, threshold=0.5 + 0j)
+
+
+def test_set_metrics_n_labels_bound():
+    from fastrank.metrics import f1, hamming_loss
+    with pytest.raises(ValueError, match=rf"n_labels must be <= 2147483647, got {2**63}"):
+        hamming_loss([{0}], [{1}], n_labels=2**63)
+    with pytest.raises(ValueError, match=r"indicator matrix would take"):
+        f1([{0}] * 4, [{1}] * 4, n_labels=2**31 - 1)
+
+
+def test_thread_counts_are_bounded():
+    from fastrank._parallel import MAX_THREADS, effective_n_jobs, num_threads
+    assert effective_n_jobs(3) == 3 and effective_n_jobs(-1) >= 1
+    for bad in (0, -2, MAX_THREADS + 1, 50_000, 10**6, 2**63):
+        with pytest.raises(ValueError, match="n_jobs"):
+            effective_n_jobs(bad)
+    for bad in (True, 2.0, "2"):
+        with pytest.raises(TypeError, match="n_jobs"):
+            effective_n_jobs(bad)
+    with pytest.raises(ValueError, match="n_jobs"):
+        with num_threads(100_000):
+            pass

@@ -264,6 +264,58 @@ def test_vgram_random_is_uniform_over_document_label_entries():
     np.testing.assert_array_equal(F_cor, [[0.25, 0.25, 0.25, 0.25]])
 
 
+def test_cor_random_is_uniform_over_tied_documents():
+    """Three tied training documents: each one's label set is output a third of the time
+    (the smallest of three distinct keys)."""
+    X_train = np.array([[1.0, 2.0]] * 3)
+    Y = np.eye(3, dtype=np.uint8)
+    model = VGRAMCor(n_neurons=1, n_synapses=8, random_state=0).fit(X_train, Y)
+    counts = model.decision_function(np.tile([[3.0, 0.5]], (3000, 1))).sum(axis=0)
+    assert counts.sum() == 3000
+    # binomial(3000, 1/3): mean 1000, sd 25.8 -> 5 sd
+    assert np.all(np.abs(counts - 1000) < 129), counts
+
+
+def split_beliefs(model, X, X_test, Y, cuts):
+    """Beliefs from the memory split at the row cuts: each part stores its rows (wiring and
+    seed of ``model``), reports its neurons' outcomes, and _merge_outcomes merges them."""
+    policy = wnn_module._POLICY_CODES[model.tie_policy]
+    n_neurons, q = model.synapses_.shape[0], Y.shape[1]
+    parts, entry0 = [], 0
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        part = type(model)(**model.get_params())
+        part.classes_, part.n_features_in_ = model.classes_, model.n_features_in_
+        part._memorize(X[lo:hi], Y[lo:hi], model.synapses_, model.seed_)
+        if part.n_train_:
+            summary = kernel.new_summary(X_test.shape[0], n_neurons, q, policy)
+            part._search(part._search_input(X_test), np.zeros((0, q)), 0, entry0, summary)
+            parts.append(summary)
+        entry0 += part.n_train_
+    return wnn_module._merge_outcomes(parts, model._model, model.tie_policy,
+                                      model.label_indptr_, model.label_indices_, n_neurons, q)
+
+
+@pytest.mark.parametrize("simd", [False, True])
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+@pytest.mark.parametrize("tie_policy", ["random", "all"])
+def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd):
+    """The keyed tie rule and the per-neuron outcomes make a search of parts of the memory,
+    merged, equal to the search of the whole (what fastrank.dask.ShardedEstimator relies
+    on), bit for bit, for both search paths; a part may store nothing (VGRAM, rows 40-59
+    without labels)."""
+    X, Y, X_test = sparse_text_like_data(4, n_train=300)
+    Y[40:60] = 0
+    model = MODELS[kind](n_neurons=16, n_synapses=256, tie_policy=tie_policy,
+                         random_state=9).fit(X, Y)
+    previous = kernel.use_simd(simd)
+    try:
+        F = model.decision_function(X_test)
+        for cuts in ([0, 300], [0, 150, 300], [0, 1, 40, 60, 299, 300]):
+            np.testing.assert_array_equal(split_beliefs(model, X, X_test, Y, cuts), F)
+    finally:
+        kernel.use_simd(previous)
+
+
 @pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
 def test_random_policy_reproducible(cls):
     X, Y, X_test = tie_heavy_data(5)

@@ -8,8 +8,10 @@ a count of separators (every stored value is preceded by a comma, a line start o
 so memory is O(file size) and the time is linear; buffers more than half empty at the end
 are trimmed by a copy, so a dense file full of zeros does not keep them alive. Numbers with
 at most 15 digits and no exponent are converted exactly (an integer mantissa below 2**53
-divided by an exact power of ten is correctly rounded, like ``strtod``); anything else goes
-through ``strtod``.
+divided by an exact power of ten is correctly rounded, like ``strtod``); other decimal
+numbers (more digits, an exponent) go through ``strtod``. A number is exactly
+``[+-]digits[.digits][(e|E)[+-]digits]`` (at least one mantissa digit) and finite: hexadecimal
+floats, ``inf``/``nan`` and leading white space, which ``strtod`` would accept, are not.
 Every malformed row raises ``ValueError("<source>: line <n>: <what was expected>")``.
 """
 import numpy as np
@@ -37,11 +39,13 @@ cdef inline bint _is_blank(char c) noexcept nogil:
 
 
 cdef bint _parse_number(const char* s, Py_ssize_t n, double* out) noexcept nogil:
-    """Convert the whole token s[0:n] to a finite double; False if it is not one."""
-    cdef Py_ssize_t i = 0
+    """Convert the whole token s[0:n] to a finite double; False if it is not a decimal
+    number (see the module docstring). The byte after the token is never part of a number
+    (a delimiter, or the bytes object's terminating NUL), so ``strtod`` stops at s + n."""
+    cdef Py_ssize_t i = 0, e0
     cdef uint64_t mant = 0
     cdef int digits = 0, frac = 0
-    cdef bint neg = False, dot = False, simple = True
+    cdef bint neg = False, dot = False
     cdef char c
     cdef char* end
     if n <= 0:
@@ -59,12 +63,24 @@ cdef bint _parse_number(const char* s, Py_ssize_t n, double* out) noexcept nogil
         elif c == b'.' and not dot:
             dot = True
         else:
-            simple = False
             break
         i += 1
-    if simple and 0 < digits <= 15:
+    if digits == 0:
+        return False
+    if i == n and digits <= 15:
         out[0] = (-1.0 if neg else 1.0) * (<double> mant / POW10[frac])
         return True
+    if i < n:  # only an exponent may follow the mantissa
+        if s[i] != b'e' and s[i] != b'E':
+            return False
+        i += 1
+        if i < n and (s[i] == b'-' or s[i] == b'+'):
+            i += 1
+        e0 = i
+        while i < n and b'0' <= s[i] <= b'9':
+            i += 1
+        if i == e0 or i != n:
+            return False
     out[0] = strtod(s, &end)
     return end == s + n and isfinite(out[0])
 
@@ -344,12 +360,15 @@ def parse_libsvm(bytes buf, str source):
                 s = d
                 lab = 0
                 while s < t and b'0' <= p[s] <= b'9':
-                    if lab < (1LL << 60):
+                    if lab < (1LL << 31):  # saturates: anything larger is refused below
                         lab = lab * 10 + (p[s] - 48)
                     s += 1
                 if s == d or (s < t and p[s] != b','):
                     _fail(source, line, f"expected comma-separated integer labels, found "
                           f"{_token_text(p + d - neg, t - d + neg)!r}")
+                if lab >= (1LL << 31):
+                    _fail(source, line, f"label {_token_text(p + d - neg, s - d + neg)!r} "
+                          f"out of range: labels must lie strictly between -2**31 and 2**31")
                 yl[ny] = -lab if neg else lab
                 ny += 1
                 if s == t:
@@ -373,7 +392,8 @@ def parse_libsvm(bytes buf, str source):
                 _fail(source, line, "malformed feature: expected 'index:value' with a "
                       "non-negative integer index (qid is not supported)")
             if idx >= (1LL << 31):
-                _fail(source, line, f"feature index {idx} too large")
+                _fail(source, line, f"feature index {_token_text(p + t, s - t)} too large "
+                      f"(at most 2**31 - 1)")
             if idx <= prev:
                 _fail(source, line, f"feature indices must increase strictly "
                       f"({idx} after {prev})")

@@ -8,6 +8,7 @@ Outputs (arrays the wrapper allocates; an unused one is passed as a 0x0 array):
   out_int  -- int32 ranks by label, or for GROUPS the labels in sorted order
   out_frac -- float64 ranks by label (FRACTIONAL only)
   out_end  -- for GROUPS, the exclusive end position of each position's tie group
+  out_start -- for GROUPS, the first position of each position's tie group
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, uint64_t
@@ -30,14 +31,19 @@ cdef enum:
 
 cdef inline void _emit_row(int32_t* order, int32_t* end, Py_ssize_t q, int method,
                            uint64_t seed, Py_ssize_t row, int32_t[:, ::1] out_int,
-                           double[:, ::1] out_frac, int32_t[:, ::1] out_end) noexcept nogil:
+                           double[:, ::1] out_frac, int32_t[:, ::1] out_end,
+                           int32_t[:, ::1] out_start) noexcept nogil:
     """Write one sorted row (order + tie-group ends) to the outputs of `method`."""
     cdef Py_ssize_t p, start = 0, stop, group = 0
     cdef uint64_t state
     if method == GROUPS:
-        for p in range(q):
-            out_int[row, p] = order[p]
-            out_end[row, p] = end[p]
+        while start < q:
+            stop = end[start]
+            for p in range(start, stop):
+                out_int[row, p] = order[p]
+                out_end[row, p] = <int32_t> stop
+                out_start[row, p] = <int32_t> start
+            start = stop
         return
     if method == ORDINAL:
         state = row_state(seed, row)
@@ -64,7 +70,7 @@ cdef inline void _emit_row(int32_t* order, int32_t* end, Py_ssize_t q, int metho
 def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
               const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n,
               Py_ssize_t q, int method, uint64_t seed, int32_t[:, ::1] out_int,
-              double[:, ::1] out_frac, int32_t[:, ::1] out_end):
+              double[:, ::1] out_frac, int32_t[:, ::1] out_end, int32_t[:, ::1] out_start):
     """Rank every row of an (n, q) matrix given by ``fastrank._validation.row_source``: a
     dense flat buffer with element strides (empty indices/indptr), or a canonical CSR matrix
     whose implicit zeros are one tie group."""
@@ -84,7 +90,8 @@ def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
             if w == NULL:
                 continue
             sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
-            _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end)
+            _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end,
+                      out_start)
         sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate ranking scratch")

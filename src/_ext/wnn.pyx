@@ -39,8 +39,12 @@ same (ascending) order:
   registers, is compared with them.
 
 Each document's output row is written by exactly one task, neurons in ascending order, and
-every random choice uses a generator seeded by (seed, document, neuron) -- so results depend
-neither on the thread count nor on the batch size.
+every random choice takes the tied entry with the smallest key, a function of (seed,
+document, neuron, entry number) alone (entry_key) -- so results depend neither on the thread
+count nor on the batch size, nor on how the memory is split: a search of part of the memory
+can report each neuron's outcome (Summary: the minimum distance and, per policy, the label
+counts of the tied documents or the chosen entry and its key), and merging the parts'
+outcomes gives the whole memory's votes (fastrank.wnn._merge_outcomes).
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
@@ -49,7 +53,7 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from _tiesort cimport bounded, floating, index_t, row_state
+from _tiesort cimport floating, index_t, row_state, splitmix64
 
 cdef extern from *:
     """
@@ -482,7 +486,7 @@ cdef extern from *:
 cdef enum:
     VGRAM = 0      # an entry per (document, label); a neuron outputs one label
     VGRAM_COR = 1  # an entry per document; a neuron outputs a label set
-    RANDOM = 0     # one entry chosen uniformly among those at the minimum distance
+    RANDOM = 0     # the entry at the minimum distance with the smallest key (uniform)
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     TILE_BYTES = 16384  # train tile kept in L1 (half of a 32 KiB L1d)
     SYNAPSE_BLOCK_BYTES = 32768  # neurons encoded together: their wiring stays in L1
@@ -744,33 +748,64 @@ cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py
         t0 = t1
 
 
+cdef struct Summary:
+    # one neuron's outcome per (test document, neuron), element doc * n_neurons + neuron,
+    # for merging searches of parts of the memory (fastrank.dask); NULL dist: not wanted
+    uint32_t* dist     # minimum Hamming distance (UINT32_MAX: no stored entry)
+    int64_t* ndocs     # ALL: stored documents at it
+    int32_t* counts    # ALL: (..., q) of them carrying each label
+    uint64_t* key      # RANDOM: key of the chosen entry
+    int64_t* doc       # RANDOM: its stored document (global index)
+    int32_t* label     # RANDOM, VGRAM: its label
+
+
+cdef inline uint64_t entry_key(uint64_t state, uint64_t entry) noexcept nogil:
+    """Key of stored entry number ``entry`` for one (test document, neuron) with generator
+    state ``state``: output entry + 1 of the splitmix64 sequence from that state. Distinct
+    entries get distinct keys (splitmix64 mixes its counter, state + (entry + 1) * gamma mod
+    2^64, by a bijection), so the entry with the smallest key is unique."""
+    cdef uint64_t s = state + entry * <uint64_t> 0x9E3779B97F4A7C15
+    return splitmix64(&s)
+
+
+cdef uint64_t pick_entry(const int32_t* ties, int64_t k, const int64_t* lab_ptr,
+                         const int32_t* lab_idx, int model, uint64_t state, int64_t entry0,
+                         Py_ssize_t q, Py_ssize_t* best_t, Py_ssize_t* best_p) noexcept nogil:
+    """RANDOM: among the entries at the minimum (VGRAM: (document, label) pairs; COR:
+    documents), the one with the smallest entry_key; entries are numbered by the global
+    stored-document index g = entry0 + t (VGRAM: g * q + label). Returns its key; sets the
+    document t and (VGRAM) the position p of its label in lab_idx."""
+    cdef uint64_t best = 0xFFFFFFFFFFFFFFFF, key
+    cdef Py_ssize_t i, t, p
+    for i in range(k):
+        t = ties[i]
+        if model == VGRAM:
+            for p in range(lab_ptr[t], lab_ptr[t + 1]):
+                key = entry_key(state, <uint64_t> (entry0 + t) * <uint64_t> q
+                                + <uint64_t> lab_idx[p])
+                if key <= best:
+                    best, best_t[0], best_p[0] = key, t, p
+        else:
+            key = entry_key(state, <uint64_t> (entry0 + t))
+            if key <= best:
+                best, best_t[0] = key, t
+    return best
+
+
 cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
-               const int32_t* lab_idx, int model, int policy, uint64_t* state,
-               double* row) noexcept nogil:
+               const int32_t* lab_idx, int model, int policy, uint64_t state,
+               Py_ssize_t q, double* row) noexcept nogil:
     """Add one neuron's output for batch document b to its belief row (votes, unnormalised).
     The stored documents at the minimum are ties[0 .. k-1], ascending."""
     cdef const int32_t* ties = w.ties + b * n_train
     cdef int64_t k = w.track[b].k
-    cdef Py_ssize_t i, t, p, c, n_touched = 0
-    cdef int64_t total = 0, nl, lsum = 0
-    cdef uint32_t pick
+    cdef Py_ssize_t i, t = 0, p = 0, c, n_touched = 0
+    cdef int64_t total = 0, lsum = 0
     if policy == RANDOM:
-        if model == VGRAM:
-            # uniform over the (document, label) entries at the minimum, enumerated by
-            # document then label: draw pick < their number, walk to entry pick
-            for i in range(k):
-                total += lab_ptr[ties[i] + 1] - lab_ptr[ties[i]]
-            pick = bounded(state, <uint32_t> total)
-            for i in range(k):
-                t = ties[i]
-                nl = lab_ptr[t + 1] - lab_ptr[t]
-                if pick < nl:
-                    row[lab_idx[lab_ptr[t] + pick]] += 1.0
-                    return
-                pick -= <uint32_t> nl
-        else:
-            # uniform over the documents at the minimum; output its whole label set
-            t = ties[bounded(state, <uint32_t> k)]
+        pick_entry(ties, k, lab_ptr, lab_idx, model, state, 0, q, &t, &p)
+        if model == VGRAM:      # the chosen (document, label) entry's label
+            row[lab_idx[p]] += 1.0
+        else:                   # the chosen document's whole label set
             for p in range(lab_ptr[t], lab_ptr[t + 1]):
                 row[lab_idx[p]] += 1.0
             w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
@@ -795,11 +830,37 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
         w.tot[b] += (<double> lsum) / (<double> total)
 
 
+cdef void summarize(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
+                    const int32_t* lab_idx, int model, int policy, uint64_t state,
+                    int64_t entry0, Py_ssize_t q, Summary* out, Py_ssize_t e) noexcept nogil:
+    """One neuron's outcome for batch document b into element e of the summary: what vote
+    needs, from this part of the memory, to vote once every part's outcome is known."""
+    cdef const int32_t* ties = w.ties + b * n_train
+    cdef int64_t k = w.track[b].k
+    cdef Py_ssize_t i, t = 0, p = 0
+    cdef int32_t* counts
+    out.dist[e] = w.track[b].m
+    if policy == RANDOM:
+        out.key[e] = pick_entry(ties, k, lab_ptr, lab_idx, model, state, entry0, q, &t, &p)
+        out.doc[e] = entry0 + t
+        out.label[e] = lab_idx[p] if model == VGRAM else -1
+        return
+    out.ndocs[e] = k
+    counts = out.counts + e * q
+    for i in range(k):
+        t = ties[i]
+        for p in range(lab_ptr[t], lab_ptr[t + 1]):
+            counts[lab_idx[p]] += 1
+
+
 cdef void search_batch(Work* w, Py_ssize_t B, Py_ssize_t doc0, const uint64_t* mem,
                        Py_ssize_t n_neurons, Py_ssize_t n_train, Py_ssize_t W,
                        const int64_t* lab_ptr, const int32_t* lab_idx, int model, int policy,
-                       uint64_t seed, double* out, Py_ssize_t q) noexcept nogil:
-    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes) into out."""
+                       uint64_t seed, double* out, Py_ssize_t q, int64_t row0,
+                       int64_t entry0, Summary* summary) noexcept nogil:
+    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes) into out, or
+    (summary.dist not NULL) their neurons' outcomes into summary. Test document i is row
+    row0 + i of the whole query set for the random keys."""
     cdef Py_ssize_t n, b, c
     cdef uint64_t state
     cdef double* row
@@ -808,9 +869,15 @@ cdef void search_batch(Work* w, Py_ssize_t B, Py_ssize_t doc0, const uint64_t* m
     for n in range(n_neurons):
         distances(mem + n * n_train * W, n_train, w.codes + n * B * W, B, W, w)
         for b in range(B):
-            state = row_state(seed, (doc0 + b) * n_neurons + n)
-            vote(w, b, n_train, lab_ptr, lab_idx, model, policy, &state,
-                 out + (doc0 + b) * q)
+            state = row_state(seed, (row0 + doc0 + b) * n_neurons + n)
+            if summary.dist != NULL:
+                summarize(w, b, n_train, lab_ptr, lab_idx, model, policy, state, entry0, q,
+                          summary, (doc0 + b) * n_neurons + n)
+            else:
+                vote(w, b, n_train, lab_ptr, lab_idx, model, policy, state, q,
+                     out + (doc0 + b) * q)
+    if summary.dist != NULL:
+        return
     for b in range(B):
         row = out + (doc0 + b) * q
         if model == VGRAM:
@@ -819,6 +886,53 @@ cdef void search_batch(Work* w, Py_ssize_t B, Py_ssize_t doc0, const uint64_t* m
         elif w.tot[b] > 0:
             for c in range(q):
                 row[c] = row[c] / w.tot[b]
+
+
+def new_summary(Py_ssize_t n_docs, Py_ssize_t n_neurons, Py_ssize_t q, int policy):
+    """Arrays for each (test document, neuron)'s outcome of a search (see Summary): dist,
+    and ndocs + counts (policy ALL) or key + doc + label (RANDOM); counts zeroed."""
+    out = {"dist": np.empty((n_docs, n_neurons), dtype=np.uint32)}
+    if policy == ALL:
+        out["ndocs"] = np.empty((n_docs, n_neurons), dtype=np.int64)
+        out["counts"] = np.zeros((n_docs, n_neurons, q), dtype=np.int32)
+    else:
+        out["key"] = np.empty((n_docs, n_neurons), dtype=np.uint64)
+        out["doc"] = np.empty((n_docs, n_neurons), dtype=np.int64)
+        out["label"] = np.empty((n_docs, n_neurons), dtype=np.int32)
+    return out
+
+
+cdef Summary summary_of(dict arrays, Py_ssize_t n_docs, Py_ssize_t n_neurons, Py_ssize_t q,
+                        int policy) except *:
+    """Pointers into the arrays of new_summary (all NULL for None), shapes checked."""
+    cdef Summary sm
+    cdef uint32_t[:, ::1] dist
+    cdef int64_t[:, ::1] ndocs, doc
+    cdef int32_t[:, :, ::1] counts
+    cdef uint64_t[:, ::1] key
+    cdef int32_t[:, ::1] label
+    memset(&sm, 0, sizeof(Summary))
+    if arrays is None or n_docs == 0:
+        return sm
+    dist = arrays["dist"]
+    if dist.shape[0] != n_docs or dist.shape[1] != n_neurons:
+        raise ValueError("summary arrays do not match the query rows and neurons")
+    sm.dist = &dist[0, 0]
+    if policy == ALL:
+        ndocs = arrays["ndocs"]
+        counts = arrays["counts"]
+        if counts.shape[2] != q:
+            raise ValueError("summary counts do not match the labels")
+        sm.ndocs = &ndocs[0, 0]
+        sm.counts = &counts[0, 0, 0]
+    else:
+        key = arrays["key"]
+        doc = arrays["doc"]
+        label = arrays["label"]
+        sm.key = &key[0, 0]
+        sm.doc = &doc[0, 0]
+        sm.label = &label[0, 0]
+    return sm
 
 
 def batch_size(Py_ssize_t n_docs):
@@ -830,13 +944,17 @@ def batch_size(Py_ssize_t n_docs):
 def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                   const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
                   const int32_t[::1] lab_idx, int model, int policy, uint64_t seed,
-                  double[:, ::1] out):
-    """Beliefs of the rows of X into out (n_docs, q), which must be all zeros."""
+                  double[:, ::1] out, int64_t row0=0, int64_t entry0=0, summary=None):
+    """Beliefs of the rows of X into out (n_docs, q), which must be all zeros; or, with
+    ``summary`` (from new_summary), each (row, neuron)'s outcome into it (out then only gives
+    q: shape (0, q)). Row i of X is test document row0 + i and stored document t is number
+    entry0 + t for the random keys (0 and 0 for a whole memory and query set)."""
     cdef Py_ssize_t n_docs = X.shape[0], q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
     cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
     cdef Py_ssize_t k, doc0, nb
     cdef Work* w = NULL
+    cdef Summary sm = summary_of(summary, n_docs, n_neurons, q, policy)
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -851,7 +969,8 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                 encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0], n_neurons,
                             S, W, w.codes, nb * W)
                 search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
-                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q)
+                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q,
+                             row0, entry0, &sm)
         work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
@@ -862,7 +981,8 @@ def predict_csr(const floating[::1] data, const index_t[::1] indices,
                 const int64_t[::1] wptr, const int32_t[:, ::1] wcell,
                 const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
                 const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model,
-                int policy, uint64_t seed, double[:, ::1] out):
+                int policy, uint64_t seed, double[:, ::1] out, int64_t row0=0,
+                int64_t entry0=0, summary=None):
     """As predict_dense for a canonical CSR matrix, with the wiring_index of synapses (each
     row scattered once)."""
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1, q = out.shape[1], n_neurons = mem.shape[0]
@@ -870,6 +990,7 @@ def predict_csr(const floating[::1] data, const index_t[::1] indices,
     cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
     cdef Py_ssize_t k, i, doc0, nb, lo
     cdef Work* w = NULL
+    cdef Summary sm = summary_of(summary, n_docs, n_neurons, q, policy)
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -886,7 +1007,8 @@ def predict_csr(const floating[::1] data, const index_t[::1] indices,
                                    <floating*> w.xbuf, w.rowbuf, &wptr[0], &wcell[0, 0],
                                    n_neurons, S, W, w.codes + i * W, nb * W)
                 search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
-                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q)
+                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q,
+                             row0, entry0, &sm)
         work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")

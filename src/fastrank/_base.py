@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from ._atomic import atomic_file
 from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_npz
-from ._validation import check_nonempty_2d, check_real_dtype, check_truth, is_label_sets, \
+from ._validation import MAX_COLUMNS, check_csr, check_features, check_truth, is_label_sets, \
     label_sets_to_matrix
 from ._version import __version__
 
@@ -69,26 +69,7 @@ class MultiLabelEstimator:
     @staticmethod
     def _check_X(X, name="X"):
         """Features as CSR or C-contiguous float64/float32, finite, 2-D, non-empty."""
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-            if X.dtype not in (np.float32, np.float64):
-                check_real_dtype(X.dtype, name)
-                X = X.astype(np.float64)
-            if not X.has_canonical_format:
-                X = X.copy()  # never canonicalise the caller's matrix in place
-                X.sum_duplicates()
-            data = X.data
-        else:
-            X = np.asarray(X)
-            check_real_dtype(X.dtype, name)
-            if X.dtype not in (np.float32, np.float64):
-                X = X.astype(np.float64)
-            X = np.ascontiguousarray(X)
-            data = X
-        check_nonempty_2d(X.shape, name, columns="n_features")
-        if not np.isfinite(data).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-        return X
+        return check_features(X, name)
 
     def _check_fit_input(self, X, Y):
         """Validate training data; sets ``n_features_in_``, ``classes_``; returns (X, Y)
@@ -242,13 +223,13 @@ def _check_header(path, raw, cls):
 
 def _csr_member(path, name, parts):
     shape = parts["shape"]
-    if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0:
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0 \
+            or shape.max() > MAX_COLUMNS:
         raise ValueError(f"{path}: corrupt model file: {name} has no valid sparse shape")
     try:
         m = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]),
-                          shape=tuple(int(v) for v in shape))
-        m.check_format(full_check=True)
+                          shape=tuple(int(v) for v in shape), copy=False)
+        return check_csr(m, name)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ValueError(f"{path}: corrupt model file: {name} is not a valid CSR matrix "
                          f"({exc})") from None
-    return m

@@ -44,24 +44,193 @@ def _first_nan_row(values, row_of):
     return None if bad.size == 0 else int(row_of(bad[0]))
 
 
+def as_real_array(x, name, dtype=np.float64):
+    """``x`` as an ndarray of ``dtype``; TypeError (never a silent cast) for complex, object or
+    other non-numeric input."""
+    arr = np.asarray(x)
+    check_real_dtype(arr.dtype, name)
+    return arr.astype(dtype, copy=False)
+
+
+# ---- sparse input ------------------------------------------------------------------------
+
+MAX_COLUMNS = 2**31 - 1  # label and feature counts: positions are int32 in the kernels
+
+
+def _index_array(a, name, what):
+    """A sparse matrix's index array as a 1-D ndarray of integers (not yet converted)."""
+    a = np.asarray(a)
+    if a.dtype == bool or a.dtype.kind not in "iu":
+        raise TypeError(f"{name}: {what} must hold integers, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{name}: {what} must be 1-D, got {a.ndim}-D")
+    return a
+
+
+def _data_array(a, name, ndim=1):
+    """A sparse matrix's values as an ndarray of real numbers in native byte order."""
+    a = np.asarray(a)
+    check_real_dtype(a.dtype, name)
+    if a.ndim != ndim:
+        raise ValueError(f"{name}: data must be {ndim}-D, got {a.ndim}-D")
+    return a.astype(a.dtype.newbyteorder("="), copy=False)
+
+
+def _check_shape(shape, name):
+    if len(shape) != 2 or not all(isinstance(d, numbers.Integral) and d >= 0 for d in shape):
+        raise ValueError(f"{name} has an invalid shape {shape!r}")
+    return int(shape[0]), int(shape[1])
+
+
+def _check_in_range(a, size, name, what):
+    """ValueError unless every entry of the integer array ``a`` lies in [0, size)."""
+    if a.size == 0:
+        return
+    lo, hi = int(a.min()), int(a.max())
+    if lo < 0 or hi >= size:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"{name}: {what} {bad} out of range [0, {size})")
+
+
+def _compressed(indptr, indices, data, n_major, n_minor, name, data_ndim=1):
+    """Check the compressed (CSR/CSC/BSR) structure: ``indptr`` has n_major + 1 entries,
+    starts at 0, never decreases and ends at the number of stored entries, which is the
+    length of ``indices`` and ``data``; every index lies in [0, n_minor). O(nnz), vectorised.
+    Returns the arrays (unconverted)."""
+    indptr = _index_array(indptr, name, "indptr")
+    indices = _index_array(indices, name, "indices")
+    data = _data_array(data, name, data_ndim)
+    if indptr.size != n_major + 1:
+        raise ValueError(f"{name}: indptr has {indptr.size} entries, expected {n_major + 1} "
+                         f"for {n_major} rows")
+    nnz = int(indptr[-1])
+    if int(indptr[0]) != 0:
+        raise ValueError(f"{name}: indptr must start at 0, starts at {int(indptr[0])}")
+    if not (indptr[1:] >= indptr[:-1]).all():
+        raise ValueError(f"{name}: indptr must be non-decreasing")
+    if indices.size != nnz or data.shape[0] != nnz:
+        raise ValueError(f"{name}: indptr ends at {nnz} but indices has {indices.size} and "
+                         f"data {data.shape[0]} entries")
+    _check_in_range(indices, n_minor, name, "column index" if data_ndim == 1 else "index")
+    return indptr, indices, data
+
+
+def _is_canonical(indptr, indices):
+    """Indices strictly increasing within every row (sorted, no duplicates), computed from
+    the arrays (SciPy's cached flag may be stale if the arrays were changed in place)."""
+    if indices.size < 2:
+        return True
+    increasing = indices[1:] > indices[:-1]
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < indices.size)]
+    increasing[starts - 1] = True  # the first entry of a row may be below the last one before
+    return bool(increasing.all())
+
+
+def _native(a, dtype):
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def check_csr(matrix, name):
+    """Any SciPy sparse matrix or array as a validated canonical CSR matrix.
+
+    The structure is checked before any compiled code reads it (SciPy does not check index
+    values at construction, nor does ``scipy.sparse.load_npz``): for compressed formats
+    ``indptr`` (n + 1 entries, from 0, non-decreasing, ending at the number of stored
+    entries), the indices (in [0, n_columns)), the lengths of ``indices`` and ``data``; for
+    COO the coordinates. Index arrays of another integer dtype are converted to one dtype,
+    int32 (or int64 when the values need it), as the kernels take them; non-integer index
+    arrays raise TypeError. Returns a CSR matrix with sorted, unique indices (duplicates
+    summed, in float64 for integer or boolean values so that they never wrap), C-contiguous
+    1-D arrays in native byte order; the caller's matrix is never modified (a new matrix is
+    built whenever anything has to change). O(nnz) vectorised NumPy.
+
+    Raises ValueError for an invalid structure or shape, TypeError for non-numeric data or
+    non-integer index arrays.
+    """
+    n, m = _check_shape(matrix.shape, name)
+    fmt = matrix.format
+    if fmt in ("csr", "csc"):
+        major, minor = (n, m) if fmt == "csr" else (m, n)
+        indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
+                                            major, minor, name)
+        if fmt == "csc":
+            matrix = sp.csc_matrix((data, _native(indices, np.int64),
+                                    _native(indptr, np.int64)), shape=(n, m)).tocsr()
+            indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
+                                                n, m, name)
+    else:
+        if fmt == "bsr":
+            r, c = matrix.blocksize
+            if r < 1 or c < 1 or n % r or m % c:
+                raise ValueError(f"{name}: blocksize {(r, c)} does not divide shape {(n, m)}")
+            bp, bi, bd = _compressed(matrix.indptr, matrix.indices, matrix.data, n // r,
+                                     m // c, name, data_ndim=3)
+            if bd.shape[1:] != (r, c):
+                raise ValueError(f"{name}: data blocks have shape {bd.shape[1:]}, expected "
+                                 f"{(r, c)}")
+            coo = sp.bsr_matrix((bd, _native(bi, np.int64), _native(bp, np.int64)),
+                                shape=(n, m)).tocoo()
+        else:
+            coo = matrix if fmt == "coo" else matrix.tocoo()
+        row = _index_array(coo.row, name, "row")
+        col = _index_array(coo.col, name, "col")
+        data = _data_array(coo.data, name)
+        if not row.size == col.size == data.size:
+            raise ValueError(f"{name}: COO row, col and data have {row.size}, {col.size} "
+                             f"and {data.size} entries")
+        _check_in_range(row, n, name, "row index")
+        _check_in_range(col, m, name, "column index")
+        if data.dtype.kind != "f":
+            data = data.astype(np.float64)  # duplicates are summed: integers must not wrap
+        matrix = sp.coo_matrix((data, (_native(row, np.int64), _native(col, np.int64))),
+                               shape=(n, m)).tocsr()  # sums duplicates
+        indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
+                                            n, m, name)
+    fits32 = max(indices.size, m) <= np.iinfo(np.int32).max
+    if indptr.dtype == indices.dtype and indptr.dtype in (np.int32, np.int64) \
+            and (indptr.dtype == np.int64 or fits32):
+        index_dtype = indptr.dtype
+    else:
+        index_dtype = np.int32 if fits32 else np.int64
+    canonical = _is_canonical(indptr, indices)
+    if not canonical and data.dtype.kind != "f":
+        data = data.astype(np.float64)  # duplicates are summed: integers must not wrap
+    arrays = (_native(data, data.dtype), _native(indices, index_dtype),
+              _native(indptr, index_dtype))
+    if sp.isspmatrix_csr(matrix) and canonical and all(
+            a is b for a, b in zip(arrays, (matrix.data, matrix.indices, matrix.indptr))):
+        return matrix
+    csr = sp.csr_matrix((n, m), dtype=arrays[0].dtype)
+    # assigned, not passed to the constructor, which may change the index dtype again
+    csr.data, csr.indices, csr.indptr = (a.copy() if not canonical else a for a in arrays)
+    csr.has_sorted_indices = csr.has_canonical_format = canonical
+    if not canonical:
+        csr.sum_duplicates()  # sorts too; safe now that the structure is checked
+    return csr
+
+
+def _check_columns(shape, name, columns):
+    if shape[1] > MAX_COLUMNS:
+        raise ValueError(f"{name} has {shape[1]} {columns}; at most {MAX_COLUMNS} are supported")
+
+
 def check_scores(scores, name="y_score", allow_sparse=True):
     """Validate a 2-D belief matrix without copying when it is already usable.
 
     Returns a float32/float64 ndarray (C or Fortran order kept) or a canonical CSR matrix
-    (sorted indices, no duplicates). Other numeric dtypes are converted to float64.
-    Raises ValueError for non-2-D, empty or NaN input, TypeError for non-numeric input.
+    from :func:`check_csr` (its structure checked). Other numeric dtypes are converted to
+    float64. Raises ValueError for non-2-D, empty or NaN input, more than ``MAX_COLUMNS``
+    labels or a malformed sparse matrix, TypeError for non-numeric (or complex) input.
     """
     if sp.issparse(scores):
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array here, got a sparse matrix")
-        csr = sp.csr_matrix(scores) if not sp.isspmatrix_csr(scores) else scores
-        check_nonempty_2d(csr.shape, name)
+        check_nonempty_2d(scores.shape, name)
+        csr = check_csr(scores, name)
+        _check_columns(csr.shape, name, "labels")
         if csr.dtype not in FLOAT_DTYPES:
-            check_real_dtype(csr.dtype, name)
             csr = csr.astype(np.float64)
-        if not csr.has_canonical_format:
-            csr = csr.copy()
-            csr.sum_duplicates()
         row = _first_nan_row(csr.data, lambda k: np.searchsorted(csr.indptr, k, side="right") - 1)
         if row is not None:
             raise ValueError(f"{name} contains NaN (first in row {row})")
@@ -69,6 +238,7 @@ def check_scores(scores, name="y_score", allow_sparse=True):
     arr = np.asarray(scores)
     check_real_dtype(arr.dtype, name)
     check_nonempty_2d(arr.shape, name)
+    _check_columns(arr.shape, name, "labels")
     if arr.dtype not in FLOAT_DTYPES:
         arr = arr.astype(np.float64)
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
@@ -81,19 +251,48 @@ def check_scores(scores, name="y_score", allow_sparse=True):
     return arr
 
 
+def check_features(X, name="X"):
+    """Features as a canonical CSR matrix (:func:`check_csr`) or a C-contiguous ndarray,
+    float32/float64 (other real dtypes become float64), finite, 2-D, non-empty.
+
+    Raises ValueError for a wrong shape, NaN/infinity or a malformed sparse matrix,
+    TypeError for non-numeric (or complex) values."""
+    if sp.issparse(X):
+        check_nonempty_2d(X.shape, name, columns="n_features")
+        X = check_csr(X, name)
+        if X.dtype not in FLOAT_DTYPES:
+            X = X.astype(np.float64)
+        data = X.data
+    else:
+        X = np.asarray(X)
+        check_real_dtype(X.dtype, name)
+        if X.dtype not in FLOAT_DTYPES:
+            X = X.astype(np.float64)
+        X = np.ascontiguousarray(X)
+        data = X
+    check_nonempty_2d(X.shape, name, columns="n_features")
+    _check_columns(X.shape, name, "features")
+    if not np.isfinite(data).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return X
+
+
 def check_truth(y_true, n_labels=None, name="y_true"):
     """Return the truth as a C-contiguous uint8 0/1 matrix (n_documents, n_labels).
 
-    Accepts a dense 0/1 (or boolean) array, a SciPy sparse matrix, or a list of label-index
-    sets (then ``n_labels`` is required, or inferred as max index + 1).
+    Accepts a dense 0/1 (or boolean) array, a SciPy sparse matrix (structure checked by
+    :func:`check_csr`), or a list of label-index sets (then ``n_labels`` is required, or
+    inferred as max index + 1; see :func:`label_sets_to_matrix`).
+    Raises ValueError for non-binary values or a wrong shape, TypeError for non-numeric or
+    complex values.
     """
     if sp.issparse(y_true):
         check_nonempty_2d(y_true.shape, name)
-        csr = sp.csr_matrix(y_true)
-        csr.sum_duplicates()
+        csr = check_csr(y_true, name)
         bad = csr.data[(csr.data != 0) & (csr.data != 1)]
         if bad.size:
             raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
+        _check_indicator_size(csr.shape, name)
         dense = csr.toarray().astype(np.uint8)
     elif is_label_sets(y_true):
         dense = label_sets_to_matrix(y_true, n_labels, name)
@@ -103,8 +302,7 @@ def check_truth(y_true, n_labels=None, name="y_true"):
             raise TypeError(f"{name} must be a 0/1 matrix or a list of label-index sets")
         check_nonempty_2d(arr.shape, name)
         if arr.dtype != bool:
-            if not np.issubdtype(arr.dtype, np.number):
-                raise TypeError(f"{name} must be numeric 0/1, got dtype {arr.dtype}")
+            check_real_dtype(arr.dtype, name)
             # one cheap pass: a max for unsigned ints, two comparisons otherwise
             binary = arr.max() <= 1 if np.issubdtype(arr.dtype, np.unsignedinteger) \
                 else ((arr == 0) | (arr == 1)).all()
@@ -140,19 +338,71 @@ def is_label_sets(y):
     return any(not isinstance(v, (numbers.Number, np.number)) for r in rows for v in r)
 
 
+MAX_INDICATOR_BYTES = 2**32  # a 0/1 matrix built from label sets or a sparse truth
+
+
+def _check_indicator_size(shape, name):
+    if shape[0] * shape[1] > MAX_INDICATOR_BYTES:
+        raise ValueError(f"{name}: a {shape[0]} x {shape[1]} indicator matrix would take "
+                         f"{shape[0] * shape[1] / 2**30:.1f} GiB; at most "
+                         f"{MAX_INDICATOR_BYTES // 2**30} GiB are allowed")
+
+
+def check_n_labels(n_labels, name="n_labels"):
+    """``n_labels`` as an int in [1, MAX_COLUMNS]; TypeError/ValueError otherwise."""
+    if isinstance(n_labels, bool) or not isinstance(n_labels, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(n_labels).__name__}")
+    if n_labels < 1:
+        raise ValueError(f"{name} must be >= 1, got {n_labels!r}")
+    if n_labels > MAX_COLUMNS:
+        raise ValueError(f"{name} must be <= {MAX_COLUMNS}, got {n_labels!r}")
+    return int(n_labels)
+
+
+def _label_indices(labels, name):
+    """One label set as an int64 array; TypeError for anything but integers."""
+    arr = np.asarray(list(labels))
+    if arr.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Integral)
+                                     and not isinstance(v, bool) for v in arr.ravel()):
+        bad = max(arr.ravel(), key=abs)
+        if abs(bad) > MAX_COLUMNS:
+            raise ValueError(f"{name}: label index {bad} out of range")
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1:
+        raise TypeError(f"{name}: label indices must be integers, got {arr.ravel()[:5].tolist()}")
+    if arr.dtype.kind == "u" and int(arr.max()) > MAX_COLUMNS:
+        raise ValueError(f"{name}: label index {int(arr.max())} out of range")
+    return arr.astype(np.int64, copy=False)
+
+
 def label_sets_to_matrix(label_sets, n_labels=None, name="y_true"):
-    """Turn a list of iterables of non-negative label indices into a uint8 indicator matrix."""
-    rows = [np.asarray(list(s), dtype=np.int64) for s in label_sets]
+    """Turn a list of iterables of non-negative integer label indices into a uint8
+    indicator matrix with ``n_labels`` columns (default: the largest index + 1).
+
+    Raises TypeError for non-integer labels (floats are not truncated), ValueError for a
+    negative index, an index >= ``n_labels``, more than ``MAX_COLUMNS`` labels, or a matrix
+    of more than ``MAX_INDICATOR_BYTES`` bytes.
+    """
+    rows = [_label_indices(s, name) for s in label_sets]
     if not rows:
         raise ValueError(f"{name} is empty")
-    top = max((int(r.max()) for r in rows if r.size), default=-1)
     if any(r.size and r.min() < 0 for r in rows):
         raise ValueError(f"{name}: label indices must be non-negative")
-    q = top + 1 if n_labels is None else int(n_labels)
-    if q == 0:
-        raise ValueError(f"{name} has no labels")
-    if top >= q:
-        raise ValueError(f"{name}: label index {top} out of range for {q} labels")
+    top = max((int(r.max()) for r in rows if r.size), default=-1)
+    if n_labels is None:
+        if top < 0:
+            raise ValueError(f"{name} has no labels")
+        q = top + 1
+        if q > MAX_COLUMNS:
+            raise ValueError(f"{name}: label index {top} out of range (at most "
+                             f"{MAX_COLUMNS} labels)")
+    else:
+        q = check_n_labels(n_labels)
+        if top >= q:
+            raise ValueError(f"{name}: label index {top} out of range for {q} labels")
+    _check_indicator_size((len(rows), q), name)
     out = np.zeros((len(rows), q), dtype=np.uint8)
     for i, r in enumerate(rows):
         out[i, r] = 1

@@ -23,14 +23,14 @@ import scipy.sparse as sp
 from ._base import MultiLabelEstimator, NotFittedError
 from ._ext import isotonic as _kernel
 from ._ext import roc as _roc_kernel
-from ._validation import check_option, check_random_state, check_same_shape, check_scores, \
-    check_truth
+from ._validation import check_csr, check_option, check_random_state, check_same_shape, \
+    check_scores, check_truth
 
 
 def _check_pair(scores, y=None, name="scores"):
     """(scores, y, was_1d): scores as a float 2-D ndarray, y as uint8 of the same shape."""
     if sp.issparse(scores):
-        scores = scores.toarray()
+        scores = check_csr(scores, name).toarray()
     scores = np.asarray(scores)
     one_d = scores.ndim == 1
     scores = check_scores(scores.reshape(-1, 1) if one_d else scores, name=name,
@@ -398,6 +398,8 @@ def log_loss(y_true, y_prob, eps="auto"):
 
 
 def _check_probabilities(y_true, y_prob):
+    if y_true is None:
+        raise TypeError("y_true is required: a 0/1 array of the shape of y_prob")
     prob, y, one_d = _check_pair(y_prob, y_true, name="y_prob")
     if prob.min() < 0.0 or prob.max() > 1.0:
         raise ValueError(f"y_prob must be probabilities in [0, 1]; found range "

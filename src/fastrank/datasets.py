@@ -12,6 +12,13 @@ Conventions (every loader)
   sparse entries are 0. Label attributes must be ``{0,1}`` nominal or numeric 0/1. Missing
   values (``?``), ``string``/``date``/``relational`` attributes and instance weights are
   rejected with a clear error.
+* Limits: a file may declare more columns than it fills (a libsvm header, a large feature
+  or label index), but at most ``MAX_COLUMNS`` = 2**31 - 1 (the kernels' int32 positions);
+  and the labels a file makes a loader build -- the dense matrix ``Y`` and the label names,
+  counted as (documents + 64) x labels bytes -- may take at most ``LABEL_MATRIX_FACTOR`` =
+  64 times the file's size or ``LABEL_MATRIX_FLOOR`` = 256 MiB, whichever is larger.
+  Beyond either the loader raises ValueError before allocating, so a small file never
+  claims gigabytes. Default feature names ("f0", "f1", ...) are built only when first read.
 """
 import builtins
 import csv
@@ -27,10 +34,26 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._atomic import atomic_file
-from ._validation import check_random_state, check_truth
+from ._validation import MAX_COLUMNS, check_csr, check_n_labels, check_random_state, \
+    check_real_dtype, check_truth
 
 __all__ = ["Dataset", "load", "list", "load_arff", "load_libsvm", "save_libsvm", "load_text",
            "make_multilabel"]
+
+LABEL_MATRIX_FACTOR = 64
+LABEL_MATRIX_FLOOR = 2**28
+
+
+def _check_label_matrix(source, n, q, file_size):
+    """ValueError when n documents with q labels (an (n, q) uint8 matrix and q names) exceed
+    what a file of ``file_size`` bytes may claim (see the module docstring, "Limits")."""
+    if q > MAX_COLUMNS:
+        raise ValueError(f"{source}: {q} labels; at most {MAX_COLUMNS} are supported")
+    limit = max(LABEL_MATRIX_FLOOR, LABEL_MATRIX_FACTOR * file_size)
+    if (n + 64) * q > limit:
+        raise ValueError(f"{source}: {n} documents x {q} labels would need "
+                         f"{(n + 64) * q / 2**20:.1f} MiB, more than a {file_size}-byte file "
+                         f"may claim ({limit / 2**20:.1f} MiB)")
 
 
 # ---- the Dataset value -------------------------------------------------------------------
@@ -44,7 +67,8 @@ class Dataset:
         raw-text data set that has not been indexed yet.
     Y : ndarray of uint8, shape (n_documents, n_labels), C-contiguous 0/1 indicator matrix.
     texts : list of str or None -- the raw documents (raw-text data sets only).
-    feature_names, label_names : list of str.
+    feature_names, label_names : list of str (default feature names are built on first
+        access, so a wide sparse X costs nothing until they are read).
     name : str.
     info : dict -- provenance (source, licence, citation) when known.
     """
@@ -60,18 +84,26 @@ class Dataset:
         else:
             Y = check_truth(Y, name="Y")
         if X is not None:
-            X = sp.csr_matrix(X, dtype=np.float64)
-            if not X.has_canonical_format or not X.data.all():
-                X = X.copy()  # never canonicalise the caller's arrays in place
-                X.sum_duplicates()
+            if sp.issparse(X):
+                X = check_csr(X, "X")
+            else:
+                X = np.asarray(X)
+                check_real_dtype(X.dtype, "X")
+                if X.ndim != 2:
+                    raise ValueError(f"X must be 2-D, got {X.ndim}-D")
+                X = sp.csr_matrix(X)
+            X = X.astype(np.float64, copy=False)
+            if X.shape[1] > MAX_COLUMNS:
+                raise ValueError(f"X has {X.shape[1]} features; at most {MAX_COLUMNS} are "
+                                 "supported")
+            if not X.data.all():
+                X = X.copy()  # never change the caller's arrays in place
                 X.eliminate_zeros()
             if not np.isfinite(X.data).all():
                 raise ValueError("X contains NaN or infinity")
             if X.shape[0] != Y.shape[0]:
                 raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
-            if feature_names is None:
-                feature_names = [f"f{j}" for j in range(X.shape[1])]
-            if len(feature_names) != X.shape[1]:
+            if feature_names is not None and len(feature_names) != X.shape[1]:
                 raise ValueError(f"{len(feature_names)} feature names for {X.shape[1]} features")
         if texts is not None:
             texts = [*texts]
@@ -84,10 +116,20 @@ class Dataset:
         if len(label_names) != Y.shape[1]:
             raise ValueError(f"{len(label_names)} label names for {Y.shape[1]} labels")
         self.X, self.Y, self.texts = X, Y, texts
-        self.feature_names = None if feature_names is None else [*map(str, feature_names)]
+        self._feature_names = None if feature_names is None else [*map(str, feature_names)]
         self.label_names = [*map(str, label_names)]
         self.name = str(name)
         self.info = dict(info or {})
+
+    @property
+    def feature_names(self):
+        if self._feature_names is None and self.X is not None:
+            self._feature_names = [f"f{j}" for j in range(self.X.shape[1])]
+        return self._feature_names
+
+    @feature_names.setter
+    def feature_names(self, names):
+        self._feature_names = None if names is None else [*map(str, names)]
 
     @property
     def n_documents(self):
@@ -105,7 +147,7 @@ class Dataset:
         indices = self._positions(indices)
         return Dataset(None if self.X is None else self.X[indices], self.Y[indices],
                        texts=None if self.texts is None else [self.texts[i] for i in indices],
-                       feature_names=self.feature_names, label_names=self.label_names,
+                       feature_names=self._feature_names, label_names=self.label_names,
                        name=self.name if name is None else name, info=self.info)
 
     def _positions(self, indices):
@@ -314,6 +356,7 @@ def _parse_rows(data, first_line, source, names, is_label, nominal):
     n = xp.size - 1
     if n == 0:
         raise ValueError(f"{source}: line {first_line}: no data rows")
+    _check_label_matrix(source, n, n_labels, len(data))
     X = sp.csr_matrix((xv, xi, xp), shape=(n, len(names) - n_labels))
     Y = np.zeros((n, n_labels), dtype=np.uint8)
     Y[np.repeat(np.arange(n), np.diff(yp)), yi] = 1
@@ -385,18 +428,29 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
     :func:`save_libsvm`: it supplies ``n_features``, ``n_labels`` and ``zero_based`` (Z is 0
     or 1) when they are not given, so that label and feature columns that are all zero
     survive the round trip. Without that line, plain libsvm files are read as described.
+
+    Feature indices and labels must be integers below 2**31 (labels may be negative when
+    ``n_labels`` is not given); ``n_features`` and ``n_labels``, given or from the header,
+    are bounded as described in the module docstring ("Limits").
     """
     from ._ext.arff import parse_libsvm
 
     path = os.fspath(path)
+    if n_features is not None:
+        n_features = check_n_labels(n_features, "n_features")
+    if n_labels is not None:
+        n_labels = check_n_labels(n_labels)
     with open(path, "rb") as f:
         data = f.read()
     header = _LIBSVM_HEADER.match(data)
     if header is not None:
-        if n_features is None:
-            n_features = int(header["f"])
-        if n_labels is None:
-            n_labels = int(header["q"])
+        try:
+            if n_features is None:
+                n_features = check_n_labels(int(header["f"]), "n_features")
+            if n_labels is None:
+                n_labels = check_n_labels(int(header["q"]))
+        except ValueError as exc:
+            raise ValueError(f"{path}: line 1: header {exc}") from None
         if zero_based == "auto" and header["z"] is not None:
             zero_based = header["z"] == b"1"
     xp, xi, xv, yp, yl = parse_libsvm(data, path)
@@ -412,6 +466,9 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
             raise ValueError(f"{path}: feature index 0 in a one-based file (zero_based=False)")
         xi = xi - 1
     width = int(xi.max()) + 1 if xi.size else 0
+    if width > MAX_COLUMNS:
+        raise ValueError(f"{path}: feature index {width - 1} too large (at most "
+                         f"{MAX_COLUMNS} features)")
     if n_features is None:
         n_features = max(width, 1)
     elif width > n_features:
@@ -426,7 +483,9 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
         if yl.size and (yl.min() < 0 or yl.max() >= n_labels):
             bad = int(yl.min()) if yl.min() < 0 else int(yl.max())
             raise ValueError(f"{path}: label {bad} out of range for n_labels={n_labels}")
-        cols, label_names = yl, [str(j) for j in range(n_labels)]
+        cols, label_names = yl, range(n_labels)  # names made after the size check
+    _check_label_matrix(path, n, len(label_names), len(data))
+    label_names = [str(j) for j in label_names]
     Y = np.zeros((n, len(label_names)), dtype=np.uint8)
     Y[np.repeat(np.arange(n), np.diff(yp)), cols] = 1
     X = sp.csr_matrix((xv, xi.astype(np.int32), xp), shape=(n, n_features))
@@ -447,6 +506,9 @@ def save_libsvm(dataset, path, zero_based=False):
     same shape and values, all-zero label or feature columns included. The label and
     feature names are not stored (they reload as "0".."Q-1" and "f0".."f{F-1}"). Written
     atomically: an error while writing leaves ``path`` as it was."""
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"dataset must be a fastrank.datasets.Dataset, got "
+                        f"{type(dataset).__name__}")
     if dataset.X is None:
         raise ValueError("dataset has no feature matrix (raw text); index it first")
     if not isinstance(zero_based, bool):
@@ -498,11 +560,15 @@ def _records(path, fmt):
                     out.append((k, json.loads(line)))
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{path}: line {k}: malformed JSON ({exc.msg})") from None
+                except RecursionError:
+                    raise ValueError(f"{path}: line {k}: JSON nested too deeply") from None
         return out
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
     if not isinstance(doc, builtins.list):
         raise ValueError(f"{path}: line 1: expected a JSON list of records")
     return [(None, rec) for rec in doc]
@@ -552,6 +618,7 @@ def load_text(path, text_field="text", labels_field="labels", format=None, label
     names = sorted({s for labels in label_lists for s in labels})
     if not names:
         raise ValueError(f"{path}: no labels in any document")
+    _check_label_matrix(path, len(texts), len(names), os.path.getsize(path))
     index = {s: j for j, s in enumerate(names)}
     Y = np.zeros((len(texts), len(names)), dtype=np.uint8)
     for i, labels in enumerate(label_lists):

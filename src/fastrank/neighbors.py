@@ -8,16 +8,19 @@ ascending: at a tie on the k-th similarity the documents with the lowest indices
 exact equality of the computed (floating-point) cosines.
 
 Threads: the search runs on OpenMP threads (limit them with
-``threadpoolctl.threadpool_limits(n, user_api="openmp")`` or ``OMP_NUM_THREADS``). The dense
-search computes its similarity blocks with BLAS GEMMs, one block per OpenMP thread, so BLAS is
-held at one thread during the call (``threadpool_limits(1, user_api="blas")``): a GEMM's
-rounding depends on how BLAS splits it, and results must not depend on the thread count.
+``threadpoolctl.threadpool_limits(n, user_api="openmp")`` or ``OMP_NUM_THREADS``).
+
+Every similarity depends only on its two rows: the dense search sums each dot product in one
+fixed order (a compiled kernel, not a BLAS GEMM, whose rounding changes with the matrix
+shapes), the sparse search adds a query's products in the order of its features. So results
+depend neither on the thread count nor on the other base documents: searching parts of the
+base and merging their top-k by the same order gives exactly the search of the whole base
+(what :class:`fastrank.dask.ShardedEstimator` does).
 """
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from ._base import MultiLabelEstimator
 from ._ext import neighbors as _kernel
@@ -73,9 +76,8 @@ class _Base:
             _kernel.topk_csr(Qn.data, qi, qp, self.index.data, ti, tp, self.n, sims, idx,
                              exclude_self)
         else:
-            with threadpool_limits(1, user_api="blas"):
-                _kernel.topk_dense(Qn, self.index, sims, idx, exclude_self,
-                                   min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
+            _kernel.topk_dense(Qn, self.index, sims, idx, exclude_self,
+                               min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
         return sims, idx
 
 
@@ -210,22 +212,32 @@ class KNN(_NeighborClassifier):
     def fit(self, X, Y):
         """Store the training documents (lazy learner). Labels without a positive example are
         allowed (their belief is always 0)."""
-        check_option("aggregate", self.aggregate, tuple(_AGGREGATES))
+        self._check_params()
         X, Y = self._check_fit_input(X, Y)
-        _check_k(self.k, X.shape[0], f"training documents (n_samples={X.shape[0]})")
+        self._training_k(X.shape[0])
         self._store(X, Y)
         return self
+
+    def _check_params(self):
+        check_option("aggregate", self.aggregate, tuple(_AGGREGATES))
+
+    def _training_k(self, n):
+        """k checked against n training documents (None: n)."""
+        return _check_k(self.k, n, f"training documents (n_samples={n})")
 
     def _decide(self, X):
         Xn, base = self._queries(X)
         k = _check_k(self.k, base.n, "training documents")
-        y_indptr, y_indices = _label_lists(self.Y_)
-        out = np.zeros((Xn.shape[0], self.Y_.shape[1]), dtype=np.float64)
         step = max(1, _CHUNK_PAIRS // k)
-        for lo in range(0, Xn.shape[0], step):
-            sims, idx = base.search(Xn[lo:lo + step], k)
-            _kernel.knn_aggregate(sims, idx, y_indptr, y_indices, _AGGREGATES[self.aggregate],
-                                  out[lo:lo + step])
+        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k))
+                 for lo in range(0, Xn.shape[0], step)]
+        return tuple(np.concatenate(p) for p in zip(*parts))
+
+    def _from_neighbors(self, sims, idx):
+        """(beliefs, predictions) of queries from their k nearest training documents."""
+        y_indptr, y_indices = _label_lists(self.Y_)
+        out = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.float64)
+        _kernel.knn_aggregate(sims, idx, y_indptr, y_indices, _AGGREGATES[self.aggregate], out)
         return out, (out > 0).astype(np.uint8)
 
 
@@ -262,31 +274,48 @@ class MLkNN(_NeighborClassifier):
     def fit(self, X, Y):
         """Priors and likelihoods from the training set's own neighbourhoods (Fig. 2.3,
         steps 1–13)."""
+        self._check_params()
+        X, Y = self._check_fit_input(X, Y)
+        k = self._training_k(X.shape[0])
+        self._store(X, Y)
+        Xn, base = self._queries(X)
+        _, idx = base.search(Xn, k, exclude_self=True)
+        self._set_tables(*self._count_tables(idx, Y))
+        return self
+
+    def _check_params(self):
         if self.k is None:
             raise TypeError("MLkNN needs an int k (None is not allowed)")
         if not isinstance(self.s, numbers.Real) or isinstance(self.s, bool) \
                 or not np.isfinite(self.s) or self.s < 0:
             raise ValueError(f"s must be a finite number >= 0, got {self.s!r}")
-        X, Y = self._check_fit_input(X, Y)
-        n, q = Y.shape
+
+    def _training_k(self, n):
+        """k checked against n training documents (a document is never its own neighbour)."""
         if n == 1:
             raise ValueError("MLkNN needs at least 2 training documents (a document is never "
                              "its own neighbour); got 1 sample")
-        k = _check_k(self.k, n - 1, "other training documents")
-        s = float(self.s)
-        self._store(X, Y)
-        Xn, base = self._queries(X)
-        _, idx = base.search(Xn, k, exclude_self=True)
+        return _check_k(self.k, n - 1, "other training documents")
+
+    def _count_tables(self, idx, Y):
+        """``(c, c')`` of Fig. 2.3 (q × (k+1) int64) over the training documents whose k
+        nearest other training documents are the rows of ``idx`` and whose labels are the
+        rows of ``Y``; the tables of a training set are the sums over any split of it."""
+        q, k = Y.shape[1], idx.shape[1]
         delta = self._counts(idx)
-        positives = Y.sum(axis=0, dtype=np.int64)
-        self.prior_ = (s + positives) / (2 * s + n)
         cell = (np.arange(q, dtype=np.int64) * (k + 1) + delta).ravel()
         has = Y.ravel().astype(bool)
         c_true = np.bincount(cell[has], minlength=q * (k + 1)).reshape(q, k + 1)
         c_false = np.bincount(cell[~has], minlength=q * (k + 1)).reshape(q, k + 1)
+        return c_true, c_false
+
+    def _set_tables(self, c_true, c_false):
+        """prior_, cond_true_, cond_false_ from the count tables (``Y_`` already set)."""
+        n, k, s = self.Y_.shape[0], c_true.shape[1] - 1, float(self.s)
+        positives = self.Y_.sum(axis=0, dtype=np.int64)
+        self.prior_ = (s + positives) / (2 * s + n)
         self.cond_true_ = self._likelihood(c_true, s, k)
         self.cond_false_ = self._likelihood(c_false, s, k)
-        return self
 
     def _loaded_problem(self):
         problem = super()._loaded_problem()
@@ -314,8 +343,10 @@ class MLkNN(_NeighborClassifier):
 
     def _decide(self, X):
         Xn, base = self._queries(X)
-        k = self.cond_true_.shape[1] - 1
-        _, idx = base.search(Xn, k)
+        return self._from_neighbors(*base.search(Xn, self.cond_true_.shape[1] - 1))
+
+    def _from_neighbors(self, sims, idx):
+        """(beliefs, predictions) of queries from their k nearest training documents."""
         delta = self._counts(idx)
         a = self.prior_[:, None] * self.cond_true_          # (q, k+1) tables, indexed by δ
         b = (1 - self.prior_)[:, None] * self.cond_false_

@@ -1,24 +1,100 @@
-"""Render a :class:`fastrank.study.StudyResult` as Markdown tables and a self-contained HTML
-report (tables + one grouped bar chart per metric, like melotti2009 Figs. 4.1–4.19), and
-write a study's output files atomically.
+"""Render a :class:`fastrank.study.StudyResult` as Markdown tables, a terminal summary and a
+self-contained HTML report with vector figures, and write a study's output set.
 
-Each table is built once (:func:`tables`) and rendered to either format. The charts need
-matplotlib (the ``report`` extra); without it the HTML report says so where they would be.
+Each table is built once (:func:`tables`) and rendered to either format. The figures
+(:func:`figure_specs`) are drawn with matplotlib (the ``report`` extra) as SVG, inlined in
+``report.html``, and also written as ``figures/NAME.svg`` and ``figures/NAME.pdf`` for a
+paper. Without matplotlib the HTML report keeps every table and caption and says where each
+figure would be.
+
+Conventions of the figures:
+
+* Marks are means over the folds; whiskers are the two-sided ``1 - alpha`` (95 % for the
+  default alpha = 0.05) Student-t confidence interval of that mean,
+  ``mean ± t_{1-alpha/2, n-1} s / sqrt(n)`` over ``n`` folds (:func:`interval`).
+* Significance is the study's paired two-tailed t-test against the ordinal ranking
+  (:meth:`fastrank.study.StudyResult.ttest`): ``*`` above a mark in the panel of values; in
+  the panel of paired differences (type − ordinal, whose interval excludes 0 exactly when
+  the test is significant) filled marks are significant, open ones are not.
+* The value axes are scaled to the data, not drawn from zero.
+* Critical-difference diagrams (:func:`fastrank.stats.friedman`, Nemenyi at ``alpha``) rank
+  the classifiers with each metric as a block (values: means over the folds under the
+  modified ranking), and the ranking types with each classifier × metric as a block (rank 1
+  = the most favourable value). The blocks share one data set and its folds, so they are
+  not independent: the diagrams describe, the paired t-tests decide.
 """
-import base64
 import html
-import importlib.util
 import io
 import os
+import re
+from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as _sps
 
-from ._atomic import atomic_file
+from ._atomic import atomic_file, check_regular, replace_together
 from .metrics import ESTIMATED_KEYS
+from .stats import critical_difference_diagram, friedman
 from .study import CLASSIFIERS, LOWER_IS_BETTER, TIE_LETTERS
 
 TIE_NAMES = {"ordinal": "Ordinal", "dense": "Dense", "standard": "Standard",
              "modified": "Modified", "expected": "Expected"}
+
+_BASE_NAMES = {"one_error": "One-error", "coverage": "Coverage",
+               "ranking_loss": "Ranking loss", "average_precision": "Average precision",
+               "r_precision": "R-precision", "hamming_loss": "Hamming loss",
+               "exact_match": "Exact match"}
+_FAMILIES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
+
+#: metric key -> the name shown in tables and figures, e.g. "Precision (macro, category)"
+METRIC_NAMES = {**_BASE_NAMES, **{
+    f"{fam}_{avg}_{side}": f"{name} ({avg}, {'category' if side == 'c' else 'document'})"
+    for fam, name in _FAMILIES.items() for avg in ("macro", "micro") for side in "cd"}}
+
+#: the metrics of :func:`terminal_summary`: the ranking metrics and the category F1
+MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
+                "f1_micro_c", "f1_macro_c")
+
+#: the output files of a study, beside ``figures/`` (see :func:`write_study`)
+OUTPUT_FILES = ("results.json", "tables.md", "report.html")
+FIGURES_DIR = "figures"
+_FIGURE_FILE = re.compile(r"(ties|cd-[a-z-]+|metric-[a-z0-9_]+)\.(svg|pdf)")
+
+
+def metric_name(metric):
+    """The readable name of a metric key ("f1_macro_c" -> "F1 (macro, category)")."""
+    return METRIC_NAMES.get(metric, metric)
+
+
+def direction(metric):
+    """"lower is better" for the losses (one-error, coverage, ranking and Hamming loss),
+    "higher is better" for every other metric."""
+    return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
+
+
+def interval(values, alpha=0.05):
+    """Mean of ``values`` and the half-width of its two-sided ``1 - alpha`` Student-t
+    confidence interval.
+
+    Parameters
+    ----------
+    values : 1-D array of at least two finite floats (one per fold)
+    alpha : float in (0, 1)
+
+    Returns
+    -------
+    (mean, half_width) : floats; the interval is ``mean ± half_width`` with
+        ``half_width = t_{1-alpha/2, n-1} * std(values, ddof=1) / sqrt(n)``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or v.size < 2:
+        raise ValueError(f"an interval needs a 1-D sample of at least 2 values, got shape "
+                         f"{v.shape}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    n = v.size
+    return float(v.mean()), float(_sps.t.ppf(1.0 - alpha / 2.0, n - 1)
+                                  * v.std(ddof=1) / np.sqrt(n))
 
 
 class Table:
@@ -43,13 +119,27 @@ class Table:
         head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
         body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
                        for row in self.rows)
-        note = f"<p>{esc(self.note)}</p>" if self.note else ""
+        note = f"<p class='note'>{esc(self.note)}</p>" if self.note else ""
         return (f"<h3>{esc(self.title)}</h3>{note}<table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>")
+
+    def text(self):
+        """Plain-text columns for a terminal (title, rows, then the note)."""
+        widths = [max(len(r[i]) for r in (self.header, *self.rows))
+                  for i in range(len(self.header))]
+        def line(row):
+            return "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+        out = [self.title, line(self.header), line(["-" * w for w in widths])]
+        out += [line(r) for r in self.rows]
+        return "\n".join(out + ([self.note] if self.note else []))
 
 
 def _name(c):
     return CLASSIFIERS[c][0] if c in CLASSIFIERS else c
+
+
+def _sd(v):
+    return v.std(ddof=1) if len(v) > 1 else 0.0
 
 
 def _fmt_t(res):
@@ -57,6 +147,41 @@ def _fmt_t(res):
         return "≡ (identical)"
     mark = "*" if res.significant else ""
     return f"{res.statistic:.4f}{mark}"
+
+
+def _compares_ordinal(result):
+    return "ordinal" in result.ties and len(result.ties) > 1
+
+
+def _others(result):
+    return [t for t in result.ties if t != "ordinal"]
+
+
+def _mean_sd_table(result, c, metrics, alpha, mark_significance):
+    rows = []
+    for m in metrics:
+        cells = []
+        for t in result.ties:
+            v = result.fold_values(c, t, m)
+            estimated = t == "expected" and m in ESTIMATED_KEYS
+            star = "*" if (mark_significance and t != "ordinal"
+                           and result.ttest(c, m, t, alpha).significant) else ""
+            cells.append(("~" if estimated else "") + f"{v.mean():.4f} ± {_sd(v):.4f}{star}")
+        rows.append([metric_name(m)] + cells)
+    return Table(f"{_name(c)}: mean ± sd over folds", ["metric"] +
+                 [TIE_NAMES[t] for t in result.ties], rows)
+
+
+def _partial_order_table(result, metrics, alpha):
+    return Table(
+        "Summary of the t-tests (Tables 5.1/5.2)",
+        ["metric"] + [_name(c) for c in result.classifiers],
+        [[metric_name(m)] + [result.partial_order(c, m, alpha) for c in result.classifiers]
+         for m in metrics],
+        note="O ≺ X: the metric is significantly smaller with the ordinal ranking than "
+             "with X; ≻ larger; ≡ no significant difference (paired two-tailed t-test over "
+             f"{result.folds} folds, α = {alpha:g}). "
+             + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in result.ties) + ".")
 
 
 def tables(result, alpha=0.05, timings=True):
@@ -83,43 +208,27 @@ def tables(result, alpha=0.05, timings=True):
         note="Share of test documents whose top tie group has several labels; share whose "
              "tie group at position |C_j| extends past it; labels per tie group. "
              "Means over folds."))
-    ties = result.ties
     for c in result.classifiers:
-        rows = []
-        for m in result.metrics:
-            cells = []
-            for t in ties:
-                v = result.fold_values(c, t, m)
-                estimated = t == "expected" and m in ESTIMATED_KEYS
-                cells.append(("~" if estimated else "") +
-                             f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.4f}")
-            rows.append([m] + cells)
-        note = ("~ Monte-Carlo estimate (standard errors in results.json); every other "
-                "expected value is exact." if "expected" in ties else "")
-        out.append(Table(f"{_name(c)}: mean ± sd over folds", ["metric"] +
-                         [TIE_NAMES[t] for t in ties], rows, note=note))
-    if "ordinal" in ties and len(ties) > 1:
-        others = [t for t in ties if t != "ordinal"]
+        table = _mean_sd_table(result, c, result.metrics, alpha, mark_significance=False)
+        if "expected" in result.ties:
+            table.note = ("~ Monte-Carlo estimate (standard errors in results.json); every "
+                          "other expected value is exact.")
+        out.append(table)
+    if _compares_ordinal(result):
+        others = _others(result)
         for m in result.metrics:
             out.append(Table(
-                f"t statistic, ordinal vs others: {m}",
+                f"t statistic, ordinal vs others: {metric_name(m)}",
                 ["classifier"] + [TIE_NAMES[o] for o in others],
                 [[_name(c)] + [_fmt_t(result.ttest(c, m, o, alpha)) for o in others]
                  for c in result.classifiers],
                 note=f"Paired two-tailed t-test over {result.folds} folds, "
                      f"df = {result.folds - 1}; * significant at α = {alpha:g}."))
-        out.append(Table(
-            "Summary of the t-tests (Tables 5.1/5.2)",
-            ["metric"] + [_name(c) for c in result.classifiers],
-            [[m] + [result.partial_order(c, m, alpha) for c in result.classifiers]
-             for m in result.metrics],
-            note="O ≺ X: the metric is significantly smaller with the ordinal ranking than "
-                 "with X; ≻ larger; ≡ no significant difference. "
-                 + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in ties) + "."))
+        out.append(_partial_order_table(result, result.metrics, alpha))
         out.append(Table(
             "Appropriate ranking per metric (Table 5.3)",
             ["metric", "better is", "experiments", "choice (thesis)"],
-            [[m, "lower" if m in LOWER_IS_BETTER else "higher",
+            [[metric_name(m), "lower" if m in LOWER_IS_BETTER else "higher",
               result.recommendation(m, alpha), "M"] for m in result.metrics]))
     if timings and result.timings:
         stages = ("fit", "predict", "evaluate")
@@ -137,60 +246,362 @@ def render_markdown(result, alpha=0.05):
     return title + "\n".join(t.markdown() for t in tables(result, alpha))
 
 
-def metric_chart_png(result, metric):
-    """PNG bytes of one grouped bar chart: per classifier, one bar per ranking type (mean
-    over folds, error bar = sample standard deviation)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 3.2), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    n_t = len(result.ties)
-    width = 0.8 / n_t
-    x = np.arange(len(result.classifiers))
-    for k, t in enumerate(result.ties):
-        vals = [result.fold_values(c, t, metric) for c in result.classifiers]
-        ax.bar(x + (k - (n_t - 1) / 2) * width, [v.mean() for v in vals], width,
-               yerr=[v.std(ddof=1) if len(v) > 1 else 0.0 for v in vals], capsize=2,
-               label=TIE_NAMES[t])
-    ax.set_xticks(x, [_name(c) for c in result.classifiers])
-    better = "lower" if metric in LOWER_IS_BETTER else "higher"
-    ax.set_title(f"{metric} ({better} is better)")
-    ax.legend(fontsize="small", ncols=n_t, loc="lower center", bbox_to_anchor=(0.5, -0.35))
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+REPORT_LINE = "Report: "
 
 
-_STYLE = ("body{font-family:sans-serif;max-width:70em;margin:auto;padding:1em}"
-          "table{border-collapse:collapse;margin-bottom:1em}"
-          "td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-          "td:first-child,th:first-child{text-align:left}"
-          "img.chart{display:block;margin:0.5em 0}")
+def terminal_summary(result, alpha=0.05, report_path=None):
+    """A plain-text summary for the terminal.
+
+    The mean ± sd over folds of :data:`MAIN_METRICS` per classifier and ranking type
+    (``*``: differs from ordinal, paired t-test at ``alpha``), the partial orders of every
+    metric (Tables 5.1/5.2), and a last line :data:`REPORT_LINE` followed by
+    ``report_path`` -- left for the caller to append when ``report_path`` is None.
+    """
+    compare = _compares_ordinal(result)
+    metrics = [m for m in MAIN_METRICS if m in result.metrics]
+    parts = [f"fastrank tie study: {result.dataset.get('name', '')} — mean ± sd over "
+             f"{result.folds} folds"
+             + (f" (* differs from ordinal: paired t-test, α = {alpha:g})" if compare
+                else "")
+             + ("; ~ Monte-Carlo estimate" if "expected" in result.ties
+                and set(metrics) & set(ESTIMATED_KEYS) else "")]
+    parts += [_mean_sd_table(result, c, metrics, alpha, compare).text()
+              for c in result.classifiers]
+    if compare:
+        parts.append(_partial_order_table(result, result.metrics, alpha).text())
+    return "\n\n".join(parts) + "\n\n" + REPORT_LINE + (
+        "" if report_path is None else os.fsdecode(report_path))
 
 
-def render_html(result, alpha=0.05):
-    """A self-contained HTML report: every chart is an embedded PNG."""
-    name = html.escape(str(result.dataset.get("name", "")))
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>fastrank tie study: "
-             f"{name}</title><style>{_STYLE}</style></head><body>",
-             f"<h1>fastrank tie study: {name}</h1>"]
-    all_tables = tables(result, alpha)
-    parts += [t.html() for t in all_tables[:3]]
-    parts.append("<h2>Metrics per ranking type</h2>")
-    if importlib.util.find_spec("matplotlib") is None:
-        parts.append("<p><strong>Charts omitted: matplotlib is not installed "
-                     "(pip install 'fastrank-mlc[report]').</strong></p>")
-    else:
-        for m in result.metrics:
-            data = base64.b64encode(metric_chart_png(result, m)).decode()
-            parts.append(f"<img class='chart' alt='{m}' src='data:image/png;base64,{data}'>")
-    parts += [t.html() for t in all_tables[3:]]
+# ---- figures ------------------------------------------------------------------------------
+
+#: Okabe-Ito colours (distinguishable with colour-vision deficiency) and distinct marker
+#: shapes (distinguishable in grey print)
+_STYLE_OF = {"ordinal": ("#000000", "o"), "dense": ("#E69F00", "^"),
+             "standard": ("#0072B2", "s"), "modified": ("#009E73", "D"),
+             "expected": ("#CC79A7", "v")}
+_RC = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7.5,
+       "ytick.labelsize": 7.5, "legend.fontsize": 7.5, "axes.spines.top": False,
+       "axes.spines.right": False, "axes.grid": True, "axes.grid.axis": "y",
+       "grid.color": "#dddddd", "grid.linewidth": 0.6, "axes.linewidth": 0.8,
+       "lines.linewidth": 1.0, "svg.fonttype": "none", "svg.hashsalt": "fastrank",
+       "pdf.fonttype": 42, "font.family": "DejaVu Sans"}
+_WIDTH = 7.0  # inches: the text width of a two-column paper
+
+
+@dataclass
+class FigureSpec:
+    """One figure of the report: file stem ``name`` (in ``figures/``), ``title``,
+    ``caption`` (plain text), ``size`` in inches and ``draw(fig)`` that fills a matplotlib
+    Figure."""
+
+    name: str
+    title: str
+    caption: str
+    size: tuple
+    draw: object
+
+    def render(self):
+        """``(svg_text, pdf_bytes)`` of the figure; needs matplotlib. Both are byte-for-
+        byte reproducible (no dates, fixed SVG ids)."""
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        with matplotlib.rc_context(_RC):
+            fig = Figure(figsize=self.size, layout="constrained")
+            self.draw(fig)
+            svg, pdf = io.StringIO(), io.BytesIO()
+            fig.savefig(svg, format="svg", metadata={"Date": None, "Title": self.title})
+            fig.savefig(pdf, format="pdf", metadata={"CreationDate": None,
+                                                     "Title": self.title})
+        return svg.getvalue(), pdf.getvalue()
+
+
+def _offsets(n, step=0.16):
+    step = min(step, 0.8 / max(n, 1))
+    return (np.arange(n) - (n - 1) / 2.0) * step
+
+
+def _dot_interval(ax, x, means, halves, tie, filled=True, label=None):
+    colour, marker = _STYLE_OF[tie]
+    ax.errorbar(x, means, yerr=halves, fmt=marker, color=colour, ms=4.5, capsize=2.5,
+                elinewidth=1.0, capthick=1.0, mfc=colour if filled else "white",
+                mec=colour, mew=1.0, label=label, zorder=3)
+
+
+def _classifier_axis(ax, result):
+    # "VG-RAM WNN-COR" -> two lines, so that neighbouring names never overlap
+    ax.set_xticks(np.arange(len(result.classifiers)),
+                  [_name(c).replace(" ", "\n", 1) if len(_name(c)) > 8 else _name(c)
+                   for c in result.classifiers])
+    ax.set_xlim(-0.5, len(result.classifiers) - 0.5)
+    ax.tick_params(axis="x", length=0)
+
+
+def _draw_metric(result, metric, alpha):
+    def draw(fig):
+        compare = _compares_ordinal(result)
+        axes = fig.subplots(1, 2 if compare else 1, squeeze=False)[0]
+        x = np.arange(len(result.classifiers))
+        ax = axes[0]
+        for t, dx in zip(result.ties, _offsets(len(result.ties))):
+            mh = np.array([interval(result.fold_values(c, t, metric), alpha)
+                           for c in result.classifiers])
+            _dot_interval(ax, x + dx, mh[:, 0], mh[:, 1], t, label=TIE_NAMES[t])
+            if compare and t != "ordinal":
+                for i, c in enumerate(result.classifiers):
+                    if result.ttest(c, metric, t, alpha).significant:
+                        ax.annotate("*", (x[i] + dx, mh[i, 0] + mh[i, 1]),
+                                    xytext=(0, 0.5), textcoords="offset points",
+                                    ha="center", va="bottom", fontsize=9,
+                                    color=_STYLE_OF[t][0], annotation_clip=False)
+        ax.margins(y=0.12)
+        _classifier_axis(ax, result)
+        ax.set_ylabel(f"{metric_name(metric)}\n({direction(metric)})")
+        ax.set_title(f"(a) Mean and {100 * (1 - alpha):g} % CI over folds", loc="left")
+        if compare:
+            ax = axes[1]
+            others = _others(result)
+            ax.axhline(0.0, color="#555555", linewidth=0.8, linestyle="--", zorder=2)
+            for t, dx in zip(others, _offsets(len(others))):
+                for i, c in enumerate(result.classifiers):
+                    diff = (result.fold_values(c, t, metric)
+                            - result.fold_values(c, "ordinal", metric))
+                    mean, half = interval(diff, alpha)
+                    _dot_interval(ax, [x[i] + dx], [mean], [half], t,
+                                  filled=result.ttest(c, metric, t, alpha).significant)
+            ax.margins(y=0.12)
+            _classifier_axis(ax, result)
+            ax.set_ylabel("Difference from ordinal\n(type − ordinal)")
+            ax.set_title(f"(b) Paired difference; filled: p < {alpha:g}", loc="left")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=len(labels),
+                   frameon=False, handletextpad=0.3, columnspacing=1.2)
+    return draw
+
+
+def _metric_caption(result, metric, alpha):
+    n, pct = result.folds, f"{100 * (1 - alpha):g} %"
+    text = (f"{metric_name(metric)} ({direction(metric)}) of each classifier under each "
+            f"ranking type, {n}-fold cross-validation. (a) Marks: mean over the {n} folds; "
+            f"whiskers: {pct} confidence interval of the mean (Student t, {n - 1} df).")
+    if _compares_ordinal(result):
+        text += (f" *: differs significantly from the ordinal ranking (paired two-tailed "
+                 f"t-test over the folds, α = {alpha:g}). (b) Mean per-fold difference "
+                 f"from the ordinal ranking with its {pct} paired t interval; filled "
+                 f"marks: significant (the interval excludes 0), open: not significant; "
+                 f"a mark at 0 without whiskers: identical on every fold.")
+    if "expected" in result.ties and metric in ESTIMATED_KEYS:
+        text += " Expected: Monte-Carlo estimate."
+    return text
+
+
+def _draw_ties(result, alpha):
+    def draw(fig):
+        ax_size, ax_share = fig.subplots(1, 2)
+        x = np.arange(len(result.classifiers))
+        mh = np.array([interval(result.tie_stats[c]["group_size"], alpha)
+                       for c in result.classifiers])
+        ax_size.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", zorder=2)
+        ax_size.errorbar(x, mh[:, 0], yerr=mh[:, 1], fmt="o", color="#000000", ms=4.5,
+                         capsize=2.5, zorder=3)
+        ax_size.margins(y=0.15)
+        _classifier_axis(ax_size, result)
+        ax_size.set_ylabel("Labels per tie group\n(1 = no ties)")
+        ax_size.set_title("(a) Mean tie-group size", loc="left")
+        series = (("top", "tied top group", "#D55E00", "o"),
+                  ("boundary", "tie across $|C_j|$", "#0072B2", "s"))
+        for (key, label, colour, marker), dx in zip(series, _offsets(2, 0.2)):
+            mh = 100 * np.array([interval(result.tie_stats[c][key], alpha)
+                                 for c in result.classifiers])
+            ax_share.errorbar(x + dx, mh[:, 0], yerr=mh[:, 1], fmt=marker, color=colour,
+                              ms=4.5, capsize=2.5, label=label, zorder=3)
+        ax_share.margins(y=0.15)
+        _classifier_axis(ax_share, result)
+        ax_share.set_ylabel("Test documents (%)")
+        ax_share.set_title("(b) Documents whose ranking ties matter", loc="left")
+        ax_share.legend(frameon=False, loc="best")
+    return draw
+
+
+def _ties_caption(result, alpha):
+    n, pct = result.folds, f"{100 * (1 - alpha):g} %"
+    return (f"Ties in each classifier's beliefs over the test folds. (a) Mean number of "
+            f"labels per tie group of a document (1: no ties; dashed line). (b) Share of "
+            f"test documents whose top-ranked tie group holds several labels, and whose "
+            f"tie group at position |C_j| (the number of relevant labels) extends past it. "
+            f"Marks: mean over the {n} folds; whiskers: {pct} Student-t confidence "
+            f"interval of the mean.")
+
+
+def _cd_blocks(result):
+    """The two Friedman comparisons: (name, title, names, table (blocks x treatments) of
+    favourable-is-higher values, block description); only those with at least three
+    treatments and two blocks."""
+    sign = np.array([-1.0 if m in LOWER_IS_BETTER else 1.0 for m in result.metrics])
+    out = []
+    ref = "modified" if "modified" in result.ties else result.ties[-1]
+    if len(result.classifiers) >= 3 and len(result.metrics) >= 2:
+        table = np.array([[result.mean(c, ref, m) for c in result.classifiers]
+                          for m in result.metrics]) * sign[:, None]
+        out.append(("cd-classifiers", "Classifiers", [_name(c) for c in result.classifiers],
+                    table, f"each of the {len(result.metrics)} metrics is a block (its "
+                    f"mean over the folds under the {TIE_NAMES[ref].lower()} ranking)"))
+    if len(result.ties) >= 3:
+        table = np.array([[result.mean(c, t, m) * s for t in result.ties]
+                          for c in result.classifiers
+                          for m, s in zip(result.metrics, sign)])
+        out.append(("cd-ranking-types", "Ranking types", [TIE_NAMES[t] for t in result.ties],
+                    table, f"each of the {len(result.classifiers)} × "
+                    f"{len(result.metrics)} classifier × metric pairs is a block (its mean "
+                    f"over the folds)"))
+    return out
+
+
+def _draw_cd(mean_ranks, names, cd):
+    def draw(fig):
+        ax = critical_difference_diagram(mean_ranks, names, cd, ax=fig.subplots())
+        ax.set_ylim(-((len(names) + 1) // 2) - 0.6, 2)  # no empty band below the names
+    return draw
+
+
+def _cd_caption(title, res, blocks):
+    verdict = ("the treatments differ significantly" if res.significant else
+               "no significant difference, so the post-hoc grouping is only descriptive")
+    return (f"Critical-difference diagram of the {title.lower()}: mean rank (1 = the most "
+            f"favourable value: lowest for a loss, highest otherwise), where {blocks}. "
+            f"Thick lines join treatments whose mean ranks differ by less than the Nemenyi "
+            f"critical difference CD = {res.cd_nemenyi:.2f} (α = {res.alpha:g}). Friedman / "
+            f"Iman-Davenport F = {res.f:.2f}, p = {res.f_pvalue:.3g}: {verdict}. The blocks "
+            f"share one data set and its folds and are not independent: the diagram "
+            f"describes; the paired t-tests are the study's test.")
+
+
+def figure_specs(result, alpha=0.05):
+    """The report's figures, in order: ties (``ties``), one per metric
+    (``metric-KEY``), and the critical-difference diagrams (``cd-classifiers``,
+    ``cd-ranking-types``) where three or more are compared. Needs no matplotlib; only
+    :meth:`FigureSpec.render` does."""
+    specs = [FigureSpec("ties", "Ties in the beliefs", _ties_caption(result, alpha),
+                        (_WIDTH, 2.5), _draw_ties(result, alpha))]
+    specs += [FigureSpec(f"metric-{m}", metric_name(m), _metric_caption(result, m, alpha),
+                         (_WIDTH, 2.7), _draw_metric(result, m, alpha))
+              for m in result.metrics]
+    for name, title, names, table, blocks in _cd_blocks(result):
+        res = friedman(table, higher_is_better=True, alpha=alpha)
+        specs.append(FigureSpec(
+            name, f"{title}: critical-difference diagram", _cd_caption(title, res, blocks),
+            (_WIDTH * 0.7, 0.9 + 0.2 * len(names)),
+            _draw_cd(res.mean_ranks, names, res.cd_nemenyi)))
+    return specs
+
+
+def _have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def render_figures(result, alpha=0.05):
+    """``[(spec, svg_text, pdf_bytes), ...]`` for :func:`figure_specs`, or ``[(spec,
+    None, None), ...]`` when matplotlib is not installed."""
+    draw = _have_matplotlib()
+    return [(spec, *(spec.render() if draw else (None, None)))
+            for spec in figure_specs(result, alpha)]
+
+
+# ---- HTML ---------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;max-width:62em;margin:auto;
+padding:1em 1.5em;color:#222;line-height:1.45}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{font-size:1em}
+table{border-collapse:collapse;margin-bottom:1em;font-size:.9em}
+td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}
+td:first-child,th:first-child{text-align:left}
+p.note,figcaption{font-size:.88em;color:#333}
+figure{margin:1.5em 0;page-break-inside:avoid}
+figure svg{display:block;width:100%;max-width:56em;height:auto}
+figure.cd svg{max-width:36em}
+figcaption{max-width:56em;margin-top:.3em}
+.placeholder{border:1px dashed #999;padding:2em;text-align:center;color:#555;max-width:52em}
+nav ol{columns:2}
+"""
+
+
+def _inline_svg(svg, prefix):
+    """Matplotlib's SVG document as an element for HTML: without the XML prolog and the
+    metadata block, every id (and reference to it) prefixed so that several figures on one
+    page do not clash."""
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg[svg.index("<svg"):], flags=re.S)
+    svg = re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{prefix}-", svg)
+    return svg.replace("<svg ", "<svg role='img' ", 1)
+
+
+def _figure_html(number, spec, svg):
+    esc = html.escape
+    body = (_inline_svg(svg, spec.name) if svg is not None else
+            f"<div class='placeholder'>Figure {number} ({esc(spec.title)}) would be here: "
+            f"drawing it needs matplotlib (pip install 'fastrank-mlc[report]').</div>")
+    kind = " class='cd'" if spec.name.startswith("cd-") else ""
+    return (f"<figure id='{spec.name}'{kind}>{body}<figcaption><strong>Figure {number}. "
+            f"{esc(spec.title)}.</strong> {esc(spec.caption)}</figcaption></figure>")
+
+
+def render_html(result, alpha=0.05, figures=None):
+    """A self-contained HTML report: tables, and every figure as inline SVG with a numbered
+    caption. ``figures`` is the list from :func:`render_figures` (drawn here when None)."""
+    if figures is None:
+        figures = render_figures(result, alpha)
+    esc = html.escape
+    drawn = all(svg is not None for _, svg, _ in figures)
+    name = esc(str(result.dataset.get("name", "")))
+    all_tables = {t.title: t for t in tables(result, alpha)}
+    number = {spec.name: i for i, (spec, _, _) in enumerate(figures, 1)}
+    fig_html = {spec.name: _figure_html(number[spec.name], spec, svg)
+                for spec, svg, _ in figures}
+    clfs = ", ".join(_name(c) for c in result.classifiers)
+    types = ", ".join(TIE_NAMES[t].lower() for t in result.ties)
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             f"<title>fastrank tie study: {name}</title><style>{_CSS}</style></head><body>",
+             f"<h1>fastrank tie study: {name}</h1>",
+             f"<p>{esc(clfs)} on <em>{name}</em>, {result.folds}-fold cross-validation "
+             f"(seed {result.random_state}), {len(result.metrics)} metrics under the "
+             f"{esc(types)} rankings. Intervals are {100 * (1 - alpha):g} % Student-t "
+             f"confidence intervals of the mean over the folds; significance is the paired "
+             f"two-tailed t-test against the ordinal ranking at α = {alpha:g}."
+             + (" Every figure is also in <code>figures/</code> as SVG and PDF." if drawn
+                else "") + "</p>"]
+    if not drawn:
+        parts.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
+                     "installed (pip install 'fastrank-mlc[report]').</strong> Each "
+                     "figure's place and caption are kept below; its numbers are in the "
+                     "tables.</p>")
+    def section(title, *blocks):
+        parts.append(f"<h2>{esc(title)}</h2>")
+        parts.extend(b for b in blocks if b)
+    section("Data and configuration", all_tables["Data set"].html(),
+            all_tables["Configuration"].html())
+    section("Ties in the beliefs", fig_html["ties"], all_tables["Ties in the beliefs"].html())
+    section("Metrics per ranking type", *(fig_html[f"metric-{m}"] for m in result.metrics))
+    cds = [fig_html[s.name] for s, _, _ in figures if s.name.startswith("cd-")]
+    summary = [all_tables[t].html() for t in ("Summary of the t-tests (Tables 5.1/5.2)",
+                                              "Appropriate ranking per metric (Table 5.3)")
+               if t in all_tables]
+    if cds or summary:
+        section("Significance", *summary, *cds)
+    shown = {"Data set", "Configuration", "Ties in the beliefs",
+             "Summary of the t-tests (Tables 5.1/5.2)",
+             "Appropriate ranking per metric (Table 5.3)"}
+    section("All tables", *(t.html() for title, t in all_tables.items() if title not in shown))
     parts.append("</body></html>")
     return "\n".join(parts)
 
+
+# ---- writing ------------------------------------------------------------------------------
 
 def write_atomic(path, text):
     """Write ``text`` (UTF-8) to ``path`` atomically: ``path`` is either absent/old or
@@ -199,12 +610,89 @@ def write_atomic(path, text):
         f.write(str.encode(text, "utf-8"))  # TypeError for anything but text
 
 
+_VIRTUAL = ("/proc", "/sys")
+
+
+def check_output_dir(path):
+    """Check that a study can write its outputs into the folder ``path``, before any
+    computation.
+
+    Refused: a ``path`` that exists and is not a folder; a folder under ``/proc`` or
+    ``/sys`` (virtual file systems); a folder (or, when ``path`` does not exist yet, its
+    nearest existing parent) that this process cannot write; an entry named like an output
+    (``results.json``, ``tables.md``, ``report.html``, ``figures/*.svg|pdf``) that is not a
+    regular file, and a ``figures`` that is not a folder.
+
+    Raises
+    ------
+    ValueError
+        For each case above but the permissions, with one message naming the path.
+    PermissionError
+        When the folder cannot be written.
+    """
+    path = os.fsdecode(path)
+    real = os.path.realpath(path)
+    for virtual in _VIRTUAL:
+        if real == virtual or real.startswith(virtual + os.sep):
+            raise ValueError(f"output folder {path} is under {virtual} (a virtual file "
+                             "system); choose a folder on a disk")
+    existing = real  # the folder itself or its nearest existing parent
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ValueError(f"output folder {path} exists and is not a folder" if existing == real
+                         else f"output folder {path} cannot be made: {existing} exists and "
+                              "is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"output folder {path} is not writable"
+                              + ("" if existing == real else f" (its parent {existing} is "
+                                 "not)"))
+    if existing != real:
+        return
+    for fname in OUTPUT_FILES:
+        check_regular(os.path.join(real, fname))
+    figures = os.path.join(real, FIGURES_DIR)
+    if os.path.lexists(figures) and not os.path.isdir(figures):
+        raise ValueError(f"{figures} exists and is not a folder; the figures go there")
+    if os.path.isdir(figures):
+        if not os.access(figures, os.W_OK | os.X_OK):
+            raise PermissionError(f"{figures} is not writable")
+        for entry in os.listdir(figures):
+            if _FIGURE_FILE.fullmatch(entry):
+                check_regular(os.path.join(figures, entry))
+
+
 def write_study(result, out_dir, alpha=0.05):
-    """Write ``results.json``, ``tables.md`` and ``report.html`` into ``out_dir``. All three
-    are rendered in memory first, so an error leaves no output file behind."""
-    texts = {"results.json": result.to_json(), "tables.md": render_markdown(result, alpha),
-             "report.html": render_html(result, alpha)}
-    os.makedirs(out_dir, exist_ok=True)
-    for fname, text in texts.items():
-        write_atomic(os.path.join(out_dir, fname), text)
-    return [os.path.join(out_dir, f) for f in texts]
+    """Write a study's output set into ``out_dir``: ``results.json``, ``tables.md``,
+    ``report.html`` and, with matplotlib, ``figures/NAME.svg`` and ``figures/NAME.pdf``.
+
+    All or nothing (:func:`fastrank._atomic.replace_together`): everything is rendered in
+    memory, written to temporary files in the output folders, and only then renamed over
+    the old files together; figure files of an earlier run that this run does not make are
+    removed in the same step. If any step fails, the temporary files are removed and the
+    old files stay as they were. Limit: a crash *during* the renames can leave a mix.
+    ``out_dir`` is checked first (:func:`check_output_dir`).
+
+    Returns
+    -------
+    list of str : the paths of the three files, then the figures folder if figures were
+        written.
+    """
+    check_output_dir(out_dir)
+    out_dir = os.fsdecode(out_dir)
+    figures = render_figures(result, alpha)
+    contents = {os.path.join(out_dir, "results.json"): result.to_json().encode(),
+                os.path.join(out_dir, "tables.md"): render_markdown(result, alpha).encode(),
+                os.path.join(out_dir, "report.html"):
+                    render_html(result, alpha, figures).encode()}
+    fig_dir = os.path.join(out_dir, FIGURES_DIR)
+    for spec, svg, pdf in figures:
+        if svg is not None:
+            contents[os.path.join(fig_dir, spec.name + ".svg")] = svg.encode()
+            contents[os.path.join(fig_dir, spec.name + ".pdf")] = pdf
+    stale = [os.path.join(fig_dir, f) for f in
+             (os.listdir(fig_dir) if os.path.isdir(fig_dir) else ())
+             if _FIGURE_FILE.fullmatch(f) and os.path.join(fig_dir, f) not in contents]
+    replace_together(contents, remove=stale)
+    paths = [os.path.join(out_dir, f) for f in OUTPUT_FILES]
+    return paths + ([fig_dir] if len(contents) > len(OUTPUT_FILES) else [])

@@ -17,17 +17,19 @@ Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true cl
 :func:`majority_error` (eq. 4.6), :func:`mean_se` (eq. 4.17-4.19) and
 :func:`compare_two` (eq. 4.20-4.22).
 """
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _sps
 
+from ._validation import as_real_array
 from .ranking import rank
 
 
 def _check_paired(a, b, min_n=2):
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a = as_real_array(a, "a")
+    b = as_real_array(b, "b")
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"a and b must be 1-D samples, got {a.ndim}-D and {b.ndim}-D")
     if a.shape != b.shape:
@@ -246,7 +248,7 @@ def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
     largest). Raises ValueError for fewer than 2 data sets or classifiers, or NaN in the
     table.
     """
-    t = np.asarray(table, dtype=np.float64)
+    t = as_real_array(table, "table")
     if t.ndim != 2 or t.shape[0] < 2 or t.shape[1] < 2:
         raise ValueError(f"table must be 2-D (data sets x classifiers) with at least 2 of "
                          f"each, got shape {t.shape}")
@@ -283,12 +285,31 @@ def friedman(table, higher_is_better=True, alpha=0.05, tie_correction=False):
         n_datasets=n, n_classifiers=k, alpha=alpha)
 
 
+def _check_mean_ranks(mean_ranks):
+    r = as_real_array(mean_ranks, "mean_ranks")
+    if r.ndim != 1 or not np.isfinite(r).all():
+        raise ValueError(f"mean_ranks must be a 1-D array of finite numbers, got shape "
+                         f"{r.shape}")
+    return r
+
+
+def _check_cd(cd):
+    if isinstance(cd, bool) or not isinstance(cd, (numbers.Real, np.floating, np.integer)) \
+            or not np.isfinite(cd) or cd < 0:
+        raise ValueError(f"cd must be a finite number >= 0, got {cd!r}")
+    return float(cd)
+
+
 def critical_difference_groups(mean_ranks, cd):
     """Maximal groups of classifiers whose mean ranks all lie within ``cd`` of each other
     (not significantly different; the thick bars of a CD diagram). Returns a list of
     index arrays, each sorted by mean rank, groups ordered by their best rank; single
-    classifiers are not listed."""
-    r = np.asarray(mean_ranks, dtype=np.float64)
+    classifiers are not listed.
+
+    Raises ValueError unless ``mean_ranks`` is 1-D and finite and ``cd`` a finite number
+    >= 0, TypeError for non-real values."""
+    r = _check_mean_ranks(mean_ranks)
+    cd = _check_cd(cd)
     order = np.argsort(r, kind="stable")
     groups, last_end = [], -1
     for i in range(order.size):
@@ -314,7 +335,8 @@ def critical_difference_diagram(mean_ranks, names, cd, ax=None):
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("critical_difference_diagram needs matplotlib: "
                           "pip install fastrank-mlc[report]") from None
-    r = np.asarray(mean_ranks, dtype=np.float64)
+    r = _check_mean_ranks(mean_ranks)
+    cd = _check_cd(cd)
     if len(names) != r.size:
         raise ValueError(f"{len(names)} names for {r.size} mean ranks")
     k = r.size
@@ -354,7 +376,13 @@ def _labels_and_codes(y_true, y_pred, labels):
                          f"got shapes {y_true.shape} and {y_pred.shape}")
     labels = np.unique(np.concatenate([y_true, y_pred])) if labels is None \
         else np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError(f"labels must be a non-empty 1-D list, got shape {labels.shape}")
     index = {lab: i for i, lab in enumerate(labels.tolist())}
+    if len(index) != labels.size:
+        seen = set()
+        repeated = [v for v in labels.tolist() if v in seen or seen.add(v)]
+        raise ValueError(f"labels must be distinct; repeated: {repeated[:5]}")
     try:
         t = np.array([index[v] for v in y_true.tolist()])
         p = np.array([index[v] for v in y_pred.tolist()])
@@ -367,6 +395,7 @@ def confusion_matrix(y_true, y_pred, labels=None):
     """Confusion matrix ``M[i, j]`` = number of examples of true class ``labels[i]``
     predicted as ``labels[j]`` (ml-concepts eq. 4.7: rows = true class). ``labels``
     defaults to the sorted union of both arrays. Equals ``sklearn.metrics.confusion_matrix``.
+    ValueError for repeated ``labels`` or a class missing from them.
     """
     labels, t, p = _labels_and_codes(y_true, y_pred, labels)
     k = labels.size
@@ -374,7 +403,7 @@ def confusion_matrix(y_true, y_pred, labels=None):
 
 
 def _check_cost(cost, k):
-    cost = np.asarray(cost, dtype=np.float64)
+    cost = as_real_array(cost, "cost")
     if cost.shape != (k, k):
         raise ValueError(f"cost must be a ({k}, {k}) matrix for {k} classes, got {cost.shape}")
     if not np.isfinite(cost).all():
@@ -398,7 +427,7 @@ def cost_error(y_true, y_pred, cost, labels=None):
 def confusion_cost_error(confusion, cost):
     """Cost-sensitive error from a confusion matrix (ml-concepts eq. 4.16):
     ``1/n sum_ij M(C_i, C_j) cost(C_i, C_j)`` with n the total count."""
-    m = np.asarray(confusion, dtype=np.float64)
+    m = as_real_array(confusion, "confusion")
     if not np.isfinite(m).all():
         raise ValueError("confusion contains NaN or infinity; counts must be finite")
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.sum() <= 0 or (m < 0).any():
@@ -422,7 +451,7 @@ def mean_se(values):
     """Mean and standard error over r folds (ml-concepts eq. 4.17-4.19): ``mean = 1/r
     sum e_i``, ``sd = sqrt(1/r * 1/(r-1) sum (e_i - mean)^2)`` -- the chapter's "sd" is the
     standard error of the mean. Needs r >= 2."""
-    v = np.asarray(values, dtype=np.float64)
+    v = as_real_array(values, "values")
     if v.ndim != 1 or v.size < 2:
         raise ValueError(f"values must be 1-D with at least 2 folds, got shape {v.shape}")
     if not np.isfinite(v).all():

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import MultiLabelEstimator, NotFittedError
+from ._validation import check_csr
 
 __all__ = ["STOP_WORDS", "analyze", "tfidf_from_counts", "TfidfIndexer"]
 
@@ -113,6 +114,8 @@ def analyze(text, stop_words=None, strip_accents=False, lemmatizer=None):
     also removes combining accents (NFKD), for both the text and the stop words.
     ``stop_words``: None, ``"english"``, ``"portuguese"`` or an iterable of words.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     return _analyze(text, _stop_set(stop_words, strip_accents), strip_accents, lemmatizer)
 
 
@@ -151,8 +154,9 @@ def tfidf_from_counts(counts, idf=None):
                          f"{counts.shape}")
     if counts.dtype.kind not in "biuf":
         raise TypeError(f"counts must be numbers, got dtype {counts.dtype}")
-    X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
-    X.sum_duplicates()
+    # a copy: the weighting below works in place
+    X = check_csr(counts, "counts").astype(np.float64, copy=True) if sp.issparse(counts) \
+        else sp.csr_matrix(counts, dtype=np.float64)
     if not np.isfinite(X.data).all():
         raise ValueError("counts contain NaN or infinity")
     if (X.data < 0).any():

@@ -15,9 +15,16 @@ multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 
 documents, it is a bit-sliced search that computes a test pattern's distances to 256
 stored patterns at once, with work proportional to the pattern's set bits (fast on the
 sparse patterns of text); otherwise popcount scans (the POPCNT instruction on x86-64, a
-portable routine elsewhere). Both find the same entries. Randomness for tied entries comes
-from a generator seeded by ``(seed_, test row, neuron)``: results are reproducible for a
-``random_state`` and do not depend on the number of threads.
+portable routine elsewhere). Both find the same entries.
+
+Random tie choice (``tie_policy="random"``): each neuron outputs, among the entries at the
+minimum distance, the one with the smallest key ``h(seed_, test row, neuron, entry)``, where
+the entry is numbered by its stored document's index in the training set (for VGRAM
+together with the label) and ``h`` is a splitmix64 output that gives distinct entries
+distinct, uniformly scrambled keys -- so every tied entry is chosen with the same
+probability. A choice depends on nothing but these four numbers: results are reproducible
+for a ``random_state``, do not depend on the number of threads, and are the same when the
+memory is split into parts searched separately (:class:`fastrank.dask.ShardedEstimator`).
 """
 import numbers
 
@@ -51,6 +58,53 @@ def _check_positive_int(name, value):
     return int(value)
 
 
+def _merge_outcomes(parts, model, tie_policy, label_indptr, label_indices, n_neurons, q):
+    """Beliefs from the neuron outcomes of searches of parts of one memory.
+
+    ``parts``: one ``_kernel.new_summary`` dict per part, for the same test rows;
+    ``label_indptr``/``label_indices``: the label lists of the whole memory's stored
+    documents (indexed by the global numbers in the outcomes). Per (row, neuron), the parts
+    at the smallest distance are the tied ones: "random" takes the smallest key among them
+    (keys are unique), "all" adds their label counts. Votes are added per neuron in
+    ascending order and divided as in the kernel, so the beliefs equal, bit for bit, those
+    of one search of the whole memory.
+    """
+    dist = np.stack([p["dist"] for p in parts])
+    n_rows = dist.shape[1]
+    out = np.zeros((n_rows, q))
+    if n_rows == 0:
+        return out
+    if tie_policy == "random":
+        part = np.lexsort((np.stack([p["key"] for p in parts]), dist), axis=0)[0]
+        chosen = np.take_along_axis(np.stack([p["doc"] for p in parts]), part[None], 0)[0]
+        rows = np.broadcast_to(np.arange(n_rows)[:, None], chosen.shape)
+        if model == VGRAMCor._model:
+            lengths = (label_indptr[chosen + 1] - label_indptr[chosen]).ravel()
+            starts = np.repeat(label_indptr[chosen].ravel(), lengths)
+            within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            labels = label_indices[starts + within]
+            rows = np.repeat(rows.ravel(), lengths)
+            total = np.bincount(rows, minlength=n_rows).astype(np.float64)
+        else:
+            labels = np.take_along_axis(np.stack([p["label"] for p in parts]), part[None],
+                                        0)[0].ravel()
+            rows = rows.ravel()
+        out[:] = np.bincount(rows * q + labels, minlength=n_rows * q).reshape(n_rows, q)
+    else:
+        tied = dist == dist.min(axis=0)
+        counts = sum(np.where(t[..., None], p["counts"], 0) for t, p in zip(tied, parts))
+        ndocs = sum(np.where(t, p["ndocs"], 0) for t, p in zip(tied, parts))
+        outputs = counts.sum(axis=2)   # labels output by the tied documents
+        per_neuron = counts / (outputs if model == VGRAM._model else ndocs)[..., None]
+        out[:] = np.add.accumulate(per_neuron, axis=1)[:, -1]   # neurons in order, as the kernel
+        if model == VGRAMCor._model:
+            total = np.add.accumulate(outputs / ndocs, axis=1)[:, -1]
+    if model == VGRAM._model:
+        return out / n_neurons
+    np.divide(out, total[:, None], out=out, where=total[:, None] > 0)
+    return out
+
+
 class _VGRAMBase(MultiLabelEstimator):
     """Shared fit/decision/predict; subclasses set ``_model`` (kernel code) and
     ``_stored_rows`` (which training documents become memory entries)."""
@@ -80,33 +134,54 @@ class _VGRAMBase(MultiLabelEstimator):
             least half of it is stored (then a dense array is smaller and ~5x faster).
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
         """
-        n_neurons = _check_positive_int("n_neurons", self.n_neurons)
-        n_synapses = _check_positive_int("n_synapses", self.n_synapses)
+        X, Y = self._prepare_fit(X, Y)
+        self._memorize(X, Y, self.synapses_, self.seed_)
+        return self
+
+    def _check_params(self):
+        _check_positive_int("n_neurons", self.n_neurons)
+        _check_positive_int("n_synapses", self.n_synapses)
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
+
+    def _prepare_fit(self, X, Y):
+        """Checks, then what the whole training set decides: ``classes_``,
+        ``n_features_in_``, ``label_cardinality_``, and the wiring ``synapses_`` and tie-key
+        seed ``seed_`` drawn from ``random_state``. Returns X as the kernels take it, and Y."""
+        self._check_params()
         X, Y = self._check_fit_input(X, Y)
-        X = _kernel_input(X)
-        rng = check_random_state(self.random_state)
-        synapses = rng.integers(0, X.shape[1], size=(n_neurons, n_synapses), dtype=np.int32)
-        seed = int(rng.integers(0, 2**63))
-        rows = self._stored_rows(Y)
-        if rows.size == 0:
+        if not Y.any():
             raise ValueError(f"{type(self).__name__}: no training document has a label, "
                              "nothing to store")
-        words = -(-n_synapses // 64)
-        memory = np.empty((n_neurons, rows.size, words), dtype=np.uint64)
+        X = _kernel_input(X)
+        rng = check_random_state(self.random_state)
+        self.synapses_ = rng.integers(0, X.shape[1], size=(int(self.n_neurons),
+                                                           int(self.n_synapses)), dtype=np.int32)
+        self.seed_ = int(rng.integers(0, 2**63))
+        self.label_cardinality_ = float(Y.sum(axis=1).mean())
+        return X, Y
+
+    def _memorize(self, X, Y, synapses, seed):
+        """Store the patterns of the rows of X (kernel input) given ``synapses`` and ``seed``;
+        sets every fitted array. A part of a training set may store no document."""
+        rows = self._stored_rows(Y)
+        memory = np.empty((synapses.shape[0], rows.size, -(-synapses.shape[1] // 64)),
+                          dtype=np.uint64)
         if sp.issparse(X):
             _kernel.encode_csr(X.data, X.indices, X.indptr, X.shape[1], rows, synapses,
                                *_kernel.wiring_index(synapses, X.shape[1]), memory)
         else:
             _kernel.encode_dense(X, rows, synapses, memory)
-        stored = Y[rows].astype(bool)
         self.synapses_ = synapses
         self.memory_ = memory
-        self.label_indptr_ = np.concatenate(([0], np.cumsum(stored.sum(axis=1)))).astype(np.int64)
-        self.label_indices_ = np.nonzero(stored)[1].astype(np.int32)
+        self.label_indptr_, self.label_indices_ = self._label_lists(Y[rows])
         self.seed_ = seed
-        self.label_cardinality_ = float(Y.sum(axis=1).mean())
-        return self
+
+    @staticmethod
+    def _label_lists(Y):
+        """(indptr int64, indices int32): the labels of each row of the 0/1 matrix Y."""
+        stored = Y.astype(bool)
+        return (np.concatenate(([0], np.cumsum(stored.sum(axis=1)))).astype(np.int64),
+                np.nonzero(stored)[1].astype(np.int32))
 
     def _loaded_problem(self):
         syn, mem = self.synapses_, self.memory_
@@ -143,19 +218,31 @@ class _VGRAMBase(MultiLabelEstimator):
     def decision_function(self, X):
         """Beliefs ``f(d, c)`` in [0, 1], float64 array (n_documents, n_labels), columns in
         ``classes_`` order (see the class docstring for the definition). Tie choices under
-        ``tie_policy="random"`` depend on (``seed_``, row index in ``X``, neuron), so the same
-        ``X`` always gets the same beliefs from a fitted model."""
+        ``tie_policy="random"`` depend on (``seed_``, row index in ``X``, neuron, entry), so
+        the same ``X`` always gets the same beliefs from a fitted model."""
+        X = self._search_input(X)
+        out = np.zeros((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
+        self._search(X, out)
+        return out
+
+    def _search_input(self, X):
         X = _kernel_input(self._check_predict_input(X))
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
-        out = np.zeros((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
+        return X
+
+    def _search(self, X, out, row0=0, entry0=0, summary=None):
+        """Run the kernel on the rows of X (from _search_input): beliefs into ``out``, or
+        each (row, neuron)'s outcome into ``summary`` (``_kernel.new_summary``; ``out`` then
+        of shape (0, q)), row i being test row ``row0 + i`` and stored document t number
+        ``entry0 + t`` for the tie keys."""
         args = (self.synapses_, self.memory_, self.label_indptr_, self.label_indices_,
-                self._model, _POLICY_CODES[self.tie_policy], self.seed_, out)
+                self._model, _POLICY_CODES[self.tie_policy], self.seed_, out, row0, entry0,
+                summary)
         if sp.issparse(X):
             _kernel.predict_csr(X.data, X.indices, X.indptr, X.shape[1],
                                 *_kernel.wiring_index(self.synapses_, X.shape[1]), *args)
         else:
             _kernel.predict_dense(X, *args)
-        return out
 
     def predict(self, X, threshold=None):
         """0/1 predictions (n_documents, n_labels).
@@ -167,7 +254,10 @@ class _VGRAMBase(MultiLabelEstimator):
         labels with belief 0 are never predicted. With a scalar or per-label ``threshold``
         τ, a label is predicted when ``f >= τ`` (melotti2009 §2.6.1).
         """
-        F = self.decision_function(X)
+        return self._predict_rule(self.decision_function(X), threshold)
+
+    def _predict_rule(self, F, threshold):
+        """predict's rule applied to the beliefs F."""
         if threshold is not None:
             return cutoff(F, threshold=threshold)
         k = min(F.shape[1], max(1, int(round(self.label_cardinality_))))
@@ -182,7 +272,8 @@ class VGRAM(_VGRAMBase):
     time each neuron finds the entries at minimum Hamming distance from the test pattern and
     outputs one label:
 
-    * ``tie_policy="random"`` (the thesis): one entry chosen uniformly at random;
+    * ``tie_policy="random"`` (the thesis): one entry chosen uniformly at random (by the
+      smallest key, see the module docstring);
     * ``tie_policy="all"`` (deterministic): the neuron's vote is split evenly over all of
       them, each entry receiving ``1 / (number of entries at the minimum)``.
 
@@ -191,8 +282,9 @@ class VGRAM(_VGRAMBase):
     Storage: each document's pattern is stored once per neuron with the document's label
     list, instead of once per label. An entry (t, c) is at the minimum exactly when document
     t is, so the entries at the minimum are the pairs (t, c) of the tied documents; the
-    kernel draws r uniformly below their number, walking them by document then label — the
-    same uniform choice among (document, label) entries as the thesis' per-label copies.
+    random choice keys each pair by (seed, test row, neuron, t, c) (module docstring) and
+    outputs the label of the smallest key — the same uniform choice among (document, label)
+    entries as the thesis' per-label copies.
     Training documents without labels have no entries and are not stored.
 
     Parameters
@@ -225,7 +317,8 @@ class VGRAMCor(_VGRAMBase):
     document without labels is an entry that outputs the empty set). At test time each
     neuron outputs the label set of an entry at minimum Hamming distance:
 
-    * ``tie_policy="random"`` (the thesis): one tied document chosen uniformly at random;
+    * ``tie_policy="random"`` (the thesis): one tied document chosen uniformly at random
+      (by the smallest key, see the module docstring);
     * ``tie_policy="all"``: every tied document's set, weighted ``1 / (number tied)``.
 
     ``f(d, c) = (votes for c) / (total labels output by all neurons)``; a row whose neurons

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._ext import metrics as _kernel
-from .._validation import check_option, check_scores, check_truth
+from .._validation import as_real_array, check_option, check_scores, check_truth
 from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
     family, resolve_ties, row_blocks, run_kernel, score_args
 
@@ -269,7 +269,7 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
         if k.shape[0] != n:
             raise ValueError(f"y_true has {k.shape[0]} documents but y_score has {n}")
     else:
-        k = np.full(n, _check_top_k(top_k), dtype=np.int64)
+        k = np.full(n, min(_check_top_k(top_k), q), dtype=np.int64)  # k > q: all labels
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     out = np.zeros((n, q), dtype=np.uint8)
     kind, args = score_args(y_score)
@@ -291,7 +291,7 @@ def _check_top_k(top_k):
 def _threshold(y_score, threshold):
     if threshold is None:
         raise ValueError('policy="threshold" needs threshold (a scalar or one per label)')
-    tau = np.asarray(threshold, dtype=np.float64)
+    tau = as_real_array(threshold, "threshold")
     q = y_score.shape[1]
     if tau.ndim > 1 or (tau.ndim == 1 and tau.shape[0] != q):
         raise ValueError(f"threshold must be a scalar or have one value per label ({q}), "

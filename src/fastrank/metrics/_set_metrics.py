@@ -20,12 +20,12 @@ so ``n_labels`` must then be given.
 over documents, and each document adds its weight instead of 1 to the per-label counts of
 the category-oriented metrics — as scikit-learn's weighted metrics do.
 """
-import numbers
 from collections import namedtuple
 
 import numpy as np
 
-from .._validation import check_option, check_same_shape, check_truth, is_label_sets
+from .._validation import check_n_labels, check_option, check_same_shape, check_truth, \
+    is_label_sets
 from ._common import check_sample_weight
 
 AVERAGES = ("macro", "micro")
@@ -145,13 +145,7 @@ def score_accuracy(c, zero_division):
 # ---- public functions --------------------------------------------------------------------
 
 def _check_n_labels(n_labels):
-    if n_labels is None:
-        return None
-    if isinstance(n_labels, bool) or not isinstance(n_labels, numbers.Integral):
-        raise TypeError(f"n_labels must be an integer, got {type(n_labels).__name__}")
-    if n_labels < 1:
-        raise ValueError(f"n_labels must be >= 1, got {n_labels!r}")
-    return int(n_labels)
+    return None if n_labels is None else check_n_labels(n_labels)
 
 
 def _truth_pair(y_true, y_pred, n_labels):
