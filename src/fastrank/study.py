@@ -15,9 +15,10 @@ Conventions chosen here (the thesis is silent or specific to its data):
 * Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
   (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
   features and shared by its classifiers. In process, they run one after the other; with
-  ``scheduler`` they are Dask tasks (the data set sent to the cluster once), running
-  single-threaded unless ``n_jobs`` says otherwise, since Dask runs one task per worker
-  thread. Calibration (``calibrate=True``) is one task per classifier there, which that
+  ``scheduler`` they are Dask tasks, running single-threaded unless ``n_jobs`` says
+  otherwise, since Dask runs one task per worker thread. The data set is sent to the
+  cluster once, as the value of a task (so that Dask can rebuild a fold lost with a
+  worker). Calibration (``calibrate=True``) is one task per classifier there, which that
   classifier's fold tasks wait for. The same functions compute every task either way, so
   the results, and ``results.json``, are byte-identical; a task whose worker died is run
   again by Dask, with the same result.
