@@ -16,7 +16,7 @@ EVERY = ("ordinal", "dense", "standard", "modified", "expected")
 @pytest.fixture(scope="module")
 def cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as c:
+                                  dashboard_address=":0") as c:
         yield c
 
 

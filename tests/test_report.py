@@ -405,7 +405,8 @@ def test_cli_study_end_to_end(tmp_path):
     out = tmp_path / "study"
     proc = run_cli("study", *SMALL_ARGS, "--seed", "5", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "Summary of the t-tests" in proc.stdout and "Table 5.3" in proc.stdout
+    assert "mean ± sd" in proc.stdout and proc.stdout.strip().splitlines()[-1] == \
+        f"Report: {out / 'report.html'}"
     assert "[8/8] VG-RAM WNN-COR: fold 2/2" in proc.stderr
     result = json.loads((out / "results.json").read_text())
     assert result["random_state"] == 5 and result["folds"] == 2
@@ -462,7 +463,7 @@ def test_cli_evaluate_shape_mismatch(tmp_path):
     proc = run_cli("evaluate", "--truth", str(tmp_path / "y.npy"), "--scores",
                    str(tmp_path / "s.npy"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    assert "y_true has 4 labels, expected 5" in proc.stderr
+    assert "--scores is 3 x 5 but --truth is 3 x 4" in proc.stderr
 
 
 def test_cli_datasets():

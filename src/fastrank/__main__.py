@@ -3,17 +3,26 @@
 Commands: ``study`` (the whole cross-validated tie study), ``evaluate`` (the 19 metrics of a
 user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melotti2009 Fig.
 2.1), ``datasets`` (list or describe data sets). Errors in the input end the program with
-one readable line on stderr and exit code 2, leaving no partial output file.
+one readable line on stderr and exit code 2, leaving no partial output file. Ctrl-C and
+SIGTERM end it with one line and exit code 130 / 143 (when the kernel call under way
+returns), a closed pipe quietly with 141; output files are only ever replaced whole.
 """
 import argparse
+import contextlib
+import io
 import json
 import os
+import signal
 import sys
+import tokenize
+import warnings
+import zipfile
 
 import numpy as np
 import scipy.sparse as sp
 
-from .ranking import RANK_METHODS, rank
+from ._version import __version__
+from .ranking import RANK_METHODS, rank, resolve_method
 
 STUDY_FORMATS = {"arff": "load_arff", "libsvm": "load_libsvm", "json": "load_text",
                  "csv": "load_text"}
@@ -22,39 +31,63 @@ FIG_2_1 = np.array([[0.5, 0.2, 0.2, 0.1]])
 
 
 def _cmd_rank(args):
-    scores = FIG_2_1 if args.scores is None else _read_matrix(args.scores)
-    if args.scores is None:
+    if args.scores is None:  # the thesis' worked example, every method
         print("melotti2009 Fig. 2.1: beliefs " + " ".join(f"{v:g}" for v in FIG_2_1[0]))
-    methods = RANK_METHODS if args.method == "all" else (args.method,)
-    for method in methods:
-        ranks = rank(scores, method, random_state=args.seed)
-        for row in ranks:
-            print(f"{method:>10}: " + " ".join(f"{r:g}" for r in row))
+        methods = RANK_METHODS if args.method in (None, "all") else (args.method,)
+        for method in methods:
+            for row in rank(FIG_2_1, method, random_state=args.seed):
+                print(f"{method:>10}: " + " ".join(f"{r:g}" for r in row))
+        return 0
+    method = resolve_method(args.method or "modified")
+    ranks = rank(_read_matrix(args.scores), method, random_state=args.seed)
+    if args.out is None:  # CSV on stdout, one row per document
+        text = io.StringIO()
+        np.savetxt(text, ranks, delimiter=",", fmt="%.10g")
+        sys.stdout.write(text.getvalue())
+        return 0
+    from ._atomic import atomic_file
+    with atomic_file(args.out) as f:
+        if args.out.lower().endswith(".npy"):
+            np.save(f, ranks)
+        else:
+            np.savetxt(f, ranks, delimiter=",", fmt="%.10g")
     return 0
 
 
 def _read_matrix(path, part="X"):
-    """A matrix from .npy, .npz (SciPy sparse, or one NumPy array), CSV/whitespace text, or
-    a libsvm file (``part`` "X" = its features, "Y" = its labels)."""
-    ext = os.path.splitext(path)[1].lower()
+    """A matrix from .npy, .npz (SciPy sparse, or one NumPy array), CSV/whitespace text
+    (``-``: standard input), or a libsvm file (``part`` "X" = its features, "Y" = its
+    labels). Whatever a corrupt file makes NumPy raise becomes one ValueError."""
     try:
-        if ext == ".npy":
-            return np.load(path, allow_pickle=False)
-        if ext == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                if "format" in z.files and "indptr" in z.files:
-                    return sp.load_npz(path)
-                if len(z.files) != 1:
-                    raise ValueError(f"expected one array, found {len(z.files)}")
-                return z[z.files[0]]
-        if ext in (".svm", ".libsvm", ".svmlight"):
-            from .datasets import load_libsvm
-            return getattr(load_libsvm(path), part)
-        with open(path) as f:
-            first = f.readline()
-        return np.loadtxt(path, delimiter="," if "," in first else None, ndmin=2)
-    except (OSError, ValueError, EOFError) as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _read_matrix_unchecked(path, part)
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, OverflowError,
+            MemoryError, zipfile.BadZipFile, KeyError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
+
+
+def _read_matrix_unchecked(path, part):
+    if path == "-":
+        text = sys.stdin.read()
+        first = text.split("\n", 1)[0]
+        return np.loadtxt(io.StringIO(text), delimiter="," if "," in first else None, ndmin=2)
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".npy":  # mapped first: a header claiming more than the file holds fails
+        return np.array(np.load(path, mmap_mode="r", allow_pickle=False))
+    if ext == ".npz":
+        with np.load(path, allow_pickle=False) as z:
+            if "format" in z.files and "indptr" in z.files:
+                return sp.load_npz(path)
+            if len(z.files) != 1:
+                raise ValueError(f"expected one array, found {len(z.files)}")
+            return z[z.files[0]]
+    if ext in (".svm", ".libsvm", ".svmlight"):
+        from .datasets import load_libsvm
+        return getattr(load_libsvm(path), part)
+    with open(path) as f:
+        first = f.readline()
+    return np.loadtxt(path, delimiter="," if "," in first else None, ndmin=2)
 
 
 def _load_dataset(name, fmt, labels):
@@ -100,29 +133,39 @@ def _parse_overrides(items, classifiers):
 
 
 def _cmd_study(args):
-    from .report import render_markdown, tables, write_study
+    from .report import check_output_dir, terminal_summary, write_study
     from .study import CLASSIFIERS, run_study
+    check_output_dir(args.out)  # before anything is computed
     classifiers = _csv(args.classifiers)
+    if not classifiers:
+        raise ValueError(f"--classifiers names no classifier; choose from "
+                         f"{', '.join(CLASSIFIERS)}")
     for c in classifiers:
         if c not in CLASSIFIERS:
             raise ValueError(f"unknown classifier {c!r}; valid: {', '.join(CLASSIFIERS)}")
     overrides = _parse_overrides(args.set, classifiers)
-    dataset = _load_dataset(args.dataset, args.format, args.labels)
-    total = len(classifiers) * args.folds
-    done = [0]
+    cluster = contextlib.nullcontext()  # yields None: the study runs in this process
+    if args.scheduler is not None:
+        from .dask import connect
+        cluster = connect(args.scheduler)
+    with cluster as client:  # reached, or started, before anything is computed
+        dataset = _load_dataset(args.dataset, args.format, args.labels)
+        total = len(classifiers) * args.folds
+        done = [0]
 
-    def progress(msg):
-        done[0] += 1
-        if not args.quiet:
-            print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr, flush=True)
+        def progress(msg):
+            done[0] += 1
+            if not args.quiet:
+                print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr,
+                      flush=True)
 
-    result = run_study(dataset, classifiers=classifiers, folds=args.folds, ties=_csv(args.ties),
-                       random_state=args.seed, calibrate=args.calibrate, n_jobs=args.n_jobs,
-                       params=overrides, progress=progress)
+        result = run_study(dataset, classifiers=classifiers, folds=args.folds,
+                           ties=_csv(args.ties), random_state=args.seed,
+                           calibrate=args.calibrate, n_jobs=args.n_jobs, params=overrides,
+                           progress=progress, scheduler=client)
     paths = write_study(result, args.out)
-    summary = [t for t in tables(result) if t.title.startswith(("Summary", "Appropriate"))]
-    print("\n".join(t.markdown() for t in summary) if summary else render_markdown(result))
-    print("wrote " + ", ".join(paths))
+    report = next(p for p in paths if p.endswith("report.html"))
+    print(terminal_summary(result, report_path=report))
     return 0
 
 
@@ -130,6 +173,9 @@ def _cmd_evaluate(args):
     from .metrics import evaluate
     truth = _read_matrix(args.truth, part="Y")
     scores = _read_matrix(args.scores, part="X")
+    if np.ndim(truth) == 2 and np.ndim(scores) == 2 and truth.shape != scores.shape:
+        raise ValueError(f"--scores is {scores.shape[0]} x {scores.shape[1]} but --truth is "
+                         f"{truth.shape[0]} x {truth.shape[1]} (documents x labels)")
     cutoff = int(args.cutoff) if args.cutoff.isdigit() else args.cutoff  # top-k as an int
     result = evaluate(truth, scores, ties=_csv(args.ties), cutoff=cutoff,
                       random_state=args.seed)
@@ -152,9 +198,12 @@ def _cmd_datasets(args):
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastrank", description="Tie-aware multi-label ranking metrics and classifiers.")
+    parser.add_argument("--version", action="version", version=f"fastrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    defaults = argparse.ArgumentDefaultsHelpFormatter
 
-    p = sub.add_parser("study", help="run the cross-validated tie study (default: yeast)")
+    p = sub.add_parser("study", help="run the cross-validated tie study (default: yeast)",
+                       formatter_class=defaults)
     p.add_argument("--dataset", default="yeast",
                    help="embedded name or file (.arff with .xml beside it, .svm, .json, .csv)")
     p.add_argument("--format", choices=sorted(STUDY_FORMATS), help="file format (default: "
@@ -172,11 +221,19 @@ def build_parser():
                    help="choose k / neurons x synapses by ranking loss first (thesis §3.5)")
     p.add_argument("--set", action="append", default=[], metavar="CLS.PARAM=VALUE",
                    help="override a classifier parameter, e.g. vgram.n_neurons=64")
-    p.add_argument("--n-jobs", type=int, default=None, help="threads (default: all)")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="threads per task (default: all cores; 1 with --scheduler)")
+    p.add_argument("--scheduler", metavar="SPEC",
+                   help="run the folds x classifiers as tasks on a Dask cluster (needs "
+                        "fastrank-mlc[dask]): 'local' (one single-threaded worker process per "
+                        "core), 'local:N' (N of them) or a running scheduler's address "
+                        "'tcp://HOST:PORT'; results.json is byte-identical to the run without "
+                        "it")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_cmd_study)
 
-    p = sub.add_parser("evaluate", help="the 19 metrics of a belief matrix")
+    p = sub.add_parser("evaluate", help="the 19 metrics of a belief matrix",
+                       formatter_class=defaults)
     p.add_argument("--truth", required=True, help="0/1 matrix: .npy, .npz, CSV or libsvm")
     p.add_argument("--scores", required=True, help="belief matrix: .npy, .npz, CSV or libsvm")
     p.add_argument("--ties", default="ordinal,dense,standard,modified")
@@ -192,22 +249,61 @@ def build_parser():
     p.add_argument("--labels")
     p.set_defaults(func=_cmd_datasets)
 
-    p = sub.add_parser("rank", help="rank each row of a belief matrix (default: Fig. 2.1)")
-    p.add_argument("scores", nargs="?", help=".npy or CSV belief matrix (rows = documents)")
-    p.add_argument("--method", default="all", choices=("all",) + RANK_METHODS)
+    p = sub.add_parser("rank", help="rank each row of a belief matrix (default: Fig. 2.1)",
+                       formatter_class=defaults)
+    p.add_argument("scores", nargs="?", help="belief matrix (rows = documents): .npy, .npz, "
+                   "CSV, or - for CSV on standard input; without it, the thesis' Fig. 2.1 "
+                   "under every method")
+    p.add_argument("--method", default=None,
+                   help=f"one of {', '.join(RANK_METHODS)} or an alias (min, max, average); "
+                        "default: modified for a file, all for Fig. 2.1")
+    p.add_argument("--out", help="write the ranks to this .npy or .csv file instead of CSV on "
+                   "standard output")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
     p.set_defaults(func=_cmd_rank)
+    parser.commands = sub.choices  # each command's parser, for its own usage line
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that open output files are cleaned up."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's own usage, not the top-level one
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    previous = signal.signal(signal.SIGTERM, _terminate) \
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL else None
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError, KeyError) as exc:
+    except (ValueError, TypeError, OSError, KeyError, ImportError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            return _closed_pipe()
         message = " ".join(str(exc).split())  # one line, whatever the exception held
         print(f"fastrank {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"fastrank {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print(f"fastrank {args.command}: terminated", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _closed_pipe():
+    """The reader of standard output went away (``| head``): stop quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush is silent
+    return 141
 
 
 if __name__ == "__main__":

@@ -9,7 +9,19 @@ Conventions chosen here (the thesis is silent or specific to its data):
 
 * Folds: shuffled k-fold seeded by ``random_state`` (sizes differ by at most one).
 * The ordinal ranking of fold ``f`` is drawn with seed ``random_state + f``; each
-  classifier with randomness (VG-RAM) gets ``random_state + f`` as its own seed.
+  classifier with randomness (VG-RAM) gets ``random_state + f`` as its own seed. A seed
+  depends only on ``random_state`` and the fold, never on the order, the process or the
+  machine in which a task runs.
+* Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
+  (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
+  features and shared by its classifiers. In process, they run one after the other; with
+  ``scheduler`` they are Dask tasks, running single-threaded unless ``n_jobs`` says
+  otherwise, since Dask runs one task per worker thread. The data set is sent to the
+  cluster once, as the value of a task (so that Dask can rebuild a fold lost with a
+  worker). Calibration (``calibrate=True``) is one task per classifier there, which that
+  classifier's fold tasks wait for. The same functions compute every task either way, so
+  the results, and ``results.json``, are byte-identical; a task whose worker died is run
+  again by Dask, with the same result.
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
@@ -25,13 +37,15 @@ Conventions chosen here (the thesis is silent or specific to its data):
 """
 import json
 import numbers
+import operator
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import datasets as _datasets
-from ._parallel import num_threads
+from ._parallel import effective_n_jobs, num_threads
 from ._validation import check_option
 from .metrics import ESTIMATED_KEYS, METRIC_KEYS, evaluate
 from .metrics._common import check_inputs
@@ -265,9 +279,123 @@ def _dense_truth(Y):
     return np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.uint8)
 
 
+# ---- the study's tasks: one code path, in process or on a Dask cluster -------------------
+
+@dataclass
+class _Fold:
+    """The features and truth of one fold, and the seconds it took to build the features."""
+
+    X_train: object
+    X_test: object
+    Y_train: np.ndarray
+    Y_test: np.ndarray
+    seconds: float
+
+
+@dataclass
+class _Outcome:
+    """One classifier on one fold: ``values`` and ``stderr`` (n_ties, n_metrics), the tie
+    statistics, the seconds of each stage and of the fold's features."""
+
+    values: np.ndarray
+    stderr: np.ndarray
+    tie_stats: dict
+    seconds: dict
+    indexing: float
+
+
+def _calibration_task(dataset, name, params, train, random_state, n_jobs):
+    with num_threads(n_jobs):
+        return calibrate_classifier(dataset, name, params, train, random_state)
+
+
+def _fold_task(dataset, train, test, n_jobs):
+    """The features of one fold: tf-idf fitted on its training documents for raw text, the
+    rows of ``X`` otherwise."""
+    t0 = time.perf_counter()
+    with num_threads(n_jobs):
+        X_train, X_test = _features(dataset, train, test)
+    Y = _dense_truth(dataset.Y)
+    return _Fold(X_train, X_test, Y[train], Y[test], time.perf_counter() - t0)
+
+
+def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
+    """Fit classifier ``name`` (seeded with ``seed``) on the training part of ``fold``, and
+    evaluate its beliefs on the test part (ordinal draw seeded with ``seed``)."""
+    with num_threads(n_jobs):
+        model = _make_classifier(name, params, seed)
+        t0 = time.perf_counter()
+        model.fit(fold.X_train, fold.Y_train)
+        t1 = time.perf_counter()
+        scores = model.decision_function(fold.X_test)
+        t2 = time.perf_counter()
+        result = evaluate(fold.Y_test, scores, ties=ties, cutoff=cutoff, random_state=seed)
+        stats = tie_statistics(fold.Y_test, scores)
+        t3 = time.perf_counter()
+    return _Outcome(result.values, result.stderr, stats,
+                    {"fit": t1 - t0, "predict": t2 - t1, "evaluate": t3 - t2}, fold.seconds)
+
+
+def _run_in_process(dataset, splits, classifiers, config, calibrate, random_state, ties, cutoff,
+                    n_jobs, record):
+    """Every task in turn; returns the calibrated parameters and the calibration scores."""
+    calibration = {}
+    if calibrate:
+        for c in classifiers:
+            config[c], calibration[c] = _calibration_task(dataset, c, config[c], splits[0][0],
+                                                          random_state, n_jobs)
+    for f, (train, test) in enumerate(splits):
+        fold = _fold_task(dataset, train, test, n_jobs)
+        for c in classifiers:
+            record(f, c, _classifier_task(fold, c, config[c], random_state + f, ties, cutoff,
+                                          n_jobs))
+    return config, calibration
+
+
+def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, random_state, ties,
+                    cutoff, n_jobs, record):
+    """Every task on the cluster of ``client``, recorded as it completes; returns the
+    calibrated parameters and the calibration scores."""
+    from distributed import as_completed
+    from toolz import identity  # a dependency of Dask's
+
+    n_jobs = 1 if n_jobs is None else n_jobs
+    # The data set goes to the cluster once, as the value of a task rather than scattered:
+    # Dask recomputes a task's value lost with a worker, not scattered data (of which it
+    # keeps one replica once no task waits for it), and a lost fold must be rebuilt from it.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")  # once, by design
+        data = client.submit(identity, dataset, pure=False)
+    calibrated = {c: client.submit(_calibration_task, data, c, config[c], splits[0][0],
+                                   random_state, n_jobs, pure=False)
+                  for c in (classifiers if calibrate else ())}
+    best = {c: client.submit(operator.itemgetter(0), calibrated[c], pure=False)
+            for c in calibrated}
+    params = {**config, **best}
+    tasks = {}
+    for f, (train, test) in enumerate(splits):
+        # no reference kept to the fold's future: its features are released once its
+        # classifiers are done (and recomputed by Dask if a worker holding them dies)
+        fold = client.submit(_fold_task, data, train, test, n_jobs, pure=False)
+        for c in classifiers:
+            tasks[client.submit(_classifier_task, fold, c, params[c], random_state + f, ties,
+                                cutoff, n_jobs, pure=False)] = (f, c)
+    try:
+        for future in as_completed(tasks):
+            record(*tasks[future], future.result())
+    except BaseException:  # a task failed, or an interrupt: stop the study's pending tasks
+        # (not the data set's future: cancelling it would cancel the fold tasks, which no
+        # client holds any more, and Dask's scheduler fails on that)
+        client.cancel([*tasks, *best.values(), *calibrated.values()])
+        raise
+    found = client.gather(calibrated)
+    calibration = {c: tried for c, (_, tried) in found.items()}
+    return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
+
+
 def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=STUDY_TIES,
               cutoff="perfect", calibrate=False, random_state=0, n_jobs=None,
-              params=None, progress=None):
+              params=None, progress=None, scheduler=None):
     """Run the tie study on one data set.
 
     Parameters
@@ -285,11 +413,31 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         Choose k (ML-kNN) and neurons × synapses (VG-RAM) on a validation split of the first
         training fold by ranking loss (melotti2009 §3.5), then run the study with them.
     random_state : int
-    n_jobs : None, -1 or int — threads for the compiled kernels; results do not depend on it.
+    n_jobs : None, -1 or int
+        Threads for the compiled kernels of each task; results do not depend on it. None:
+        the OpenMP default in process, one thread per task on a Dask cluster.
     params : dict, optional
         Per-classifier parameter overrides, e.g. ``{"vgram": {"n_neurons": 64}}``.
     progress : callable(str), optional
-        Called with a short message after each classifier × fold.
+        Called with a short message after each classifier × fold, as it completes.
+    scheduler : None, distributed.Client or str, optional
+        None: run in this process. Otherwise run the folds × classifiers as tasks on a Dask
+        cluster (needs ``fastrank-mlc[dask]``): a ``distributed.Client``, ``"local"`` /
+        ``"local:N"`` (a new cluster on this machine of one single-threaded worker process
+        per core / N of them) or the address of a running scheduler, ``"tcp://HOST:PORT"``
+        (see :func:`fastrank.dask.connect`). The result is byte-identical to the run in
+        process (module docstring).
+
+    Returns
+    -------
+    StudyResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an invalid argument, before anything is computed.
+    ConnectionError
+        When the scheduler cannot be reached, before anything is computed.
     """
     if isinstance(dataset, str):
         dataset = _datasets.load(dataset)
@@ -309,55 +457,51 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         raise ValueError(f"folds must be an int >= 2, got {folds!r}")
     if folds > dataset.n_documents:
         raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
+    effective_n_jobs(n_jobs)
     params = params or {}
     unknown = set(params) - set(classifiers)
     if unknown:
         raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
     config = {c: {**CLASSIFIERS[c][2], **params.get(c, {})} for c in classifiers}
-    Y = _dense_truth(dataset.Y)
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))
     values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
     stderr = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
-    tie_stats = {c: {"top": [], "boundary": [], "group_size": []} for c in classifiers}
-    timings = {"indexing": [], **{c: {"fit": [], "predict": [], "evaluate": []}
-                                  for c in classifiers}}
-    calibration = {}
-    with num_threads(n_jobs):
-        if calibrate:
-            for c in classifiers:
-                config[c], tried = calibrate_classifier(dataset, c, config[c], splits[0][0], random_state)
-                if tried:
-                    calibration[c] = tried
-        for f, (train, test) in enumerate(splits):
-            t0 = time.perf_counter()
-            X_train, X_test = _features(dataset, train, test)
-            timings["indexing"].append(time.perf_counter() - t0)
-            for c in classifiers:
-                model = _make_classifier(c, config[c], random_state + f)
-                t0 = time.perf_counter()
-                model.fit(X_train, Y[train])
-                t1 = time.perf_counter()
-                scores = model.decision_function(X_test)
-                t2 = time.perf_counter()
-                timings[c]["fit"].append(t1 - t0)
-                timings[c]["predict"].append(t2 - t1)
-                result = evaluate(Y[test], scores, ties=ties, cutoff=cutoff,
-                                  random_state=random_state + f)
-                values[c][:, :, f] = result.values
-                stderr[c][:, :, f] = result.stderr
-                for key, v in tie_statistics(Y[test], scores).items():
-                    tie_stats[c][key].append(v)
-                timings[c]["evaluate"].append(time.perf_counter() - t2)
-                if progress:
-                    progress(f"{CLASSIFIERS[c][0]}: fold {f + 1}/{folds} "
-                             f"(fit {t1 - t0:.2f}s, predict {t2 - t1:.2f}s)")
+    tie_stats = {c: {"top": [None] * folds, "boundary": [None] * folds,
+                     "group_size": [None] * folds} for c in classifiers}
+    timings = {"indexing": [None] * folds, **{c: {"fit": [None] * folds,
+                                                  "predict": [None] * folds,
+                                                  "evaluate": [None] * folds}
+                                              for c in classifiers}}
+
+    def record(f, c, outcome):
+        values[c][:, :, f] = outcome.values
+        stderr[c][:, :, f] = outcome.stderr
+        for key, v in outcome.tie_stats.items():
+            tie_stats[c][key][f] = v
+        for stage, seconds in outcome.seconds.items():
+            timings[c][stage][f] = seconds
+        timings["indexing"][f] = outcome.indexing
+        if progress:
+            progress(f"{CLASSIFIERS[c][0]}: fold {f + 1}/{folds} "
+                     f"(fit {outcome.seconds['fit']:.2f}s, "
+                     f"predict {outcome.seconds['predict']:.2f}s)")
+
+    run = (dataset, splits, classifiers, config, calibrate, random_state, ties, cutoff, n_jobs,
+           record)
+    if scheduler is None:
+        config, calibration = _run_in_process(*run)
+    else:
+        from .dask import connect  # Dask is optional
+        with connect(scheduler) as client:
+            config, calibration = _run_on_cluster(client, *run)
     summary = dataset.summary()
     return StudyResult(
         dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
         classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
         cutoff=cutoff, params=config, values=values, tie_stats=tie_stats,
-        calibration=calibration, stderr=stderr, timings=timings)
+        calibration={c: tried for c, tried in calibration.items() if tried}, stderr=stderr,
+        timings=timings)
 
 
 def _plain(v):

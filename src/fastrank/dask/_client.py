@@ -42,7 +42,7 @@ def connect(scheduler, timeout=10):
     if m:
         n = int(m.group(1)) if m.group(1) else (os.cpu_count() or 1)
         with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
+                                      dashboard_address=":0") as cluster, \
                 distributed.Client(cluster) as client:
             yield client
         return
