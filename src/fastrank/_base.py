@@ -92,7 +92,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         scikit-learn's wording); ``feature_names_in_`` set (``reset``) or compared
         (scikit-learn's ``validate_data``); unless ``reset``, its number of features must
         be ``n_features_in_``."""
-        validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=reset)
+        # an ndarray or a SciPy matrix has no feature names: comparing them with a model
+        # fitted without names is a no-op, skipped (its dataframe probing costs ~10-20 us)
+        if reset or hasattr(self, "feature_names_in_") \
+                or not (isinstance(X, np.ndarray) or sp.issparse(X)):
+            validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=reset)
         if not sp.issparse(X):
             X = np.asarray(X)
         if X.ndim != 2:
@@ -124,12 +128,13 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
             index = {label: i for i, label in enumerate(classes)}
             Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
                                      len(classes), "Y")
-            self.classes_ = np.asarray(classes)
+            classes = np.asarray(classes)
         else:
             Y = _multilabel_truth(Y)
-            self.classes_ = np.arange(Y.shape[1])
+            classes = np.arange(Y.shape[1])
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
+        self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         return X, Y
 
