@@ -415,3 +415,17 @@ def test_set_metrics_n_labels_bound():
         hamming_loss([{0}], [{1}], n_labels=2**63)
     with pytest.raises(ValueError, match=r"indicator matrix would take"):
         f1([{0}] * 4, [{1}] * 4, n_labels=2**31 - 1)
+
+
+def test_thread_counts_are_bounded():
+    from fastrank._parallel import MAX_THREADS, effective_n_jobs, num_threads
+    assert effective_n_jobs(3) == 3 and effective_n_jobs(-1) >= 1
+    for bad in (0, -2, MAX_THREADS + 1, 50_000, 10**6, 2**63):
+        with pytest.raises(ValueError, match="n_jobs"):
+            effective_n_jobs(bad)
+    for bad in (True, 2.0, "2"):
+        with pytest.raises(TypeError, match="n_jobs"):
+            effective_n_jobs(bad)
+    with pytest.raises(ValueError, match="n_jobs"):
+        with num_threads(100_000):
+            pass

@@ -1,19 +1,26 @@
 """How many OpenMP threads fastrank's kernels use (``n_jobs`` of the high-level API)."""
 import contextlib
+import numbers
 import os
 
 from ._ext import _threads
+
+#: most threads a call may ask for (OpenMP runtimes abort the process far beyond it)
+MAX_THREADS = 1024
 
 
 def effective_n_jobs(n_jobs):
     """None -> the OpenMP default; -1 -> all cores; a positive int -> that many threads."""
     if n_jobs is None:
         return _threads.get_max_threads()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs must be None, -1 or a positive int, got {n_jobs!r}")
     if n_jobs == -1:
         return os.cpu_count() or 1
-    if not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be None, -1 or a positive int, got {n_jobs!r}")
-    return n_jobs
+    if not 1 <= n_jobs <= MAX_THREADS:
+        raise ValueError(f"n_jobs must be None, -1 or an int from 1 to {MAX_THREADS}, "
+                         f"got {n_jobs!r}")
+    return int(n_jobs)
 
 
 @contextlib.contextmanager
