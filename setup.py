@@ -85,7 +85,7 @@ setup(
     package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
     # fastrank.data (the embedded data files) has no __init__: a namespace package
     packages=["fastrank._ext", *find_namespace_packages("src", include=["fastrank", "fastrank.*"])],
-    package_data={"fastrank.data": ["*.gz", "*.md"]},
+    package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.gz", "*.md"]},
     # generated C and annotation files are build intermediates, not package contents
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.html"]},
     ext_modules=cythonize(

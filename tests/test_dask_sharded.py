@@ -254,7 +254,25 @@ def test_no_client():
 
 def test_params():
     est = ShardedEstimator(KNN(k=2), n_shards=3)
-    assert est.get_params() == {"estimator": est.estimator, "n_shards": 3, "client": None}
+    assert est.get_params(deep=False) == {"estimator": est.estimator, "n_shards": 3,
+                                          "client": None}
+    assert est.get_params()["estimator__k"] == 2
     assert est.set_params(n_shards=2).n_shards == 2
-    with pytest.raises(ValueError, match="invalid parameter 'k'"):
+    assert est.set_params(estimator__k=4).estimator.k == 4
+    with pytest.raises(ValueError, match="Invalid parameter 'k'"):
         est.set_params(k=3)
+
+
+def test_clone_shares_the_client(client):
+    """sklearn.base.clone copies the estimator template but never the client connection."""
+    import sklearn.base
+    X, Y, X_test = tie_heavy(13)
+    est = ShardedEstimator(MLkNN(k=3), n_shards=2, client=client)
+    copy = sklearn.base.clone(est)
+    assert copy.client is client and copy.estimator is not est.estimator
+    assert copy.estimator.get_params() == est.estimator.get_params()
+    fitted = est.fit(X, Y)
+    refit = sklearn.base.clone(fitted)
+    assert not hasattr(refit, "shards_") and refit.client is client
+    np.testing.assert_array_equal(refit.fit(X, Y).decision_function(X_test),
+                                  fitted.decision_function(X_test))

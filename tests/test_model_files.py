@@ -153,3 +153,26 @@ def test_header_that_is_not_json(tmp_path, data):
         write_npz(tmp_path / "bad.npz", arrays)
         with pytest.raises(ValueError, match="header"):
             KNN.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("names, match", [
+    (np.array([f"f{i}" for i in range(11)]), "one string per feature"),     # one too few
+    (np.arange(12), "one string per feature"),                                # not strings
+    (np.array([[f"f{i}" for i in range(12)]]), "one string per feature"),    # 2-D
+])
+def test_feature_names_are_saved_and_checked(tmp_path, data, names, match):
+    """feature_names_in_ (set by a DataFrame fit) round-trips as a string array; a file
+    whose names do not give one string per feature is refused."""
+    import pandas as pd
+    X, Y = data
+    cols = [f"f{i}" for i in range(X.shape[1])]
+    KNN(k=3).fit(pd.DataFrame(X, columns=cols), Y).save(tmp_path / "m.npz")
+    arrays = members(tmp_path / "m.npz")
+    assert arrays["feature_names_in_"].tolist() == cols
+    assert KNN.load(tmp_path / "m.npz").feature_names_in_.tolist() == cols
+    write_npz(tmp_path / "bad.npz", {**arrays, "feature_names_in_": names})
+    with pytest.raises(ValueError, match=match):
+        KNN.load(tmp_path / "bad.npz")
+    del arrays["feature_names_in_"]
+    write_npz(tmp_path / "unnamed.npz", arrays)
+    assert not hasattr(KNN.load(tmp_path / "unnamed.npz"), "feature_names_in_")

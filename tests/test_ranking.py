@@ -228,3 +228,16 @@ def test_tie_groups_on_sparse_input_has_group_starts():
     assert g.order.tolist() == [[1, 4, 0, 3, 2], [0, 1, 2, 3, 4]]
     assert g.start.tolist() == [[0, 0, 2, 2, 4], [0, 0, 0, 0, 0]]
     assert g.end.tolist() == [[2, 2, 4, 4, 5], [5, 5, 5, 5, 5]]
+
+
+def test_one_random_state_default_everywhere():
+    """Random tie-breaking is reproducible by default, and the default draws the same order
+    in rank, cutoff and the metrics."""
+    from fastrank import metrics as M
+    rank = fastrank.rank
+    s = np.round(np.random.default_rng(3).random((20, 6)) * 2) / 2
+    y = (s > 0.4).astype(np.uint8)
+    assert np.array_equal(rank(s, "ordinal"), rank(s, "ordinal", random_state=0))
+    assert np.array_equal(M.cutoff(s, y, ties="ordinal"),
+                          M.cutoff(s, y, ties="ordinal", random_state=0))
+    assert len({rank(s, "ordinal", random_state=None).tobytes() for _ in range(5)}) > 1

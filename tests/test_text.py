@@ -121,7 +121,7 @@ def test_sklearn_protocol_and_errors():
     pipe = make_pipeline(TfidfIndexer(stop_words=None), KNeighborsClassifier(1))
     pipe.fit(["arroz banana", "café leite", "arroz feijão"], [0, 1, 0])
     assert pipe.predict(["leite quente"]).tolist() == [1]
-    with pytest.raises(ValueError, match="invalid parameter 'norm'"):
+    with pytest.raises(ValueError, match="Invalid parameter 'norm'"):
         idx.set_params(norm="l1")
     with pytest.raises(ValueError, match="not fitted"):
         TfidfIndexer().transform(["x"])

@@ -88,6 +88,10 @@ def test_estimator_input_rules():
         def __init__(self, k=1):
             self.k = k
 
+        def fit(self, X, Y):
+            self._check_fit_input(X, Y)
+            return self
+
     X = sp.csr_matrix(([1.0, 2.0], ([0, 0], [1, 1])), shape=(2, 3))  # duplicates
     before = (X.data.copy(), X.indices.copy())
     Dummy()._check_fit_input(X, [[0, 1], [1, 0]])

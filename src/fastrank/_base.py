@@ -1,10 +1,16 @@
-"""What every fastrank estimator shares: scikit-learn's parameter protocol, fit-input
-checks, and saving to one versioned ``.npz`` file (arrays + JSON metadata, no pickle)."""
-import inspect
+"""What every fastrank estimator shares: scikit-learn's estimator protocol (``BaseEstimator``
+parameters, tags, fitted checks, feature names), fastrank's input checks, a ranking
+``score``, and saving to one versioned ``.npz`` file (arrays + JSON metadata, no pickle)."""
 import json
+from os import PathLike
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._atomic import atomic_file
 from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_npz
@@ -12,100 +18,159 @@ from ._validation import MAX_COLUMNS, check_csr, check_features, check_truth, is
     label_sets_to_matrix
 from ._version import __version__
 
+__all__ = ["MultiLabelEstimator", "NotFittedError"]
+
 FORMAT_VERSION = 1
 CSR_PARTS = ("data", "indices", "indptr", "shape")
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before ``fit`` (a ValueError and an AttributeError, like
-    scikit-learn's exception of the same name)."""
-
-
-
-
-class MultiLabelEstimator:
-    """Base class: ``get_params``/``set_params`` from ``__init__``'s signature (so that
-    ``sklearn.base.clone`` works), input checks, and :meth:`save` / :meth:`load`.
+class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
+    """Base class of fastrank's multi-label classifiers: a scikit-learn classifier
+    (``get_params``/``set_params``/``clone``, tags declaring multi-label-only targets and
+    sparse input, ``n_features_in_`` and ``feature_names_in_``, scikit-learn's
+    ``NotFittedError``), fastrank's input checks, a ranking :meth:`score`, and
+    :meth:`save` / :meth:`load`.
 
     Subclasses list their fitted arrays in ``_fitted_arrays`` (attribute names ending in
     ``_``) and may keep JSON-serialisable fitted values in ``_fitted_meta``.
     """
 
-    _fitted_arrays = ()
-    _fitted_meta = ()
+    _fitted_arrays: tuple[str, ...] = ()
+    _fitted_meta: tuple[str, ...] = ()
 
     @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        valid = self._param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; "
-                                 f"valid: {', '.join(valid)}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+    def _param_names(cls) -> list[str]:
+        """The constructor's parameter names, sorted (scikit-learn's rule)."""
+        return cls._get_param_names()
 
     def __sklearn_tags__(self):
-        from sklearn.utils import Tags, TargetTags, InputTags, ClassifierTags
-        return Tags(estimator_type="classifier",
-                    target_tags=TargetTags(required=True, multi_output=True,
-                                           single_output=False),
-                    classifier_tags=ClassifierTags(multi_class=False, multi_label=True),
-                    input_tags=InputTags(sparse=True))
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_label = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Average precision of the beliefs ``decision_function(X)`` against the truth ``y``,
+        averaged over documents: fastrank's tie-aware average precision*
+        (:func:`fastrank.metrics.average_precision`, melotti2009 eq. 4.9-4.10; higher is
+        better, 1 for a document whose relevant labels are all ranked first).
+
+        A multi-label ranking is judged by where the relevant labels rank, so this ranking
+        metric is the default score (``cross_val_score``, ``GridSearchCV`` and
+        ``Pipeline.score`` without ``scoring``), not scikit-learn's subset accuracy, which
+        gives a document credit only when its predicted set is exactly right.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : 0/1 array-like (n_documents, n_labels) or list of label sets
+            Label sets may name only labels in ``classes_``.
+        sample_weight : array-like (n_documents,), optional
+            Weights of the documents in the average.
+
+        Returns
+        -------
+        float in [0, 1]
+        """
+        from .metrics import average_precision
+        return float(average_precision(self._truth(y), self.decision_function(X),
+                                       sample_weight=sample_weight))
 
     # ---- input --------------------------------------------------------------------------
 
     @staticmethod
-    def _check_X(X, name="X"):
+    def _check_X(X: Any, name: str = "X"):
         """Features as CSR or C-contiguous float64/float32, finite, 2-D, non-empty."""
         return check_features(X, name)
 
-    def _check_fit_input(self, X, Y):
-        """Validate training data; sets ``n_features_in_``, ``classes_``; returns (X, Y)
-        with Y a C-contiguous uint8 indicator matrix. Y may be a list of label sets: then the
-        labels are the sorted union of the sets' members, kept in ``classes_``."""
+    def _validate_X(self, X: Any, reset: bool):
+        """X checked by :func:`check_features` (shape and complex values first, in
+        scikit-learn's wording); ``feature_names_in_`` set (``reset``) or compared
+        (scikit-learn's ``validate_data``); unless ``reset``, its number of features must
+        be ``n_features_in_``."""
+        # an ndarray or a SciPy matrix has no feature names: comparing them with a model
+        # fitted without names is a no-op, skipped (its dataframe probing costs ~10-20 us)
+        if reset or hasattr(self, "feature_names_in_") \
+                or not (isinstance(X, np.ndarray) or sp.issparse(X)):
+            validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=reset)
+        if not sp.issparse(X):
+            X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_documents, n_features), got {X.ndim}-D; "
+                             "Reshape your data (X.reshape(1, -1) for one document)")
+        for count, what in zip(X.shape, ("sample", "feature")):
+            if count == 0:
+                raise ValueError(f"Found array with 0 {what}(s) (shape={X.shape}) while a "
+                                 f"minimum of 1 is required by {type(self).__name__}")
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported: X must hold real numbers")
         X = self._check_X(X)
+        if not reset and X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        return X
+
+    def _check_fit_input(self, X: Any, Y: Any):
+        """Validate training data; sets ``n_features_in_``, ``feature_names_in_`` (for a
+        DataFrame), ``classes_``; returns (X, Y) with Y a C-contiguous uint8 indicator
+        matrix. Y may be a list of label sets: then the labels are the sorted union of the
+        sets' members, kept in ``classes_``."""
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                             "y is None")
+        X = self._validate_X(X, reset=True)
         if is_label_sets(Y):
             classes = sorted({label for labels in Y for label in labels})
             index = {label: i for i, label in enumerate(classes)}
             Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
                                      len(classes), "Y")
-            self.classes_ = np.asarray(classes)
+            classes = np.asarray(classes)
         else:
-            Y = check_truth(Y, name="Y")
-            self.classes_ = np.arange(Y.shape[1])
+            Y = _multilabel_truth(Y)
+            classes = np.arange(Y.shape[1])
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
+        self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         return X, Y
 
-    def _check_predict_input(self, X):
-        if not hasattr(self, "n_features_in_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        X = self._check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
-                             f"fitted with {self.n_features_in_}")
-        return X
+    def _check_predict_input(self, X: Any):
+        check_is_fitted(self)
+        return self._validate_X(X, reset=False)
+
+    def _truth(self, y: Any) -> np.ndarray:
+        """Truth for the fitted labels as a uint8 0/1 matrix (n_documents, n_labels); label
+        sets name labels of ``classes_``."""
+        check_is_fitted(self)
+        if not is_label_sets(y):
+            return check_truth(y, n_labels=self.classes_.shape[0], name="y")
+        index = {label: i for i, label in enumerate(self.classes_.tolist())}
+        unknown = {label for labels in y for label in labels} - set(index)
+        if unknown:
+            raise ValueError(f"y has labels not seen in fit: {sorted(map(str, unknown))[:5]}")
+        return label_sets_to_matrix([[index[lab] for lab in labels] for labels in y],
+                                    len(index), "y")
 
     # ---- persistence --------------------------------------------------------------------
 
-    def save(self, path):
+    def save(self, path: str | PathLike) -> None:
         """Write the fitted model to ``path`` (an ``.npz``: arrays plus a JSON header),
-        atomically: an error while writing leaves ``path`` as it was."""
-        if not hasattr(self, "n_features_in_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; nothing to save")
+        atomically: an error while writing leaves ``path`` as it was. The fitted arrays,
+        ``classes_``, ``n_features_in_`` and ``feature_names_in_`` (when fitted on a
+        DataFrame) are saved.
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        TypeError
+            A parameter is not a plain JSON value (e.g. a Generator ``random_state``).
+        """
+        check_is_fitted(self)
         params = self.get_params()
         try:
             json.dumps(params)
@@ -117,6 +182,8 @@ class MultiLabelEstimator:
                   "params": params, "n_features_in_": int(self.n_features_in_),
                   "meta": {k: getattr(self, k) for k in self._fitted_meta}}
         arrays = {"classes_": self.classes_}
+        if hasattr(self, "feature_names_in_"):
+            arrays["feature_names_in_"] = self.feature_names_in_.astype(str)
         for name in self._fitted_arrays:
             value = getattr(self, name)
             if sp.issparse(value):
@@ -134,13 +201,13 @@ class MultiLabelEstimator:
 
     @classmethod
     def _member_names(cls):
-        names = {"__header__", "classes_"}
+        names = {"__header__", "classes_", "feature_names_in_"}
         for name in cls._fitted_arrays:
             names |= {name, *(f"{name}.csr.{part}" for part in CSR_PARTS)}
         return names
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | PathLike) -> "MultiLabelEstimator":
         """Read a model written by :meth:`save`.
 
         The file is checked before it is used: its zip directory and every array header
@@ -170,6 +237,12 @@ class MultiLabelEstimator:
             raise ValueError(f"{path}: corrupt model file: classes_ is not a 1-D array of "
                              "numbers or strings")
         model.classes_ = files.pop("classes_")
+        if "feature_names_in_" in files:
+            names = files.pop("feature_names_in_")
+            if names.dtype.kind != "U" or names.shape != (model.n_features_in_,):
+                raise ValueError(f"{path}: corrupt model file: feature_names_in_ is not one "
+                                 "string per feature")
+            model.feature_names_in_ = names.astype(object)
         for name in cls._fitted_arrays:
             if name in files:
                 setattr(model, name, files.pop(name))
@@ -191,6 +264,20 @@ class MultiLabelEstimator:
         compiled kernels trust shapes and indices, so a model class whose arrays can be
         inconsistent checks them here."""
         return None
+
+
+def _multilabel_truth(Y):
+    """:func:`check_truth` of a training target; its error names the kind of target given
+    (scikit-learn's ``type_of_target``: binary, multiclass, continuous, ...)."""
+    try:
+        return check_truth(Y, name="Y")
+    except ValueError as exc:
+        try:
+            kind = type_of_target(Y, input_name="Y")
+        except (ValueError, TypeError):
+            raise exc from None
+        raise ValueError(f"{exc} (Y is a {kind} target; fastrank classifiers are "
+                         "multi-label)") from None
 
 
 def _check_header(path, raw, cls):

@@ -13,12 +13,13 @@ Calibrators accept one binary problem (1-D scores and 0/1 truth) or a belief mat
 (n, q) with its truth matrix, then fit one map per label (column). Sparse beliefs are
 densified (calibrated probabilities of zero beliefs are not zero).
 """
-from dataclasses import dataclass
-
 import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from ._base import MultiLabelEstimator, NotFittedError
 from ._ext import isotonic as _kernel
@@ -231,10 +232,6 @@ def _make_calibrator(method):
     return Isotonic() if method == "isotonic" else Platt()
 
 
-def _clone(estimator):
-    return type(estimator)(**estimator.get_params())
-
-
 def _beliefs(estimator, X):
     F = estimator.decision_function(X)
     return F.toarray() if sp.issparse(F) else np.asarray(F)
@@ -244,8 +241,13 @@ class CalibratedClassifier(MultiLabelEstimator):
     """Calibrate a fastrank classifier's beliefs per label into probabilities.
 
     ``estimator`` is any classifier with ``fit(X, Y)`` and ``decision_function(X)`` (an
-    (n, q) belief matrix) and ``get_params()`` (fresh copies are made from its parameters;
-    the instance passed in is not modified).
+    (n, q) belief matrix) that ``sklearn.base.clone`` can copy (the instance passed in is
+    not modified); its parameters are reachable as ``estimator__<name>`` (``GridSearchCV``).
+
+    ``predict_proba`` is one (n_documents, n_labels) array, column ``c`` the calibrated
+    probability that label ``c`` applies (scikit-learn's multi-label format of
+    ``MLPClassifier``). ``score(X, Y)`` is the tie-aware average precision of those
+    probabilities (see :meth:`fastrank._base.MultiLabelEstimator.score`).
 
     Parameters
     ----------
@@ -266,15 +268,17 @@ class CalibratedClassifier(MultiLabelEstimator):
     or :class:`Platt` fitted on all labels).
     """
 
-    def __init__(self, estimator, method="isotonic", cv=5, validation_size=0.25,
-                 random_state=None):
+    def __init__(self, estimator: Any, method: str = "isotonic", cv: int | str = 5,
+                 validation_size: float = 0.25,
+                 random_state: int | np.random.Generator | None = None) -> None:
         self.estimator = estimator
         self.method = method
         self.cv = cv
         self.validation_size = validation_size
         self.random_state = random_state
 
-    def fit(self, X, Y):
+    def fit(self, X: Any, Y: Any) -> "CalibratedClassifier":
+        """Fit the classifier and the per-label calibrators (see the class docstring)."""
         check_option("method", self.method, CALIBRATION_METHODS)
         X, Y = self._check_fit_input(X, Y)
         n = X.shape[0]
@@ -287,35 +291,35 @@ class CalibratedClassifier(MultiLabelEstimator):
                 raise ValueError(f"validation_size={self.validation_size} leaves an empty part "
                                  f"of {n} documents")
             val, train = order[:n_val], order[n_val:]
-            self.estimator_ = _clone(self.estimator).fit(X[train], Y[train])
+            self.estimator_ = clone(self.estimator).fit(X[train], Y[train])
             calib_scores, calib_y = _beliefs(self.estimator_, X[val]), Y[val]
         else:
             if isinstance(self.cv, bool) or not isinstance(self.cv, (int, np.integer)) \
                     or not 2 <= self.cv <= n:
-                raise ValueError(f"cv must be 'holdout' or an int in [2, n_documents={n}], "
+                raise ValueError(f"cv must be 'holdout' or an int in [2, n_samples={n}], "
                                  f"got {self.cv!r}")
             calib_scores = np.empty(Y.shape)
             for fold in np.array_split(order, self.cv):
                 rest = np.setdiff1d(order, fold, assume_unique=True)
-                model = _clone(self.estimator).fit(X[rest], Y[rest])
+                model = clone(self.estimator).fit(X[rest], Y[rest])
                 calib_scores[fold] = _beliefs(model, X[fold])
             calib_y = Y
-            self.estimator_ = _clone(self.estimator).fit(X, Y)
+            self.estimator_ = clone(self.estimator).fit(X, Y)
         self.calibrator_ = _make_calibrator(self.method).fit(calib_scores, calib_y)
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Any) -> np.ndarray:
         """Calibrated probability of every label, shape (n, q)."""
         X = self._check_predict_input(X)
         return self.calibrator_.transform(_beliefs(self.estimator_, X))
 
     decision_function = predict_proba
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """0/1 labels: calibrated probability >= 0.5."""
         return (self.predict_proba(X) >= 0.5).astype(np.uint8)
 
-    def save(self, path):
+    def save(self, path: Any) -> None:
         """Not supported: the wrapped estimator is arbitrary (the .npz format holds no
         objects). Refit from the data, or save the parts yourself."""
         raise TypeError("CalibratedClassifier cannot be saved to .npz (it wraps an arbitrary "

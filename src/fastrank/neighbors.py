@@ -36,6 +36,7 @@ base and merging their top-k by the same order gives exactly the search of the w
 (what :class:`fastrank.dask.ShardedEstimator` does).
 """
 import numbers
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -210,16 +211,19 @@ class _NeighborClassifier(MultiLabelEstimator):
         return None
 
     def _queries(self, X):
-        """Validated X as unit-norm rows matching the base, and the prepared base."""
-        X = self._check_predict_input(X)
+        """:meth:`_prepared` of X checked against the fitted model."""
+        return self._prepared(self._check_predict_input(X))
+
+    def _prepared(self, X):
+        """Checked X as unit-norm rows of the base's kind and dtype, and the prepared base."""
         X, B = _same_kind(X, self.X_fit_)
         return _unit_rows(X), _Base(B)
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """0/1 matrix (uint8, n_documents × n_labels) by the model's rule (see class doc)."""
         return self._decide(X)[1]
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         """Belief matrix (float64 in [0, 1], n_documents × n_labels)."""
         return self._decide(X)[0]
 
@@ -241,15 +245,19 @@ class KNN(_NeighborClassifier):
     index ascending; cosines that are equal in exact arithmetic are bit-equal for binary and
     integer-count features (see :func:`topk_cosine`), so such ties are broken by index.
 
+    A scikit-learn classifier (multi-label targets only: Y a 0/1 matrix or a list of label
+    sets). ``score(X, Y)`` is the tie-aware average precision of the beliefs (see
+    :meth:`fastrank._base.MultiLabelEstimator.score`), not subset accuracy.
+
     Attributes: ``X_fit_``, ``Y_`` (uint8 indicator matrix), ``classes_`` (label names),
-    ``n_features_in_``.
+    ``n_features_in_``, ``feature_names_in_`` (when fitted on a DataFrame).
     """
 
-    def __init__(self, k=None, aggregate="max"):
+    def __init__(self, k: int | None = None, aggregate: str = "max") -> None:
         self.k = k
         self.aggregate = aggregate
 
-    def fit(self, X, Y):
+    def fit(self, X: Any, Y: Any) -> "KNN":
         """Store the training documents (lazy learner). Labels without a positive example are
         allowed (their belief is always 0)."""
         self._check_params()
@@ -301,24 +309,31 @@ class MLkNN(_NeighborClassifier):
     prediction and belief agree. Labels without a positive example are allowed. Neighbour
     order: cosine descending, then training index ascending.
 
+    ``predict_proba`` gives the posteriors ``P(H1^c | E)`` (the beliefs) as one
+    (n_documents, n_labels) array, column ``c`` the probability that label ``c`` applies --
+    scikit-learn's multi-label format of ``MLPClassifier``, not the list of (n, 2) arrays of
+    ``MultiOutputClassifier``. ``score(X, Y)`` is the tie-aware average precision of the
+    beliefs (see :meth:`fastrank._base.MultiLabelEstimator.score`), not subset accuracy.
+
     Attributes: ``X_fit_``, ``Y_``, ``prior_`` (q,), ``cond_true_`` / ``cond_false_``
-    (q × (k+1), the likelihoods), ``classes_``, ``n_features_in_``.
+    (q × (k+1), the likelihoods), ``classes_``, ``n_features_in_``, ``feature_names_in_``
+    (when fitted on a DataFrame).
     """
 
     _fitted_arrays = ("X_fit_", "Y_", "prior_", "cond_true_", "cond_false_")
 
-    def __init__(self, k=10, s=1.0):
+    def __init__(self, k: int = 10, s: float = 1.0) -> None:
         self.k = k
         self.s = s
 
-    def fit(self, X, Y):
+    def fit(self, X: Any, Y: Any) -> "MLkNN":
         """Priors and likelihoods from the training set's own neighbourhoods (Fig. 2.3,
         steps 1–13)."""
         self._check_params()
         X, Y = self._check_fit_input(X, Y)
         k = self._training_k(X.shape[0])
         self._store(X, Y)
-        Xn, base = self._queries(X)
+        Xn, base = self._prepared(X)
         _, idx = base.search(Xn, k, exclude_self=True)
         self._set_tables(*self._count_tables(idx, Y))
         return self
@@ -380,6 +395,11 @@ class MLkNN(_NeighborClassifier):
         delta = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.int32)
         _kernel.label_counts(idx, y_indptr, y_indices, delta)
         return delta
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Posterior ``P(H1^c | E)`` of every label (float64, n_documents × n_labels): the
+        beliefs of :meth:`decision_function`."""
+        return self._decide(X)[0]
 
     def _decide(self, X):
         Xn, base = self._queries(X)

@@ -48,7 +48,7 @@ def _run(scores, code, seed, out_int, out_frac, out_end=_NONE_INT, out_start=_NO
                       out_int, out_frac, out_end, out_start)
 
 
-def rank(scores, method="modified", random_state=None):
+def rank(scores, method="modified", random_state=0):
     """Rank the labels of every row by decreasing belief.
 
     Parameters
@@ -61,9 +61,11 @@ def rank(scores, method="modified", random_state=None):
               "min", "max", "average"}, default "modified"
         How a tie group is ranked; see the module docstring. "modified" is the thesis'
         recommendation for most metrics.
-    random_state : None, int or numpy.random.Generator
-        Only for ``"ordinal"``: None draws fresh randomness, an int or Generator makes the
-        order reproducible. The result does not depend on the number of threads.
+    random_state : None, int or numpy.random.Generator, default 0
+        Only for ``"ordinal"``: an int or Generator makes the order reproducible (the
+        default, 0, as everywhere in fastrank: row ``j`` draws from ``(seed, j)``, exactly as
+        the metrics draw it), None draws fresh randomness. The result does not depend on
+        the number of threads.
 
     Returns
     -------

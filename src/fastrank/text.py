@@ -30,8 +30,9 @@ import unicodedata
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 
-from ._base import MultiLabelEstimator, NotFittedError
+from ._base import NotFittedError
 from ._validation import check_csr
 
 __all__ = ["STOP_WORDS", "analyze", "tfidf_from_counts", "TfidfIndexer"]
@@ -195,7 +196,7 @@ def _check_texts(texts):
     return texts
 
 
-class TfidfIndexer:
+class TfidfIndexer(BaseEstimator):
     """Index raw documents as tf-idf vectors (eq. 2.1) with cosine normalisation (eq. 2.2);
     the lexicon and the idf come from the documents given to :meth:`fit` only, and terms
     unseen there are ignored by :meth:`transform`. scikit-learn transformer protocol
@@ -211,11 +212,6 @@ class TfidfIndexer:
     Fitted attributes: ``vocabulary_`` (term -> column), ``idf_`` (float64 per term),
     ``n_documents_`` (|TV|).
     """
-
-    _param_names = MultiLabelEstimator.__dict__["_param_names"]
-    get_params = MultiLabelEstimator.get_params
-    set_params = MultiLabelEstimator.set_params
-    __repr__ = MultiLabelEstimator.__repr__
 
     def __init__(self, stop_words="english", strip_accents=False, lemmatizer=None):
         self.stop_words = stop_words

@@ -27,6 +27,7 @@ for a ``random_state``, do not depend on the number of threads, and are the same
 memory is split into parts searched separately (:class:`fastrank.dask.ShardedEstimator`).
 """
 import numbers
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -113,8 +114,9 @@ class _VGRAMBase(MultiLabelEstimator):
     _fitted_arrays = ("synapses_", "memory_", "label_indptr_", "label_indices_")
     _fitted_meta = ("seed_", "label_cardinality_")
 
-    def __init__(self, n_neurons=1024, n_synapses=1024, tie_policy="random",
-                 random_state=None):
+    def __init__(self, n_neurons: int = 1024, n_synapses: int = 1024,
+                 tie_policy: str = "random",
+                 random_state: int | np.random.Generator | None = None) -> None:
         self.n_neurons = n_neurons
         self.n_synapses = n_synapses
         self.tie_policy = tie_policy
@@ -124,7 +126,7 @@ class _VGRAMBase(MultiLabelEstimator):
     def _stored_rows(Y):
         return np.arange(Y.shape[0], dtype=np.int64)
 
-    def fit(self, X, Y):
+    def fit(self, X: Any, Y: Any) -> "_VGRAMBase":
         """Wire the synapses and store the pattern of every training document in every neuron.
 
         Parameters
@@ -202,12 +204,12 @@ class _VGRAMBase(MultiLabelEstimator):
         return None
 
     @property
-    def n_train_(self):
+    def n_train_(self) -> int:
         """Number of training documents stored in every neuron."""
         return self.memory_.shape[1]
 
     @property
-    def memory_bytes_(self):
+    def memory_bytes_(self) -> int:
         """Bytes held by the fitted model: the packed patterns
         (n_neurons × n_train_ × ceil(n_synapses / 64) × 8), the stored label lists and the
         synapse wiring (4 bytes per synapse, so the wiring adds under 10 % of the patterns
@@ -215,7 +217,7 @@ class _VGRAMBase(MultiLabelEstimator):
         return int(self.memory_.nbytes + self.label_indptr_.nbytes
                    + self.label_indices_.nbytes + self.synapses_.nbytes)
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         """Beliefs ``f(d, c)`` in [0, 1], float64 array (n_documents, n_labels), columns in
         ``classes_`` order (see the class docstring for the definition). Tie choices under
         ``tie_policy="random"`` depend on (``seed_``, row index in ``X``, neuron, entry), so
@@ -244,7 +246,7 @@ class _VGRAMBase(MultiLabelEstimator):
         else:
             _kernel.predict_dense(X, *args)
 
-    def predict(self, X, threshold=None):
+    def predict(self, X: Any, threshold: Any = None) -> np.ndarray:
         """0/1 predictions (n_documents, n_labels).
 
         With ``threshold=None`` (default) each document gets the labels ranked within the
@@ -287,6 +289,12 @@ class VGRAM(_VGRAMBase):
     entries as the thesis' per-label copies.
     Training documents without labels have no entries and are not stored.
 
+    A scikit-learn classifier (multi-label targets only: Y a 0/1 matrix or a list of label
+    sets). ``score(X, Y)`` is the tie-aware average precision of the beliefs (see
+    :meth:`fastrank._base.MultiLabelEstimator.score`), not subset accuracy; the beliefs are
+    vote fractions, not probabilities, so there is no ``predict_proba`` (calibrate them
+    with :class:`fastrank.calibration.CalibratedClassifier`).
+
     Parameters
     ----------
     n_neurons : int, default 1024 (32 × 32)
@@ -301,6 +309,7 @@ class VGRAM(_VGRAMBase):
     memory_ : uint64 array (n_neurons, n_train_, ceil(n_synapses / 64)) -- packed patterns
     label_indptr_, label_indices_ : label lists of the stored documents (CSR layout)
     classes_, n_features_in_, n_train_, memory_bytes_, seed_, label_cardinality_
+    feature_names_in_ : names of the features (only when fitted on a pandas DataFrame)
     """
 
     _model = 0

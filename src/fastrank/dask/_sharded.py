@@ -2,10 +2,13 @@
 import numbers
 import operator
 
+from typing import Any
+
 import distributed
 import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
 
-from .._base import NotFittedError
 from .._ext import wnn as _wnn_kernel
 from ..neighbors import KNN, MLkNN, _Base, _same_kind, _unit_rows
 from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _merge_outcomes
@@ -69,7 +72,7 @@ def _vgram_partial(model, X, row0, entry0):
 
 # ---- the estimator -------------------------------------------------------------------------
 
-class ShardedEstimator:
+class ShardedEstimator(BaseEstimator):
     """A fastrank lazy classifier whose training set is split by rows into shards kept on
     the workers of a Dask cluster; every query batch is searched in every shard and the
     partial results are merged exactly, so ``decision_function`` and ``predict`` equal,
@@ -101,11 +104,13 @@ class ShardedEstimator:
         one per worker at fit time. The scheduler places the shards (idle workers first, so
         normally one per worker) and sends each search task to its shard's worker.
     client : distributed.Client or None
-        None: the current default client (``distributed.get_client()``).
+        None: the current default client (``distributed.get_client()``). A scikit-learn
+        estimator: ``sklearn.base.clone`` copies ``estimator`` and shares ``client`` (a
+        connection is never deep-copied).
 
     Attributes
     ----------
-    classes_, n_features_in_ : as the estimator's
+    classes_, n_features_in_, feature_names_in_ : as the estimator's
     n_shards_ : int
     shard_bounds_ : int64 array (n_shards_ + 1,) -- shard i holds training rows
         ``shard_bounds_[i]:shard_bounds_[i + 1]``
@@ -118,29 +123,19 @@ class ShardedEstimator:
     workers join.) Training data never returns to the client.
     """
 
-    def __init__(self, estimator, n_shards=None, client=None):
+    def __init__(self, estimator: Any, n_shards: int | None = None,
+                 client: distributed.Client | None = None) -> None:
         self.estimator = estimator
         self.n_shards = n_shards
         self.client = client
 
-    # scikit-learn's parameter protocol
-    def get_params(self, deep=True):
-        return {"estimator": self.estimator, "n_shards": self.n_shards, "client": self.client}
-
-    def set_params(self, **params):
-        for key, value in params.items():
-            if key not in ("estimator", "n_shards", "client"):
-                raise ValueError(f"invalid parameter {key!r} for ShardedEstimator; valid: "
-                                 "client, estimator, n_shards")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self):
-        return f"ShardedEstimator(estimator={self.estimator!r}, n_shards={self.n_shards!r})"
+    def __sklearn_clone__(self) -> "ShardedEstimator":
+        """An unfitted copy: the estimator cloned, the same client (not a deep copy)."""
+        return type(self)(clone(self.estimator), n_shards=self.n_shards, client=self.client)
 
     # ---- fit -------------------------------------------------------------------------------
 
-    def fit(self, X, Y):
+    def fit(self, X: Any, Y: Any) -> "ShardedEstimator":
         """Split the training set into shards and build each shard's model on a worker.
 
         Raises
@@ -182,6 +177,8 @@ class ShardedEstimator:
         self.n_shards_ = len(shards)
         self.classes_ = model.classes_
         self.n_features_in_ = model.n_features_in_
+        if hasattr(model, "feature_names_in_"):
+            self.feature_names_in_ = model.feature_names_in_
         return self
 
     def _bounds(self, n, client):
@@ -236,8 +233,7 @@ class ShardedEstimator:
     # ---- queries ---------------------------------------------------------------------------
 
     def _check_fitted(self):
-        if not hasattr(self, "shards_"):
-            raise NotFittedError("this ShardedEstimator is not fitted yet; call fit first")
+        check_is_fitted(self, "shards_")
 
     def _neighbors(self, X, k):
         """Merged top-k (similarities, global indices) of the validated query rows X. Query
@@ -283,12 +279,12 @@ class ShardedEstimator:
             k = model._training_k(model.Y_.shape[0])
         return model._from_neighbors(*self._neighbors(X, k))
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         """Beliefs (float64, n_documents × n_labels), equal to the estimator's fitted on
         the whole training set in one process."""
         return self._decide(X)[0]
 
-    def predict(self, X, threshold=None):
+    def predict(self, X: Any, threshold: Any = None) -> np.ndarray:
         """0/1 predictions by the estimator's rule; ``threshold`` only for VG-RAM (see
         :meth:`fastrank.VGRAM.predict`)."""
         self._check_fitted()

@@ -220,7 +220,7 @@ def r_precision(y_true, y_score, *, ties="modified", random_state=0, sample_weig
 
 
 def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, ties="modified",
-           random_state=None):
+           random_state=0):
     """Turn beliefs into a 0/1 prediction matrix (uint8, shape of ``y_score``), SPEC §3.
 
     policy : {"perfect", "threshold", "top_k"} or None
