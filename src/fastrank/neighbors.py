@@ -215,7 +215,7 @@ class _NeighborClassifier(MultiLabelEstimator):
         return self._prepared(self._check_predict_input(X))
 
     def _prepared(self, X):
-        """Checked X as unit-norm rows of the base's kind and dtype, and the prepared base."""
+        """Checked X scaled by _unit_rows (the base's kind and dtype), and the base."""
         X, B = _same_kind(X, self.X_fit_)
         return _unit_rows(X), _Base(B)
 
