@@ -478,3 +478,12 @@ def test_dense_enough_csr_is_encoded_dense(monkeypatch):
         np.testing.assert_array_equal(via_csr.memory_, via_dense.memory_)
         np.testing.assert_array_equal(via_csr.decision_function(sp.csr_matrix(X)),
                                       via_dense.decision_function(X))
+
+
+def test_network_size_is_a_parameter_error():
+    X = np.random.default_rng(0).random((10, 5))
+    Y = (X[:, :3] > 0.5).astype(np.uint8)
+    for kw in (dict(n_neurons=10**12), dict(n_synapses=10**12), dict(n_neurons=2**63),
+               dict(n_neurons=2**16, n_synapses=2**16)):
+        with pytest.raises(ValueError, match="n_neurons \\* n_synapses"):
+            VGRAM(**kw).fit(X, Y)

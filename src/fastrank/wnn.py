@@ -53,6 +53,9 @@ def _kernel_input(X):
     return X
 
 
+MAX_SYNAPSES = 2**31  # n_neurons * n_synapses: the wiring is an int32 array of that size
+
+
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -141,8 +144,11 @@ class _VGRAMBase(MultiLabelEstimator):
         return self
 
     def _check_params(self):
-        _check_positive_int("n_neurons", self.n_neurons)
-        _check_positive_int("n_synapses", self.n_synapses)
+        n = _check_positive_int("n_neurons", self.n_neurons)
+        s = _check_positive_int("n_synapses", self.n_synapses)
+        if n * s > MAX_SYNAPSES:  # the wiring alone: 4 bytes per synapse
+            raise ValueError(f"n_neurons * n_synapses = {n * s} synapses; at most "
+                             f"{MAX_SYNAPSES} (2**31, an 8 GiB wiring) are supported")
         check_option("tie_policy", self.tie_policy, TIE_POLICIES)
 
     def _prepare_fit(self, X, Y):
