@@ -83,6 +83,7 @@ def test_nested_lists_are_read_like_numpy_unless_they_are_sets(y, expected):
 
 def test_estimator_input_rules():
     from fastrank._base import MultiLabelEstimator, NotFittedError
+    from fastrank._validation import check_features
 
     class Dummy(MultiLabelEstimator):
         def __init__(self, k=1):
@@ -97,7 +98,7 @@ def test_estimator_input_rules():
     Dummy()._check_fit_input(X, [[0, 1], [1, 0]])
     assert np.array_equal(X.data, before[0]) and np.array_equal(X.indices, before[1])
     with pytest.raises(TypeError, match="real numeric"):
-        Dummy()._check_X(np.array([[1 + 2j, 0]]))
+        check_features(np.array([[1 + 2j, 0]]))
     m = Dummy()
     _, Y = m._check_fit_input(np.ones((2, 3)), [["sport", "news"], ["news"]])
     assert m.classes_.tolist() == ["news", "sport"] and Y.tolist() == [[1, 1], [1, 0]]

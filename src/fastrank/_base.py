@@ -82,11 +82,6 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
     # ---- input --------------------------------------------------------------------------
 
-    @staticmethod
-    def _check_X(X: Any, name: str = "X"):
-        """Features as CSR or C-contiguous float64/float32, finite, 2-D, non-empty."""
-        return check_features(X, name)
-
     def _validate_X(self, X: Any, reset: bool):
         """X checked by :func:`check_features` (shape and complex values first, in
         scikit-learn's wording); ``feature_names_in_`` set (``reset``) or compared
@@ -108,7 +103,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                                  f"minimum of 1 is required by {type(self).__name__}")
         if X.dtype.kind == "c":
             raise ValueError("Complex data not supported: X must hold real numbers")
-        X = self._check_X(X)
+        X = check_features(X)
         if not reset and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ._base import MultiLabelEstimator
 from ._ext import neighbors as _kernel
-from ._validation import check_option
+from ._validation import check_features, check_option
 
 # dense search: one (BLOCK_QUERIES x BLOCK_BASE) similarity block per thread in memory
 BLOCK_QUERIES = 256
@@ -169,8 +169,8 @@ def topk_cosine(Q, B, k, exclude_self=False):
     result equals scikit-learn's ``NearestNeighbors(metric="cosine", algorithm="brute")`` with
     distance ``1 - similarity``.
     """
-    Qv = MultiLabelEstimator._check_X(Q, "Q")
-    Bv = Qv if B is Q else MultiLabelEstimator._check_X(B, "B")
+    Qv = check_features(Q, "Q")
+    Bv = Qv if B is Q else check_features(B, "B")
     if Qv.shape[1] != Bv.shape[1]:
         raise ValueError(f"Q has {Qv.shape[1]} features but B has {Bv.shape[1]}")
     if exclude_self and Qv.shape[0] != Bv.shape[0]:
@@ -277,13 +277,15 @@ class KNN(_NeighborClassifier):
         Xn, base = self._queries(X)
         k = _check_k(self.k, base.n, "training documents")
         step = max(1, _CHUNK_PAIRS // k)
-        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k))
+        labels = _label_lists(self.Y_)  # once per call, not once per block of queries
+        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k), labels)
                  for lo in range(0, Xn.shape[0], step)]
         return tuple(np.concatenate(p) for p in zip(*parts))
 
-    def _from_neighbors(self, sims, idx):
-        """(beliefs, predictions) of queries from their k nearest training documents."""
-        y_indptr, y_indices = _label_lists(self.Y_)
+    def _from_neighbors(self, sims, idx, labels=None):
+        """(beliefs, predictions) of queries from their k nearest training documents;
+        ``labels``: ``_label_lists(self.Y_)`` when the caller already has it."""
+        y_indptr, y_indices = _label_lists(self.Y_) if labels is None else labels
         out = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.float64)
         _kernel.knn_aggregate(sims, idx, y_indptr, y_indices, _AGGREGATES[self.aggregate], out)
         return out, (out > 0).astype(np.uint8)
