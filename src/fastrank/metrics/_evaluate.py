@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_option
+from .._validation import MAX_COLUMNS, check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
     ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
     resolve_ties, row_blocks, run_kernel
@@ -28,7 +28,6 @@ _RANKING_KEYS = {"one_error": "one_error", "coverage": "coverage",
 ESTIMATED_KEYS = ("precision_macro_c", "f1_macro_c")
 CUTOFFS = ("perfect",)
 MAX_DRAWS = 100_000  # Monte-Carlo orders of ties="expected" (state: n_draws x 2 x n_labels)
-MAX_LABELS = 2**31 - 1  # the kernels index labels with int32
 
 
 class Evaluation(dict):
@@ -457,7 +456,7 @@ def _check_cutoff(cutoff):
         check_option("cutoff", cutoff, CUTOFFS)
         return None
     if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff >= 1:
-        return int(min(cutoff, MAX_LABELS))
+        return int(min(cutoff, MAX_COLUMNS))  # no more labels than that exist
     raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 1, got {cutoff!r}')
 
 
