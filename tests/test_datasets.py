@@ -107,7 +107,7 @@ def test_embedded_yeast_file_provenance_and_size():
     raw = resources.files("fastrank").joinpath("data", info["file"]).read_bytes()
     assert len(raw) <= 1_000_000
     assert hashlib.sha256(raw).hexdigest() == info["sha256"]
-    listed = {d["name"]: d for d in D.list()}
+    listed = {d["name"]: d for d in D.list() if d["origin"] == "embedded"}
     assert set(listed) == {"yeast"}
     y = listed["yeast"]
     assert "BSD-3-Clause" in y["licence"] and "Elisseeff" in y["citation"]

@@ -2,7 +2,7 @@
 
 Commands: ``study`` (the whole cross-validated tie study), ``evaluate`` (the 19 metrics of a
 user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melotti2009 Fig.
-2.1), ``datasets`` (list or describe data sets). Errors in the input end the program with
+2.1), ``datasets`` (list, fetch or describe data sets). Errors in the input end the program with
 one readable line on stderr and exit code 2, leaving no partial output file. Ctrl-C and
 SIGTERM end it with one line and exit code 130 / 143 (when the kernel call under way
 returns), a closed pipe quietly with 141; output files are only ever replaced whole.
@@ -185,12 +185,18 @@ def _cmd_evaluate(args):
 
 def _cmd_datasets(args):
     from . import datasets
-    if args.name is None:
-        for info in datasets.list():
-            print(f"{info['name']}: " + "; ".join(f"{k}: {v}" for k, v in info.items()
-                                                  if k != "name"))
+    if args.fetch is not None:
+        dataset = datasets.fetch(args.fetch, args.data_home)
+    elif args.name is None:
+        for info in datasets.list(args.data_home):
+            status = "embedded" if info["origin"] == "embedded" else \
+                "mulan, cached" if info["cached"] else "mulan, fetchable (--fetch)"
+            print(f"{info['name']:<10} {status:<28} {info['documents']:>6} documents "
+                  f"{info['features']:>5} features {info['labels']:>4} labels")
         return 0
-    for key, value in _load_dataset(args.name, args.format, args.labels).summary().items():
+    else:
+        dataset = _load_dataset(args.name, args.format, args.labels)
+    for key, value in dataset.summary().items():
         print(f"{key}: {value}")
     return 0
 
@@ -243,10 +249,16 @@ def build_parser():
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_evaluate)
 
-    p = sub.add_parser("datasets", help="list embedded data sets, or describe one")
+    p = sub.add_parser("datasets", help="list the embedded and the downloadable (Mulan) data "
+                       "sets and which are cached, or describe one")
     p.add_argument("name", nargs="?", help="embedded name or file")
     p.add_argument("--format", choices=sorted(STUDY_FORMATS))
     p.add_argument("--labels")
+    p.add_argument("--fetch", metavar="NAME", help="download the Mulan set NAME into the "
+                   "cache (if not there yet) and describe it")
+    p.add_argument("--data-home", metavar="DIR", help="the download cache (default: "
+                   "$FASTRANK_DATA, else ~/fastrank_data; the source URL is "
+                   "$FASTRANK_DATA_URL, else Mulan's repository)")
     p.set_defaults(func=_cmd_datasets)
 
     p = sub.add_parser("rank", help="rank each row of a belief matrix (default: Fig. 2.1)",
