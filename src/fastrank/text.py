@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ._base import NotFittedError
+from ._ext.text import count_terms
 from ._validation import check_csr
 
 __all__ = ["STOP_WORDS", "analyze", "tfidf_from_counts", "TfidfIndexer"]
@@ -229,34 +230,48 @@ class TfidfIndexer(BaseEstimator):
         return functools.partial(_analyze, stop=_stop_set(self.stop_words, self.strip_accents),
                                  strip_accents=self.strip_accents, lemmatizer=self.lemmatizer)
 
-    def _analyze_all(self, texts):
-        return [*map(self.build_analyzer(), texts)]
+    def _term_counts(self, texts, vocabulary=None):
+        """The term counts of ``texts`` (CSR float64, sorted indices) and the lexicon: the
+        given ``vocabulary`` (term -> column; other terms are ignored), or, when None, the
+        sorted terms of ``texts``. Without a lemmatiser the words are split and counted by
+        the compiled scanner (``fastrank._ext.text``); a lemmatiser, a Python callable, is
+        applied word by word through :meth:`build_analyzer`."""
+        if self.lemmatizer is not None:
+            return self._term_counts_analyzed(texts, vocabulary)
+        stop = _stop_set(self.stop_words, self.strip_accents)
+        docs = [_normalise(t, self.strip_accents) for t in texts]
+        terms, indptr, indices, data = count_terms(docs, stop, vocabulary)
+        if vocabulary is None:
+            vocabulary = dict(zip(terms, range(len(terms))))
+        counts = sp.csr_matrix((data, indices, indptr), shape=(len(docs), len(vocabulary)))
+        return counts, vocabulary
 
-    @staticmethod
-    def _counts(docs, ids, n_terms):
-        """Term-count CSR matrix from the flat term ids of ``docs`` (-1 = unseen, ignored)."""
+    def _term_counts_analyzed(self, texts, vocabulary):
+        docs = [*map(self.build_analyzer(), texts)]
+        words = [*chain.from_iterable(docs)]
+        if vocabulary is None:
+            vocabulary = {t: j for j, t in enumerate(sorted(set(words)))}
+        ids = np.fromiter(map(vocabulary.get, words, repeat(-1)), dtype=np.int64,
+                          count=len(words))
         rows = np.repeat(np.arange(len(docs)), np.fromiter(map(len, docs), dtype=np.int64,
                                                            count=len(docs)))
         keep = ids >= 0
         counts = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], ids[keep])),
-                               shape=(len(docs), n_terms))
+                               shape=(len(docs), len(vocabulary)))
         counts.sum_duplicates()
-        return counts
+        return counts, vocabulary
 
     def fit_transform(self, texts, y=None):
         """Learn the lexicon and idf from ``texts`` and return their tf-idf matrix."""
         texts = _check_texts(texts)
         if not texts:
             raise ValueError("no documents to fit")
-        docs = self._analyze_all(texts)
-        words = [*chain.from_iterable(docs)]
-        if not words:
+        counts, vocabulary = self._term_counts(texts)
+        if not vocabulary:
             raise ValueError("empty lexicon: no words left after lexical analysis and "
                              "stop-word removal")
-        self.vocabulary_ = {t: j for j, t in enumerate(sorted(set(words)))}
-        ids = np.fromiter(map(self.vocabulary_.__getitem__, words), dtype=np.int64,
-                          count=len(words))
-        X, self.idf_ = tfidf_from_counts(self._counts(docs, ids, len(self.vocabulary_)))
+        X, self.idf_ = tfidf_from_counts(counts)
+        self.vocabulary_ = vocabulary
         self.n_documents_ = len(texts)
         return X
 
@@ -269,11 +284,8 @@ class TfidfIndexer(BaseEstimator):
         """tf-idf vectors of ``texts`` over the fitted lexicon (unseen terms ignored)."""
         if not hasattr(self, "vocabulary_"):
             raise NotFittedError("this TfidfIndexer is not fitted yet; call fit first")
-        docs = self._analyze_all(_check_texts(texts))
-        words = [*chain.from_iterable(docs)]
-        ids = np.fromiter(map(self.vocabulary_.get, words, repeat(-1)), dtype=np.int64,
-                          count=len(words))
-        return tfidf_from_counts(self._counts(docs, ids, len(self.vocabulary_)), self.idf_)[0]
+        counts, _ = self._term_counts(_check_texts(texts), self.vocabulary_)
+        return tfidf_from_counts(counts, self.idf_)[0]
 
     def get_feature_names_out(self, input_features=None):
         if not hasattr(self, "vocabulary_"):
