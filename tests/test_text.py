@@ -219,3 +219,155 @@ def test_reuters_subset_against_reference(shared_data):
 def test_analyze_refuses_non_strings(text):
     with pytest.raises(TypeError, match="text must be a str, got"):
         analyze(text)
+
+
+# ---- the compiled scanner against the regular-expression path ---------------------------------
+
+def _regex_path(train, test, stop_words="english", strip_accents=False):
+    """The indexer as :func:`analyze` defines it, one Python word list per document: the
+    lexicon, then the fit and transform matrices through :func:`tfidf_from_counts`."""
+    def counts(texts, vocabulary):
+        docs = [analyze(t, stop_words, strip_accents) for t in texts]
+        rows = [i for i, d in enumerate(docs) for w in d if w in vocabulary]
+        cols = [vocabulary[w] for d in docs for w in d if w in vocabulary]
+        m = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(docs), len(vocabulary)))
+        return m.tocsr()  # sums the duplicates, sorts the indices
+
+    vocabulary = {t: j for j, t in enumerate(sorted({w for t in train
+                                                     for w in analyze(t, stop_words,
+                                                                      strip_accents)}))}
+    X, idf = tfidf_from_counts(counts(train, vocabulary))
+    return vocabulary, X, tfidf_from_counts(counts(test, vocabulary), idf)[0]
+
+
+def _assert_identical(A, B):
+    """The same CSR matrix bit for bit: structure, order and values."""
+    assert A.shape == B.shape and A.has_canonical_format and B.has_canonical_format
+    np.testing.assert_array_equal(A.indptr, B.indptr)
+    np.testing.assert_array_equal(A.indices, B.indices)
+    assert A.data.tobytes() == B.data.tobytes()
+
+
+# characters whose classification or lowercasing is unusual: precomposed and combining
+# accents, dotted capital I (lowercases to two code points), sharp s, final sigma, decimal
+# digits of other scripts (deleted), superscript two and vulgar half (digits / numerics, not
+# decimal: word characters), a Roman numeral (Nl), a connector punctuation, Devanagari with a
+# spacing vowel sign (Mc: a separator), CJK, Hangul, an astral emoji and letter, a lone
+# surrogate, underscores and ASCII digits
+TRICKY = ("aé\u0301ÉİßΣσς٣５²½Ⅻ‿_कि中한😀𝔸\ud800 1,.-'Ææ\u00a0\t\nZz9"
+          "ǅǈ\u0130\u212aΩ\u2126")
+
+
+@pytest.mark.parametrize("strip_accents", [False, True])
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=TRICKY, max_size=30) | st.text(max_size=30), min_size=1,
+                max_size=10),
+       st.lists(st.text(alphabet=TRICKY, max_size=30) | st.text(max_size=30), max_size=5))
+def test_property_compiled_scanner_equals_regex_path(strip_accents, train, test):
+    stop = ["σ", "ǆ", "ab"]
+    if not any(analyze(t, stop, strip_accents) for t in train):
+        return  # empty lexicon (its error is tested elsewhere)
+    idx = TfidfIndexer(stop_words=stop, strip_accents=strip_accents)
+    X = idx.fit_transform(train)
+    vocabulary, X_ref, Xt_ref = _regex_path(train, test, stop, strip_accents)
+    assert idx.vocabulary_ == vocabulary and [*idx.vocabulary_] == [*vocabulary]
+    _assert_identical(X, X_ref)
+    _assert_identical(idx.transform(test), Xt_ref)
+
+
+def test_compiled_scanner_unicode_details():
+    words = lambda text: [*TfidfIndexer(stop_words=None).fit([text]).vocabulary_]  # noqa: E731
+    assert words("b2b ٣x٣y CO2_emissions") == ["bb", "co", "emissions", "xy"]
+    assert words("x² ½ Ⅻ") == ["x²", "½", "ⅻ"]  # digits/numerics that are not decimal: words
+    assert words("İstanbul") == ["i", "stanbul"]  # "i" then U+0307, a combining mark: it
+    assert analyze("İstanbul") == ["i", "stanbul"]  # is no word character for re either
+    # NFKD can make upper-case ASCII out of a character without lower case: still a letter
+    assert analyze("𝔸bc é", strip_accents=True) == ["Abc", "e"] == \
+        [*TfidfIndexer(stop_words=None, strip_accents=True).fit(["𝔸bc é"]).vocabulary_]
+    assert words("कि 中文 😀 𝔸b") == ["क", "中文", "𝔸b"]
+    assert analyze("कि 中文 😀 𝔸b") == ["क", "中文", "𝔸b"]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("stop_words,strip_accents", [("english", False), (None, True),
+                                                      ("portuguese", False)])
+def test_reuters_bit_for_bit_against_regex_path_and_sklearn(shared_data, stop_words,
+                                                            strip_accents):
+    from sklearn.feature_extraction.text import CountVectorizer
+    from fastrank.datasets import load_text
+    texts = load_text(shared_data / "reuters" / "reuters21578-modapte-test.json").texts
+    cut = len(texts) * 9 // 10
+    idx = TfidfIndexer(stop_words=stop_words, strip_accents=strip_accents)
+    X = idx.fit_transform(texts[:cut])
+    vocabulary, X_ref, Xt_ref = _regex_path(texts[:cut], texts[cut:], stop_words, strip_accents)
+    assert idx.vocabulary_ == vocabulary and len(vocabulary) > 10000
+    _assert_identical(X, X_ref)
+    _assert_identical(idx.transform(texts[cut:]), Xt_ref)
+    # scikit-learn's CountVectorizer with the same analyser: the same lexicon and counts
+    cv = CountVectorizer(analyzer=idx.build_analyzer())
+    counts = cv.fit_transform(texts[:cut])
+    assert cv.vocabulary_ == vocabulary
+    _assert_identical(X, tfidf_from_counts(counts)[0])
+
+
+@pytest.mark.shared_data
+def test_reuters_tokens_coincide_with_sklearn_token_pattern(shared_data):
+    """Without digits, a word is what sklearn's ``token_pattern=r"[^\\W\\d_]+"`` matches:
+    the same lexicon and counts from sklearn's own analyser, and, with sklearn's idf set to
+    ours, the same tf-idf matrix."""
+    import re
+
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+    from fastrank.datasets import load_text
+    texts = [re.sub(r"\d", "", t) for t in
+             load_text(shared_data / "reuters" / "reuters21578-modapte-test.json").texts]
+    idx = TfidfIndexer(stop_words="english")
+    X = idx.fit_transform(texts)
+    pattern = dict(token_pattern=r"(?u)[^\W\d_]+", stop_words=sorted(STOP_WORDS["english"]))
+    cv = CountVectorizer(**pattern)
+    counts = cv.fit_transform(texts)
+    assert cv.vocabulary_ == idx.vocabulary_
+    _assert_identical(X, tfidf_from_counts(counts)[0])
+    skl = TfidfVectorizer(smooth_idf=False, **pattern).fit(texts)
+    np.testing.assert_allclose(skl.idf_ - 1, idx.idf_, rtol=0, atol=1e-12)
+    skl.idf_ = idx.idf_
+    np.testing.assert_allclose(skl.transform(texts).toarray(), X.toarray(), rtol=0, atol=1e-15)
+
+
+def test_transform_follows_the_current_stop_words_and_checks_the_vocabulary():
+    train = ["alpha beta gamma", "beta delta", "gamma alpha"]
+    idx = TfidfIndexer(stop_words=None).fit(train)
+    idx.set_params(stop_words=["beta"])  # as the regex path: stop words are never counted
+    ref = TfidfIndexer(stop_words=None).fit(train)
+    X = idx.transform(["beta alpha", "delta beta"])
+    X_ref = ref.transform(["alpha", "delta"])
+    _assert_identical(X, X_ref)
+    idx.vocabulary_ = {"alpha": 0, "beta": 7, "gamma": 2, "delta": 3}
+    with pytest.raises(ValueError, match=r"maps 'beta' to column 7; the columns must be 0\.\.3"):
+        idx.transform(["alpha"])
+
+
+def test_long_words_many_terms_and_concurrent_calls():
+    import threading
+    rng = np.random.default_rng(5)
+    letters = np.array([*"abcdefghijklmnopqrstuvwxyzéüß"])
+    docs = [" ".join("".join(rng.choice(letters, rng.integers(1, 9))) for _ in range(300))
+            for _ in range(60)]
+    docs.append("x" * 100_000 + " y")  # a word longer than any buffer's first size
+    vocabulary, X_ref, Xt_ref = _regex_path(docs[:50], docs[50:], None)
+    assert len(vocabulary) > 5000  # the term table grows several times
+    results = [None] * 4
+
+    def run(k):
+        idx = TfidfIndexer(stop_words=None)
+        results[k] = idx.fit_transform(docs[:50]), idx.transform(docs[50:]), idx.vocabulary_
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for X, Xt, voc in results:
+        assert voc == vocabulary
+        _assert_identical(X, X_ref)
+        _assert_identical(Xt, Xt_ref)

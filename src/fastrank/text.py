@@ -79,7 +79,7 @@ STOP_WORDS = {"portuguese": frozenset(_PORTUGUESE.split()),
 _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W\d_]+")
 _ASCII_DIGITS = str.maketrans("", "", "0123456789")
-_ASCII_WORD = re.compile(r"[a-z]+")
+_ASCII_WORD = re.compile(r"[A-Za-z]+")  # upper case: NFKD of "𝔸" is "A"
 _COMBINING = re.compile("[\u0300-\u036f]+")
 
 
