@@ -104,8 +104,13 @@ cdef struct Counts:
     Py_ssize_t cap
 
 
-cdef uint64_t FNV_OFFSET = 14695981039346656037ULL
-cdef uint64_t FNV_PRIME = 1099511628211ULL
+cdef extern from *:
+    """
+    #define FR_FNV_OFFSET 14695981039346656037ULL
+    #define FR_FNV_PRIME 1099511628211ULL
+    """
+    const uint64_t FNV_OFFSET "FR_FNV_OFFSET"
+    const uint64_t FNV_PRIME "FR_FNV_PRIME"
 
 
 cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
