@@ -47,7 +47,6 @@ cdef enum:
     WORD = 1
     DELETED = 2
     STOP = -1      # table id of a stop word: never counted
-    NOT_FOUND = -2
 
 cdef unsigned char ASCII_CLASS[128]
 cdef int _c
@@ -57,6 +56,7 @@ for _c in range(128):
 
 
 cdef inline int _class(uint32_t c) noexcept nogil:
+    """SEPARATOR, WORD or DELETED (see the module docstring)."""
     if c < 128:
         return ASCII_CLASS[c]
     if Py_UNICODE_ISDECIMAL(c):
@@ -294,7 +294,7 @@ cdef int _scan(const char_t* text, Py_ssize_t length, Table* t, Counts* out, uin
     w = word[0]
     for i in range(length):
         c = text[i]
-        kind = ASCII_CLASS[c] if c < 128 else _class(c)
+        kind = _class(c)
         if kind == WORD:
             w[n] = c
             n += 1
