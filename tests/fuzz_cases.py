@@ -750,8 +750,35 @@ def case_model_files(seed):
         _check_loaded(label, model, rng)
 
 
+# mutations this fuzzer once found accepted by load and then failing, or crashing, in
+# prediction (kept as regression cases: kind "model_files_found")
+FOUND = [
+    ("VGRAM", ("empty_memory", None, None)),               # a kernel crash (no stored entry)
+    ("VGRAMCor", ("empty_memory", None, None)),
+    ("KNN", ("header_set", ("params", "aggregate"), 3)),   # KeyError in prediction
+    ("KNN-csr", ("header_set", ("params", "k"), 11)),       # k larger than the training set
+    ("MLkNN", ("table", "prior_", 1.5)),                    # beliefs outside [0, 1]
+    ("MLkNN", ("table", "cond_true_", -1e-300)),
+    ("MLkNN", ("dtype", "prior_", "uint8")),                # UFuncTypeError in prediction
+    ("MLkNN", ("dtype", "cond_false_", "U3")),
+    ("VGRAM", ("header_set", ("params", "tie_policy"), 3)),
+    ("VGRAM", ("header_set", ("meta", "seed_"), 5)),        # OverflowError in the kernel call
+    ("VGRAMCor", ("header_set", ("meta", "label_cardinality_"), 18)),
+    ("VGRAM", ("header_set", ("n_features_in_",), 11)),    # 10**30 features
+    ("VGRAM", ("shape", "label_indices_", "scalar")),       # IndexError in load
+    ("VGRAMCor", ("shape", "memory_", "fortran")),          # not C-contiguous for the kernel
+    ("KNN-csr", ("dtype", "X_fit_.csr.indices", "float64")),  # cast to int by SciPy silently
+]
+
+
+def case_model_files_found(index):
+    """The systematic model-file case FOUND[index]."""
+    case_model_files(_systematic_cases().index(FOUND[index]))
+
+
 KINDS = {"csr": case_csr, "csr_estimators": case_csr_estimators, "parsers": case_parsers,
-         "cli": case_cli, "model_files": case_model_files}
+         "cli": case_cli, "model_files": case_model_files,
+         "model_files_found": case_model_files_found}
 
 
 def run(kind, first, count, keep_going=False):

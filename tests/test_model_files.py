@@ -178,47 +178,29 @@ def test_feature_names_are_saved_and_checked(tmp_path, data, names, match):
     assert not hasattr(KNN.load(tmp_path / "unnamed.npz"), "feature_names_in_")
 
 
-# mutations the model-file fuzzer (tests/fuzz_cases.py, kind "model_files") once found
-# accepted by load and then failing, or crashing, in prediction
-FOUND_BY_THE_FUZZER = [
-    ("VGRAM", ("empty_memory", None, None)),               # a kernel crash (no stored entry)
-    ("VGRAMCor", ("empty_memory", None, None)),
-    ("KNN", ("header_set", ("params", "aggregate"), 3)),   # KeyError in prediction
-    ("KNN-csr", ("header_set", ("params", "k"), 11)),       # k larger than the training set
-    ("MLkNN", ("table", "prior_", 1.5)),                    # beliefs outside [0, 1]
-    ("MLkNN", ("table", "cond_true_", -1e-300)),
-    ("MLkNN", ("dtype", "prior_", "uint8")),                # UFuncTypeError in prediction
-    ("MLkNN", ("dtype", "cond_false_", "U3")),
-    ("VGRAM", ("header_set", ("params", "tie_policy"), 3)),
-    ("VGRAM", ("header_set", ("meta", "seed_"), 5)),        # OverflowError in the kernel call
-    ("VGRAMCor", ("header_set", ("meta", "label_cardinality_"), 18)),
-    ("VGRAM", ("header_set", ("n_features_in_",), 11)),    # 10**30 features
-    ("VGRAM", ("shape", "label_indices_", "scalar")),       # IndexError in load
-    ("VGRAMCor", ("shape", "memory_", "fortran")),          # not C-contiguous for the kernel
-    ("KNN-csr", ("dtype", "X_fit_.csr.indices", "float64")),  # cast to int by SciPy silently
-]
-
-
-@pytest.mark.parametrize("name, mutation", FOUND_BY_THE_FUZZER, ids=str)
-def test_mutations_found_by_the_fuzzer_are_refused(name, mutation):
-    """Each runs in a child process (a crash fails the test, naming the case) and must now
-    be refused by load with a ValueError naming the file and the problem."""
+def test_mutations_the_fuzzer_found_are_refused_in_a_child():
+    """The mutations the model-file fuzzer once found accepted by load and then failing, or
+    crashing, in prediction (``fuzz_cases.FOUND``), in one child process: a crash fails the
+    test naming the case."""
     import fuzz_cases
     from test_fuzz import run_batch
-    seed = fuzz_cases._systematic_cases().index((name, mutation))
-    run_batch("model_files", seed, 1)
+    run_batch("model_files_found", 0, len(fuzz_cases.FOUND))
+
+
+@pytest.mark.parametrize("index", range(1, 15))
+def test_mutations_the_fuzzer_found_name_the_problem(tmp_path, index):
+    """...and load refuses each with a ValueError naming the file and the problem (the
+    crashing one, index 0, is left to the child above)."""
+    import fuzz_cases
+    name, mutation = fuzz_cases.FOUND[index]
     cls, arrays, header = fuzz_cases._saved_models()[name]
-    rng = np.random.default_rng(seed)
-    arrays, header, raw, zip_op = fuzz_cases._mutate_model(rng, dict(arrays),
-                                                           json.loads(json.dumps(header)),
-                                                           mutation)
-    if mutation[0] != "empty_memory":  # (the one crash is left to the child)
-        import tempfile
-        with tempfile.TemporaryDirectory() as tmp:
-            path = f"{tmp}/m.npz"
-            fuzz_cases._write_model(rng, path, arrays, header, raw, zip_op)
-            with pytest.raises(ValueError, match="corrupt|not a fastrank"):
-                cls.load(path)
+    rng = np.random.default_rng(index)
+    parts = fuzz_cases._mutate_model(rng, dict(arrays), json.loads(json.dumps(header)),
+                                     mutation)
+    path = str(tmp_path / "m.npz")
+    fuzz_cases._write_model(rng, path, *parts)
+    with pytest.raises(ValueError, match=f"^{path}: (corrupt|not a fastrank)"):
+        cls.load(path)
 
 
 def test_calibrated_classifier_is_neither_saved_nor_loaded(tmp_path, data):

@@ -207,8 +207,9 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
         The file is checked before it is used: its zip directory and every array header
         first (no member may claim more bytes than it holds, nothing compressed is inflated,
-        no pickles), then the JSON header, then every array against the others
-        (shapes, dtypes, index ranges) — the compiled kernels trust them. Arrays are
+        no pickles), then the JSON header, then the parameters and fitted values as ``fit``
+        checks them and every array against the others (shapes, dtypes, C order, values,
+        index ranges) — the compiled kernels trust them. Arrays are
         memory-mapped read-only, not copied: loading costs no memory beyond the pages the
         model touches. Raises ValueError naming the problem for a corrupt or foreign file.
         """
