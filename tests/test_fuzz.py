@@ -27,7 +27,7 @@ RUNNER = os.path.join(HERE, "fuzz_cases.py")
 
 # cases of each kind in CI (about 2-25 ms each); FASTRANK_FUZZ_CASES overrides them all
 DEFAULT_CASES = {"csr": 2500, "csr_estimators": 400, "parsers": 4000, "cli": 1200,
-                 "model_files": 600}
+                 "model_files": 300}
 BATCH = 5000  # cases per child process
 FIRST = int(os.environ.get("FASTRANK_FUZZ_SEED", "0"))
 
