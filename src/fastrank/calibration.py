@@ -1,5 +1,5 @@
 """Calibration: from beliefs (vote fractions, cosine maxima, ...) to probabilities
-(matsubara2008 ch. 5; SPEC §7).
+(matsubara2008 ch. 5).
 
 * :class:`Isotonic` -- pool-adjacent-violators isotonic regression, tied scores pooled
   first; its blocks are the segments of the ROC convex hull (ROCCH == PAV).

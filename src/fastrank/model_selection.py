@@ -1,4 +1,4 @@
-"""Resampling estimators (ml-concepts chapter §4.5, SPEC §8; melotti2009 §3.4), with
+"""Resampling estimators (ml-concepts chapter §4.5; melotti2009 §3.4), with
 scikit-learn's splitter protocol: ``split(X, y=None, groups=None)`` yields
 ``(train_indices, test_indices)`` and ``get_n_splits()`` counts them, so every splitter here
 can be passed as ``cv=`` to scikit-learn too.

@@ -1,4 +1,4 @@
-"""Tie-aware ranking of belief matrices (melotti2009 §2.2; SPEC §1).
+"""Tie-aware ranking of belief matrices (melotti2009 §2.2).
 
 Each row of an ``(n_documents, n_labels)`` belief matrix is ranked in *descending* order:
 rank 1 is the highest belief. A *tie group* is a maximal set of labels with exactly equal

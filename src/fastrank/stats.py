@@ -1,5 +1,5 @@
 """Statistics for comparing classifiers (melotti2009 ch. 4; matsubara2008 §3.4, §5.2.2;
-ml-concepts chapter §4.4-4.6; SPEC §6-§8).
+ml-concepts chapter §4.4-4.6).
 
 Two classifiers over folds or data sets:
 

@@ -1,4 +1,4 @@
-"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1; SPEC §6).
+"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1).
 
 Documents -> (raw text: tf-idf fitted on each training fold) -> n-fold cross-validation ->
 each classifier's belief matrix per test fold -> the 19 metrics under each ranking type ->
@@ -58,7 +58,7 @@ from .text import TfidfIndexer
 from .wnn import VGRAM, VGRAMCor
 
 STUDY_TIES = ("ordinal", "dense", "standard", "modified")
-#: "expected" (issue 9) may be added as a fifth type: the exact mean of ordinal over orders
+#: "expected" may be added as a fifth type: the exact mean of ordinal over orders
 ALLOWED_TIES = STUDY_TIES + ("expected",)
 TIE_AWARE = ("dense", "standard", "modified")
 TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  # Padrão = P
@@ -407,8 +407,8 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}
     folds : int, default 10
     ties : sequence of ranking types; must include "ordinal" for the t-tests. Add
-        "expected" for the exact mean of ordinal over random orders (issue 9).
-    cutoff : str, default "perfect" (SPEC §3).
+        "expected" for the exact mean of ordinal over random orders.
+    cutoff : str, default "perfect" (see :func:`fastrank.metrics.cutoff`).
     calibrate : bool
         Choose k (ML-kNN) and neurons × synapses (VG-RAM) on a validation split of the first
         training fold by ranking loss (melotti2009 §3.5), then run the study with them.

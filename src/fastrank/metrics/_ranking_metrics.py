@@ -1,5 +1,5 @@
-"""Ranking-based metrics under the four ranking types (melotti2009 §4.1; SPEC §2) and the
-cutoff policies that turn a ranking into predicted sets (SPEC §3).
+"""Ranking-based metrics under the four ranking types (melotti2009 §4.1) and the
+cutoff policies that turn a ranking into predicted sets (melotti2009 §4.2).
 
 ``ties`` (default ``"modified"``, the thesis' recommendation) picks the ranking type:
 
@@ -221,7 +221,7 @@ def r_precision(y_true, y_score, *, ties="modified", random_state=0, sample_weig
 
 def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, ties="modified",
            random_state=0):
-    """Turn beliefs into a 0/1 prediction matrix (uint8, shape of ``y_score``), SPEC §3.
+    """Turn beliefs into a 0/1 prediction matrix (uint8, shape of ``y_score``).
 
     policy : {"perfect", "threshold", "top_k"} or None
         None picks "threshold" when ``threshold`` is given, "top_k" when ``top_k`` is, else

@@ -1,4 +1,4 @@
-"""ROC analysis of rankings with ties (matsubara2008 §4; SPEC §7).
+"""ROC analysis of rankings with ties (matsubara2008 ch. 4).
 
 Examples are ordered by decreasing score. Walking down the ranking from (0, 0), a positive
 moves the curve up by 1/Pos, a negative right by 1/Neg, and a *tie block* with n+ positives

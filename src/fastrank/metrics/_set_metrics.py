@@ -1,4 +1,4 @@
-"""Set-based (bipartition) metrics on a 0/1 prediction (melotti2009 §4.2, gatto; SPEC §4).
+"""Set-based (bipartition) metrics on a 0/1 prediction (melotti2009 §4.2, gatto).
 
 Every metric is computed from counts: per document ``TP_j`` (predicted and relevant),
 ``|Ĉ_j|`` (predicted) and ``|C_j|`` (relevant), per label ``TP_i``, ``TP_i + FP_i``,
