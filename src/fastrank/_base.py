@@ -119,11 +119,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                              "y is None")
         X = self._validate_X(X, reset=True)
         if is_label_sets(Y):
-            classes = sorted({label for labels in Y for label in labels})
-            index = {label: i for i, label in enumerate(classes)}
+            names = sorted({label for labels in Y for label in labels})
+            index = {label: i for i, label in enumerate(names)}
             Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
-                                     len(classes), "Y")
-            classes = np.asarray(classes)
+                                     len(names), "Y")
+            classes = np.asarray(names)
         else:
             Y = _multilabel_truth(Y)
             classes = np.arange(Y.shape[1])
@@ -176,7 +176,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                   "fastrank_version": __version__, "estimator": type(self).__name__,
                   "params": params, "n_features_in_": int(self.n_features_in_),
                   "meta": {k: getattr(self, k) for k in self._fitted_meta}}
-        arrays = {"classes_": self.classes_}
+        arrays: dict[str, Any] = {"classes_": self.classes_}
         if hasattr(self, "feature_names_in_"):
             arrays["feature_names_in_"] = self.feature_names_in_.astype(str)
         for name in self._fitted_arrays:

@@ -194,7 +194,7 @@ def _label_lists(Y):
 class _NeighborClassifier(MultiLabelEstimator):
     """Training documents kept as given; predictions search them for neighbours."""
 
-    _fitted_arrays = ("X_fit_", "Y_")
+    _fitted_arrays: tuple[str, ...] = ("X_fit_", "Y_")
 
     def _store(self, X, Y):
         self.X_fit_ = X

@@ -112,7 +112,7 @@ class _VGRAMBase(MultiLabelEstimator):
     """Shared fit/decision/predict; subclasses set ``_model`` (kernel code) and
     ``_stored_rows`` (which training documents become memory entries)."""
 
-    _model = None
+    _model: int | None = None
     _fitted_arrays = ("synapses_", "memory_", "label_indptr_", "label_indices_")
     _fitted_meta = ("seed_", "label_cardinality_")
 
