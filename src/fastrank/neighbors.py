@@ -1,4 +1,5 @@
-"""Exact top-k cosine neighbours and the lazy classifiers built on them (melotti2009 §2.4–2.5): the multi-label kNN and ML-kNN (Zhang & Zhou 2007).
+"""Exact top-k cosine neighbours and the lazy classifiers built on them (melotti2009 §2.4–2.5):
+the multi-label kNN and ML-kNN (Zhang & Zhou 2007).
 
 Similarity is the cosine of eq. 2.3, ``cos(d_j, d_m) = d_j·d_m / (|d_j| |d_m|)``; a document
 with no non-zero feature has cosine 0 with every document (as scikit-learn's

@@ -182,8 +182,8 @@ class TieGroups:
     >>> import numpy as np
     >>> from fastrank import tie_groups
     >>> g = tie_groups(np.array([[.5, .2, .2, .1]]))
-    >>> g.order[0], g.start[0], g.end[0]
-    (array([0, 1, 2, 3], dtype=int32), array([0, 1, 1, 3], dtype=int32), array([1, 3, 3, 4], dtype=int32))
+    >>> print(g.order, g.start, g.end)
+    [[0 1 2 3]] [[0 1 1 3]] [[1 3 3 4]]
     >>> g.n_groups
     array([3])
     """

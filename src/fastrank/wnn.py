@@ -1,4 +1,5 @@
-"""VG-RAM weightless neural networks for multi-label text categorisation (melotti2009 §2.6): :class:`VGRAM` (VG-RAM WNN, §2.6.1) and :class:`VGRAMCor` (VG-RAM WNN-COR, §2.6.2).
+"""VG-RAM weightless neural networks for multi-label text categorisation (melotti2009 §2.6):
+:class:`VGRAM` (VG-RAM WNN, §2.6.1) and :class:`VGRAMCor` (VG-RAM WNN-COR, §2.6.2).
 
 A network of ``n_neurons`` neurons, each with ``n_synapses`` synapses wired to random input
 positions ``synapses_[n]`` (uniform, with replacement, from ``random_state``). Synapse ``i``
@@ -257,8 +258,8 @@ class _VGRAMBase(MultiLabelEstimator):
         With ``threshold=None`` (default) each document gets the labels ranked within the
         top ``k`` positions, ``k = max(1, round(label_cardinality_))`` (the mean number of
         labels per training document): every label whose belief is at least the k-th
-        largest belief of its row, so a tie at position k is kept whole (the ``top_k`` cutoff of :func:`fastrank.metrics.cutoff`);
-        labels with belief 0 are never predicted. With a scalar or per-label ``threshold``
+        largest belief of its row, so a tie at position k is kept whole (the ``top_k``
+        cutoff of :func:`fastrank.metrics.cutoff`); labels with belief 0 are never predicted. With a scalar or per-label ``threshold``
         τ, a label is predicted when ``f >= τ`` (melotti2009 §2.6.1).
         """
         return self._predict_rule(self.decision_function(X), threshold)
