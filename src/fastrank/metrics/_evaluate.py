@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
+from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
     ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
