@@ -296,8 +296,9 @@ class _VGRAMBase(MultiLabelEstimator):
         top ``k`` positions, ``k = max(1, round(label_cardinality_))`` (the mean number of
         labels per training document): every label whose belief is at least the k-th
         largest belief of its row, so a tie at position k is kept whole (the ``top_k``
-        cutoff of :func:`fastrank.metrics.cutoff`); labels with belief 0 are never predicted. With a scalar or per-label ``threshold``
-        τ, a label is predicted when ``f >= τ`` (melotti2009 §2.6.1).
+        cutoff of :func:`fastrank.metrics.cutoff`); labels with belief 0 are never predicted.
+        With a scalar or per-label ``threshold`` τ, a label is predicted when ``f >= τ``
+        (melotti2009 §2.6.1).
 
         Parameters
         ----------
@@ -390,7 +391,8 @@ class VGRAM(_VGRAMBase):
     References
     ----------
     .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
-       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §2.6.1, Table 2.2.
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009,
+       §2.6.1, Table 2.2.
     .. [2] I. Aleksander, "From WISARD to MAGNUS: a family of weightless virtual neural
        machines", in *RAM-Based Neural Networks*, World Scientific, 1998.
 
@@ -436,7 +438,8 @@ class VGRAMCor(_VGRAMBase):
     References
     ----------
     .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
-       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §2.6.2, Table 2.3.
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009,
+       §2.6.2, Table 2.3.
 
     Examples
     --------
