@@ -226,15 +226,16 @@ def tfidf_from_counts(counts: MatrixLike, idf: npt.ArrayLike | None = None
     array([[1., 0., 0.],
            [0., 0., 1.]])
     """
-    matrix: Any = counts if sp.issparse(counts) else np.asarray(counts)
-    if matrix.ndim != 2:
+    if not sp.issparse(counts):
+        counts = np.asarray(counts)
+    if counts.ndim != 2:
         raise ValueError(f"counts must be a 2-D matrix (documents x terms), got shape "
-                         f"{matrix.shape}")
-    if matrix.dtype.kind not in "biuf":
-        raise TypeError(f"counts must be numbers, got dtype {matrix.dtype}")
+                         f"{counts.shape}")
+    if counts.dtype.kind not in "biuf":
+        raise TypeError(f"counts must be numbers, got dtype {counts.dtype}")
     # a copy: the weighting below works in place
-    X = check_csr(matrix, "counts").astype(np.float64, copy=True) if sp.issparse(matrix) \
-        else sp.csr_matrix(matrix, dtype=np.float64)
+    X = check_csr(counts, "counts").astype(np.float64, copy=True) if sp.issparse(counts) \
+        else sp.csr_matrix(counts, dtype=np.float64)
     if not np.isfinite(X.data).all():
         raise ValueError("counts contain NaN or infinity")
     if (X.data < 0).any():
@@ -242,25 +243,25 @@ def tfidf_from_counts(counts: MatrixLike, idf: npt.ArrayLike | None = None
     n, n_terms = X.shape
     if idf is None:
         df = np.bincount(X.indices[X.data != 0], minlength=n_terms)
-        weights = np.zeros(n_terms)
-        np.log(np.divide(n, df, out=np.ones(n_terms), where=df > 0), out=weights)
+        idf = np.zeros(n_terms)
+        np.log(np.divide(n, df, out=np.ones(n_terms), where=df > 0), out=idf)
     else:
-        weights = np.asarray(idf)
-        if weights.dtype.kind not in "biuf":
-            raise TypeError(f"idf must be numbers, got dtype {weights.dtype}")
-        weights = weights.astype(np.float64)
-        if weights.shape != (n_terms,):
-            raise ValueError(f"idf has shape {weights.shape}, expected ({n_terms},)")
-        if not np.isfinite(weights).all():
+        idf = np.asarray(idf)
+        if idf.dtype.kind not in "biuf":
+            raise TypeError(f"idf must be numbers, got dtype {idf.dtype}")
+        idf = idf.astype(np.float64)
+        if idf.shape != (n_terms,):
+            raise ValueError(f"idf has shape {idf.shape}, expected ({n_terms},)")
+        if not np.isfinite(idf).all():
             raise ValueError("idf contains NaN or infinity")
-        if (weights < 0).any():
+        if (idf < 0).any():
             raise ValueError("idf contains negative values")
-    X.data *= weights[X.indices]
+    X.data *= idf[X.indices]
     X.eliminate_zeros()
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
     norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
     X.data /= norm[rows]
-    return X, weights
+    return X, idf
 
 
 def _check_texts(texts) -> list[str]:
