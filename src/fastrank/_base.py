@@ -75,6 +75,14 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         float in [0, 1]
+
+        Examples
+        --------
+        >>> from fastrank import KNN, datasets
+        >>> data = datasets.load("yeast")
+        >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+        >>> round(KNN(k=10).fit(train.X, train.Y).score(test.X, test.Y), 3)
+        0.595
         """
         from .metrics import average_precision
         return float(average_precision(self._truth(y), self.decision_function(X),
@@ -158,12 +166,32 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         ``classes_``, ``n_features_in_`` and ``feature_names_in_`` (when fitted on a
         DataFrame) are saved.
 
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
         Raises
         ------
         NotFittedError
             The model is not fitted.
         TypeError
             A parameter is not a plain JSON value (e.g. a Generator ``random_state``).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from fastrank import MLkNN, datasets
+        >>> data = datasets.load("yeast")
+        >>> model = MLkNN(k=10).fit(data.X, data.Y)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save(os.path.join(tmp, "mlknn.npz"))
+        ...     loaded = MLkNN.load(os.path.join(tmp, "mlknn.npz"))
+        ...     same = np.array_equal(loaded.predict_proba(data.X[:50]),
+        ...                           model.predict_proba(data.X[:50]))
+        >>> loaded.k, same
+        (10, True)
         """
         check_is_fitted(self)
         params = self.get_params()
