@@ -346,6 +346,18 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
 def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
     """The ``tables.md`` of a study: a title and every table of :func:`tables`.
 
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
+    Returns
+    -------
+    str
+        Markdown.
+
     Examples
     --------
     >>> from fastrank import datasets, run_study
@@ -370,6 +382,20 @@ def terminal_summary(result: StudyResult, alpha: float = 0.05,
     (``*``: differs from ordinal, paired t-test at ``alpha``), the partial orders of every
     metric (Tables 5.1/5.2), and a last line :data:`REPORT_LINE` followed by
     ``report_path`` -- left for the caller to append when ``report_path`` is None.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+    report_path : str or os.PathLike, optional
+        The report's path, for the last line.
+
+    Returns
+    -------
+    str
+        Lines separated by newlines, without a final newline.
 
     Examples
     --------
@@ -641,6 +667,17 @@ def figure_specs(result: StudyResult, alpha: float = 0.05) -> list[FigureSpec]:
     ``cd-ranking-types``) where three or more are compared. Needs no matplotlib; only
     :meth:`FigureSpec.render` does.
 
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
+    Returns
+    -------
+    list of FigureSpec
+
     References
     ----------
     .. [1] J. Demšar, "Statistical comparisons of classifiers over multiple data sets",
@@ -683,6 +720,18 @@ def render_figures(result: StudyResult, alpha: float = 0.05
                    ) -> list[tuple[FigureSpec, str | None, bytes | None]]:
     """``[(spec, svg_text, pdf_bytes), ...]`` for :func:`figure_specs`, or ``[(spec,
     None, None), ...]`` when matplotlib is not installed.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
+    Returns
+    -------
+    list of tuple
+        ``(FigureSpec, str or None, bytes or None)`` per figure.
 
     Examples
     --------

@@ -76,6 +76,8 @@ whither who whoever whole whom whose why will with within without would yet you 
 yourself yourselves
 """
 
+#: Stop-word lists by name: "portuguese" (the prepositions the thesis removes) and
+#: "english" (scikit-learn's list).
 STOP_WORDS = {"portuguese": frozenset(_PORTUGUESE.split()),
               "english": frozenset(_ENGLISH.split())}
 
