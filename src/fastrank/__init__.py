@@ -1,5 +1,8 @@
 """fastrank: tie-aware multi-label ranking metrics and lazy classifiers on compiled kernels.
 
+The ranking types, metrics, classifiers and study of Melotti (2009) [1]_, and the ROC
+analysis and calibration of Matsubara (2008) [2]_.
+
 Public names are imported lazily from their submodules on first use, so ``import fastrank``
 stays cheap and each concept lives in exactly one module:
 

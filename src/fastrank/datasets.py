@@ -1,8 +1,10 @@
 """Multi-label data in: ARFF (Mulan and MEKA), libsvm/svmlight, raw text, embedded and
 synthetic data sets, all as one :class:`Dataset` value.
 
-Conventions (every loader)
---------------------------
+Notes
+-----
+Conventions of every loader:
+
 * ``X`` is a canonical CSR float64 matrix (sorted indices, zeros not stored), ``Y`` a
   C-contiguous uint8 0/1 matrix of shape (documents, labels); a raw-text data set has
   ``X = None`` and ``texts`` set until it is indexed (:class:`fastrank.text.TfidfIndexer`).

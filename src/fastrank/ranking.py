@@ -1,21 +1,21 @@
-"""Tie-aware ranking of belief matrices (melotti2009 §2.2).
+"""Tie-aware ranking of belief matrices (melotti2009 §2.2 [1]_).
 
 Each row of an ``(n_documents, n_labels)`` belief matrix is ranked in *descending* order:
 rank 1 is the highest belief. A *tie group* is a maximal set of labels with exactly equal
 scores in a row (``-0.0 == 0.0``; ±inf are ordinary values; NaN is an error).
 
-================  ====================  =================  ==============================
+================  ====================  ==================  ==============================
 ``method``        thesis name           scores .5 .2 .2 .1  rank given to a tie group
-================  ====================  =================  ==============================
-``"ordinal"``     Ordinal Aleatório     1 2 3 4 / 1 3 2 4  distinct positions, uniformly
-                                                           random order inside the group
-``"stable"``      --                    1 2 3 4            distinct positions, label-index
-                                                           order inside the group
-``"dense"``       Denso                 1 2 2 3            one rank per group, no gaps
-``"standard"``    Padrão ("1224")       1 2 2 4            the group's first position
-``"modified"``    Modificado ("1334")   1 3 3 4            the group's last position
-``"fractional"``  (statistics only)     1 2.5 2.5 4        mean of the group's positions
-================  ====================  =================  ==============================
+================  ====================  ==================  ==============================
+``"ordinal"``     Ordinal Aleatório     1 2 3 4 / 1 3 2 4   distinct positions, uniformly
+                                                            random order inside the group
+``"stable"``      --                    1 2 3 4             distinct positions, label-index
+                                                            order inside the group
+``"dense"``       Denso                 1 2 2 3             one rank per group, no gaps
+``"standard"``    Padrão ("1224")       1 2 2 4             the group's first position
+``"modified"``    Modificado ("1334")   1 3 3 4             the group's last position
+``"fractional"``  (statistics only)     1 2.5 2.5 4         mean of the group's positions
+================  ====================  ==================  ==============================
 
 ``"min"``, ``"max"`` and ``"average"`` are accepted as SciPy-style aliases of standard,
 modified and fractional, so ``rank(S, m)`` equals ``scipy.stats.rankdata(-S, method=m,
@@ -95,8 +95,8 @@ def rank(scores: MatrixLike, method: RankMethod = "modified",
         Beliefs; float32/float64 in C or Fortran order are used without a copy. A sparse
         matrix is ranked as CSR, its implicit zeros forming one tie group (never
         materialised).
-    method : {"ordinal", "stable", "dense", "standard", "modified", "fractional",
-              "min", "max", "average"}, default "modified"
+    method : {"ordinal", "stable", "dense", "standard", "modified", "fractional", "min", \
+"max", "average"}, default "modified"
         How a tie group is ranked; see the module docstring. "modified" is the thesis'
         recommendation for most metrics.
     random_state : None, int or numpy.random.Generator, default 0

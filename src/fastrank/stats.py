@@ -78,7 +78,7 @@ def paired_ttest(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05) -> TTe
     (melotti2009 §4: alpha = 5%, df = folds - 1). Equal to ``scipy.stats.ttest_rel`` up to
     rounding, except where SciPy's arithmetic breaks down: the differences are scaled to a
     largest magnitude of 1 (t does not change; values whose difference overflows are scaled
-    before subtracting), so differences whose squares would underflow (|d| < 1e-154) or
+    before subtracting), so differences whose squares would underflow (``|d| < 1e-154``) or
     whose subtraction would overflow still give the exact t, and equal differences give
     t = ±inf where SciPy can report a huge finite t from rounding noise.
 
@@ -842,7 +842,7 @@ def compare_two(mean_standard: float, sd_standard: float, mean_proposed: float,
 
     With means and sds (as from :func:`mean_se`) of the *errors* (lower is better) of a
     standard algorithm S and a proposed algorithm P: ``ad = (mean_S - mean_P) /
-    sqrt((sd_S^2 + sd_P^2) / 2)``. ad > 0: P beats S; ad <= 0: S beats P; |ad| >= 2: with
+    sqrt((sd_S^2 + sd_P^2) / 2)``. ad > 0: P beats S; ad <= 0: S beats P; ``|ad| >= 2``: with
     95% confidence. Both sds zero: ad = ±inf for a nonzero difference, 0 otherwise.
 
     Parameters

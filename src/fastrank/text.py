@@ -1,5 +1,5 @@
 """Text indexing as in melotti2009 §2.3 and §3.3: lexical analysis, stop-word removal, an
-optional lemmatiser, then tf-idf (eq. 2.1) with cosine normalisation (eq. 2.2).
+optional lemmatiser, then tf-idf (eq. 2.1) with cosine normalisation (eq. 2.2)::
 
     tfidf(t_k, d_j) = #(t_k, d_j) * ln(|TV| / #TV(t_k))                      (2.1)
     w_kj = tfidf(t_k, d_j) / sqrt(sum_s tfidf(t_s, d_j)**2)                  (2.2)

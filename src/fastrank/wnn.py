@@ -235,9 +235,9 @@ class _VGRAMBase(MultiLabelEstimator):
     @property
     def memory_bytes_(self) -> int:
         """Bytes held by the fitted model: the packed patterns
-        (n_neurons × n_train_ × ceil(n_synapses / 64) × 8), the stored label lists and the
-        synapse wiring (4 bytes per synapse, so the wiring adds under 10 % of the patterns
-        once n_train_ >= 320)."""
+        (``n_neurons × n_train_ × ceil(n_synapses / 64) × 8``), the stored label lists and
+        the synapse wiring (4 bytes per synapse, so the wiring adds under 10 % of the
+        patterns once ``n_train_ >= 320``)."""
         return int(self.memory_.nbytes + self.label_indptr_.nbytes
                    + self.label_indices_.nbytes + self.synapses_.nbytes)
 
@@ -373,8 +373,8 @@ class VGRAM(_VGRAMBase):
     ----------
     synapses_ : ndarray of int32, shape (n_neurons, n_synapses)
         Input position of every synapse.
-    memory_ : ndarray of uint64, shape (n_neurons, n_train_, ceil(n_synapses / 64))
-        The packed patterns.
+    memory_ : ndarray of uint64
+        The packed patterns, shape ``(n_neurons, n_train_, ceil(n_synapses / 64))``.
     label_indptr_, label_indices_ : ndarray
         Label lists of the stored documents (CSR layout).
     n_train_ : int
