@@ -37,6 +37,7 @@ Conventions chosen here (the thesis is silent or specific to its data):
 """
 import json
 import numbers
+import os
 import operator
 import time
 import warnings
@@ -159,6 +160,37 @@ class StudyResult:
         kept = [o for o in others if all(rel[c, o] != favouring for c in self.classifiers)]
         return "/".join(TIE_LETTERS[o] for o in kept) or "none"
 
+    def to_frame(self):
+        """The fold values as a tidy pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per classifier × ranking type × metric × fold, with columns
+            ``classifier`` (display name), ``ties``, ``metric`` (key, as in
+            :data:`fastrank.metrics.METRIC_KEYS`), ``fold`` (0-based) and ``value``.
+
+        Raises
+        ------
+        ImportError
+            When pandas is not installed.
+
+        Examples
+        --------
+        >>> frame = run_study("yeast", ["knn"], folds=2).to_frame()  # doctest: +SKIP
+        >>> frame.groupby(["ties", "metric"]).value.mean()  # doctest: +SKIP
+        """
+        pd = _pandas()
+        n_t, n_m, n_f = len(self.ties), len(self.metrics), self.folds
+        return pd.DataFrame({
+            "classifier": np.repeat([display_name(c) for c in self.classifiers],
+                                    n_t * n_m * n_f),
+            "ties": np.tile(np.repeat(self.ties, n_m * n_f), len(self.classifiers)),
+            "metric": np.tile(np.repeat(self.metrics, n_f), len(self.classifiers) * n_t),
+            "fold": np.tile(np.arange(n_f), len(self.classifiers) * n_t * n_m),
+            "value": np.concatenate([self.values[c].ravel() for c in self.classifiers]),
+        })
+
     # ---- persistence ----------------------------------------------------------------------
 
     def to_dict(self):
@@ -208,6 +240,62 @@ class StudyResult:
             raise ValueError(f"corrupt study result: {exc}") from None
 
 
+def load_dataset(spec):
+    """The data set a study names.
+
+    Parameters
+    ----------
+    spec : Dataset, str or path
+        A :class:`fastrank.datasets.Dataset` (returned as is); an embedded name
+        (:func:`fastrank.datasets.load`); a file path (``.arff`` with the Mulan label file
+        ``<stem>.xml`` beside it, ``.svm``/``.libsvm``, ``.json``, ``.csv``: see
+        :func:`fastrank.datasets.load`); any other name is fetched into the local cache by
+        :func:`fastrank.datasets.fetch`.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    FileNotFoundError
+        For a path with a data file extension that does not exist.
+    ValueError
+        For a name that is neither embedded nor known to :func:`fastrank.datasets.fetch`.
+
+    Examples
+    --------
+    >>> load_dataset("yeast").n_documents
+    2417
+    """
+    if isinstance(spec, _datasets.Dataset):
+        return spec
+    key = os.fspath(spec)
+    ext = os.path.splitext(key)[1].lower()
+    if key in _datasets._EMBEDDED or ext in _datasets._LOADERS_BY_EXTENSION:
+        return _datasets.load(key)
+    return _datasets.fetch(key)
+
+
+def dataset_name(spec):
+    """The name under which a study reports ``spec`` (see :func:`load_dataset`): the
+    Dataset's name, the file's stem for a path, else the name itself."""
+    if isinstance(spec, _datasets.Dataset):
+        return spec.name
+    key = os.fspath(spec)
+    if os.path.splitext(key)[1].lower() in _datasets._LOADERS_BY_EXTENSION:
+        return os.path.splitext(os.path.basename(key))[0]
+    return key
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_frame needs pandas: pip install pandas") from None
+    return pandas
+
+
 def tie_statistics(y_true, y_score):
     """How tied a belief matrix is, per document, averaged:
 
@@ -228,11 +316,105 @@ def tie_statistics(y_true, y_score):
     return {"top": top, "boundary": boundary, "group_size": group_size}
 
 
+def display_name(classifier):
+    """The name shown for a study's classifier: a built-in's readable name ("knn" -> "kNN"),
+    or the display name a user's own estimator was given."""
+    return CLASSIFIERS[classifier][0] if classifier in CLASSIFIERS else classifier
+
+
 def _make_classifier(name, params, seed):
+    """A fresh classifier for one fold: a built-in one from its parameters (seeded with
+    ``seed`` when it has randomness), or a clone of a user's estimator (``params``), whose
+    own ``random_state``, if any, is kept as the user set it."""
+    if name not in CLASSIFIERS:
+        from sklearn.base import clone
+        return clone(params)
     _, cls, _ = CLASSIFIERS[name]
     if "random_state" in cls._param_names():
         params = {**params, "random_state": seed}
     return cls(**params)
+
+
+def _beliefs(model, X, n_labels, name):
+    """The (n_documents, n_labels) belief matrix of a fitted classifier: its
+    ``decision_function``, else its ``predict_proba``."""
+    method = "decision_function" if hasattr(model, "decision_function") else "predict_proba"
+    scores = getattr(model, method)(X)
+    if isinstance(scores, list):  # scikit-learn's multi-output predict_proba
+        raise ValueError(f"classifier {name!r}: predict_proba returned a list of "
+                         f"{len(scores)} per-label arrays, not one (n_documents, n_labels) "
+                         "belief matrix; wrap the estimator in "
+                         "sklearn.multiclass.OneVsRestClassifier")
+    scores = scores.toarray() if hasattr(scores, "toarray") else np.asarray(scores)
+    expected = (X.shape[0], n_labels)
+    if scores.shape != expected:
+        raise ValueError(f"classifier {name!r}: {method} returned shape {scores.shape}, "
+                         f"expected {expected} (documents x labels) beliefs")
+    return scores
+
+
+def _check_estimator(name, estimator):
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"an own classifier is a (display_name, estimator) pair with a "
+                        f"non-empty str name, got name {name!r}")
+    if name in CLASSIFIERS or name in {v[0] for v in CLASSIFIERS.values()}:
+        raise ValueError(f"display name {name!r} is taken by a built-in classifier; "
+                         "choose another")
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
+        raise TypeError(f"classifier {name!r}: {type(estimator).__name__} is not a "
+                        "scikit-learn estimator (needs fit and get_params)")
+    if not (hasattr(estimator, "decision_function") or hasattr(estimator, "predict_proba")):
+        raise TypeError(f"classifier {name!r}: {type(estimator).__name__} has neither "
+                        "decision_function nor predict_proba, so it gives no beliefs to "
+                        "rank")
+
+
+def _estimator_params(estimator):
+    """The recorded parameters of a user's estimator: its one-line repr."""
+    return {"estimator": " ".join(repr(estimator).split())}
+
+
+def _plan(classifiers, params):
+    """Check the classifiers of a study and their parameter overrides.
+
+    Returns ``(keys, config)``: the classifiers' keys (built-in names, or the display
+    names of own estimators) and per key the built-in parameters or the estimator."""
+    if isinstance(classifiers, str):
+        raise TypeError(f"classifiers must be a sequence of names, got the str "
+                        f"{classifiers!r}")
+    if isinstance(classifiers, tuple) and len(classifiers) == 2 and \
+            isinstance(classifiers[0], str) and hasattr(classifiers[1], "fit"):
+        raise TypeError("classifiers must be a sequence of names and (display_name, "
+                        "estimator) pairs; wrap a single pair in a list")
+    keys, config = [], {}
+    for item in classifiers:
+        if isinstance(item, str):
+            check_option("classifier", item, tuple(CLASSIFIERS))
+            key, value = item, None
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            key, value = item
+            _check_estimator(key, value)
+        else:
+            raise TypeError(f"a classifier is a built-in name ({', '.join(CLASSIFIERS)}) or a "
+                            f"(display_name, estimator) pair, got {item!r}")
+        if key in config or display_name(key) in {display_name(k) for k in keys}:
+            raise ValueError(f"classifier {display_name(key)!r} named twice")
+        keys.append(key)
+        config[key] = value
+    if not keys:
+        raise ValueError("no classifier given")
+    params = params or {}
+    unknown = set(params) - set(keys)
+    if unknown:
+        raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
+    own = sorted(set(params) - set(CLASSIFIERS))
+    if own:
+        raise ValueError(f"parameters given for own estimators {own}: set them on the "
+                         "estimator instead")
+    for c in keys:
+        if c in CLASSIFIERS:
+            config[c] = {**CLASSIFIERS[c][2], **params.get(c, {})}
+    return tuple(keys), config
 
 
 def _features(dataset, train, test):
@@ -327,7 +509,7 @@ def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
         t0 = time.perf_counter()
         model.fit(fold.X_train, fold.Y_train)
         t1 = time.perf_counter()
-        scores = model.decision_function(fold.X_test)
+        scores = _beliefs(model, fold.X_test, fold.Y_test.shape[1], name)
         t2 = time.perf_counter()
         result = evaluate(fold.Y_test, scores, ties=ties, cutoff=cutoff, random_state=seed)
         stats = tie_statistics(fold.Y_test, scores)
@@ -400,11 +582,19 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
 
     Parameters
     ----------
-    dataset : Dataset or str
-        A :class:`fastrank.datasets.Dataset`, or a name/path for
-        :func:`fastrank.datasets.load`. Raw-text data sets are indexed with
-        :class:`fastrank.text.TfidfIndexer` fitted on each training fold.
-    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}
+    dataset : Dataset, str or path
+        A :class:`fastrank.datasets.Dataset`, or a name or path for :func:`load_dataset`.
+        Raw-text data sets are indexed with :class:`fastrank.text.TfidfIndexer` fitted on
+        each training fold.
+    classifiers : sequence of str or (str, estimator) pairs
+        Built-in classifiers by name ({"knn", "mlknn", "vgram", "vgramcor"}, in the
+        thesis configuration of :data:`CLASSIFIERS`) and/or a user's own
+        ``(display_name, estimator)``: any scikit-learn-compatible multi-label estimator
+        whose ``decision_function`` (else ``predict_proba``) gives an (n_documents,
+        n_labels) belief matrix, e.g. ``OneVsRestClassifier(LogisticRegression())`` or a
+        Pipeline. It is cloned (:func:`sklearn.base.clone`) and fitted on each training
+        fold as given (its own ``random_state`` is kept); its parameters are recorded as
+        its one-line repr. Outputs show the display names.
     folds : int, default 10
     ties : sequence of ranking types; must include "ordinal" for the t-tests. Add
         "expected" for the exact mean of ordinal over random orders (issue 9).
@@ -435,17 +625,15 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     Raises
     ------
     ValueError, TypeError
-        For an invalid argument, before anything is computed.
+        For an invalid argument, before anything is computed: among them a classifier
+        named twice, an unknown name, an estimator without ``decision_function`` or
+        ``predict_proba``, ``params`` for an own estimator. ValueError also when an own
+        estimator's beliefs do not have the shape (test documents, labels).
     ConnectionError
         When the scheduler cannot be reached, before anything is computed.
     """
-    if isinstance(dataset, str):
-        dataset = _datasets.load(dataset)
-    classifiers = tuple(classifiers)
-    for name in classifiers:
-        check_option("classifier", name, tuple(CLASSIFIERS))
-    if len(set(classifiers)) != len(classifiers):
-        raise ValueError(f"classifiers named twice: {classifiers}")
+    dataset = load_dataset(dataset)
+    classifiers, config = _plan(classifiers, params)
     if not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool):
         raise TypeError(f"random_state must be an int (fold f uses random_state + f), "
                         f"got {random_state!r}")
@@ -458,11 +646,6 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     if folds > dataset.n_documents:
         raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
     effective_n_jobs(n_jobs)
-    params = params or {}
-    unknown = set(params) - set(classifiers)
-    if unknown:
-        raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
-    config = {c: {**CLASSIFIERS[c][2], **params.get(c, {})} for c in classifiers}
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))
     values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
@@ -483,7 +666,7 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
             timings[c][stage][f] = seconds
         timings["indexing"][f] = outcome.indexing
         if progress:
-            progress(f"{CLASSIFIERS[c][0]}: fold {f + 1}/{folds} "
+            progress(f"{display_name(c)}: fold {f + 1}/{folds} "
                      f"(fit {outcome.seconds['fit']:.2f}s, "
                      f"predict {outcome.seconds['predict']:.2f}s)")
 
@@ -499,7 +682,9 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     return StudyResult(
         dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
         classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
-        cutoff=cutoff, params=config, values=values, tie_stats=tie_stats,
+        cutoff=cutoff, values=values,
+        params={c: config[c] if c in CLASSIFIERS else _estimator_params(config[c])
+                for c in classifiers}, tie_stats=tie_stats,
         calibration={c: tried for c, tried in calibration.items() if tried}, stderr=stderr,
         timings=timings)
 
