@@ -29,7 +29,8 @@ remove it). A data set is identified by its name (:func:`fastrank.study.dataset_
 """
 import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as _sps
@@ -86,6 +87,10 @@ class BenchmarkResult:
     Parameters
     ----------
     studies : dict of str to StudyResult
+    timings : dict, optional
+        Per data set computed in this run, the seconds of ``"load"``, ``"study"`` and
+        ``"write"`` (its output set); measurements, not results, so not in
+        :meth:`to_json`.
 
     Raises
     ------
@@ -101,6 +106,7 @@ class BenchmarkResult:
     """
 
     studies: dict
+    timings: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.studies:
@@ -310,9 +316,10 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
         across-data-set outputs are written by :func:`fastrank.report.write_benchmark`.
     alpha : float, default 0.05
         Significance level of the per-data-set reports written to ``out_dir``.
-    progress : callable(str), optional
-        Called with a message after each classifier × fold, prefixed by the data set's
-        name, and once per data set loaded from ``out_dir`` (``"<name>: done earlier"``).
+    progress : callable(str, int), optional
+        Called with a message (prefixed by the data set's name) and the number of
+        classifier × fold tasks done so far, after each task and once per data set loaded
+        from ``out_dir`` (``"<name>: done earlier"``, counting all of its tasks).
     **study_options
         ``folds``, ``ties``, ``cutoff``, ``calibrate``, ``random_state``, ``n_jobs``,
         ``params``, ``scheduler``: as for :func:`fastrank.study.run_study`, the same for
@@ -386,22 +393,30 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
                                      + "; ".join(diff) + "); choose another output folder "
                                      "or remove it")
                 done[n] = found
-    studies = {}
-    for spec, n in zip(datasets, names):
+    studies, timings = {}, {}
+    per_dataset = len(keys) * wanted["folds"]
+    for i, (spec, n) in enumerate(zip(datasets, names)):
         if n in done:
             studies[n] = done[n]
             if progress:
-                progress(f"{n}: done earlier")
+                progress(f"{n}: done earlier", (i + 1) * per_dataset)
             continue
+        count = [i * per_dataset]
 
-        def step(msg, n=n):
+        def step(msg, n=n, count=count):
+            count[0] += 1
             if progress:
-                progress(f"{n}: {msg}")
+                progress(f"{n}: {msg}", count[0])
 
-        result = _study.run_study(_study.load_dataset(spec), classifiers=classifiers,
-                                  progress=step, **study_options)
+        t0 = time.perf_counter()
+        dataset = _study.load_dataset(spec)
+        t1 = time.perf_counter()
+        result = _study.run_study(dataset, classifiers=classifiers, progress=step,
+                                  **study_options)
+        t2 = time.perf_counter()
         if out_dir is not None:
             write_study(result, os.path.join(out_dir, n), alpha=alpha)
+        timings[n] = {"load": t1 - t0, "study": t2 - t1, "write": time.perf_counter() - t2}
         studies[n] = result
-    return BenchmarkResult(studies)
+    return BenchmarkResult(studies, timings)
 
