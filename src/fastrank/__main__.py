@@ -273,9 +273,12 @@ class _Progress:
 
 
 def _cmd_study(args):
-    from .report import check_output_dir, terminal_summary, write_benchmark, write_study
+    from .report import (BENCHMARK_FILES, OUTPUT_FILES, check_output_dir, terminal_summary,
+                         write_benchmark, write_study)
     from .study import CLASSIFIERS, run_study
-    check_output_dir(args.out)  # before anything is computed
+    specs = _dataset_specs(args.dataset)
+    # before anything is computed
+    check_output_dir(args.out, OUTPUT_FILES if len(specs) == 1 else BENCHMARK_FILES)
     classifiers = _csv(args.classifiers)
     for c in classifiers:
         if c not in CLASSIFIERS:
@@ -285,7 +288,6 @@ def _cmd_study(args):
         raise ValueError(f"--classifiers names no classifier; choose from "
                          f"{', '.join(CLASSIFIERS)}, or add --classifier NAME=module:Class")
     overrides = _parse_overrides(args.set, classifiers)
-    specs = _dataset_specs(args.dataset)
     options = dict(folds=args.folds, ties=_csv(args.ties), random_state=args.seed,
                    calibrate=args.calibrate, n_jobs=args.n_jobs, params=overrides)
     cluster = contextlib.nullcontext()  # yields None: the study runs in this process

@@ -345,7 +345,7 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
     ...                     ["knn", "mlknn", own], out_dir="bench")  # doctest: +SKIP
     >>> res.to_frame().groupby(["classifier", "ties"]).value.mean()  # doctest: +SKIP
     """
-    from .report import check_output_dir, write_study
+    from .report import BENCHMARK_FILES, check_output_dir, write_study
 
     if isinstance(datasets, (str, os.PathLike)):
         raise TypeError(f"datasets must be a sequence of data sets, got {datasets!r}")
@@ -379,7 +379,7 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
     wanted = json.loads(json.dumps(wanted))  # as results.json holds it
     done = {}
     if out_dir is not None:
-        check_output_dir(out_dir)
+        check_output_dir(out_dir, BENCHMARK_FILES)
         for n in names:
             sub = os.path.join(out_dir, n)
             check_output_dir(sub)
