@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import scipy.stats as ss
+from latex_check import check_latex_structure, latex_rows
 
 from fastrank import study as study_module
 from fastrank.benchmark import BenchmarkResult, run_benchmark
@@ -178,19 +179,10 @@ def test_studies_must_agree():
         BenchmarkResult({})
 
 
-def _latex_rows(tex):
-    """Each tabular's rows as lists of cells (between \\midrule and \\bottomrule)."""
-    out = []
-    for body in tex.split(r"\begin{tabular}")[1:]:
-        rows = body.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
-        out.append([[c.strip() for c in r.rstrip("\\ ").split(" & ")] for r in rows])
-    return out
-
-
 def test_benchmark_latex_ranks_and_tables(bench):
     tex = render_benchmark_latex(bench)
     check_latex_structure(tex)
-    tables = _latex_rows(tex)
+    tables = latex_rows(tex)
     assert len(tables) == len(STUDY_TIES)
     for t, rows in zip(STUDY_TIES, tables):
         for m, row in zip(METRIC_KEYS, rows):
@@ -202,35 +194,6 @@ def test_benchmark_latex_ranks_and_tables(bench):
     md = "\n".join(t.markdown() for t in benchmark_tables(bench))
     assert "Average ranks: dense ranking" in md and "Wilcoxon–Holm" in md
     assert "Cells whose best classifier changes" in md
-
-
-def check_latex_structure(tex):
-    """A parser-level check of LaTeX source: balanced braces and environments, booktabs
-    rules in order in every tabular, the same number of cells in every row."""
-    assert "\\usepackage{booktabs}" in tex.splitlines()[0]  # the header comment says so
-    body = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
-    depth = 0
-    for ch in body.replace("\\{", "").replace("\\}", ""):
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-        assert depth >= 0
-    assert depth == 0
-    import re
-    stack = []
-    for kind, env in re.findall(r"\\(begin|end)\{(\w+)\}", body):
-        if kind == "begin":
-            stack.append(env)
-        else:
-            assert stack.pop() == env
-    assert not stack
-    for tab in body.split(r"\begin{tabular}")[1:]:
-        tab = tab.split(r"\end{tabular}")[0]
-        spec = re.match(r"\{([lrc]+)\}", tab).group(1)
-        assert tab.index(r"\toprule") < tab.index(r"\midrule") < tab.index(r"\bottomrule")
-        rows = [r for r in tab.split("\n") if r.endswith("\\\\")]
-        assert rows
-        for r in rows:
-            assert len(re.split(r"(?<!\\)&", r)) == len(spec), r
-            assert "$" not in r.replace("\\$", "") or r.replace("\\$", "").count("$") % 2 == 0
 
 
 # ---- end to end on real data --------------------------------------------------------------

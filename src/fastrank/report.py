@@ -848,14 +848,18 @@ def benchmark_tables(bench, alpha=0.05):
         for m in bench.metrics:
             res = bench.friedman(m, t, alpha)
             rows.append([metric_name(m)] + [f"{r:.2f}" for r in res.mean_ranks]
-                        + [f"{res.f:.2f}", _p(res.f_pvalue) + ("*" if res.significant else "")])
+                        + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), f"{res.f:.2f}",
+                           _p(res.f_pvalue) + ("*" if res.significant else "")])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         out.append(Table(
-            f"Average ranks: {TIE_NAMES[t].lower()} ranking", ["metric", *names, "F", "p"],
+            f"Average ranks: {TIE_NAMES[t].lower()} ranking",
+            ["metric", *names, "χ²", "p (χ²)", "F", "p (F)"],
             rows, note=f"Rank of each classifier's mean over the folds on each of the {n} "
                        "data sets (1 = the most favourable value), averaged over the data "
-                       "sets. F: Iman–Davenport statistic, F("
-                       f"{res0.df[0]}, {res0.df[1]}); p: its p-value, * < {alpha:g}. "
+                       f"sets. χ²: Friedman statistic, χ²({res0.df[0]}); F: Iman–Davenport "
+                       f"statistic, F({res0.df[0]}, {res0.df[1]}), the test that decides "
+                       f"(* p < {alpha:g}); F is infinite when every data set ranks the "
+                       "classifiers alike. "
                        f"Critical differences at α = {alpha:g}: Nemenyi "
                        f"{res0.cd_nemenyi:.2f}, Bonferroni–Dunn {res0.cd_bonferroni_dunn:.2f}."))
     pairs = [f"{_name(a)} vs {_name(b)}" for i, a in enumerate(bench.classifiers)
@@ -950,10 +954,14 @@ def render_benchmark_markdown(bench, alpha=0.05):
             + "\n".join(t.markdown() for t in benchmark_tables(bench, alpha)))
 
 
+def _tex_number(x):
+    return r"$\infty$" if np.isinf(x) else f"{x:.2f}"
+
+
 def render_benchmark_latex(bench, alpha=0.05):
     """The average-rank tables of a benchmark as LaTeX (booktabs): one per ranking type,
     rows the metrics, columns the classifiers' average ranks over the data sets (the best,
-    lowest, in bold), the Iman–Davenport F and its p-value. Each data set's mean ± sd
+    lowest, in bold), the Friedman χ² and the Iman–Davenport F with their p-values. Each data set's mean ± sd
     tables are in its own folder (:func:`render_latex`).
 
     Returns
@@ -976,17 +984,19 @@ def render_benchmark_latex(bench, alpha=0.05):
             rows.append([tex_escape(metric_name(m))]
                         + [rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
                            for r, b in zip(res.mean_ranks, best)]
-                        + [f"{res.f:.2f}", f"{res.f_pvalue:.3g}"
-                           + (r"$^{*}$" if res.significant else "")])
+                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", _tex_number(res.f),
+                           f"{res.f_pvalue:.3g}" + (r"$^{*}$" if res.significant else "")])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         caption = (f"Average ranks over {n} data sets under the {TIE_NAMES[t].lower()} "
-                   f"ranking (1 = best; bold: the best). $F$: Iman--Davenport statistic, "
-                   f"$F({res0.df[0]}, {res0.df[1]})$, with its $p$-value ($^{{*}}$: "
-                   f"$p < {alpha:g}$). Critical differences at $\\alpha = {alpha:g}$: "
+                   f"ranking (1 = best; bold: the best). $\\chi^2$: Friedman statistic, "
+                   f"$\\chi^2({res0.df[0]})$; $F$: Iman--Davenport statistic, "
+                   f"$F({res0.df[0]}, {res0.df[1]})$; each with its $p$-value ($^{{*}}$: "
+                   f"$p < {alpha:g}$ for $F$). Critical differences at $\\alpha = {alpha:g}$: "
                    f"Nemenyi {res0.cd_nemenyi:.2f}, Bonferroni--Dunn "
                    f"{res0.cd_bonferroni_dunn:.2f}.")
-        parts.append(_tex_table(caption, f"tab:ranks-{t}", ["Metric", *names, "$F$", "$p$"],
-                                rows, "l" + "r" * (len(names) + 2)))
+        parts.append(_tex_table(caption, f"tab:ranks-{t}",
+                                ["Metric", *names, r"$\chi^2$", "$p$", "$F$", "$p$"],
+                                rows, "l" + "r" * (len(names) + 4)))
     return "\n".join(parts)
 
 
