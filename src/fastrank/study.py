@@ -22,6 +22,10 @@ Conventions chosen here (the thesis is silent or specific to its data):
   classifier's fold tasks wait for. The same functions compute every task either way, so
   the results, and ``results.json``, are byte-identical; a task whose worker died is run
   again by Dask, with the same result.
+* A user's own estimator (``run_study(classifiers=[..., (name, estimator)])``) is cloned
+  for each fold and fitted as given, keeping its own ``random_state``; its beliefs are its
+  ``decision_function``, else its ``predict_proba``; its recorded parameters are its
+  one-line repr.
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
@@ -37,8 +41,8 @@ Conventions chosen here (the thesis is silent or specific to its data):
 """
 import json
 import numbers
-import os
 import operator
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
