@@ -416,7 +416,7 @@ def test_cli_study_end_to_end(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--dataset", "no-such-set"], "unknown data set 'no-such-set'"),
+    (["--dataset", "no-such-set"], "unknown Mulan data set 'no-such-set'"),  # from fetch
     (["--dataset", "missing.arff"], "no such file: missing.arff"),
     (["--classifiers", "knn,svm"], "unknown classifier 'svm'"),
     (["--set", "vgram.n_neurons"], "--set expects CLASSIFIER.PARAM=VALUE"),

@@ -93,11 +93,8 @@ def _read_matrix_unchecked(path, part):
 def _load_dataset(name, fmt, labels):
     from . import datasets
     if fmt is None and labels is None:
-        if name.lower().endswith(".arff"):
-            xml = os.path.splitext(name)[0] + ".xml"
-            if os.path.isfile(xml):
-                return datasets.load_arff(name, labels=xml)
-        return datasets.load(name)
+        from .study import load_dataset
+        return load_dataset(name)  # an embedded name, a file, or a Mulan name to fetch
     if not os.path.isfile(name):
         raise FileNotFoundError(f"no such file: {name}")
     loader = getattr(datasets, STUDY_FORMATS[fmt or "arff"])
