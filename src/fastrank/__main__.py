@@ -326,7 +326,7 @@ def _cmd_study(args):
     return 0
 
 
-_ABANDONED = []  # the "finished" flags of computations interrupted in _interruptible
+_ABANDONED: list[threading.Event] = []  # the "finished" flags of computations interrupted in _interruptible
 
 
 def _interruptible(compute):
