@@ -136,8 +136,20 @@ class BenchmarkResult:
         return next(iter(self.studies.values())).metrics
 
     def table(self, metric, ties):
-        """(data sets × classifiers) array of the mean over the folds of ``metric`` under
-        ranking type ``ties``."""
+        """The values the classifiers are compared on.
+
+        Parameters
+        ----------
+        metric : str
+            A key of :data:`fastrank.metrics.METRIC_KEYS`.
+        ties : str
+            A ranking type of the studies.
+
+        Returns
+        -------
+        ndarray, shape (n_datasets, n_classifiers)
+            The mean over the folds of ``metric`` under ``ties``.
+        """
         return np.array([[s.mean(c, ties, metric) for c in s.classifiers]
                          for s in self.studies.values()])
 
@@ -175,8 +187,21 @@ class BenchmarkResult:
                                             corrected.reject)]
 
     def kendall_tau(self, metric, other, reference="ordinal"):
-        """Kendall's τ-b between the classifiers' average ranks under ``reference`` and
-        under ``other`` (1: the same order; NaN when one of them ties every classifier)."""
+        """Kendall's τ-b between the classifiers' average ranks under two ranking types.
+
+        Parameters
+        ----------
+        metric : str
+        other : str
+            The ranking type compared with ``reference``.
+        reference : str, default "ordinal"
+
+        Returns
+        -------
+        float
+            1 for the same order, -1 for the reverse; NaN when one of them ties every
+            classifier (``scipy.stats.kendalltau``).
+        """
         a = self.friedman(metric, reference).mean_ranks
         b = self.friedman(metric, other).mean_ranks
         if np.ptp(a) == 0 or np.ptp(b) == 0:
@@ -184,7 +209,18 @@ class BenchmarkResult:
         return float(_sps.kendalltau(a, b).statistic)
 
     def best(self, metric, ties):
-        """Per data set, the tuple of classifiers with the most favourable mean."""
+        """The best classifiers of each data set.
+
+        Parameters
+        ----------
+        metric, ties : str
+
+        Returns
+        -------
+        dict of str to tuple of str
+            Per data set, every classifier whose mean over the folds is the most favourable
+            (lowest for a loss, highest otherwise).
+        """
         table = _favourable(self.table(metric, ties), metric)
         return {d: tuple(c for c, v in zip(self.classifiers, row) if v == row.max())
                 for d, row in zip(self.datasets, table)}

@@ -449,8 +449,8 @@ def tex_escape(text):
 
     Examples
     --------
-    >>> tex_escape("F1 (macro, category) & 50% of C_j")
-    'F1 (macro, category) \\& 50\\% of C\\_j'
+    >>> print(tex_escape("F1 (macro, category) & 50% of C_j"))
+    F1 (macro, category) \\& 50\\% of C\\_j
     """
     return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
 

@@ -407,8 +407,24 @@ def load_dataset(spec):
 
 
 def dataset_name(spec):
-    """The name under which a study reports ``spec`` (see :func:`load_dataset`): the
-    Dataset's name, the file's stem for a path, else the name itself."""
+    """The name under which a study reports a data set.
+
+    Parameters
+    ----------
+    spec : Dataset, str or path
+        As for :func:`load_dataset`.
+
+    Returns
+    -------
+    str
+        The Dataset's name, the file's stem for a path, else the name itself (known without
+        loading anything).
+
+    Examples
+    --------
+    >>> dataset_name("data/emotions/emotions.arff"), dataset_name("yeast")
+    ('emotions', 'yeast')
+    """
     if isinstance(spec, _datasets.Dataset):
         return spec.name
     key = os.fspath(spec)
@@ -478,8 +494,23 @@ def tie_statistics(y_true: LabelsLike, y_score: MatrixLike) -> dict[str, float]:
 
 
 def display_name(classifier):
-    """The name shown for a study's classifier: a built-in's readable name ("knn" -> "kNN"),
-    or the display name a user's own estimator was given."""
+    """The name shown for a study's classifier.
+
+    Parameters
+    ----------
+    classifier : str
+        A key of :attr:`StudyResult.classifiers`.
+
+    Returns
+    -------
+    str
+        A built-in's readable name, or the display name a user's own estimator was given.
+
+    Examples
+    --------
+    >>> display_name("knn"), display_name("OvR logistic")
+    ('kNN', 'OvR logistic')
+    """
     return CLASSIFIERS[classifier][0] if classifier in CLASSIFIERS else classifier
 
 
