@@ -302,8 +302,8 @@ class StudyResult:
                     len(value) or not all(isinstance(v, str) for v in value):
                 raise ValueError(f"corrupt study result: {key} is not a list of distinct names")
         classifiers, ties, metrics = (tuple(names[k]) for k in ("classifiers", "ties", "metrics"))
-        for key, known in (("classifiers", CLASSIFIERS), ("ties", ALLOWED_TIES),
-                           ("metrics", METRIC_KEYS)):
+        # classifiers: built-in names or the display names of own estimators, any str
+        for key, known in (("ties", ALLOWED_TIES), ("metrics", METRIC_KEYS)):
             if not set(names[key]) <= set(known):
                 raise ValueError(f"corrupt study result: unknown {key} "
                                  f"{sorted(set(names[key]) - set(known))}")
