@@ -80,6 +80,10 @@ extensions = [
     for pyx in sorted(EXT_DIR.glob("*.pyx"))
     if not os.environ.get("FASTRANK_EXT") or pyx.stem in os.environ["FASTRANK_EXT"].split(",")
 ]
+# Cython's runtime support (memoryviews, buffer formats) is generated once, into one module that
+# every kernel module imports, instead of being compiled into each of them: a third of the size.
+SHARED_UTILITY = "fastrank._ext._cyutility"
+extensions.append(Extension(SHARED_UTILITY, [str(EXT_DIR / "_cyutility.c")]))
 
 setup(
     package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
@@ -91,6 +95,7 @@ setup(
     ext_modules=cythonize(
         extensions,
         include_path=[str(EXT_DIR)],
+        shared_utility_qualified_name=SHARED_UTILITY,
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,
