@@ -1,5 +1,7 @@
 """VG-RAM WNN and VG-RAM WNN-COR (issue 6) against the slow NumPy reference in ref_wnn.py,
 the worked examples of melotti2009 Tables 2.2 and 2.3, and properties."""
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -21,6 +23,20 @@ def csr_kernel_always(monkeypatch):
     """CSR input always takes the CSR encoding kernel here, however dense the test data
     (production densifies CSR that is at least half full; tested on its own below)."""
     monkeypatch.setattr(wnn_module, "DENSE_FRACTION", 2.0)
+
+
+@contextlib.contextmanager
+def simd_level(level):
+    """Run the kernels on the code path of this level (or the best the CPU has below it)."""
+    previous = kernel.use_simd(level)
+    try:
+        yield
+    finally:
+        kernel.use_simd(previous)
+
+
+#: every code path: 0 portable, 1 AVX2, 2 AVX-512, 3 AVX-512 + VPOPCNTDQ
+LEVELS = range(len(kernel.SIMD_PATHS))
 
 
 def tie_heavy_data(seed, n_train=40, n_test=13, n_features=12, q=5):
@@ -59,14 +75,18 @@ def test_synapses_are_seeded_and_inspectable():
     assert not np.array_equal(a.synapses_, c.synapses_)
 
 
-@pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 130])
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 130, 300])
 @pytest.mark.parametrize("fmt", ["dense", "dense32", "csr", "csr32"])
-def test_memory_is_packed_minchinton_encoding(n_synapses, fmt):
+def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, level):
+    """The Minchinton bits on every code path (vector compares of 4, 8 or 16 cells and the
+    scalar loop; 300 synapses: more than one block of 256)."""
     X, Y, _ = tie_heavy_data(1)
     X[2] = -X[2]  # negative values are compared like any other
     Xin = {"dense": X, "dense32": X.astype(np.float32), "csr": sp.csr_matrix(X),
            "csr32": sp.csr_matrix(X.astype(np.float32))}[fmt]
-    model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
+    with simd_level(level):
+        model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
     words = -(-n_synapses // 64)
     assert model.memory_.shape == (5, X.shape[0], words) and model.memory_.dtype == np.uint64
     expected = ref_wnn.encode(X, model.synapses_).transpose(1, 0, 2)  # neuron-major
@@ -158,24 +178,47 @@ def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
 
 
-@pytest.mark.parametrize("simd", [False, True])
-@pytest.mark.parametrize("n_synapses", [256, 448, 512, 768, 1024, 2048, 2112])
-def test_popcount_paths_equal_reference(n_synapses, simd):
-    """The AVX2 bit-sliced search (4..32 words, a multiple of 4: 256-2048 synapses here)
-    when the CPU has it, and the POPCNT scan (always with simd=False; at 7 and 33 words
-    also with simd=True), specialised widths and the generic one."""
-    X, Y, X_test = tie_heavy_data(12, n_features=60)
-    previous = kernel.use_simd(simd)
+def test_simd_path_names_the_path_in_use():
+    best = max(kernel.simd_levels())
+    assert kernel.simd_levels() == tuple(range(best + 1))
+    for level in LEVELS:
+        with simd_level(level):
+            assert kernel.simd_path() == kernel.SIMD_PATHS[min(level, best)]
+    assert kernel.simd_path() == kernel.SIMD_PATHS[best]   # the default: the best
+    # on an x86 CPU with AVX2 the vector paths are taken (this project's CI and benchmarks)
+    if "avx2" in _cpu_flags():
+        assert best >= 1
+        if {"avx512f", "avx512bw", "avx512vl"} <= _cpu_flags():
+            assert best >= 2 and (best == 3) == ("avx512_vpopcntdq" in _cpu_flags())
+
+
+def _cpu_flags():
+    """The CPU's feature flags from /proc/cpuinfo (empty elsewhere)."""
     try:
-        # without AVX2 (other CPUs or compilers), simd=True checks the fallback stays scalar
-        assert kernel.use_simd(simd) == (simd and kernel.simd_available())
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_synapses", [256, 448, 512, 768, 1024, 2048, 2112])
+def test_popcount_paths_equal_reference(n_synapses, level):
+    """Every code path: the bit-sliced search (4..32 words, a multiple of 4: 256-2048
+    synapses here; 13 test documents, one batch) and the scan (3 test documents; at 7 and
+    33 words always), specialised widths and the generic one, the VPOPCNTDQ scan (8, 16, 32
+    words) and the POPCNT or portable one."""
+    X, Y, X_test = tie_heavy_data(12, n_train=90, n_features=60)
+    with simd_level(level):
         for kind in MODELS:
             model = MODELS[kind](n_neurons=3, n_synapses=n_synapses, tie_policy="all",
                                  random_state=n_synapses).fit(X, Y)
-            np.testing.assert_array_equal(model.decision_function(X_test),
-                                          reference(model, kind, X, Y, X_test))
-    finally:
-        kernel.use_simd(previous)
+            expected = reference(model, kind, X, Y, X_test)
+            np.testing.assert_array_equal(model.decision_function(X_test), expected)
+            np.testing.assert_array_equal(model.decision_function(X_test[:3]), expected[:3])
 
 
 def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
@@ -195,20 +238,18 @@ def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
 def test_search_paths_agree_exactly(kind, tie_policy):
     """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices
     included (both list the tied entries in ascending order), over several 256-entry tiles
-    (the last one short), sparse and dense test patterns (set-bit and clear-bit sums)."""
-    X, Y, X_test = sparse_text_like_data(2, n_train=600)
+    (the last one short), sparse and dense test patterns (set-bit and clear-bit sums), on
+    every code path the CPU runs; 4 test documents take the scan."""
+    X, Y, X_test = sparse_text_like_data(2, n_train=1100)
     model = MODELS[kind](n_neurons=20, n_synapses=256, tie_policy=tie_policy,
                          random_state=3).fit(sp.csr_matrix(X), Y)
-    F = {}
-    previous = kernel.use_simd(True)
-    try:
-        for simd in (False, True):
-            kernel.use_simd(simd)
-            F[simd] = model.decision_function(sp.csr_matrix(X_test))
-    finally:
-        kernel.use_simd(previous)
-    np.testing.assert_array_equal(F[False], reference(model, kind, X, Y, X_test))
-    np.testing.assert_array_equal(F[True], F[False])
+    expected = reference(model, kind, X, Y, X_test)
+    for level in kernel.simd_levels():
+        with simd_level(level):
+            F = model.decision_function(sp.csr_matrix(X_test))
+            F_few = model.decision_function(sp.csr_matrix(X_test[:4]))
+        np.testing.assert_array_equal(F, expected, err_msg=kernel.SIMD_PATHS[level])
+        np.testing.assert_array_equal(F_few, expected[:4], err_msg=kernel.SIMD_PATHS[level])
 
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
@@ -295,10 +336,10 @@ def split_beliefs(model, X, X_test, Y, cuts):
                                       model.label_indptr_, model.label_indices_, n_neurons, q)
 
 
-@pytest.mark.parametrize("simd", [False, True])
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["random", "all"])
-def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd):
+def test_split_memory_gives_the_same_beliefs(kind, tie_policy, level):
     """The keyed tie rule and the per-neuron outcomes make a search of parts of the memory,
     merged, equal to the search of the whole (what fastrank.dask.ShardedEstimator relies
     on), bit for bit, for both search paths; a part may store nothing (VGRAM, rows 40-59
@@ -307,13 +348,10 @@ def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd):
     Y[40:60] = 0
     model = MODELS[kind](n_neurons=16, n_synapses=256, tie_policy=tie_policy,
                          random_state=9).fit(X, Y)
-    previous = kernel.use_simd(simd)
-    try:
+    with simd_level(level):
         F = model.decision_function(X_test)
         for cuts in ([0, 300], [0, 150, 300], [0, 1, 40, 60, 299, 300]):
             np.testing.assert_array_equal(split_beliefs(model, X, X_test, Y, cuts), F)
-    finally:
-        kernel.use_simd(previous)
 
 
 @pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
@@ -348,18 +386,15 @@ def test_thread_count_does_not_change_results(cls, tie_policy):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 2100),
-       n_neurons=st.integers(1, 6), cor=st.booleans(), simd=st.booleans())
-def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, simd):
+       n_neurons=st.integers(1, 6), cor=st.booleans(), level=st.sampled_from(LEVELS))
+def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, level):
     # 12 test documents: batches of 6 or more on up to 2 threads take the bit-sliced search
     X, Y, X_test = tie_heavy_data(seed, n_train=15, n_test=12, n_features=6, q=4)
     kind = "COR" if cor else "VGRAM"
-    model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
-                         random_state=seed).fit(X, Y)
-    previous = kernel.use_simd(simd)
-    try:
+    with simd_level(level):
+        model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
+                             random_state=seed).fit(X, Y)
         F = model.decision_function(X_test)
-    finally:
-        kernel.use_simd(previous)
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
     assert np.all((F >= 0) & (F <= 1))
     # CSR input (encoded through the wiring index, only cells touching stored entries)

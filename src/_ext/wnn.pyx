@@ -57,8 +57,19 @@ from _tiesort cimport floating, index_t, row_state, splitmix64
 
 cdef extern from *:
     """
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    #include <immintrin.h>
+    #define FR_X86 1              /* x86 vector paths, each compiled for its own target and
+                                     chosen at run time (fr_level) */
+    #define FR_T_POPCNT __attribute__((target("popcnt")))
+    #define FR_T_AVX2 __attribute__((target("avx2,popcnt")))
+    #define FR_T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
+    #define FR_T_VPOPCNT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))
+    #endif
+
     #if defined(__GNUC__) || defined(__clang__)
-    /* one POPCNT instruction when built with -mpopcnt, a portable libgcc routine otherwise */
+    /* the POPCNT instruction in functions compiled for it (FR_T_POPCNT and up), a portable
+       compiler routine elsewhere */
     #define FR_POPCOUNT64(x) ((unsigned)__builtin_popcountll(x))
     #define FR_CTZ64(x) ((unsigned)__builtin_ctzll(x))
     #else
@@ -72,9 +83,36 @@ cdef extern from *:
     /* trailing zeros of x != 0: the ones below its lowest set bit */
     #define FR_CTZ64(x) fr_popcount_swar(((x) & (0 - (x))) - 1)
     #endif
+
+    /* The code path in use: 0 portable C, 1 AVX2, 2 AVX-512 (F, BW, VL), 3 AVX-512 with
+       VPOPCNTDQ. Set at import to the best the CPU runs, and by use_simd. Every path finds
+       the same minima and the same tied entries in the same order, and the same bits. */
+    static int fr_level = 0;
+    static const char* const fr_level_names[4] = {
+        "portable", "avx2", "avx512", "avx512-vpopcntdq"};
+
+    static int fr_best_level(void) {
+    #ifdef FR_X86
+        __builtin_cpu_init();
+        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))) return 0;
+        if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+              && __builtin_cpu_supports("avx512vl"))) return 1;
+        return __builtin_cpu_supports("avx512vpopcntdq") ? 3 : 2;
+    #else
+        return 0;
+    #endif
+    }
+
     /* running minimum over one test pattern's distances: the minimum so far, and the
        entries at it (ties[0 .. k-1], ascending) */
     typedef struct { uint32_t m; int64_t k; } fr_track;
+
+    /* d <= m: entry t joins the running minimum (m, k) */
+    #define FR_TRACK(d, t) do {                                                     \
+            if ((d) <= m) {                                                         \
+                if ((d) < m) { m = (d); k = 0; }                                    \
+                ties[k++] = (int32_t) (t);                                          \
+            } } while (0)
 
     /* Distances of test pattern q (WW words) to train patterns t0 .. t1-1 of M, updating
        the running minimum r and its entry list ties. */
@@ -85,54 +123,130 @@ cdef extern from *:
             const uint64_t* p = M + t * (WW);                                       \
             uint32_t d = 0;                                                         \
             for (j = 0; j < (WW); j++) d += FR_POPCOUNT64(p[j] ^ q[j]);             \
-            if (d <= m) {                                                           \
-                if (d < m) { m = d; k = 0; }                                        \
-                ties[k++] = (int32_t) t;                                            \
-            }                                                                       \
+            FR_TRACK(d, t);                                                         \
         }                                                                           \
         r->m = m; r->k = k;
     /* Fixed widths: the test words are copied to locals, which the compiler keeps in
        registers once the fixed-length loops are unrolled. */
-    #define FR_SCAN_FIXED(WW)                                                       \
-        static void fr_scan_##WW(const uint64_t* M, int64_t t0, int64_t t1,         \
+    #define FR_SCAN_FIXED(WW, SFX, ATTR)                                            \
+        ATTR static void fr_scan_##WW##SFX(const uint64_t* M, int64_t t0, int64_t t1, \
                                  const uint64_t* c, int32_t* ties, fr_track* r)     \
         { uint64_t q[WW]; int i; for (i = 0; i < (WW); i++) q[i] = c[i];            \
           { FR_SCAN_LOOP(WW) } }
-    FR_SCAN_FIXED(1)
-    FR_SCAN_FIXED(2)
-    FR_SCAN_FIXED(4)
-    FR_SCAN_FIXED(8)
-    FR_SCAN_FIXED(16)
-    FR_SCAN_FIXED(32)
+    /* The scan of one path: specialised widths and the generic one. */
+    #define FR_SCAN(SFX, ATTR)                                                      \
+        FR_SCAN_FIXED(1, SFX, ATTR) FR_SCAN_FIXED(2, SFX, ATTR)                     \
+        FR_SCAN_FIXED(4, SFX, ATTR) FR_SCAN_FIXED(8, SFX, ATTR)                     \
+        FR_SCAN_FIXED(16, SFX, ATTR) FR_SCAN_FIXED(32, SFX, ATTR)                   \
+        ATTR static void fr_scan##SFX(const uint64_t* M, int64_t t0, int64_t t1,    \
+                                      const uint64_t* c, int64_t W, int32_t* ties,  \
+                                      fr_track* r) {                                \
+            switch (W) {                                                            \
+            case 1: fr_scan_1##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 2: fr_scan_2##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 4: fr_scan_4##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 8: fr_scan_8##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 16: fr_scan_16##SFX(M, t0, t1, c, ties, r); return;                \
+            case 32: fr_scan_32##SFX(M, t0, t1, c, ties, r); return;                \
+            default: { const uint64_t* q = c; FR_SCAN_LOOP(W) }                     \
+            } }
+    FR_SCAN(_portable, )
 
-    /* AVX2 paths (x86 with GCC/clang, chosen at run time when the CPU has AVX2): the dense
-       encoder's vector compare (below) and, for patterns of 4 to 32 words, a multiple of 4,
-       the bit-sliced search. A tile of FR_TILE = 256 stored patterns is transposed once
-       into bit planes -- plane i is a 256-bit vector whose bit e is bit i of entry t0 + e
-       -- shared by every test pattern of the batch. For a test
-       pattern q let S be its set bits, or its clear bits when more than half are set; the
-       counts c_e = |{i in S : bit e of plane i}| of all 256 entries are summed at once in
-       bit-sliced counters (a carry-save adder tree: a few logic operations per plane), and
-       d_e = |q| + |m_e| - 2 c_e for set bits, |q| - |m_e| + 2 c_e for clear bits, with the
-       sizes |m_e| counted the same way when the tile is transposed. The minimum and the set
-       of entries at it come from an MSB-first search over the bit-sliced values; the tied
-       entries are read off that set in ascending order. The work per test pattern and tile
-       is proportional to |S| <= 32 W: small for the sparse patterns of text. */
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #include <immintrin.h>
-    #define FR_AVX2_PATH 1
-    #define FR_TILE 256            /* entries per tile = bits per plane */
+    #ifdef FR_X86
+    FR_SCAN(_popcnt, FR_T_POPCNT)
+
+    /* VPOPCNTDQ scan of patterns of 8 k words (k <= 4): each stored pattern's words XORed
+       with the test pattern's and counted 8 at a time; the 8 lane sums of 4 patterns are
+       packed into 16-bit fields (each at most 256) and added across lanes at once. */
+    FR_T_VPOPCNT static void fr_scan_vpopcnt8k(const uint64_t* M, int64_t t0, int64_t t1,
+                                               const uint64_t* c, int64_t W, int32_t* ties,
+                                               fr_track* r) {
+        __m512i q[4], a[4], s;
+        uint32_t m = r->m, d;
+        int64_t k = r->k, t, e, n = W / 8, j;
+        uint64_t packed;
+        for (j = 0; j < n; j++) q[j] = _mm512_loadu_si512((const void*) (c + 8 * j));
+        for (t = t0; t + 4 <= t1; t += 4) {
+            for (e = 0; e < 4; e++) {
+                const uint64_t* p = M + (t + e) * W;
+                a[e] = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(p), q[0]));
+                for (j = 1; j < n; j++)
+                    a[e] = _mm512_add_epi64(a[e], _mm512_popcnt_epi64(_mm512_xor_si512(
+                        _mm512_loadu_si512((const void*) (p + 8 * j)), q[j])));
+            }
+            s = _mm512_or_si512(_mm512_or_si512(a[0], _mm512_slli_epi64(a[1], 16)),
+                                _mm512_or_si512(_mm512_slli_epi64(a[2], 32),
+                                                _mm512_slli_epi64(a[3], 48)));
+            packed = (uint64_t) _mm512_reduce_add_epi64(s);
+            for (e = 0; e < 4; e++) {
+                d = (uint32_t) ((packed >> (16 * e)) & 0xFFFF);
+                FR_TRACK(d, t + e);
+            }
+        }
+        for (; t < t1; t++) {
+            const uint64_t* p = M + t * W;
+            s = _mm512_setzero_si512();
+            for (j = 0; j < n; j++)
+                s = _mm512_add_epi64(s, _mm512_popcnt_epi64(_mm512_xor_si512(
+                    _mm512_loadu_si512((const void*) (p + 8 * j)), q[j])));
+            d = (uint32_t) _mm512_reduce_add_epi64(s);
+            FR_TRACK(d, t);
+        }
+        r->m = m; r->k = k;
+    }
+    FR_T_VPOPCNT static void fr_scan_vpopcnt(const uint64_t* M, int64_t t0, int64_t t1,
+                                             const uint64_t* c, int64_t W, int32_t* ties,
+                                             fr_track* r) {
+        if (W % 8 == 0 && W <= 32) fr_scan_vpopcnt8k(M, t0, t1, c, W, ties, r);
+        else fr_scan_popcnt(M, t0, t1, c, W, ties, r);
+    }
+    #endif
+
+    static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
+                        int64_t W, int32_t* ties, fr_track* r) {
+    #ifdef FR_X86
+        if (fr_level >= 3) { fr_scan_vpopcnt(M, t0, t1, c, W, ties, r); return; }
+        if (fr_level >= 1) { fr_scan_popcnt(M, t0, t1, c, W, ties, r); return; }
+    #endif
+        fr_scan_portable(M, t0, t1, c, W, ties, r);
+    }
+
+    /* Bit-sliced search (AVX2 and AVX-512 paths), for patterns of 4 to 32 words, a multiple
+       of 4. A tile of FR_TILE stored patterns (256 with AVX2, 512 with AVX-512) is
+       transposed once into bit planes -- plane i is a vector whose bit e is bit i of entry
+       t0 + e -- shared by every test pattern of the batch. For a test pattern q let S be
+       its set bits, or its clear bits when more than half are set; the counts
+       c_e = |{i in S : bit e of plane i}| of all the tile's entries are summed at once in
+       bit-sliced counters (a carry-save adder tree: a few logic operations per plane, two
+       ternary-logic instructions with AVX-512), and d_e = |q| + |m_e| - 2 c_e for set bits,
+       |q| - |m_e| + 2 c_e for clear bits, with the sizes |m_e| counted the same way when
+       the tile is transposed. The minimum and the set of entries at it come from an
+       MSB-first search over the bit-sliced values; the tied entries are read off that set
+       in ascending order. The work per test pattern and tile is proportional to
+       |S| <= 32 W: small for the sparse patterns of text. */
+    #ifdef FR_X86
+    #define FR_TILE 256            /* AVX2 tile: entries per tile = bits per plane */
     #define FR_MAX_WORDS 32        /* widest pattern: 2048 bits */
     #define FR_COUNT_BITS 12       /* bit-sliced counters hold counts <= 2048 (fr_count_planes
                                       zeroes C[4 .. 11] by name) */
 
-    typedef struct {               /* a transposed tile */
+    typedef struct {               /* a transposed AVX2 tile */
         int64_t t0;                /* its first entry */
         __m256i valid;             /* bit e set for the entries present (a last tile is short) */
         __m256i size[FR_COUNT_BITS];   /* bit slices of the entries' sizes |m_e| */
         int size_bits;             /* bits of the largest size */
         __m256i* plane;            /* (64 W) planes */
     } fr_tile;
+
+    typedef struct {               /* a transposed AVX-512 tile: 512 entries, two AVX2
+                                      tiles' planes side by side (entries t0 .. t0 + 255 in
+                                      the low half) */
+        int64_t t0;
+        __m512i valid;
+        __m512i size[FR_COUNT_BITS];
+        int size_bits;
+        __m512i* plane;
+    } fr_tile512;
 
     typedef struct {               /* a test pattern's planes */
         int32_t n, setbits, size;  /* |S|; S = its set bits (1) or clear bits (0); |q| */
@@ -145,52 +259,58 @@ cdef extern from *:
         __m256i u_ = _mm256_xor_si256(a, b);                                        \
         h = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u_, c));       \
         l = _mm256_xor_si256(u_, c); } while (0)
-
-    /* Add the 0/1 vector x * 2^b0 to the bit-sliced counters C (ripple carry) */
-    __attribute__((target("avx2")))
-    static inline void fr_slices_add(__m256i* C, __m256i x, int b0) {
-        __m256i carry_out;
-        int b;
-        for (b = b0; b < FR_COUNT_BITS; b++) {
-            carry_out = _mm256_and_si256(C[b], x);
-            C[b] = _mm256_xor_si256(C[b], x);
-            x = carry_out;
-        }
-    }
+    /* the same with AVX-512 ternary logic: h = majority(a, b, c), l = a ^ b ^ c */
+    #define FR_CSA512(h, l, a, b, c) do {                                           \
+        __m512i a_ = (a), b_ = (b), c_ = (c);                                       \
+        h = _mm512_ternarylogic_epi64(a_, b_, c_, 0xE8);                            \
+        l = _mm512_ternarylogic_epi64(a_, b_, c_, 0x96); } while (0)
 
     /* Planes bit[j] .. bit[j + 3] into the running ones and twos; the fours carried out
        into f */
-    #define FR_CSA4(f, j) do {                                                      \
-        FR_CSA(twos_a, ones, P[bit[j]], P[bit[(j) + 1]], ones);                     \
-        FR_CSA(twos_b, ones, P[bit[(j) + 2]], P[bit[(j) + 3]], ones);               \
-        FR_CSA(f, twos, twos_a, twos_b, twos); } while (0)
+    #define FR_CSA4(CSA, f, j) do {                                                 \
+        CSA(twos_a, ones, P[bit[j]], P[bit[(j) + 1]], ones);                        \
+        CSA(twos_b, ones, P[bit[(j) + 2]], P[bit[(j) + 3]], ones);                  \
+        CSA(f, twos, twos_a, twos_b, twos); } while (0)
 
-    /* C <- bit slices (C[0] lowest) of, for each of the 256 entries, how many of the planes
+    /* C <- bit slices (C[0] lowest) of, for each entry, how many of the planes
        P[bit[0]], ..., P[bit[n-1]] have it: Harley-Seal carry-save tree over 16 planes at a
-       time, then one ripple-carry increment per remaining plane. */
-    __attribute__((target("avx2")))
-    static void fr_count_planes(const __m256i* P, const int16_t* bit, int n, __m256i* C) {
-        const __m256i zero = _mm256_setzero_si256();
-        __m256i ones = zero, twos = zero, fours = zero, eights = zero;
-        __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
-        int i = 0;
-        /* C[4 ..] collect the sixteens (C[0 .. 3] are set at the end); written out, as a
-           loop GCC makes it a `rep stos`, slow at this size */
-        C[4] = zero; C[5] = zero; C[6] = zero; C[7] = zero;
-        C[8] = zero; C[9] = zero; C[10] = zero; C[11] = zero;
-        for (; i + 16 <= n; i += 16) {
-            FR_CSA4(fours_a, i);
-            FR_CSA4(fours_b, i + 4);
-            FR_CSA(eights_a, fours, fours_a, fours_b, fours);
-            FR_CSA4(fours_a, i + 8);
-            FR_CSA4(fours_b, i + 12);
-            FR_CSA(eights_b, fours, fours_a, fours_b, fours);
-            FR_CSA(sixteens, eights, eights_a, eights_b, eights);
-            fr_slices_add(C, sixteens, 4);
+       time, then one ripple-carry increment per remaining plane. C[4 ..] collect the
+       sixteens (C[0 .. 3] are set at the end); written out, as a loop GCC makes the
+       zeroing a `rep stos`, slow at this size. */
+    #define FR_COUNT_PLANES(NAME, ATTR, V, CSA, ZERO, AND, XOR)                     \
+        ATTR static inline void NAME##_add(V* C, V x, int b0) {                     \
+            V carry_out;                                                            \
+            int b;                                                                  \
+            for (b = b0; b < FR_COUNT_BITS; b++) {                                  \
+                carry_out = AND(C[b], x);                                           \
+                C[b] = XOR(C[b], x);                                                \
+                x = carry_out;                                                      \
+            }                                                                       \
+        }                                                                           \
+        ATTR static void NAME(const V* P, const int16_t* bit, int n, V* C) {        \
+            const V zero = ZERO();                                                  \
+            V ones = zero, twos = zero, fours = zero, eights = zero;                \
+            V twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;       \
+            int i = 0;                                                              \
+            C[4] = zero; C[5] = zero; C[6] = zero; C[7] = zero;                     \
+            C[8] = zero; C[9] = zero; C[10] = zero; C[11] = zero;                   \
+            for (; i + 16 <= n; i += 16) {                                          \
+                FR_CSA4(CSA, fours_a, i);                                           \
+                FR_CSA4(CSA, fours_b, i + 4);                                       \
+                CSA(eights_a, fours, fours_a, fours_b, fours);                      \
+                FR_CSA4(CSA, fours_a, i + 8);                                       \
+                FR_CSA4(CSA, fours_b, i + 12);                                      \
+                CSA(eights_b, fours, fours_a, fours_b, fours);                      \
+                CSA(sixteens, eights, eights_a, eights_b, eights);                  \
+                NAME##_add(C, sixteens, 4);                                         \
+            }                                                                       \
+            C[0] = ones; C[1] = twos; C[2] = fours; C[3] = eights;                  \
+            for (; i < n; i++) NAME##_add(C, P[bit[i]], 0);                         \
         }
-        C[0] = ones; C[1] = twos; C[2] = fours; C[3] = eights;
-        for (; i < n; i++) fr_slices_add(C, P[bit[i]], 0);
-    }
+    FR_COUNT_PLANES(fr_count_planes, FR_T_AVX2, __m256i, FR_CSA, _mm256_setzero_si256,
+                    _mm256_and_si256, _mm256_xor_si256)
+    FR_COUNT_PLANES(fr_count_planes512, FR_T_AVX512, __m512i, FR_CSA512,
+                    _mm512_setzero_si512, _mm512_and_si512, _mm512_xor_si512)
 
     /* One stage of a 64 x 64 bit transpose, in each 64-bit lane of A[0 .. 63] at once:
        swap the J x J blocks off the diagonal (J = 32, 16, ..., 1). */
@@ -204,17 +324,15 @@ cdef extern from *:
             (A)[k_ | (J)] = _mm256_xor_si256((A)[k_ | (J)], t_);                    \
         } } while (0)
 
-    /* Transpose entries t0 .. t0 + n - 1 (n <= 256) of M into T: planes, sizes, valid. */
-    __attribute__((target("avx2")))
-    static void fr_tile_build(const uint64_t* M, int64_t t0, int64_t n, int64_t W,
-                              fr_tile* T) {
+    /* The 64 W planes of entries t0 .. t0 + n - 1 (n <= 256) of M, 256 bits each: plane p
+       into out[stride * p] (absent entries give 0 bits). */
+    FR_T_AVX2 static void fr_transpose256(const uint64_t* M, int64_t t0, int64_t n,
+                                          int64_t W, __m256i* out, int64_t stride) {
         __m256i A[4][64] __attribute__((aligned(32)));
         __m256i e0, e1, e2, e3;
-        __m256i* out;
-        uint64_t valid[4];
-        int64_t j0, t, left;
-        int g, i, b;
-        T->t0 = t0;
+        __m256i* o;
+        int64_t j0, t;
+        int g, i;
         for (j0 = 0; j0 < W; j0 += 4) {
             for (g = 0; g < 4; g++) {       /* entries 64 g .. 64 g + 63, words j0 .. j0 + 3 */
                 for (i = 0; i < 64; i++) {
@@ -232,29 +350,57 @@ cdef extern from *:
             }
             /* lane l of A[g][i]: bit i of word j0 + l of entries 64 g ..; plane
                64 (j0 + l) + i gathers lane l of A[0][i] .. A[3][i] */
-            out = T->plane + 64 * j0;
+            o = out + stride * 64 * j0;
             for (i = 0; i < 64; i++) {
                 e0 = _mm256_unpacklo_epi64(A[0][i], A[1][i]);
                 e1 = _mm256_unpackhi_epi64(A[0][i], A[1][i]);
                 e2 = _mm256_unpacklo_epi64(A[2][i], A[3][i]);
                 e3 = _mm256_unpackhi_epi64(A[2][i], A[3][i]);
-                out[i] = _mm256_permute2x128_si256(e0, e2, 0x20);
-                out[64 + i] = _mm256_permute2x128_si256(e1, e3, 0x20);
-                out[128 + i] = _mm256_permute2x128_si256(e0, e2, 0x31);
-                out[192 + i] = _mm256_permute2x128_si256(e1, e3, 0x31);
+                o[stride * i] = _mm256_permute2x128_si256(e0, e2, 0x20);
+                o[stride * (64 + i)] = _mm256_permute2x128_si256(e1, e3, 0x20);
+                o[stride * (128 + i)] = _mm256_permute2x128_si256(e0, e2, 0x31);
+                o[stride * (192 + i)] = _mm256_permute2x128_si256(e1, e3, 0x31);
             }
         }
+    }
+
+    /* bit e of the tile's valid mask, for n entries: words of 64 entries */
+    static inline uint64_t fr_valid_word(int64_t n, int g) {
+        int64_t left = n - 64 * (int64_t) g;
+        return left >= 64 ? ~0ULL : left <= 0 ? 0 : (1ULL << left) - 1;
+    }
+
+    /* Transpose entries t0 .. t0 + n - 1 (n <= 256) of M into T: planes, sizes, valid. */
+    FR_T_AVX2 static void fr_tile_build(const uint64_t* M, int64_t t0, int64_t n, int64_t W,
+                                        fr_tile* T) {
+        uint64_t valid[4];
+        int g, b;
+        T->t0 = t0;
+        fr_transpose256(M, t0, n, W, T->plane, 1);
         fr_count_planes(T->plane, fr_every_bit, (int) (64 * W), T->size);
-        for (g = 0; g < 4; g++) {
-            left = n - 64 * g;
-            valid[g] = left >= 64 ? ~0ULL : left <= 0 ? 0 : (1ULL << left) - 1;
-        }
+        for (g = 0; g < 4; g++) valid[g] = fr_valid_word(n, g);
         T->valid = _mm256_loadu_si256((const __m256i*) valid);
         for (b = 0, T->size_bits = 0; b < FR_COUNT_BITS; b++)
             if (!_mm256_testz_si256(T->size[b], T->size[b])) T->size_bits = b + 1;
     }
 
-    static void fr_query_init(const uint64_t* c, int64_t W, fr_query* Q) {
+    /* The same for n <= 512 entries into a 512-entry tile: two 256-entry transposes into
+       the low and high halves of the planes. */
+    FR_T_AVX512 static void fr_tile_build512(const uint64_t* M, int64_t t0, int64_t n,
+                                             int64_t W, fr_tile512* T) {
+        uint64_t valid[8];
+        int g, b;
+        T->t0 = t0;
+        fr_transpose256(M, t0, n < 256 ? n : 256, W, (__m256i*) T->plane, 2);
+        fr_transpose256(M, t0 + 256, n > 256 ? n - 256 : 0, W, (__m256i*) T->plane + 1, 2);
+        fr_count_planes512(T->plane, fr_every_bit, (int) (64 * W), T->size);
+        for (g = 0; g < 8; g++) valid[g] = fr_valid_word(n, g);
+        T->valid = _mm512_loadu_si512((const void*) valid);
+        for (b = 0, T->size_bits = 0; b < FR_COUNT_BITS; b++)
+            if (_mm512_test_epi64_mask(T->size[b], T->size[b])) T->size_bits = b + 1;
+    }
+
+    FR_T_POPCNT static void fr_query_init(const uint64_t* c, int64_t W, fr_query* Q) {
         int64_t j;
         uint64_t v;
         Q->size = 0;
@@ -267,61 +413,73 @@ cdef extern from *:
     }
 
     /* Distances of Q's pattern to tile T's entries, updating the running minimum r and
-       its entry list ties (as fr_scan over the tile would). */
-    __attribute__((target("avx2")))
-    static void fr_tile_scan(const fr_tile* T, const fr_query* Q, int32_t* ties,
-                             fr_track* r) {
-        const __m256i zero = _mm256_setzero_si256(), all = _mm256_set1_epi32(-1);
-        __m256i C[FR_COUNT_BITS], G[FR_COUNT_BITS + 2];
-        __m256i carry = all, cand = T->valid, x, not_y, u, low;
-        uint64_t lanes[4], v;
-        unsigned gmin = 0;
-        uint32_t d, m = r->m;
-        int64_t k = r->k;
-        int b, bits, g;
-        fr_count_planes(T->plane, Q->bit, Q->n, C);
-        bits = 33 - __builtin_clz((unsigned) Q->n | 1);          /* bits of 2 |S| */
-        bits = (T->size_bits > bits ? T->size_bits : bits) + 1;  /* and a sign bit */
-        /* G <- X - Y = X + ~Y + 1 in `bits`-bit two's complement, where (X, Y) = (|m|, 2c)
-           for set bits and (2c, |m|) for clear bits; d = |q| + X - Y */
-        for (b = 0; b < bits; b++) {
-            __m256i sz = b < FR_COUNT_BITS ? T->size[b] : zero;
-            __m256i c2 = b >= 1 && b - 1 < FR_COUNT_BITS ? C[b - 1] : zero;
-            x = Q->setbits ? sz : c2;
-            not_y = _mm256_xor_si256(Q->setbits ? c2 : sz, all);
-            u = _mm256_xor_si256(x, not_y);
-            G[b] = _mm256_xor_si256(u, carry);
-            carry = _mm256_or_si256(_mm256_and_si256(x, not_y), _mm256_and_si256(u, carry));
+       its entry list ties (as fr_scan over the tile would): the counts, then
+       G <- X - Y = X + ~Y + 1 in `bits`-bit two's complement, where (X, Y) = (|m|, 2c)
+       for set bits and (2c, |m|) for clear bits (d = |q| + X - Y), then the MSB-first
+       search. */
+    #define FR_TILE_SCAN(NAME, ATTR, TILE, V, LANES, COUNT, ZERO, ONES, XOR, AND, OR,   \
+                         ANDNOT, NONZERO, STORE)                                         \
+        ATTR static void NAME(const TILE* T, const fr_query* Q, int32_t* ties,           \
+                              fr_track* r) {                                             \
+            const V zero = ZERO(), all = ONES();                                         \
+            V C[FR_COUNT_BITS], G[FR_COUNT_BITS + 2];                                    \
+            V carry = all, cand = T->valid, x, not_y, u, low;                            \
+            uint64_t lanes[LANES], v;                                                    \
+            unsigned gmin = 0;                                                           \
+            uint32_t d, m = r->m;                                                        \
+            int64_t k = r->k;                                                            \
+            int b, bits, g;                                                              \
+            COUNT(T->plane, Q->bit, Q->n, C);                                            \
+            bits = 33 - __builtin_clz((unsigned) Q->n | 1);          /* bits of 2 |S| */ \
+            bits = (T->size_bits > bits ? T->size_bits : bits) + 1;  /* and a sign bit */\
+            for (b = 0; b < bits; b++) {                                                 \
+                V sz = b < FR_COUNT_BITS ? T->size[b] : zero;                            \
+                V c2 = b >= 1 && b - 1 < FR_COUNT_BITS ? C[b - 1] : zero;                \
+                x = Q->setbits ? sz : c2;                                                \
+                not_y = XOR(Q->setbits ? c2 : sz, all);                                  \
+                u = XOR(x, not_y);                                                       \
+                G[b] = XOR(u, carry);                                                    \
+                carry = OR(AND(x, not_y), AND(u, carry));                                \
+            }                                                                            \
+            G[bits - 1] = XOR(G[bits - 1], all);  /* + 2^(bits-1): unsigned order */     \
+            for (b = bits - 1; b >= 0; b--) {   /* minimum, MSB first, and its entries */\
+                low = ANDNOT(G[b], cand);                                                \
+                if (NONZERO(low)) cand = low;                                            \
+                else gmin |= 1u << b;                                                    \
+            }                                                                            \
+            d = (uint32_t) (Q->size + (int) gmin - (1 << (bits - 1)));                   \
+            if (d <= m) {                                                                \
+                if (d < m) { m = d; k = 0; }                                             \
+                STORE((void*) lanes, cand);                                              \
+                for (g = 0; g < (LANES); g++)                                            \
+                    for (v = lanes[g]; v; v &= v - 1)                                    \
+                        ties[k++] = (int32_t) (T->t0 + 64 * g + FR_CTZ64(v));            \
+            }                                                                            \
+            r->m = m;                                                                    \
+            r->k = k;                                                                    \
         }
-        G[bits - 1] = _mm256_xor_si256(G[bits - 1], all);  /* + 2^(bits-1): unsigned order */
-        for (b = bits - 1; b >= 0; b--) {   /* minimum, MSB first, and the entries at it */
-            low = _mm256_andnot_si256(G[b], cand);
-            if (!_mm256_testz_si256(low, low)) cand = low;
-            else gmin |= 1u << b;
-        }
-        d = (uint32_t) (Q->size + (int) gmin - (1 << (bits - 1)));
-        if (d <= m) {
-            if (d < m) { m = d; k = 0; }
-            _mm256_storeu_si256((__m256i*) lanes, cand);
-            for (g = 0; g < 4; g++)
-                for (v = lanes[g]; v; v &= v - 1)
-                    ties[k++] = (int32_t) (T->t0 + 64 * g + FR_CTZ64(v));
-        }
-        r->m = m;
-        r->k = k;
-    }
+    #define FR_NONZERO256(a) (!_mm256_testz_si256(a, a))
+    #define FR_NONZERO512(a) (_mm512_test_epi64_mask(a, a) != 0)
+    #define FR_STORE256(p, a) _mm256_storeu_si256((__m256i*) (p), a)
+    #define FR_ONES256() _mm256_set1_epi32(-1)
+    #define FR_ONES512() _mm512_set1_epi32(-1)
+    FR_TILE_SCAN(fr_tile_scan, FR_T_AVX2, fr_tile, __m256i, 4, fr_count_planes,
+                 _mm256_setzero_si256, FR_ONES256, _mm256_xor_si256, _mm256_and_si256,
+                 _mm256_or_si256, _mm256_andnot_si256, FR_NONZERO256, FR_STORE256)
+    FR_TILE_SCAN(fr_tile_scan512, FR_T_AVX512, fr_tile512, __m512i, 8, fr_count_planes512,
+                 _mm512_setzero_si512, FR_ONES512, _mm512_xor_si512, _mm512_and_si512,
+                 _mm512_or_si512, _mm512_andnot_si512, FR_NONZERO512, _mm512_storeu_si512)
 
     /* Minchinton pattern of one neuron (S synapses s; out: its W = ceil(S / 64) words,
-       overwritten) from a dense row, AVX2, any S: the synapses' inputs are copied in blocks
-       of FR_ENCODE_BLOCK to a contiguous buffer y (plus the right-hand side of the block's
-       last cell), then y[i] > y[i + 1] is compared 4 (double) or 8 (float) cells at a time.
-       Bit i = x[s[i]] > x[s[i + 1]], the last synapse paired with the first: the scalar
-       loop's comparisons, so its bits. */
+       overwritten) from a dense row, with vector compares, any S: the synapses' inputs are
+       copied in blocks of FR_ENCODE_BLOCK to a contiguous buffer y (plus the right-hand
+       side of the block's last cell), then y[i] > y[i + 1] is compared LANES cells at a
+       time (CMPMASK: one bit per lane). Bit i = x[s[i]] > x[s[i + 1]], the last synapse
+       paired with the first: the scalar loop's comparisons, so its bits. */
     #define FR_ENCODE_BLOCK 256          /* a multiple of 64: a compare never straddles words */
-    #define FR_ENCODE_AVX2(NAME, T, LANES, LOADU, CMP, MOVEMASK)                    \
-        __attribute__((target("avx2")))                                            \
-        static void NAME(const T* x, const int32_t* s, int64_t S, int64_t W,        \
-                         uint64_t* out) {                                           \
+    #define FR_ENCODE_SIMD(NAME, ATTR, T, LANES, LOADU, CMPMASK)                    \
+        ATTR static void NAME(const T* x, const int32_t* s, int64_t S, int64_t W,   \
+                              uint64_t* out) {                                      \
             T y[FR_ENCODE_BLOCK + 1];                                               \
             int64_t b0, i, j, n, lo;                                                \
             uint64_t word;                                                          \
@@ -332,53 +490,54 @@ cdef extern from *:
                 for (lo = 0; lo < n; lo += 64) {       /* word (b0 + lo) / 64 */    \
                     word = 0;                                                       \
                     for (i = lo; i + (LANES) <= n && i < lo + 64; i += (LANES))     \
-                        word |= (uint64_t) MOVEMASK(CMP(LOADU(y + i), LOADU(y + i + 1), \
-                                                        _CMP_GT_OQ)) << (i - lo);   \
+                        word |= (uint64_t) CMPMASK(LOADU(y + i), LOADU(y + i + 1))  \
+                                << (i - lo);                                        \
                     for (j = i; j < n && j < lo + 64; j++)                          \
                         word |= (uint64_t) (y[j] > y[j + 1]) << (j - lo);           \
                     out[(b0 + lo) >> 6] = word;                                     \
                 }                                                                   \
             }                                                                       \
         }
-    FR_ENCODE_AVX2(fr_encode_f64_avx2, double, 4, _mm256_loadu_pd, _mm256_cmp_pd,
-                   _mm256_movemask_pd)
-    FR_ENCODE_AVX2(fr_encode_f32_avx2, float, 8, _mm256_loadu_ps, _mm256_cmp_ps,
-                   _mm256_movemask_ps)
+    #define FR_GT_PD256(a, b) _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GT_OQ))
+    #define FR_GT_PS256(a, b) _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ))
+    #define FR_GT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ)
+    #define FR_GT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)
+    FR_ENCODE_SIMD(fr_encode_f64_avx2, FR_T_AVX2, double, 4, _mm256_loadu_pd, FR_GT_PD256)
+    FR_ENCODE_SIMD(fr_encode_f32_avx2, FR_T_AVX2, float, 8, _mm256_loadu_ps, FR_GT_PS256)
+    FR_ENCODE_SIMD(fr_encode_f64_avx512, FR_T_AVX512, double, 8, _mm512_loadu_pd,
+                   FR_GT_PD512)
+    FR_ENCODE_SIMD(fr_encode_f32_avx512, FR_T_AVX512, float, 16, _mm512_loadu_ps,
+                   FR_GT_PS512)
     #endif
 
-    static int fr_simd = 0;  /* use the AVX2 path; set at import, and by use_simd */
-
-    static int fr_simd_available(void) {
-    #ifdef FR_AVX2_PATH
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") ? 1 : 0;
-    #else
-        return 0;
-    #endif
-    }
-
-    /* Encode one neuron with the AVX2 compare; returns 0 (doing nothing) when it is off */
+    /* Encode one neuron with the vector compare of the path in use; returns 0 (doing
+       nothing) on the portable path */
     static int fr_encode_f64(const double* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
-    #ifdef FR_AVX2_PATH
-        if (fr_simd) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
+    #ifdef FR_X86
+        if (fr_level >= 2) { fr_encode_f64_avx512(x, s, S, W, out); return 1; }
+        if (fr_level == 1) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
     #endif
         return 0;
     }
     static int fr_encode_f32(const float* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
-    #ifdef FR_AVX2_PATH
-        if (fr_simd) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
+    #ifdef FR_X86
+        if (fr_level >= 2) { fr_encode_f32_avx512(x, s, S, W, out); return 1; }
+        if (fr_level == 1) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
     #endif
         return 0;
     }
 
-    /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile and
-       its planes (in raw, 32-byte aligned), and B test patterns' bit lists. */
+    /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile of
+       each width and its planes (in raw and raw512, 64-byte aligned), and B test patterns'
+       bit lists. */
     typedef struct {
         void* raw;
-    #ifdef FR_AVX2_PATH
+        void* raw512;
+    #ifdef FR_X86
         fr_tile* tile;
+        fr_tile512* tile512;
         fr_query* query;
     #endif
     } fr_sliced;
@@ -386,26 +545,32 @@ cdef extern from *:
     static void fr_sliced_free(fr_sliced* s) {
         if (s == NULL) return;
         free(s->raw);
-    #ifdef FR_AVX2_PATH
+        free(s->raw512);
+    #ifdef FR_X86
         free(s->query);
     #endif
         free(s);
     }
 
-    /* NULL only when out of memory; a scratch for widths the path does not take is empty */
+    /* NULL only when out of memory; a scratch for widths the search does not take is
+       empty */
     static fr_sliced* fr_sliced_new(int64_t W, int64_t B) {
         fr_sliced* s = (fr_sliced*) calloc(1, sizeof(fr_sliced));
         if (s == NULL) return NULL;
-    #ifdef FR_AVX2_PATH
+    #ifdef FR_X86
         if (W % 4 == 0 && W <= FR_MAX_WORDS) {
-            s->raw = malloc(sizeof(fr_tile) + 64 * W * sizeof(__m256i) + 32);
+            s->raw = malloc(sizeof(fr_tile) + 64 * W * sizeof(__m256i) + 128);
+            s->raw512 = malloc(sizeof(fr_tile512) + 64 * W * sizeof(__m512i) + 128);
             s->query = (fr_query*) malloc(B * sizeof(fr_query));
-            if (s->raw == NULL || s->query == NULL) {
+            if (s->raw == NULL || s->raw512 == NULL || s->query == NULL) {
                 fr_sliced_free(s);
                 return NULL;
             }
-            s->tile = (fr_tile*) (((uintptr_t) s->raw + 31) & ~(uintptr_t) 31);
-            s->tile->plane = (__m256i*) (s->tile + 1);
+            s->tile = (fr_tile*) (((uintptr_t) s->raw + 63) & ~(uintptr_t) 63);
+            s->tile->plane = (__m256i*) (((uintptr_t) (s->tile + 1) + 63) & ~(uintptr_t) 63);
+            s->tile512 = (fr_tile512*) (((uintptr_t) s->raw512 + 63) & ~(uintptr_t) 63);
+            s->tile512->plane =
+                (__m512i*) (((uintptr_t) (s->tile512 + 1) + 63) & ~(uintptr_t) 63);
         }
     #endif
         return s;
@@ -413,14 +578,24 @@ cdef extern from *:
 
     /* The B patterns C against the n_train patterns M of one neuron, by the bit-sliced
        search: each pattern's minimum into track[b] and its entries into ties + b * n_train.
-       Returns 0, doing nothing, when the path is off or unavailable for this width. */
+       Returns 0, doing nothing, on the portable path and for widths it does not take. */
     static int fr_sliced_search(fr_sliced* s, const uint64_t* M, int64_t n_train,
                                 const uint64_t* C, int64_t B, int64_t W, int32_t* ties,
                                 fr_track* track) {
-    #ifdef FR_AVX2_PATH
+    #ifdef FR_X86
         int64_t b, t0;
-        if (!fr_simd || s->raw == NULL) return 0;
+        if (fr_level < 1 || s->raw == NULL) return 0;
         for (b = 0; b < B; b++) fr_query_init(C + b * W, W, &s->query[b]);
+        if (fr_level >= 2) {
+            for (t0 = 0; t0 < n_train; t0 += 2 * FR_TILE) {
+                fr_tile_build512(M, t0, n_train - t0 < 2 * FR_TILE ? n_train - t0
+                                                                   : 2 * FR_TILE,
+                                 W, s->tile512);
+                for (b = 0; b < B; b++)
+                    fr_tile_scan512(s->tile512, &s->query[b], ties + b * n_train, &track[b]);
+            }
+            return 1;
+        }
         for (t0 = 0; t0 < n_train; t0 += FR_TILE) {
             fr_tile_build(M, t0, n_train - t0 < FR_TILE ? n_train - t0 : FR_TILE, W, s->tile);
             for (b = 0; b < B; b++)
@@ -433,25 +608,18 @@ cdef extern from *:
     }
 
     static void fr_init(void) {
-    #ifdef FR_AVX2_PATH
+    #ifdef FR_X86
         int i;
         for (i = 0; i < 64 * FR_MAX_WORDS; i++) fr_every_bit[i] = (int16_t) i;
     #endif
-        fr_simd = fr_simd_available();
+        fr_level = fr_best_level();
     }
 
-    static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
-                        int64_t W, int32_t* ties, fr_track* r)
-    {
-        switch (W) {
-        case 1: fr_scan_1(M, t0, t1, c, ties, r); return;
-        case 2: fr_scan_2(M, t0, t1, c, ties, r); return;
-        case 4: fr_scan_4(M, t0, t1, c, ties, r); return;
-        case 8: fr_scan_8(M, t0, t1, c, ties, r); return;
-        case 16: fr_scan_16(M, t0, t1, c, ties, r); return;
-        case 32: fr_scan_32(M, t0, t1, c, ties, r); return;
-        default: { const uint64_t* q = c; FR_SCAN_LOOP(W) }
-        }
+    /* The path at most `level` (the best the CPU runs below it); returns the previous one */
+    static int fr_select(int level) {
+        int previous = fr_level, best = fr_best_level();
+        fr_level = level < 0 ? 0 : level < best ? level : best;
+        return previous;
     }
 
     #ifdef _OPENMP
@@ -467,8 +635,10 @@ cdef extern from *:
     void scan "fr_scan"(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
                         int64_t W, int32_t* ties, Track* r) noexcept nogil
     int fr_max_threads() noexcept nogil
-    int fr_simd
-    int fr_simd_available() noexcept nogil
+    int fr_level
+    const char* fr_level_names[4]
+    int fr_best_level() noexcept nogil
+    int fr_select(int level) noexcept nogil
     ctypedef struct Sliced "fr_sliced":
         pass
     Sliced* sliced_new "fr_sliced_new"(int64_t W, int64_t B) noexcept nogil
@@ -499,19 +669,27 @@ cdef enum:
 fr_init()
 
 
-def simd_available():
-    """Whether this CPU and build can use the AVX2 (bit-sliced) search."""
-    return bool(fr_simd_available())
+#: the code paths, by level (use_simd): portable C, AVX2, AVX-512 (F, BW, VL), AVX-512 with
+#: VPOPCNTDQ; each is compiled for its own instruction set and chosen at run time
+SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(4))
 
 
-def use_simd(bint enable):
-    """Select the AVX2 paths (when available): bit-sliced search and the vector compare of
-    the dense encoder; or the POPCNT scan and the scalar encoder alone. Returns the previous
-    choice. Both give identical results; tests exercise each."""
-    global fr_simd
-    previous = bool(fr_simd)
-    fr_simd = 1 if (enable and fr_simd_available()) else 0
-    return previous
+def simd_levels():
+    """The levels of the code paths this CPU runs: 0 (portable) to the best one."""
+    return tuple(range(fr_best_level() + 1))
+
+
+def simd_path():
+    """Name of the code path in use (one of SIMD_PATHS), e.g. ``"avx512-vpopcntdq"``."""
+    return SIMD_PATHS[fr_level]
+
+
+def use_simd(int level):
+    """Use the code path of this level (0 portable C; 1 AVX2: bit-sliced search, POPCNT scan,
+    vector compares in the dense encoder; 2 AVX-512 (F, BW, VL): 512-entry bit-sliced tiles
+    with ternary logic, 512-bit compares; 3 also the VPOPCNTDQ scan), or the best the CPU runs
+    below it; returns the previous level. All give identical results; tests exercise each."""
+    return fr_select(level)
 
 
 # ---- encoding ---------------------------------------------------------------------------
@@ -686,7 +864,7 @@ cdef struct Work:
     int32_t* touched   # (q,) labels with cnt > 0
     void* xbuf         # (n_features,) zeroed dense row (CSR input only)
     uint64_t* rowbuf   # (n_neurons, W) patterns of one CSR row
-    Sliced* sliced     # bit-sliced search scratch (AVX2)
+    Sliced* sliced     # bit-sliced search scratch (x86 vector paths)
 
 
 cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
