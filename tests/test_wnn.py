@@ -384,6 +384,72 @@ def test_thread_count_does_not_change_results(cls, tie_policy):
     np.testing.assert_array_equal(model.decision_function(X_test[:1]), F1[:1])
 
 
+def chunk_ordered_reference(model, kind, X_train, Y, X_test):
+    """tie_policy="all" beliefs from the reference's tied outputs, each neuron's vote added
+    in order within chunks of kernel.NEURONS_PER_CHUNK neurons and the chunks' sums added
+    in order (for networks of at most one chunk: ref_wnn.beliefs' plain order)."""
+    Y = np.asarray(Y)
+    n_neurons, q, chunk = model.synapses_.shape[0], Y.shape[1], kernel.NEURONS_PER_CHUNK
+    D = ref_wnn.distance_matrices(ref_wnn.encode(X_train, model.synapses_),
+                                  ref_wnn.encode(X_test, model.synapses_))
+    F = np.zeros((D.shape[1], q))
+    for j in range(D.shape[1]):
+        votes, total = np.zeros(q), 0.0
+        for n0 in range(0, n_neurons, chunk):
+            part, part_total = np.zeros(q), 0.0
+            for n in range(n0, min(n0 + chunk, n_neurons)):
+                outs = ref_wnn.tied_outputs(kind, Y, D[n, j])
+                cnt = np.zeros(q)
+                for out in outs:
+                    cnt[list(out) if kind == "COR" else out] += 1
+                part = part + cnt / len(outs)
+                part_total += sum(len(out) for out in outs) / len(outs) if kind == "COR" else 0
+            votes, total = votes + part, total + part_total
+        F[j] = votes / n_neurons if kind == "VGRAM" else votes / total if total else 0.0
+    return F
+
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+@pytest.mark.parametrize("tie_policy", ["all", "random"])
+def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy):
+    """1 to 8 documents (and up to 64: one batch) split the neurons among the threads in
+    chunks; the votes are added chunk after chunk, so 1, 2 and 3 threads give the same bits,
+    equal to the rows of a call of 150 documents (batches of documents, one per task), to
+    the reference summed in the same order, for dense and CSR input and every code path."""
+    X, Y, _ = tie_heavy_data(13, n_train=120, n_test=0, n_features=20)
+    X_test = np.random.default_rng(3).integers(0, 3, size=(150, 20)).astype(np.float64)
+    n_neurons = 3 * kernel.NEURONS_PER_CHUNK + 5          # 4 chunks, the last one short
+    model = MODELS[kind](n_neurons=n_neurons, n_synapses=256, tie_policy=tie_policy,
+                         random_state=4).fit(X, Y)
+    with threadpool_limits(2, user_api="openmp"):
+        F_many = model.decision_function(X_test)
+    if tie_policy == "all":
+        np.testing.assert_array_equal(F_many[:8], chunk_ordered_reference(model, kind, X, Y,
+                                                                          X_test[:8]))
+    for level in kernel.simd_levels():
+        with simd_level(level):
+            for n_docs in (1, 2, 5, 8, 64):
+                for threads in (1, 2, 3):
+                    with threadpool_limits(threads, user_api="openmp"):
+                        F = model.decision_function(X_test[:n_docs])
+                        F_csr = model.decision_function(sp.csr_matrix(X_test[:n_docs]))
+                    np.testing.assert_array_equal(F, F_many[:n_docs])
+                    np.testing.assert_array_equal(F_csr, F_many[:n_docs])
+
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+def test_split_memory_sums_votes_in_chunks(kind):
+    """Merging the outcomes of parts of the memory adds each row's votes in the kernel's
+    order (chunks of neurons), for a network of several chunks, few and many documents."""
+    X, Y, _ = sparse_text_like_data(5, n_train=200)
+    X_test = sparse_text_like_data(6, n_train=0, n_test=70)[2]
+    model = MODELS[kind](n_neurons=2 * kernel.NEURONS_PER_CHUNK + 7, n_synapses=128,
+                         tie_policy="all", random_state=2).fit(X, Y)
+    for rows in (slice(0, 3), slice(0, 70)):
+        np.testing.assert_array_equal(split_beliefs(model, X, X_test[rows], Y, [0, 90, 200]),
+                                      model.decision_function(X_test[rows]))
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 2100),
        n_neurons=st.integers(1, 6), cor=st.booleans(), level=st.sampled_from(LEVELS))

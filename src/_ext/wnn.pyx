@@ -664,6 +664,10 @@ cdef enum:
     # bit-sliced search from this batch size on: transposing a tile costs about as much as
     # scanning it for 6 test patterns (measured on bibtex and Reuters, 512 synapses)
     SLICED_MIN_BATCH = 6
+    MAX_BATCH = 64      # test documents searched together (one batch per task)
+    # neurons whose votes are added in order into a partial row, the partial rows then
+    # added in order: the split of the neurons among threads for a few documents
+    NEURON_CHUNK = 32
 
 
 fr_init()
@@ -672,6 +676,11 @@ fr_init()
 #: the code paths, by level (use_simd): portable C, AVX2, AVX-512 (F, BW, VL), AVX-512 with
 #: VPOPCNTDQ; each is compiled for its own instruction set and chosen at run time
 SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(4))
+
+
+#: neurons per chunk: each test document's votes are added in order within a chunk of this
+#: many neurons, and the chunks' sums in order (fastrank.wnn._merge_outcomes sums alike)
+NEURONS_PER_CHUNK = NEURON_CHUNK
 
 
 def simd_levels():
@@ -855,11 +864,13 @@ def encode_csr(const floating[::1] data, const index_t[::1] indices,
 # ---- search and vote --------------------------------------------------------------------
 
 cdef struct Work:
-    # per-task scratch; allocated inside the parallel block, so thread-private
-    uint64_t* codes    # (n_neurons, B, W) patterns of the batch
+    # per-thread scratch; allocated inside the parallel block, so thread-private
+    uint64_t* codes    # (n_neurons, B, W) patterns of a batch (document batches only)
     int32_t* ties      # (B, n_train) stored entries at the minimum, for the current neuron
     Track* track       # (B,) minimum distance and number of entries at it
-    double* tot        # (B,) labels output (VGRAM-COR normaliser)
+    double* part       # (B, q) votes of the current chunk of neurons (document batches)
+    double* tot        # (B,) labels output by it (VGRAM-COR normaliser)
+    double* total      # (B,) labels output by all neurons so far
     int32_t* cnt       # (q,) tied documents carrying each label, zero between uses
     int32_t* touched   # (q,) labels with cnt > 0
     void* xbuf         # (n_features,) zeroed dense row (CSR input only)
@@ -868,22 +879,26 @@ cdef struct Work:
 
 
 cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
-                    Py_ssize_t q, Py_ssize_t xbuf_bytes) noexcept nogil:
+                    Py_ssize_t q, Py_ssize_t xbuf_bytes, bint batch_codes) noexcept nogil:
+    """Scratch for batches of B test documents; codes, part and tot only with batch_codes."""
     cdef Work* w = <Work*> calloc(1, sizeof(Work))
+    cdef Py_ssize_t n_codes = n_neurons * B * W if batch_codes else 1
     if w == NULL:
         return NULL
-    w.codes = <uint64_t*> malloc(n_neurons * B * W * sizeof(uint64_t))
+    w.codes = <uint64_t*> malloc(n_codes * sizeof(uint64_t))
     w.ties = <int32_t*> malloc(B * n_train * sizeof(int32_t))
     w.track = <Track*> malloc(B * sizeof(Track))
+    w.part = <double*> malloc((B * q if batch_codes else 1) * sizeof(double))
     w.tot = <double*> malloc(B * sizeof(double))
+    w.total = <double*> malloc(B * sizeof(double))
     w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
     w.rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
     w.sliced = sliced_new(W, B)
-    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL \
-            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL or w.rowbuf == NULL \
-            or w.sliced == NULL:
+    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.part == NULL \
+            or w.tot == NULL or w.total == NULL or w.cnt == NULL or w.touched == NULL \
+            or w.xbuf == NULL or w.rowbuf == NULL or w.sliced == NULL:
         work_free(w)
         return NULL
     return w
@@ -895,7 +910,9 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.codes)
     free(w.ties)
     free(w.track)
+    free(w.part)
     free(w.tot)
+    free(w.total)
     free(w.cnt)
     free(w.touched)
     free(w.xbuf)
@@ -908,9 +925,10 @@ cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py
                     Py_ssize_t W, Work* w) noexcept nogil:
     """Hamming distances of the B patterns C to the n_train patterns M of one neuron; keeps
     each document's minimum in w.track and the entries at it in w.ties. The bit-sliced
-    search where it applies (AVX2, 4 to 32 words, batches of SLICED_MIN_BATCH or more);
-    otherwise the scan, the train patterns taken in tiles of TILE_BYTES, which stay in L1
-    while every test pattern of the batch is compared with them."""
+    search where it applies (x86 vector paths, 4 to 32 words, a multiple of 4, batches of
+    SLICED_MIN_BATCH or more); otherwise the scan, the train patterns taken in tiles of
+    TILE_BYTES, which stay in L1 while every test pattern of the batch is compared with
+    them."""
     cdef Py_ssize_t b, t0, t1, tile = max(1, TILE_BYTES // (8 * W))
     for b in range(B):
         w.track[b].m = 0xFFFFFFFF
@@ -972,9 +990,9 @@ cdef uint64_t pick_entry(const int32_t* ties, int64_t k, const int64_t* lab_ptr,
 
 cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
                const int32_t* lab_idx, int model, int policy, uint64_t state,
-               Py_ssize_t q, double* row) noexcept nogil:
-    """Add one neuron's output for batch document b to its belief row (votes, unnormalised).
-    The stored documents at the minimum are ties[0 .. k-1], ascending."""
+               Py_ssize_t q, double* row, double* tot) noexcept nogil:
+    """Add one neuron's output for batch document b to its vote row and (VGRAM-COR) to the
+    labels output, tot. The stored documents at the minimum are ties[0 .. k-1], ascending."""
     cdef const int32_t* ties = w.ties + b * n_train
     cdef int64_t k = w.track[b].k
     cdef Py_ssize_t i, t = 0, p = 0, c, n_touched = 0
@@ -986,7 +1004,7 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
         else:                   # the chosen document's whole label set
             for p in range(lab_ptr[t], lab_ptr[t + 1]):
                 row[lab_idx[p]] += 1.0
-            w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
+            tot[0] += <double> (lab_ptr[t + 1] - lab_ptr[t])
         return
     # ALL: count, per label, the tied documents carrying it; add count / normaliser
     for i in range(k):
@@ -1005,7 +1023,7 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
         row[c] += (<double> w.cnt[c]) / (<double> total)
         w.cnt[c] = 0
     if model == VGRAM_COR:
-        w.tot[b] += (<double> lsum) / (<double> total)
+        tot[0] += (<double> lsum) / (<double> total)
 
 
 cdef void summarize(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
@@ -1031,39 +1049,90 @@ cdef void summarize(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* la
             counts[lab_idx[p]] += 1
 
 
-cdef void search_batch(Work* w, Py_ssize_t B, Py_ssize_t doc0, const uint64_t* mem,
-                       Py_ssize_t n_neurons, Py_ssize_t n_train, Py_ssize_t W,
-                       const int64_t* lab_ptr, const int32_t* lab_idx, int model, int policy,
-                       uint64_t seed, double* out, Py_ssize_t q, int64_t row0,
-                       int64_t entry0, Summary* summary) noexcept nogil:
-    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes) into out, or
-    (summary.dist not NULL) their neurons' outcomes into summary. Test document i is row
-    row0 + i of the whole query set for the random keys."""
-    cdef Py_ssize_t n, b, c
+cdef struct Search:
+    # what every task of one prediction shares
+    const uint64_t* mem
+    Py_ssize_t n_neurons, n_train, W, q
+    const int64_t* lab_ptr
+    const int32_t* lab_idx
+    int model, policy
+    uint64_t seed
+    int64_t row0, entry0
+    Summary summary
+    double* out
+
+
+cdef void search_chunk(Work* w, const Search* s, const uint64_t* codes, Py_ssize_t B,
+                       Py_ssize_t doc0, Py_ssize_t n0, Py_ssize_t n1, double* part,
+                       double* tot) noexcept nogil:
+    """Neurons n0 .. n1-1 for test documents doc0 .. doc0+B-1 (neuron n's patterns of them
+    at codes + (n - n0) * B * W): their votes added in neuron order into part (B, q) and
+    tot (B), both zeroed here; or (summary.dist not NULL) their outcomes into the summary.
+    Test document i is row row0 + i of the whole query set for the random keys."""
+    cdef Py_ssize_t n, b, q = s.q
     cdef uint64_t state
+    if s.summary.dist == NULL:
+        memset(part, 0, B * q * sizeof(double))
+        memset(tot, 0, B * sizeof(double))
+    for n in range(n0, n1):
+        distances(s.mem + n * s.n_train * s.W, s.n_train, codes + (n - n0) * B * s.W, B,
+                  s.W, w)
+        for b in range(B):
+            state = row_state(s.seed, (s.row0 + doc0 + b) * s.n_neurons + n)
+            if s.summary.dist != NULL:
+                summarize(w, b, s.n_train, s.lab_ptr, s.lab_idx, s.model, s.policy, state,
+                          s.entry0, q, <Summary*> &s.summary, (doc0 + b) * s.n_neurons + n)
+            else:
+                vote(w, b, s.n_train, s.lab_ptr, s.lab_idx, s.model, s.policy, state, q,
+                     part + b * q, tot + b)
+
+
+cdef void add_chunk(const Search* s, Py_ssize_t B, Py_ssize_t doc0, const double* part,
+                    const double* tot, double* total) noexcept nogil:
+    """Add a chunk's votes (B, q) and labels output (B) to the rows of documents doc0 ..
+    doc0+B-1 and their totals."""
+    cdef Py_ssize_t b, c, q = s.q
     cdef double* row
     for b in range(B):
-        w.tot[b] = 0.0
-    for n in range(n_neurons):
-        distances(mem + n * n_train * W, n_train, w.codes + n * B * W, B, W, w)
-        for b in range(B):
-            state = row_state(seed, (row0 + doc0 + b) * n_neurons + n)
-            if summary.dist != NULL:
-                summarize(w, b, n_train, lab_ptr, lab_idx, model, policy, state, entry0, q,
-                          summary, (doc0 + b) * n_neurons + n)
-            else:
-                vote(w, b, n_train, lab_ptr, lab_idx, model, policy, state, q,
-                     out + (doc0 + b) * q)
-    if summary.dist != NULL:
-        return
+        row = s.out + (doc0 + b) * q
+        for c in range(q):
+            row[c] += part[b * q + c]
+        total[b] += tot[b]
+
+
+cdef void normalise(const Search* s, Py_ssize_t B, Py_ssize_t doc0,
+                    const double* total) noexcept nogil:
+    """Votes to beliefs: VGRAM divides by the number of neurons, VGRAM-COR by the labels
+    output (a row without any stays zero)."""
+    cdef Py_ssize_t b, c, q = s.q
+    cdef double* row
     for b in range(B):
-        row = out + (doc0 + b) * q
-        if model == VGRAM:
+        row = s.out + (doc0 + b) * q
+        if s.model == VGRAM:
             for c in range(q):
-                row[c] = row[c] / n_neurons
-        elif w.tot[b] > 0:
+                row[c] = row[c] / s.n_neurons
+        elif total[b] > 0:
             for c in range(q):
-                row[c] = row[c] / w.tot[b]
+                row[c] = row[c] / total[b]
+
+
+cdef void search_batch(Work* w, const Search* s, Py_ssize_t B, Py_ssize_t doc0) noexcept nogil:
+    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes, neuron-major)
+    into out, or their neurons' outcomes into the summary: chunk after chunk of
+    NEURON_CHUNK neurons, each chunk's votes added to the rows in turn (as
+    predict_few_docs adds them)."""
+    cdef Py_ssize_t n0, n1, b
+    for b in range(B):
+        w.total[b] = 0.0
+    n0 = 0
+    while n0 < s.n_neurons:
+        n1 = min(n0 + NEURON_CHUNK, s.n_neurons)
+        search_chunk(w, s, w.codes + n0 * B * s.W, B, doc0, n0, n1, w.part, w.tot)
+        if s.summary.dist == NULL:
+            add_chunk(s, B, doc0, w.part, w.tot, w.total)
+        n0 = n1
+    if s.summary.dist == NULL:
+        normalise(s, B, doc0, w.total)
 
 
 def new_summary(Py_ssize_t n_docs, Py_ssize_t n_neurons, Py_ssize_t q, int policy):
@@ -1113,10 +1182,79 @@ cdef Summary summary_of(dict arrays, Py_ssize_t n_docs, Py_ssize_t n_neurons, Py
     return sm
 
 
+cdef Search search_of(const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
+                      const int32_t[::1] lab_idx, int model, int policy, uint64_t seed,
+                      double[:, ::1] out, int64_t row0, int64_t entry0, Py_ssize_t n_docs,
+                      summary) except *:
+    cdef Search s
+    s.mem = &mem[0, 0, 0]
+    s.n_neurons, s.n_train, s.W = mem.shape[0], mem.shape[1], mem.shape[2]
+    s.q = out.shape[1]
+    s.lab_ptr = &lab_ptr[0]
+    s.lab_idx = &lab_idx[0]
+    s.model, s.policy, s.seed, s.row0, s.entry0 = model, policy, seed, row0, entry0
+    s.summary = summary_of(summary, n_docs, s.n_neurons, s.q, policy)
+    s.out = &out[0, 0] if out.shape[0] > 0 else NULL
+    return s
+
+
 def batch_size(Py_ssize_t n_docs):
-    """Test documents per task: up to 64, fewer so that every thread gets a task."""
+    """Test documents per task when the documents are split into batches: up to
+    MAX_BATCH, fewer so that every thread gets a task."""
     cdef Py_ssize_t threads = fr_max_threads()
-    return max(1, min(64, (n_docs + threads - 1) // threads))
+    return max(1, min(MAX_BATCH, (n_docs + threads - 1) // threads))
+
+
+cdef struct FewDocs:
+    # shared scratch of a prediction of at most MAX_BATCH documents, whose neurons are split
+    # among the threads
+    uint64_t* codes    # (n_neurons, B, W) every neuron's patterns of the documents
+    double* parts      # per chunk of NEURON_CHUNK neurons: votes (B, q), labels output (B)
+    double* total      # (B,) labels output by all neurons
+    Py_ssize_t n_chunks
+
+
+cdef FewDocs few_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t q) except *:
+    cdef FewDocs few
+    few.n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    few.codes = <uint64_t*> malloc(max(1, n_neurons * B * W) * sizeof(uint64_t))
+    few.parts = <double*> malloc(max(1, few.n_chunks * B * (q + 1)) * sizeof(double))
+    few.total = <double*> malloc(max(1, B) * sizeof(double))
+    if few.codes == NULL or few.parts == NULL or few.total == NULL:
+        few_free(&few)
+        raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
+    return few
+
+
+cdef void few_free(FewDocs* few) noexcept nogil:
+    free(few.codes)
+    free(few.parts)
+    free(few.total)
+
+
+cdef inline void search_few_chunk(Work* w, const Search* s, FewDocs* few, Py_ssize_t B,
+                                  Py_ssize_t c) noexcept nogil:
+    """Chunk c of the neurons for all B documents (patterns in few.codes), its votes into
+    its own part of few.parts."""
+    cdef Py_ssize_t n0 = c * NEURON_CHUNK
+    cdef double* part = few.parts + c * B * (s.q + 1)
+    search_chunk(w, s, few.codes + n0 * B * s.W, B, 0, n0,
+                 min(n0 + NEURON_CHUNK, s.n_neurons), part, part + B * s.q)
+
+
+cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B) noexcept nogil:
+    """The chunks' votes added to the rows chunk after chunk, then normalised: the sums
+    search_batch makes, whichever thread searched a chunk."""
+    cdef Py_ssize_t c, b
+    cdef double* part
+    if s.summary.dist != NULL:
+        return
+    for b in range(B):
+        few.total[b] = 0.0
+    for c in range(few.n_chunks):
+        part = few.parts + c * B * (s.q + 1)
+        add_chunk(s, B, 0, part, part + B * s.q, few.total)
+    normalise(s, B, 0, few.total)
 
 
 def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
@@ -1126,30 +1264,58 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
     """Beliefs of the rows of X into out (n_docs, q), which must be all zeros; or, with
     ``summary`` (from new_summary), each (row, neuron)'s outcome into it (out then only gives
     q: shape (0, q)). Row i of X is test document row0 + i and stored document t is number
-    entry0 + t for the random keys (0 and 0 for a whole memory and query set)."""
+    entry0 + t for the random keys (0 and 0 for a whole memory and query set).
+
+    Up to MAX_BATCH rows are one batch whose neurons, in chunks of NEURON_CHUNK, are split
+    among the threads (a few documents are a search bound by the memory's bandwidth); more
+    rows are split into batches, one per task, each searching every neuron. Each row's
+    votes are added chunk after chunk in both cases: the same beliefs."""
     cdef Py_ssize_t n_docs = X.shape[0], q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
-    cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
-    cdef Py_ssize_t k, doc0, nb
+    cdef Py_ssize_t B, n_batches, k, c, n0, doc0, nb
     cdef Work* w = NULL
-    cdef Summary sm = summary_of(summary, n_docs, n_neurons, q, policy)
+    cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
+                              n_docs, summary)
+    cdef FewDocs few
     cdef int failed[1]
     failed[0] = 0
-    with nogil, parallel():
-        w = work_new(n_neurons, B, W, n_train, q, 0)
-        if w == NULL:
-            failed[0] = 1
-        # every thread must reach the worksharing loop; one without scratch skips its tasks
-        for k in prange(n_batches, schedule="dynamic"):
-            if w != NULL:
-                doc0 = k * B
-                nb = min(B, n_docs - doc0)
-                encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0], n_neurons,
-                            S, W, w.codes, nb * W)
-                search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
-                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q,
-                             row0, entry0, &sm)
-        work_free(w)
+    if n_docs == 0:
+        return
+    if n_docs <= MAX_BATCH:
+        B = n_docs
+        few = few_new(n_neurons, B, W, q)
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, 0, False)
+            if w == NULL:
+                failed[0] = 1
+            for c in prange(few.n_chunks, schedule="static"):
+                n0 = c * NEURON_CHUNK
+                encode_rows(&X[0, 0], X.shape[1], NULL, B, &synapses[n0, 0],
+                            min(NEURON_CHUNK, n_neurons - n0), S, W, few.codes + n0 * B * W,
+                            B * W)
+            # every thread must reach the worksharing loop; one without scratch skips its tasks
+            for c in prange(few.n_chunks, schedule="dynamic"):
+                if w != NULL:
+                    search_few_chunk(w, &s, &few, B, c)
+            work_free(w)
+        if not failed[0]:
+            merge_few(&s, &few, B)
+        few_free(&few)
+    else:
+        B = batch_size(n_docs)
+        n_batches = (n_docs + B - 1) // B
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, 0, True)
+            if w == NULL:
+                failed[0] = 1
+            for k in prange(n_batches, schedule="dynamic"):
+                if w != NULL:
+                    doc0 = k * B
+                    nb = min(B, n_docs - doc0)
+                    encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0],
+                                n_neurons, S, W, w.codes, nb * W)
+                    search_batch(w, &s, nb, doc0)
+            work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
 
@@ -1165,29 +1331,53 @@ def predict_csr(const floating[::1] data, const index_t[::1] indices,
     row scattered once)."""
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1, q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
-    cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
-    cdef Py_ssize_t k, i, doc0, nb, lo
+    cdef Py_ssize_t B, n_batches, k, c, i, doc0, nb, lo
     cdef Work* w = NULL
-    cdef Summary sm = summary_of(summary, n_docs, n_neurons, q, policy)
+    cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
+                              n_docs, summary)
+    cdef FewDocs few
     cdef int failed[1]
     failed[0] = 0
-    with nogil, parallel():
-        w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating))
-        if w == NULL:
-            failed[0] = 1
-        for k in prange(n_batches, schedule="dynamic"):
-            if w != NULL:
-                doc0 = k * B
-                nb = min(B, n_docs - doc0)
-                for i in range(nb):
-                    lo = indptr[doc0 + i]
-                    encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[doc0 + i + 1] - lo,
+    if n_docs == 0:
+        return
+    if n_docs <= MAX_BATCH:
+        B = n_docs
+        few = few_new(n_neurons, B, W, q)
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating), False)
+            if w == NULL:
+                failed[0] = 1
+            for i in prange(B, schedule="static"):
+                if w != NULL:
+                    lo = indptr[i]
+                    encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[i + 1] - lo,
                                    <floating*> w.xbuf, w.rowbuf, &wptr[0], &wcell[0, 0],
-                                   n_neurons, S, W, w.codes + i * W, nb * W)
-                search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
-                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q,
-                             row0, entry0, &sm)
-        work_free(w)
+                                   n_neurons, S, W, few.codes + i * W, B * W)
+            for c in prange(few.n_chunks, schedule="dynamic"):
+                if w != NULL:
+                    search_few_chunk(w, &s, &few, B, c)
+            work_free(w)
+        if not failed[0]:
+            merge_few(&s, &few, B)
+        few_free(&few)
+    else:
+        B = batch_size(n_docs)
+        n_batches = (n_docs + B - 1) // B
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating), True)
+            if w == NULL:
+                failed[0] = 1
+            for k in prange(n_batches, schedule="dynamic"):
+                if w != NULL:
+                    doc0 = k * B
+                    nb = min(B, n_docs - doc0)
+                    for i in range(nb):
+                        lo = indptr[doc0 + i]
+                        encode_csr_row(&data[0] + lo, &indices[0] + lo,
+                                       indptr[doc0 + i + 1] - lo, <floating*> w.xbuf,
+                                       w.rowbuf, &wptr[0], &wcell[0, 0], n_neurons, S, W,
+                                       w.codes + i * W, nb * W)
+                    search_batch(w, &s, nb, doc0)
+            work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
-

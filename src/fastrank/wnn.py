@@ -100,13 +100,24 @@ def _merge_outcomes(parts, model, tie_policy, label_indptr, label_indices, n_neu
         ndocs = sum(np.where(t, p["ndocs"], 0) for t, p in zip(tied, parts))
         outputs = counts.sum(axis=2)   # labels output by the tied documents
         per_neuron = counts / (outputs if model == VGRAM._model else ndocs)[..., None]
-        out[:] = np.add.accumulate(per_neuron, axis=1)[:, -1]   # neurons in order, as the kernel
+        out[:] = _sum_over_neurons(per_neuron)
         if model == VGRAMCor._model:
-            total = np.add.accumulate(outputs / ndocs, axis=1)[:, -1]
+            total = _sum_over_neurons(outputs / ndocs)
     if model == VGRAM._model:
         return out / n_neurons
     np.divide(out, total[:, None], out=out, where=total[:, None] > 0)
     return out
+
+
+def _sum_over_neurons(votes):
+    """Sum of ``votes`` (rows, n_neurons, ...) over the neurons in the kernel's order: in
+    order within each chunk of ``NEURONS_PER_CHUNK`` neurons, then the chunks' sums in
+    order (zeros pad the last chunk: adding 0 changes no sum)."""
+    chunk = _kernel.NEURONS_PER_CHUNK
+    pad = [(0, 0)] * votes.ndim
+    pad[1] = (0, -votes.shape[1] % chunk)
+    chunks = np.pad(votes, pad).reshape(votes.shape[0], -1, chunk, *votes.shape[2:])
+    return np.add.accumulate(np.add.accumulate(chunks, axis=2)[:, :, -1], axis=1)[:, -1]
 
 
 class _VGRAMBase(MultiLabelEstimator):
