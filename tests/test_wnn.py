@@ -230,6 +230,19 @@ def test_simd_path_names_the_path_in_use():
             assert best >= 2 and (best == 3) == ("avx512_vpopcntdq" in _cpu_flags())
 
 
+def test_neighbors_simd_path_names_its_level():
+    """The dense neighbour search names its path too (both appear in the configuration)."""
+    from fastrank._ext import neighbors
+    previous = neighbors.use_simd(2)
+    try:
+        best = neighbors.use_simd(2)
+        for level in range(3):
+            neighbors.use_simd(level)
+            assert neighbors.simd_path() == ("portable", "avx2", "avx512")[min(level, best)]
+    finally:
+        neighbors.use_simd(previous)
+
+
 def _cpu_flags():
     """The CPU's feature flags from /proc/cpuinfo (empty elsewhere)."""
     try:
