@@ -13,38 +13,52 @@ Layout
   patterns contiguous, so one neuron's search streams one block of memory.
 * Labels of stored document ``t``: ``lab_idx[lab_ptr[t]:lab_ptr[t + 1]]`` (ascending).
 
+Code paths
+----------
+Chosen at run time from the CPU (``simd_path()``; ``use_simd(level)`` forces one for tests),
+each compiled for its own instruction set with per-function target attributes, so the
+module builds and runs on any CPU: 0 portable C (any architecture), 1 AVX2 (+ POPCNT),
+2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ. All give the same bits.
+
 Encoding
 --------
-A dense row is encoded cell by cell. A CSR row is scattered once into a per-thread dense
-buffer and only the cells with a synapse on one of its stored entries are evaluated (found
-through ``wiring_index``, the synapses grouped by input position): a cell comparing two
-zeros is 0. Both give identical bits.
+A dense row is encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths);
+on the AVX-512 paths, up to 64 dense rows of at most 256 features are encoded together
+through their values' ranks within each row (one byte compare gives a cell for 64 rows;
+``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
+the cells with a synapse on one of its stored entries are evaluated (found through
+``wiring_index``, the synapses grouped by input position): a cell comparing two zeros is
+0. All give identical bits.
 
 Search
 ------
-Test documents are processed in batches, one batch per task (OpenMP, dynamic schedule, GIL
-released). A task encodes its batch, then for every neuron finds, for each document of the
-batch, the minimum Hamming distance to the neuron's memory and the stored documents at it,
-and votes from that list. Two searches give the same minimum and the same entries in the
-same (ascending) order:
+More than MAX_BATCH test documents are processed in batches, one batch per task (OpenMP,
+dynamic schedule, GIL released): a task encodes its batch, then for every neuron finds,
+for each document of the batch, the minimum Hamming distance to the neuron's memory and the
+stored documents at it, and votes from that list. Up to MAX_BATCH documents (a few
+documents: a search bound by memory bandwidth) are one batch whose neurons, in chunks of
+NEURON_CHUNK, are the tasks. Two searches give the same minimum and the same entries in
+the same (ascending) order:
 
-* bit-sliced (AVX2, patterns of 4 to 32 words, a multiple of 4, batches of at least
-  SLICED_MIN_BATCH test documents; ``fr_tile_*`` below): each tile of 256 stored patterns is
-  transposed once per batch into bit planes, and a test pattern's distances to all 256
-  entries are computed together with carry-save adders over the planes of its set (or
-  clear) bits only -- the work follows the number of set bits, so the sparse patterns of
-  text cost little;
-* scan (every other case, and CPUs without AVX2): POPCNT of XORed words, 16 KiB tiles of
-  stored patterns held in L1 while every test pattern of the batch, its words in
+* bit-sliced (x86 paths, patterns of 4 to 32 words, a multiple of 4, batches of at least
+  SLICED_MIN_BATCH test documents; with VPOPCNTDQ and a multiple of 8 words, only where
+  its cost model says it beats the scan; ``fr_tile_*`` below): each tile of 256 (AVX2) or
+  512 (AVX-512) stored patterns is transposed once per batch into bit planes, and a test
+  pattern's distances to all the tile's entries are computed together with carry-save
+  adders over the planes of its set (or clear) bits only -- the work follows the number
+  of set bits, so the sparse patterns of text cost little;
+* scan (every other case): POPCNT (VPOPCNTDQ: 8 words at a time) of XORed words, 16 KiB
+  tiles of stored patterns held in L1 while every test pattern of the batch, its words in
   registers, is compared with them.
 
-Each document's output row is written by exactly one task, neurons in ascending order, and
-every random choice takes the tied entry with the smallest key, a function of (seed,
-document, neuron, entry number) alone (entry_key) -- so results depend neither on the thread
-count nor on the batch size, nor on how the memory is split: a search of part of the memory
-can report each neuron's outcome (Summary: the minimum distance and, per policy, the label
-counts of the tied documents or the chosen entry and its key), and merging the parts'
-outcomes gives the whole memory's votes (fastrank.wnn._merge_outcomes).
+A document's votes are added neuron after neuron within each chunk of NEURON_CHUNK
+neurons, and the chunks' sums in ascending order, by whichever task; every random choice
+takes the tied entry with the smallest key, a function of (seed, document, neuron, entry
+number) alone (entry_key) -- so results depend neither on the thread count nor on the
+batch size, nor on how the memory is split: a search of part of the memory can report
+each neuron's outcome (Summary: the minimum distance and, per policy, the label counts of
+the tied documents or the chosen entry and its key), and merging the parts' outcomes gives
+the whole memory's votes (fastrank.wnn._merge_outcomes).
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
@@ -552,7 +566,7 @@ cdef extern from *:
             uint64_t M[64][8] __attribute__((aligned(64)));                            \
             uint64_t lanes[8] __attribute__((aligned(64)));                            \
             __m512i A[64];                                                             \
-            int64_t r, a, b, g0, l, w, i, si, nl;                                      \
+            int64_t r, a, b, g0, l, w, i, si, nl, n;                                   \
             if (fr_level < 2 || n_cols > 256 || n_rows > 64 || n_cols < 1) return 0;   \
             memset(R, 0, (size_t) n_cols * 64);                                        \
             for (r = 0; r < n_rows; r++) {                                             \
@@ -575,16 +589,19 @@ cdef extern from *:
                 nl = n_neurons * W - g0 < 8 ? n_neurons * W - g0 : 8;                  \
                 for (l = 0; l < 8; l++) {         /* of neuron p / W, word p % W */    \
                     const int32_t* s = syn + ((g0 + (l < nl ? l : 0)) / W) * S;        \
+                    __m512i cur, next;                                                 \
                     w = (g0 + l) % W;                                                  \
-                    for (i = 0; i < 64; i++) {                                         \
-                        si = 64 * w + i;                                               \
-                        M[i][l] = l < nl && si < S                                     \
-                            ? (uint64_t) _mm512_cmpgt_epu8_mask(                       \
-                                _mm512_load_si512((const void*) (R + 64 * s[si])),     \
-                                _mm512_load_si512((const void*) (R + 64 *              \
-                                    s[si + 1 < S ? si + 1 : 0])))                      \
-                            : 0;                                                       \
+                    /* cells 64 w .. 64 w + n - 1; each synapse's ranks loaded once */  \
+                    n = l >= nl ? 0 : S - 64 * w < 64 ? S - 64 * w : 64;               \
+                    cur = _mm512_load_si512((const void*) (R + 64 * s[64 * w]));      \
+                    for (i = 0; i < n; i++) {                                          \
+                        si = 64 * w + i + 1;                                           \
+                        next = _mm512_load_si512((const void*) (R + 64 *               \
+                                                               s[si < S ? si : 0]));   \
+                        M[i][l] = (uint64_t) _mm512_cmpgt_epu8_mask(cur, next);        \
+                        cur = next;                                                    \
                     }                                                                  \
+                    for (; i < 64; i++) M[i][l] = 0;                                   \
                 }                                                                      \
                 for (i = 0; i < 64; i++)                                               \
                     A[i] = _mm512_load_si512((const void*) M[i]);                      \

@@ -10,12 +10,14 @@ and the next one form a Minchinton cell: bit ``i`` of neuron ``n``'s pattern of 
 Training stores every training document's pattern in every neuron; testing finds, per neuron,
 the stored entries at minimum Hamming distance from the test pattern and lets the neuron
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
-documents, GIL released). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is a
-multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
-documents, it is a bit-sliced search that computes a test pattern's distances to 256
-stored patterns at once, with work proportional to the pattern's set bits (fast on the
-sparse patterns of text); otherwise popcount scans (the POPCNT instruction on x86-64, a
-portable routine elsewhere). Both find the same entries.
+documents, or over chunks of neurons for up to 64 documents; GIL released), on the code
+path chosen at run time for the CPU (``fastrank._ext.wnn.simd_path()``: portable C, AVX2,
+AVX-512, AVX-512 with VPOPCNTDQ). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is
+a multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
+documents, it can be a bit-sliced search that computes a test pattern's distances to 256
+or 512 stored patterns at once, with work proportional to the pattern's set bits (fast on
+the sparse patterns of text); otherwise popcount scans. All paths find the same entries
+and give the same bits.
 
 Random tie choice (``tie_policy="random"``): each neuron outputs, among the entries at the
 minimum distance, the one with the smallest key ``h(seed_, test row, neuron, entry)``, where
