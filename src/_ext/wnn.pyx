@@ -561,10 +561,11 @@ cdef extern from *:
         FR_T_AVX512 static int NAME(const T* X, int64_t n_cols, const int64_t* rows,   \
                                     int64_t n_rows, const int32_t* syn,                \
                                     int64_t n_neurons, int64_t S, int64_t W,           \
-                                    uint64_t* out, int64_t stride) {                   \
+                                    uint64_t* out, int64_t stride, int stream) {       \
             uint8_t R[256 * 64] __attribute__((aligned(64)));                          \
             uint64_t M[64][8] __attribute__((aligned(64)));                            \
             uint64_t lanes[8] __attribute__((aligned(64)));                            \
+            uint64_t rows_out[64 * 32] __attribute__((aligned(64))); /* a neuron's rows */\
             __m512i A[64];                                                             \
             int64_t r, a, b, g0, l, w, i, si, nl, n;                                   \
             if (fr_level < 2 || n_cols > 256 || n_rows > 64 || n_cols < 1) return 0;   \
@@ -614,6 +615,10 @@ cdef extern from *:
                 /* A[r] lane l: row r's word of lane l; 8 words of one neuron (W a      \
                    multiple of 8) are stored at once */                                \
                 for (r = 0; r < n_rows; r++) {                                         \
+                    if (W % 8 == 0 && stream && W <= 32) {                             \
+                        _mm512_store_si512((void*) (rows_out + r * W + g0 % W), A[r]); \
+                        continue;                                                      \
+                    }                                                                  \
                     if (W % 8 == 0) {                                                  \
                         _mm512_storeu_si512((void*) (out + (g0 / W) * stride + r * W   \
                                                      + g0 % W), A[r]);                 \
@@ -623,9 +628,22 @@ cdef extern from *:
                     for (l = 0; l < nl; l++)                                           \
                         out[((g0 + l) / W) * stride + r * W + (g0 + l) % W] = lanes[l];\
                 }                                                                      \
+                if (W % 8 == 0 && stream && W <= 32 && g0 % W + 8 == W)                \
+                    fr_stream_words(out + (g0 / W) * stride, rows_out, n_rows * W);    \
             }                                                                          \
+            if (stream) _mm_sfence();                                                  \
             return 1;                                                                  \
         }
+    /* dst[0 .. n-1] <- src[0 .. n-1] with non-temporal stores where dst is 64-byte aligned:
+       patterns written once for a model's memory bypass the caches (no read of the lines
+       they overwrite) */
+    FR_T_AVX512 static void fr_stream_words(uint64_t* dst, const uint64_t* src, int64_t n) {
+        int64_t i = 0;
+        for (; i < n && ((uintptr_t) (dst + i) & 63) != 0; i++) dst[i] = src[i];
+        for (; i + 8 <= n; i += 8)
+            _mm512_stream_si512((__m512i*) (dst + i), _mm512_loadu_si512((const void*) (src + i)));
+        for (; i < n; i++) dst[i] = src[i];
+    }
     #define FR_LT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
     #define FR_LT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
     FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
@@ -657,21 +675,23 @@ cdef extern from *:
        (doing nothing) elsewhere or where it does not apply */
     static int fr_encode_rows_f64(const double* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
-                                  int64_t S, int64_t W, uint64_t* out, int64_t stride) {
+                                  int64_t S, int64_t W, uint64_t* out, int64_t stride,
+                                  int stream) {
     #ifdef FR_X86
         if (fr_level >= 2)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
-                                             out, stride);
+                                             out, stride, stream);
     #endif
         return 0;
     }
     static int fr_encode_rows_f32(const float* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
-                                  int64_t S, int64_t W, uint64_t* out, int64_t stride) {
+                                  int64_t S, int64_t W, uint64_t* out, int64_t stride,
+                                  int stream) {
     #ifdef FR_X86
         if (fr_level >= 2)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
-                                             out, stride);
+                                             out, stride, stream);
     #endif
         return 0;
     }
@@ -822,13 +842,13 @@ cdef extern from *:
     int encode_rows_f64 "fr_encode_rows_f64"(const double* X, int64_t n_cols,
                                              const int64_t* rows, int64_t n_rows,
                                              const int32_t* syn, int64_t n_neurons, int64_t S,
-                                             int64_t W, uint64_t* out,
-                                             int64_t stride) noexcept nogil
+                                             int64_t W, uint64_t* out, int64_t stride,
+                                             int stream) noexcept nogil
     int encode_rows_f32 "fr_encode_rows_f32"(const float* X, int64_t n_cols,
                                              const int64_t* rows, int64_t n_rows,
                                              const int32_t* syn, int64_t n_neurons, int64_t S,
-                                             int64_t W, uint64_t* out,
-                                             int64_t stride) noexcept nogil
+                                             int64_t W, uint64_t* out, int64_t stride,
+                                             int stream) noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -912,19 +932,22 @@ cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S
 cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t* rows,
                              Py_ssize_t n_rows, const int32_t* syn, Py_ssize_t n_neurons,
                              Py_ssize_t S, Py_ssize_t W, uint64_t* out,
-                             Py_ssize_t neuron_stride) noexcept nogil:
+                             Py_ssize_t neuron_stride, bint stream) noexcept nogil:
     """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
     NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
     + i * W. Neurons are taken in blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1
     while every row uses them: the whole wiring (4 MiB at 1024 x 1024) would otherwise be
-    streamed once per row."""
+    streamed once per row. ``stream``: the patterns are not read again soon (a model's
+    memory), so the AVX-512 rank encoding writes them past the caches."""
     cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
     cdef const floating* x
     if floating is double:
-        if encode_rows_f64(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride):
+        if encode_rows_f64(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
+                           stream):
             return
     else:
-        if encode_rows_f32(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride):
+        if encode_rows_f32(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
+                           stream):
             return
     while n0 < n_neurons:
         for i in range(n_rows):
@@ -1010,7 +1033,7 @@ def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
         for k in prange(n_chunks, schedule="static"):
             encode_rows(&X[0, 0], X.shape[1], &rows[k * ROW_CHUNK],
                         min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0], n_neurons,
-                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W)
+                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True)
 
 
 def encode_csr(const floating[::1] data, const index_t[::1] indices,
@@ -1476,7 +1499,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                 n0 = c * NEURON_CHUNK
                 encode_rows(&X[0, 0], X.shape[1], NULL, B, &synapses[n0, 0],
                             min(NEURON_CHUNK, n_neurons - n0), S, W, few.codes + n0 * B * W,
-                            B * W)
+                            B * W, False)
             # every thread must reach the worksharing loop; one without scratch skips its tasks
             for c in prange(few.n_chunks, schedule="dynamic"):
                 if w != NULL:
@@ -1497,7 +1520,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                     doc0 = k * B
                     nb = min(B, n_docs - doc0)
                     encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0],
-                                n_neurons, S, W, w.codes, nb * W)
+                                n_neurons, S, W, w.codes, nb * W, False)
                     search_batch(w, &s, nb, doc0)
             work_free(w)
     if failed[0]:
