@@ -904,8 +904,8 @@ def use_simd(int level):
 cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S,
                                Py_ssize_t W, uint64_t* o) noexcept nogil:
     """Pattern of dense row x for one neuron with synapses s: o[w] <- word w. Bit i =
-    x[s[i]] > x[s[i + 1]], the last synapse paired with the first (AVX2 when selected,
-    this loop otherwise)."""
+    x[s[i]] > x[s[i + 1]], the last synapse paired with the first (vector compares on the
+    x86 paths, this loop on the portable one)."""
     cdef Py_ssize_t w, i, lo, hi
     cdef uint64_t word
     cdef floating cur, nxt, first
@@ -1327,7 +1327,7 @@ cdef void search_batch(Work* w, const Search* s, Py_ssize_t B, Py_ssize_t doc0) 
     """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes, neuron-major)
     into out, or their neurons' outcomes into the summary: chunk after chunk of
     NEURON_CHUNK neurons, each chunk's votes added to the rows in turn (as
-    predict_few_docs adds them)."""
+    merge_few adds them)."""
     cdef Py_ssize_t n0, n1, b
     for b in range(B):
         w.total[b] = 0.0
