@@ -743,10 +743,11 @@ cdef extern from *:
         return s;
     }
 
+    #ifdef FR_X86
     /* Whether the bit-sliced search beats the VPOPCNTDQ scan (W a multiple of 8) for the
        B patterns C: when the scan work it saves over the batch exceeds the cost of
        transposing the tiles. Costs per stored entry, in hundredths of a nanosecond
-       (measured on AMD EPYC Zen 5, bibtex and yeast): scan 6 per word and test pattern;
+       (measured on AMD EPYC with AVX-512, bibtex and yeast): scan 6 per word and test pattern;
        bit-sliced 16 plus 0.14 per plane summed (bit of S) and test pattern; transposition
        70 per word. The dense patterns of yeast (half the bits set) always take the scan,
        the sparse ones of text the bit-sliced search from about 20 test patterns on. */
@@ -758,6 +759,7 @@ cdef extern from *:
         }
         return 100 * B * (6 * W - 16) - 14 * bits > 7000 * W;
     }
+    #endif
 
     /* The B patterns C against the n_train patterns M of one neuron, by the bit-sliced
        search: each pattern's minimum into track[b] and its entries into ties + b * n_train.
