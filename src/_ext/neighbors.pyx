@@ -556,8 +556,13 @@ def use_simd(int level):
 
 
 def simd_path():
-    """Name of the dense dot products' code path in use: "avx512" (level 2), "avx2" (AVX2 +
-    FMA3, level 1) or "portable" (0)."""
+    """Name of the dense dot products' code path in use.
+
+    Returns
+    -------
+    str
+        ``"avx512"`` (level 2), ``"avx2"`` (AVX2 + FMA3, level 1) or ``"portable"`` (0).
+    """
     return ("portable", "avx2", "avx512")[fr_dots_simd]
 
 

@@ -884,20 +884,44 @@ NEURONS_PER_CHUNK = NEURON_CHUNK
 
 
 def simd_levels():
-    """The levels of the code paths this CPU runs: 0 (portable) to the best one."""
+    """The levels of the code paths this CPU runs.
+
+    Returns
+    -------
+    tuple of int
+        0 (portable) up to the best level of the CPU (an index into SIMD_PATHS).
+    """
     return tuple(range(fr_best_level() + 1))
 
 
 def simd_path():
-    """Name of the code path in use (one of SIMD_PATHS), e.g. ``"avx512-vpopcntdq"``."""
+    """Name of the code path in use.
+
+    Returns
+    -------
+    str
+        One of SIMD_PATHS: ``"portable"``, ``"avx2"``, ``"avx512"`` or
+        ``"avx512-vpopcntdq"``; at import, the best the CPU runs.
+    """
     return SIMD_PATHS[fr_level]
 
 
 def use_simd(int level):
-    """Use the code path of this level (0 portable C; 1 AVX2: bit-sliced search, POPCNT scan,
-    vector compares in the dense encoder; 2 AVX-512 (F, BW, VL): 512-entry bit-sliced tiles
-    with ternary logic, 512-bit compares; 3 also the VPOPCNTDQ scan), or the best the CPU runs
-    below it; returns the previous level. All give identical results; tests exercise each."""
+    """Use the code path of this level, or the best the CPU runs below it. All paths give
+    identical results; tests exercise each.
+
+    Parameters
+    ----------
+    level : int
+        0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, vector compares in the dense
+        encoder); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, rank
+        encoding of dense rows); 3 also the VPOPCNTDQ scan.
+
+    Returns
+    -------
+    int
+        The previous level.
+    """
     return fr_select(level)
 
 

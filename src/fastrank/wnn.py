@@ -116,9 +116,18 @@ def _merge_outcomes(parts, model, tie_policy, label_indptr, label_indices, n_neu
 
 
 def _sum_over_neurons(votes):
-    """Sum of ``votes`` (rows, n_neurons, ...) over the neurons in the kernel's order: in
-    order within each chunk of ``NEURONS_PER_CHUNK`` neurons, then the chunks' sums in
-    order (zeros pad the last chunk: adding 0 changes no sum)."""
+    """Sum over the neurons in the kernel's order: in order within each chunk of
+    ``NEURONS_PER_CHUNK`` neurons, then the chunks' sums in order (zeros pad the last chunk:
+    adding 0 changes no sum), so the result equals the kernel's bit for bit.
+
+    Parameters
+    ----------
+    votes : ndarray, shape (n_rows, n_neurons, ...)
+
+    Returns
+    -------
+    ndarray, shape (n_rows, ...)
+    """
     chunk = _kernel.NEURONS_PER_CHUNK
     pad = [(0, 0)] * votes.ndim
     pad[1] = (0, -votes.shape[1] % chunk)
