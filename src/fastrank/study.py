@@ -245,26 +245,76 @@ class StudyResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "StudyResult":
-        """The result saved by :meth:`to_dict`.
+        """The result saved by :meth:`to_dict`, checked entry by entry.
 
         Raises
         ------
+        TypeError
+            ``d`` is not a dict.
         ValueError
-            ``d`` is not a fastrank study result.
+            ``d`` is not a fastrank study result, or names the first missing or malformed
+            entry.
         """
+        if not isinstance(d, dict):
+            raise TypeError(f"a study result is a dict, got {type(d).__name__}")
         if d.get("format") != RESULT_FORMAT:
             raise ValueError(f"not a fastrank study result (format {d.get('format')!r}, "
                              f"expected {RESULT_FORMAT!r})")
-        ties, metrics = tuple(d["ties"]), tuple(d["metrics"])
-        values = {c: np.array([[d["values"][c][t][m] for m in metrics] for t in ties])
-                  for c in d["classifiers"]}
-        stderr = {}
-        for c in d["classifiers"]:
-            stderr[c] = np.full(values[c].shape, np.nan)
-            for m, errs in d.get("stderr", {}).get(c, {}).items():
-                stderr[c][ties.index("expected"), metrics.index(m)] = errs
-        return cls(stderr=stderr, dataset=d["dataset"], classifiers=tuple(d["classifiers"]), ties=ties,
-                   folds=d["folds"], random_state=d["random_state"], cutoff=d["cutoff"],
+        names = {key: _result_entry(d, key) for key in ("classifiers", "ties", "metrics")}
+        for key, value in names.items():
+            if not isinstance(value, list) or not value or len(set(map(str, value))) != \
+                    len(value) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"corrupt study result: {key} is not a list of distinct names")
+        classifiers, ties, metrics = (tuple(names[k]) for k in ("classifiers", "ties", "metrics"))
+        for key, known in (("classifiers", CLASSIFIERS), ("ties", ALLOWED_TIES),
+                           ("metrics", METRIC_KEYS)):
+            if not set(names[key]) <= set(known):
+                raise ValueError(f"corrupt study result: unknown {key} "
+                                 f"{sorted(set(names[key]) - set(known))}")
+        if "expected" in ties and not set(ESTIMATED_KEYS) <= set(metrics):
+            raise ValueError(f"corrupt study result: the expected ranking type needs the "
+                             f"metrics {list(ESTIMATED_KEYS)}")
+        folds, random_state = _result_entry(d, "folds"), _result_entry(d, "random_state")
+        for key, value, least in (("folds", folds, 1), ("random_state", random_state, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"corrupt study result: {key} is not an int >= {least}, got "
+                                 f"{value!r:.80}")
+        for key in ("dataset", "params", "tie_stats"):
+            if not isinstance(_result_entry(d, key), dict):
+                raise ValueError(f"corrupt study result: {key} is not a dict")
+        for key in ("calibration", "stderr"):  # optional
+            if not isinstance(d.get(key, {}), dict):
+                raise ValueError(f"corrupt study result: {key} is not a dict")
+
+        def per_fold(*path):
+            try:
+                row = np.array(_result_entry(d, *path), dtype=np.float64)
+            except (ValueError, TypeError):
+                row = None
+            if row is None or row.shape != (folds,):
+                raise ValueError(f"corrupt study result: {'/'.join(path)} is not {folds} "
+                                 "numbers (one per fold)")
+            return row
+
+        values = {c: np.array([[per_fold("values", c, t, m) for m in metrics] for t in ties])
+                  for c in classifiers}
+        for c, stats in d["tie_stats"].items():
+            if not isinstance(stats, dict):
+                raise ValueError(f"corrupt study result: tie_stats/{c} is not a dict")
+            for key in stats:
+                per_fold("tie_stats", c, key)
+        stderr = {c: np.full(values[c].shape, np.nan) for c in classifiers}
+        for c, errors in d.get("stderr", {}).items():
+            if c not in classifiers or "expected" not in ties or not isinstance(errors, dict) \
+                    or not set(errors) <= set(metrics):
+                raise ValueError(f"corrupt study result: stderr/{c} does not match the "
+                                 "classifiers, ranking types and metrics")
+            for m in errors:
+                stderr[c][ties.index("expected"), metrics.index(m)] = per_fold("stderr", c, m)
+        cutoff = _result_entry(d, "cutoff")
+        _check_cutoff(cutoff)
+        return cls(stderr=stderr, dataset=d["dataset"], classifiers=classifiers, ties=ties,
+                   folds=folds, random_state=random_state, cutoff=cutoff,
                    params=d["params"], values=values, tie_stats=d["tie_stats"],
                    calibration=d.get("calibration", {}), metrics=metrics)
 
@@ -279,8 +329,18 @@ class StudyResult:
         """
         try:
             return cls.from_dict(json.loads(text))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, TypeError, RecursionError) as exc:
             raise ValueError(f"corrupt study result: {exc}") from None
+
+
+def _result_entry(node, *path):
+    """``node[path[0]][path[1]]...`` of a study result's dict; ValueError naming the path
+    when an entry is missing."""
+    for i, key in enumerate(path):
+        if not isinstance(node, dict) or key not in node:
+            raise ValueError(f"corrupt study result: no entry {'/'.join(path[:i + 1])}")
+        node = node[key]
+    return node
 
 
 def tie_statistics(y_true: LabelsLike, y_score: MatrixLike) -> dict[str, float]:
@@ -613,6 +673,11 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
     """
     if isinstance(dataset, str):
         dataset = _datasets.load(dataset)
+    if not isinstance(dataset, _datasets.Dataset):
+        raise TypeError(f"dataset must be a fastrank.datasets.Dataset or a name/path, got "
+                        f"{type(dataset).__name__}")
+    if not isinstance(calibrate, bool) or not (progress is None or callable(progress)):
+        raise TypeError("calibrate must be True or False, progress a callable or None")
     classifiers = tuple(classifiers)
     for name in classifiers:
         check_option("classifier", name, tuple(CLASSIFIERS))
@@ -630,10 +695,18 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
     if folds > dataset.n_documents:
         raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
     effective_n_jobs(n_jobs)
-    params = params or {}
+    params = {} if params is None else params
+    if not isinstance(params, dict) or not all(isinstance(p, dict) for p in params.values()):
+        raise TypeError(f"params must be a dict of classifier name -> dict of parameters, got "
+                        f"{params!r:.100}")
     unknown = set(params) - set(classifiers)
     if unknown:
         raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
+    for c, given in params.items():
+        valid = CLASSIFIERS[c][1]._param_names()
+        if not set(given) <= set(valid) - {"random_state"}:
+            raise ValueError(f"unknown {c} parameters {sorted(map(str, set(given) - set(valid)))}"
+                             f"; valid: {[v for v in valid if v != 'random_state']}")
     config = {c: {**CLASSIFIERS[c][2], **params.get(c, {})} for c in classifiers}
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))

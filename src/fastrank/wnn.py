@@ -232,19 +232,29 @@ class _VGRAMBase(MultiLabelEstimator):
                 np.nonzero(stored)[1].astype(np.int32))
 
     def _loaded_problem(self):
+        self._check_params()
+        seed, cardinality = self.seed_, self.label_cardinality_
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            return f"seed_ must be an int in [0, 2**64), got {seed!r}"
+        if isinstance(cardinality, bool) or not isinstance(cardinality, (int, float)) \
+                or not 0 <= cardinality <= self.classes_.shape[0]:
+            return (f"label_cardinality_ must be a number in [0, n_labels], got "
+                    f"{cardinality!r}")
         syn, mem = self.synapses_, self.memory_
         ptr, idx = self.label_indptr_, self.label_indices_
-        if syn.dtype != np.int32 or syn.ndim != 2 or syn.shape[1] < 1:
+        if syn.dtype != np.int32 or syn.shape != (self.n_neurons, self.n_synapses):
             return "synapses_ is not an int32 (n_neurons, n_synapses) array"
         if syn.size and (syn.min() < 0 or syn.max() >= self.n_features_in_):
             return "synapses_ wired outside the input"
         if mem.dtype != np.uint64 or mem.ndim != 3 or mem.shape[0] != syn.shape[0] \
                 or mem.shape[2] != -(-syn.shape[1] // 64):
             return "memory_ does not match synapses_ (n_neurons, n_train, ceil(n_synapses/64))"
+        if mem.shape[1] == 0:
+            return "memory_ stores no training document"
         if ptr.dtype != np.int64 or ptr.shape != (mem.shape[1] + 1,) or ptr[0] != 0 \
-                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.shape[0]:
+                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.size:
             return "label_indptr_ does not index label_indices_ for every stored document"
-        if idx.dtype != np.int32 or (idx.size and (idx.min() < 0
+        if idx.dtype != np.int32 or idx.ndim != 1 or (idx.size and (idx.min() < 0
                                                    or idx.max() >= self.classes_.shape[0])):
             return "label_indices_ outside classes_"
         return None
