@@ -7,7 +7,6 @@ For development, ``FASTRANK_EXT=ranking,metrics`` builds only the named modules 
 ``_cyutility``, the Cython runtime support they all import, when it is out of date).
 """
 import os
-import platform
 import sys
 import tempfile
 from pathlib import Path
@@ -20,9 +19,8 @@ from setuptools.command.build_ext import build_ext
 EXT_DIR = Path("src") / "_ext"
 
 # Extra compile flags per kernel module (probed like OpenMP; dropped when the compiler refuses
-# them): instruction sets with a portable fallback inside the kernel, floating-point rules.
+# them): floating-point rules. Instruction sets are chosen at run time inside the kernels.
 MODULE_FLAGS = {
-    "wnn": ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else [],
     # the neighbour search fixes every rounding (fused multiply-adds only where written):
     # no contraction of a * b + c by the compiler, whatever the target
     "neighbors": ["-ffp-contract=off"],
