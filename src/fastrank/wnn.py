@@ -119,7 +119,7 @@ class _VGRAMBase(MultiLabelEstimator):
 
     def __init__(self, n_neurons: int = 1024, n_synapses: int = 1024,
                  tie_policy: str = "random",
-                 random_state: int | np.random.Generator | None = None) -> None:
+                 random_state: int | np.random.Generator | None = 0) -> None:
         self.n_neurons = n_neurons
         self.n_synapses = n_synapses
         self.tie_policy = tie_policy
@@ -306,8 +306,9 @@ class VGRAM(_VGRAMBase):
     n_neurons : int, default 1024 (32 × 32)
     n_synapses : int, default 1024
     tie_policy : {"random", "all"}, default "random"
-    random_state : None, int or numpy.random.Generator
-        Seeds the wiring and the tie choices.
+    random_state : None, int or numpy.random.Generator, default 0
+        Seeds the wiring and the tie choices (the default makes fits reproducible; None
+        draws fresh entropy).
 
     Attributes
     ----------
