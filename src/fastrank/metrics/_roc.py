@@ -11,19 +11,26 @@ a tied positive/negative pair as 1/2: AUC is the Wilcoxon-Mann-Whitney statistic
 Scores are compared with exact floating equality (-0.0 == 0.0); NaN is an error, ±inf are
 ordinary values. The kernels are in ``fastrank._ext.roc``: one sort per column/row, columns
 or rows in parallel (OpenMP), sparse (CSR/CSC) beliefs without densifying.
+
+``sample_weight`` (optional, one finite weight >= 0 per document) replaces counts by weight
+sums: a document moves the curve by its weight, a positive/negative pair counts the product
+of their weights, and a document of weight 0 is as if absent (as in scikit-learn).
 """
 import numpy as np
 import scipy.sparse as sp
 
 from .._ext import roc as _kernel
 from .._validation import NO_INDEX, check_option, check_same_shape, check_scores, check_truth
+from ._common import check_sample_weight
 
 AUC_AVERAGES = (None, "macro", "micro", "samples")
 _INT32_MAX = np.iinfo(np.int32).max
+_NO_WEIGHTS = np.empty(0)
 
 
-def _check_binary(y_true, y_score):
-    """1-D truth (uint8) and scores (float32/float64, contiguous) of one binary problem."""
+def _check_binary(y_true, y_score, sample_weight=None):
+    """1-D truth (uint8), scores (float32/float64, contiguous) and weights (None or float64)
+    of one binary problem."""
     y_true = np.asarray(y_true)
     y_score_arr = np.asarray(y_score)
     if y_true.ndim != 1 or y_score_arr.ndim != 1:
@@ -33,10 +40,10 @@ def _check_binary(y_true, y_score):
         raise ValueError(f"y_true has {y_true.size} values but y_score has {y_score_arr.size}")
     truth = check_truth(y_true.reshape(-1, 1)).ravel()
     scores = check_scores(y_score_arr.reshape(-1, 1), allow_sparse=False).ravel()
-    return truth, np.ascontiguousarray(scores)
+    return truth, np.ascontiguousarray(scores), check_sample_weight(sample_weight, truth.size)
 
 
-def coverage_curve(y_true, y_score):
+def coverage_curve(y_true, y_score, sample_weight=None):
     """ROC points in coverage space (counts) of a binary problem.
 
     Parameters
@@ -44,56 +51,65 @@ def coverage_curve(y_true, y_score):
     y_true : array-like of 0/1, shape (n,)
     y_score : array-like of float, shape (n,)
         Higher = more likely positive.
+    sample_weight : array-like of float, shape (n,), optional
+        Per-example weights; documents of weight 0 are left out.
 
     Returns
     -------
-    fp, tp : ndarray of int64, shape (n_distinct + 1,)
+    fp, tp : ndarray of int64 (float64 weight sums with ``sample_weight``), shape (n_distinct + 1,)
         Negatives and positives scoring ``>= thresholds[k]``; the first point is (0, 0).
     thresholds : ndarray of float64, shape (n_distinct + 1,)
         ``+inf`` for the first point, then every distinct score in decreasing order
         (one point per tie block: tied examples move together, diagonally).
     """
-    truth, scores = _check_binary(y_true, y_score)
+    truth, scores, weights = _check_binary(y_true, y_score, sample_weight)
+    if weights is not None and not weights.all():
+        kept = weights > 0
+        truth, scores, weights = truth[kept], scores[kept], weights[kept]
     m = scores.size
+    count = np.int64 if weights is None else np.float64
     thresholds = np.empty(m + 1)
-    tp = np.empty(m + 1, dtype=np.int64)
-    fp = np.empty(m + 1, dtype=np.int64)
+    tp = np.empty(m + 1, dtype=count)
+    fp = np.empty(m + 1, dtype=count)
     thresholds[0], tp[0], fp[0] = np.inf, 0, 0
-    g = _kernel.coverage_points(scores, truth, thresholds[1:], tp[1:], fp[1:])
+    g = _kernel.coverage_points(scores, truth, thresholds[1:], tp[1:], fp[1:], weights) \
+        if m else 0  # every weight 0: the curve is the point (0, 0)
     return fp[:g + 1], tp[:g + 1], thresholds[:g + 1]
 
 
 def _rates(fp, tp):
     pos, neg = tp[-1], fp[-1]
     if pos == 0 or neg == 0:
-        raise ValueError(f"ROC rates need both classes in y_true; got {pos} positives and "
-                         f"{neg} negatives (coverage_curve gives the counts)")
+        raise ValueError(f"ROC rates need both classes in y_true (with positive weight); got "
+                         f"{pos} positives and {neg} negatives (coverage_curve gives the "
+                         "counts)")
     return fp / neg, tp / pos
 
 
-def roc_curve(y_true, y_score):
+def roc_curve(y_true, y_score, sample_weight=None):
     """ROC curve of a binary problem, one point per distinct score.
 
-    Returns ``(fpr, tpr, thresholds)``: :func:`coverage_curve` divided by the number of
-    negatives and positives. A tie block is one diagonal segment between consecutive points.
-    Equals ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)``;
+    Returns ``(fpr, tpr, thresholds)``: :func:`coverage_curve` divided by the number (or,
+    with ``sample_weight``, the weight) of negatives and positives. A tie block is one
+    diagonal segment between consecutive points. Equals
+    ``sklearn.metrics.roc_curve(y_true, y_score, sample_weight=..., drop_intermediate=False)``;
     scikit-learn's default ``drop_intermediate=True`` additionally drops collinear points
     (same curve and area, fewer points). ValueError when y_true has only one class.
     """
-    fp, tp, thresholds = coverage_curve(y_true, y_score)
+    fp, tp, thresholds = coverage_curve(y_true, y_score, sample_weight)
     fpr, tpr = _rates(fp, tp)
     return fpr, tpr, thresholds
 
 
-def roc_convex_hull(y_true, y_score):
+def roc_convex_hull(y_true, y_score, sample_weight=None):
     """ROC convex hull (ROCCH) of a binary problem (matsubara2008 §4.1.6, §5.2).
 
     Returns ``(fpr, tpr, thresholds)`` of the hull's vertices, from (0, 0) to (1, 1): the
     points of :func:`roc_curve` on the upper convex hull, collinear points dropped. Computed
-    on exact integer counts. The slopes of its segments in coverage space are the
+    on exact integer counts (on weight sums with ``sample_weight``). The slopes of its segments in coverage space are the
     probabilities isotonic regression (PAV) assigns (``fastrank.calibration.Isotonic``).
     """
-    fp, tp, thresholds = coverage_curve(y_true, y_score)
+    fp, tp, thresholds = coverage_curve(y_true, y_score, sample_weight)
     keep = np.empty(fp.size, dtype=np.int64)
     k = _kernel.upper_hull(fp, tp, keep)
     keep = keep[:k]
@@ -101,12 +117,21 @@ def roc_convex_hull(y_true, y_score):
     return fpr, tpr, thresholds[keep]
 
 
-def _lines_auc(truth, scores, by):
+def _lines_auc(truth, scores, by, weights):
     """AUC of every column (by="label"), row (by="sample") or of the flattened matrix
-    (by="micro") of a validated (n, q) problem."""
+    (by="micro") of a validated (n, q) problem; ``weights`` (None or one per document) weight
+    the elements of a column or of the flattened matrix (rows are weighted by the caller)."""
     n, q = scores.shape
     if by == "micro" and n * q > _INT32_MAX:
         raise ValueError(f"micro AUC over {n * q} entries exceeds the 2**31 - 1 supported")
+    if weights is None or by == "sample":
+        elem_weights = _NO_WEIGHTS
+    elif by == "label":
+        elem_weights = weights
+    elif sp.issparse(scores) or scores.flags.c_contiguous:  # entry i * q + j
+        elem_weights = np.repeat(weights, q)
+    else:  # Fortran order: entry j * n + i
+        elem_weights = np.tile(weights, q)
     if sp.issparse(scores):
         if by == "label":
             csc = scores.tocsc()
@@ -124,7 +149,7 @@ def _lines_auc(truth, scores, by):
             length, t_line, t_elem = n * q, 0, 1
         out = np.empty(indptr.size - 1)
         _kernel.auc_lines(data, 0, 0, indices, indptr.astype(indices.dtype, copy=False),
-                          out.size, length, truth.ravel(), t_line, t_elem, out)
+                          out.size, length, truth.ravel(), t_line, t_elem, elem_weights, out)
         return out
     c_order = scores.flags.c_contiguous
     flat = scores.ravel(order="K")
@@ -141,11 +166,11 @@ def _lines_auc(truth, scores, by):
         truth = truth if c_order else np.asfortranarray(truth)
     out = np.empty(lines)
     _kernel.auc_lines(flat, line_stride, elem_stride, NO_INDEX, NO_INDEX, lines, length,
-                      truth.ravel(order="K"), t_line, t_elem, out)
+                      truth.ravel(order="K"), t_line, t_elem, elem_weights, out)
     return out
 
 
-def auc(y_true, y_score, average="macro"):
+def auc(y_true, y_score, average="macro", sample_weight=None):
     """Area under the ROC curve with tied pairs counted 1/2 (Wilcoxon-Mann-Whitney).
 
     ``AUC = (#{s+ > s-} + #{s+ = s-} / 2) / (Pos * Neg)`` over positive/negative pairs
@@ -165,6 +190,11 @@ def auc(y_true, y_score, average="macro"):
         n * q entries, with about 33 bytes of scratch per entry). "samples": mean over
         documents of the AUC computed over each document's labels; per document this is
         1 - ranking loss with a tied relevant/irrelevant pair counted 1/2.
+    sample_weight : array-like of shape (n,), optional
+        Per-document weights. For a binary problem, "macro", None and "micro" a
+        positive/negative pair of documents counts ``w_a * w_b`` ("micro": each (document,
+        label) entry has its document's weight, about 8 more bytes per entry); for
+        "samples" each document's AUC is unweighted and the mean over documents weighted.
 
     Returns
     -------
@@ -174,30 +204,36 @@ def auc(y_true, y_score, average="macro"):
     In multi-label input a label (or, for "samples", a document) whose truth is all 0 or
     all 1 has no defined AUC: it is NaN in the ``average=None`` output and left out of the
     "macro"/"samples" means (NaN if none is defined) -- scikit-learn raises instead.
-    Equals ``sklearn.metrics.roc_auc_score`` wherever both are defined.
+    Equals ``sklearn.metrics.roc_auc_score`` (also with ``sample_weight``) wherever both
+    are defined.
     """
     check_option("average", average, AUC_AVERAGES)
     if not sp.issparse(y_score) and np.ndim(y_score) == 1:
-        truth, scores = _check_binary(y_true, y_score)
-        value = _kernel_auc_binary(truth, scores)
+        truth, scores, weights = _check_binary(y_true, y_score, sample_weight)
+        value = _kernel_auc_binary(truth, scores, weights)
         if np.isnan(value):
-            raise ValueError(f"AUC needs both classes in y_true; got {int(truth.sum())} "
-                             f"positives among {truth.size}")
+            raise ValueError(f"AUC needs both classes in y_true (with positive weight); got "
+                             f"{int(truth.sum())} positives among {truth.size}")
         return value
     scores = check_scores(y_score)
     truth = check_truth(y_true, n_labels=scores.shape[1])
     check_same_shape(truth.shape, scores.shape)
+    weights = check_sample_weight(sample_weight, scores.shape[0])
     by = {None: "label", "macro": "label", "micro": "micro", "samples": "sample"}[average]
-    values = _lines_auc(truth, scores, by)
+    values = _lines_auc(truth, scores, by, weights)
     if average is None:
         return values
     if average == "micro":
         return float(values[0])
-    defined = values[~np.isnan(values)]
-    return float(defined.mean()) if defined.size else float("nan")
+    defined = ~np.isnan(values)
+    if average == "samples" and weights is not None:
+        total = weights[defined].sum()
+        return float(weights[defined] @ values[defined] / total) if total > 0 else float("nan")
+    return float(values[defined].mean()) if defined.any() else float("nan")
 
 
-def _kernel_auc_binary(truth, scores):
+def _kernel_auc_binary(truth, scores, weights):
     out = np.empty(1)
-    _kernel.auc_lines(scores, 0, 1, NO_INDEX, NO_INDEX, 1, scores.size, truth, 0, 1, out)
+    _kernel.auc_lines(scores, 0, 1, NO_INDEX, NO_INDEX, 1, scores.size, truth, 0, 1,
+                      _NO_WEIGHTS if weights is None else weights, out)
     return float(out[0])
