@@ -247,3 +247,21 @@ def test_mulan_recipe(seed):
     # and the tie-breaking is the "stable" order of the label-reversed matrix
     np.testing.assert_array_equal(mulan_ranks(S),
                                   fastrank.rank(S[:, ::-1], method="stable")[:, ::-1])
+
+
+# ---- evaluate: the same counts, from its own kernel --------------------------------------
+
+@pytest.mark.parametrize("ties", ["ordinal", "modified"])
+def test_evaluate_set_metrics_are_sklearns_on_the_cutoff_prediction(problem, ties):
+    """evaluate's per-label counts are weighted like scikit-learn's (macro by category)."""
+    Y, S, w = problem
+    res = M.evaluate(Y, S, ties=(ties,), sample_weight=w)[ties]
+    P = M.cutoff(S, Y, ties=ties)
+    for name, sk_average in (("macro_c", "macro"), ("micro_c", "micro"),
+                             ("macro_d", "samples")):
+        sk = dict(average=sk_average, zero_division=0.0, sample_weight=w)
+        close(res["precision_" + name], skm.precision_score(Y, P, **sk))
+        close(res["recall_" + name], skm.recall_score(Y, P, **sk))
+        close(res["f1_" + name], skm.f1_score(Y, P, **sk))
+    close(res["hamming_loss"], skm.hamming_loss(Y, P, sample_weight=w))
+    close(res["exact_match"], skm.accuracy_score(Y, P, sample_weight=w))
