@@ -28,6 +28,9 @@ exclude_patterns = ["_build", "api/generated/*.examples"]
 templates_path = ["_templates"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"fastrank {version}"
+html_static_path = ["_static"]
+html_css_files = ["fastrank.css"]
+html_sidebars = {"**": []}   # the guide is short: the top bar and the page's own contents
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 
 autosummary_generate = True
