@@ -24,7 +24,7 @@ extensions = [
     "matplotlib.sphinxext.plot_directive",
 ]
 
-exclude_patterns = ["_build", "api/generated/*.examples"]
+exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"fastrank {version}"
