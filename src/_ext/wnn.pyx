@@ -1,6 +1,6 @@
 # cython: language_level=3
 """VG-RAM weightless neural network kernels: Minchinton-cell encoding into packed bits and
-the per-neuron minimum-Hamming-distance search with voting (melotti2009 §2.6, SPEC §5).
+the per-neuron minimum-Hamming-distance search with voting (melotti2009 §2.6).
 
 The Python wrappers are ``fastrank.wnn.VGRAM`` / ``VGRAMCor``; they validate input.
 

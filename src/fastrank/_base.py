@@ -75,6 +75,14 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         float in [0, 1]
+
+        Examples
+        --------
+        >>> from fastrank import KNN, datasets
+        >>> data = datasets.load("yeast")
+        >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+        >>> round(KNN(k=10).fit(train.X, train.Y).score(test.X, test.Y), 3)
+        0.595
         """
         from .metrics import average_precision
         return float(average_precision(self._truth(y), self.decision_function(X),
@@ -119,11 +127,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                              "y is None")
         X = self._validate_X(X, reset=True)
         if is_label_sets(Y):
-            classes = sorted({label for labels in Y for label in labels})
-            index = {label: i for i, label in enumerate(classes)}
+            names = sorted({label for labels in Y for label in labels})
+            index = {label: i for i, label in enumerate(names)}
             Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
-                                     len(classes), "Y")
-            classes = np.asarray(classes)
+                                     len(names), "Y")
+            classes = np.asarray(names)
         else:
             Y = _multilabel_truth(Y)
             classes = np.arange(Y.shape[1])
@@ -158,12 +166,32 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         ``classes_``, ``n_features_in_`` and ``feature_names_in_`` (when fitted on a
         DataFrame) are saved.
 
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
         Raises
         ------
         NotFittedError
             The model is not fitted.
         TypeError
             A parameter is not a plain JSON value (e.g. a Generator ``random_state``).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from fastrank import MLkNN, datasets
+        >>> data = datasets.load("yeast")
+        >>> model = MLkNN(k=10).fit(data.X, data.Y)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save(os.path.join(tmp, "mlknn.npz"))
+        ...     loaded = MLkNN.load(os.path.join(tmp, "mlknn.npz"))
+        ...     same = np.array_equal(loaded.predict_proba(data.X[:50]),
+        ...                           model.predict_proba(data.X[:50]))
+        >>> loaded.k, same
+        (10, True)
         """
         check_is_fitted(self)
         params = self.get_params()
@@ -176,7 +204,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                   "fastrank_version": __version__, "estimator": type(self).__name__,
                   "params": params, "n_features_in_": int(self.n_features_in_),
                   "meta": {k: getattr(self, k) for k in self._fitted_meta}}
-        arrays = {"classes_": self.classes_}
+        arrays: dict[str, Any] = {"classes_": self.classes_}
         if hasattr(self, "feature_names_in_"):
             arrays["feature_names_in_"] = self.feature_names_in_.astype(str)
         for name in self._fitted_arrays:

@@ -1,4 +1,4 @@
-"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1; SPEC §6).
+"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1).
 
 Documents -> (raw text: tf-idf fitted on each training fold) -> n-fold cross-validation ->
 each classifier's belief matrix per test fold -> the 19 metrics under each ranking type ->
@@ -40,12 +40,15 @@ import numbers
 import operator
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from . import datasets as _datasets
 from ._parallel import effective_n_jobs, num_threads
+from ._typing import LabelsLike, MatrixLike
 from ._validation import check_option
 from .metrics import ESTIMATED_KEYS, METRIC_KEYS, evaluate
 from .metrics._common import check_inputs
@@ -57,13 +60,18 @@ from .stats import paired_ttest
 from .text import TfidfIndexer
 from .wnn import VGRAM, VGRAMCor
 
+#: The thesis' four ranking types, the default of :func:`run_study`.
 STUDY_TIES = ("ordinal", "dense", "standard", "modified")
-#: "expected" (issue 9) may be added as a fifth type: the exact mean of ordinal over orders
+#: "expected" may be added as a fifth type: the exact mean of ordinal over orders
 ALLOWED_TIES = STUDY_TIES + ("expected",)
+#: The ranking types that keep tie groups whole.
 TIE_AWARE = ("dense", "standard", "modified")
+#: The thesis' letter of each ranking type in the partial orders (P for Padrão, standard).
 TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  # Padrão = P
                "expected": "E"}
+#: The metrics that are losses.
 LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
+#: The ``format`` field of ``results.json``.
 RESULT_FORMAT = "fastrank-study/1"
 
 #: name -> (display name, estimator class, thesis configuration)
@@ -95,6 +103,28 @@ class StudyResult:
     classifier's parameters (after calibration); ``timings[c]`` per-fold seconds of "fit",
     "predict" and "evaluate" (metrics + tie statistics), ``timings["indexing"]`` per-fold
     seconds of building the features (tf-idf for raw text, row selection otherwise).
+
+    Returned by :func:`run_study`; :meth:`to_json` / :meth:`from_json` round-trip it
+    (timings excluded).
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, ch. 4-5,
+       Tables 5.1-5.3.
+
+    Examples
+    --------
+    >>> from fastrank import run_study
+    >>> result = run_study("yeast", classifiers=("knn", "mlknn"), folds=3)
+    >>> result.values["knn"].shape              # (ranking types, metrics, folds)
+    (4, 19, 3)
+    >>> result.partial_order("knn", "coverage")  # Tables 5.1/5.2 notation
+    'O ≻ D|P; O ≺ M'
+    >>> result.partial_order("mlknn", "coverage")
+    'O ≡ D|P|M'
+    >>> result.recommendation("one_error")       # Table 5.3, "experiments" column
+    'D/P/M'
     """
 
     dataset: dict
@@ -111,20 +141,36 @@ class StudyResult:
     timings: dict = field(default_factory=dict)
     metrics: tuple = METRIC_KEYS
 
-    def fold_values(self, classifier, ties, metric):
-        """The per-fold values of one metric under one ranking type."""
+    def fold_values(self, classifier: str, ties: str, metric: str) -> np.ndarray:
+        """The per-fold values of one metric under one ranking type, shape (folds,).
+
+        Raises
+        ------
+        KeyError
+            An unknown classifier.
+        ValueError
+            A ranking type or metric that was not computed.
+        """
         return self.values[classifier][self.ties.index(ties), self.metrics.index(metric)]
 
-    def mean(self, classifier, ties, metric):
+    def mean(self, classifier: str, ties: str, metric: str) -> float:
+        """The mean over the folds of :meth:`fold_values`."""
         return float(np.mean(self.fold_values(classifier, ties, metric)))
 
-    def ttest(self, classifier, metric, other, alpha=0.05):
-        """Paired two-tailed t-test of ordinal against ``other`` over the folds."""
+    def ttest(self, classifier: str, metric: str, other: str, alpha: float = 0.05) -> Any:
+        """Paired two-tailed t-test of ordinal against ``other`` over the folds.
+
+        Returns
+        -------
+        fastrank.stats.TTestResult
+            ``statistic`` < 0 when the metric is smaller under ordinal.
+        """
         return paired_ttest(self.fold_values(classifier, "ordinal", metric),
                             self.fold_values(classifier, other, metric), alpha=alpha)
 
-    def relation(self, classifier, metric, other, alpha=0.05):
-        """'≺', '≻' or '≡': ordinal significantly smaller, larger, or not different."""
+    def relation(self, classifier: str, metric: str, other: str, alpha: float = 0.05) -> str:
+        """'≺', '≻' or '≡': the metric significantly smaller, larger, or not different under
+        ordinal than under ``other`` (:meth:`ttest` at level ``alpha``)."""
         res = self.ttest(classifier, metric, other, alpha)
         if res.identical or not res.significant:
             return "≡"
@@ -135,16 +181,30 @@ class StudyResult:
             raise ValueError("the t-tests compare against the ordinal ranking; it was not run")
         return [t for t in self.ties if t != "ordinal"]
 
-    def partial_order(self, classifier, metric, alpha=0.05):
-        """Tables 5.1/5.2 notation, e.g. 'O ≺ D|P|M' or 'O ≻ D|P; O ≺ M'."""
-        by_symbol = {}
+    def partial_order(self, classifier: str, metric: str, alpha: float = 0.05) -> str:
+        """Ordinal against the other ranking types in the notation of Tables 5.1/5.2, e.g.
+        'O ≺ D|P|M' or 'O ≻ D|P; O ≺ M'.
+
+        Raises
+        ------
+        ValueError
+            The study did not run the ordinal ranking.
+        """
+        by_symbol: dict[str, list[str]] = {}
         for other in self._others():
             by_symbol.setdefault(self.relation(classifier, metric, other, alpha), []).append(
                 TIE_LETTERS[other])
         return "; ".join(f"O {sym} {'|'.join(letters)}" for sym, letters in by_symbol.items())
 
-    def recommendation(self, metric, alpha=0.05):
-        """Table 5.3 'experiments' column for ``metric`` (rule in the module docstring)."""
+    def recommendation(self, metric: str, alpha: float = 0.05) -> str:
+        """Table 5.3 'experiments' column for ``metric``: the ranking types to use, e.g.
+        'O/D/P/M' or 'M' (the rule is in the module docstring).
+
+        Raises
+        ------
+        ValueError
+            The study did not run the ordinal ranking.
+        """
         others = [o for o in self._others() if o in TIE_AWARE]
         rel = {(c, o): self.relation(c, metric, o, alpha)
                for c in self.classifiers for o in others}
@@ -161,7 +221,7 @@ class StudyResult:
 
     # ---- persistence ----------------------------------------------------------------------
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready, complete and reloadable (timings excluded: see module docstring)."""
         return {
             "format": RESULT_FORMAT,
@@ -179,11 +239,19 @@ class StudyResult:
                           for c, s in self.tie_stats.items()},
         }
 
-    def to_json(self):
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text: the ``results.json`` of the report."""
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=True) + "\n"
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Mapping[str, Any]) -> "StudyResult":
+        """The result saved by :meth:`to_dict`.
+
+        Raises
+        ------
+        ValueError
+            ``d`` is not a fastrank study result.
+        """
         if d.get("format") != RESULT_FORMAT:
             raise ValueError(f"not a fastrank study result (format {d.get('format')!r}, "
                              f"expected {RESULT_FORMAT!r})")
@@ -201,20 +269,49 @@ class StudyResult:
                    calibration=d.get("calibration", {}), metrics=metrics)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str | bytes) -> "StudyResult":
+        """The result saved by :meth:`to_json`.
+
+        Raises
+        ------
+        ValueError
+            Text that is not a valid study result.
+        """
         try:
             return cls.from_dict(json.loads(text))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ValueError(f"corrupt study result: {exc}") from None
 
 
-def tie_statistics(y_true, y_score):
-    """How tied a belief matrix is, per document, averaged:
+def tie_statistics(y_true: LabelsLike, y_score: MatrixLike) -> dict[str, float]:
+    """How tied a belief matrix is, per document, averaged.
 
-    * ``top``: share of documents whose top-ranked tie group has more than one label;
-    * ``boundary``: share of documents with relevant labels whose tie group at position
-      ``|C_j|`` extends past it (so the perfect cutoff takes more than ``|C_j|`` labels);
-    * ``group_size``: mean tie-group size (labels per group), averaged over documents.
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The truth.
+    y_score : float array or sparse matrix, (n_documents, n_labels)
+        The beliefs.
+
+    Returns
+    -------
+    dict
+        * ``top``: share of documents whose top-ranked tie group has more than one label;
+        * ``boundary``: share of documents with relevant labels whose tie group at position
+          ``|C_j|`` extends past it (so the perfect cutoff takes more than ``|C_j|``
+          labels);
+        * ``group_size``: mean tie-group size (labels per group), averaged over documents.
+
+    Raises
+    ------
+    ValueError
+        Invalid input, as for :func:`fastrank.metrics.evaluate`.
+
+    Examples
+    --------
+    >>> from fastrank.study import tie_statistics
+    >>> tie_statistics([[1, 0, 1, 0], [0, 1, 0, 0]], [[.5, .2, .2, .1], [.3, .3, .1, 0.]])
+    {'top': 0.5, 'boundary': 1.0, 'group_size': 1.3333333333333333}
     """
     y_true, y_score = check_inputs(y_true, y_score)
     groups = tie_groups(y_score)
@@ -248,10 +345,57 @@ def _ranking_loss(y_true, scores):
     return evaluate(y_true, scores, ties=("modified",)).values[0, METRIC_KEYS.index("ranking_loss")]
 
 
-def calibrate_classifier(dataset, name, params, train, random_state=0, grid=None):
-    """melotti2009 §3.5: split the training documents ``train`` into 10 parts, train on 9,
+def calibrate_classifier(dataset: Any, name: str, params: dict[str, Any],
+                         train: Sequence[int] | np.ndarray, random_state: int = 0,
+                         grid: Mapping[str, Sequence[int]] | None = None
+                         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Choose a classifier's parameters on a validation split by ranking loss.
+
+    Melotti (2009) §3.5: split the training documents ``train`` into 10 parts, train on 9,
     test on the 10th, and return the grid point with the lowest ranking loss (the metric no
-    ranking type affects) together with every score tried."""
+    ranking type affects) together with every score tried.
+
+    Parameters
+    ----------
+    dataset : fastrank.datasets.Dataset
+        The data (raw text is indexed on the 9 parts).
+    name : {"knn", "mlknn", "vgram", "vgramcor"}
+        The classifier (see :data:`CLASSIFIERS`).
+    params : dict
+        Its other parameters.
+    train : array-like of int
+        The training documents to split.
+    random_state : int, default 0
+        Seeds the split and the classifier.
+    grid : dict of str to list of int, optional
+        Values to try per parameter; default :data:`CALIBRATION_GRIDS` (a ``k`` not below
+        the number of fitting documents is skipped).
+
+    Returns
+    -------
+    params : dict
+        ``params`` with the best grid point.
+    tried : list of dict
+        ``{"params": ..., "ranking_loss": ...}`` of every point tried (empty without a
+        grid).
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §3.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank import datasets
+    >>> from fastrank.study import calibrate_classifier
+    >>> best, tried = calibrate_classifier(datasets.load("yeast"), "mlknn", {"s": 1.0},
+    ...                                    np.arange(1000), grid={"k": [5, 10, 20]})
+    >>> best
+    {'s': 1.0, 'k': 20}
+    >>> [(t["params"]["k"], round(t["ranking_loss"], 4)) for t in tried]
+    [(5, 0.1636), (10, 0.1617), (20, 0.1586)]
+    """
     grid = grid if grid is not None else CALIBRATION_GRIDS.get(name)
     if not grid:
         return params, []
@@ -262,7 +406,7 @@ def calibrate_classifier(dataset, name, params, train, random_state=0, grid=None
     X_fit, X_val = _features(dataset, fit_idx, val_idx)
     Y = _dense_truth(dataset.Y)
     keys = sorted(grid)
-    tried = []
+    tried: list[dict[str, Any]] = []
     for point in np.array(np.meshgrid(*[grid[k] for k in keys], indexing="ij")).reshape(
             len(keys), -1).T:
         candidate = {**params, **{k: int(v) for k, v in zip(keys, point)}}
@@ -393,10 +537,16 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
 
 
-def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=STUDY_TIES,
-              cutoff="perfect", calibrate=False, random_state=0, n_jobs=None,
-              params=None, progress=None, scheduler=None):
-    """Run the tie study on one data set.
+def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIFIERS),
+              folds: int = 10, ties: Sequence[str] = STUDY_TIES, cutoff: str | int = "perfect",
+              calibrate: bool = False, random_state: int = 0, n_jobs: int | None = None,
+              params: Mapping[str, Mapping[str, Any]] | None = None,
+              progress: Callable[[str], Any] | None = None,
+              scheduler: Any = None) -> StudyResult:
+    """Run the tie study of Melotti (2009) on one data set.
+
+    Folds, features, classifiers, metrics under each ranking type, and the statistics of
+    ordinal against the others, as described in the module docstring.
 
     Parameters
     ----------
@@ -404,15 +554,20 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         A :class:`fastrank.datasets.Dataset`, or a name/path for
         :func:`fastrank.datasets.load`. Raw-text data sets are indexed with
         :class:`fastrank.text.TfidfIndexer` fitted on each training fold.
-    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}
+    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}, default all four
+        The classifiers, in their thesis configuration (:data:`CLASSIFIERS`).
     folds : int, default 10
-    ties : sequence of ranking types; must include "ordinal" for the t-tests. Add
-        "expected" for the exact mean of ordinal over random orders (issue 9).
-    cutoff : str, default "perfect" (SPEC §3).
-    calibrate : bool
+        Cross-validation folds (>= 2).
+    ties : sequence of str, default :data:`STUDY_TIES`
+        Ranking types; must include "ordinal" for the t-tests. Add "expected" for the exact
+        mean of ordinal over random orders.
+    cutoff : "perfect" or int, default "perfect"
+        The predicted sets of the set-based metrics (see :func:`fastrank.metrics.evaluate`).
+    calibrate : bool, default False
         Choose k (ML-kNN) and neurons × synapses (VG-RAM) on a validation split of the first
         training fold by ranking loss (melotti2009 §3.5), then run the study with them.
-    random_state : int
+    random_state : int, default 0
+        Seeds the folds, the ordinal rankings and the classifiers (module docstring).
     n_jobs : None, -1 or int
         Threads for the compiled kernels of each task; results do not depend on it. None:
         the OpenMP default in process, one thread per task on a Dask cluster.
@@ -438,6 +593,23 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         For an invalid argument, before anything is computed.
     ConnectionError
         When the scheduler cannot be reached, before anything is computed.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, ch. 3-5, Fig. 3.1.
+
+    Examples
+    --------
+    kNN (all neighbours, as in the thesis) on the embedded yeast data, 3 folds:
+
+    >>> from fastrank import run_study
+    >>> result = run_study("yeast", classifiers=("knn",), folds=3,
+    ...                    ties=("ordinal", "dense", "standard", "modified", "expected"))
+    >>> [round(result.mean("knn", t, "coverage"), 3) for t in result.ties]
+    [6.672, 1.759, 4.933, 6.904, 6.661]
+    >>> result.partial_order("knn", "coverage")
+    'O ≻ D|P; O ≺ M; O ≡ E'
     """
     if isinstance(dataset, str):
         dataset = _datasets.load(dataset)
