@@ -9,6 +9,8 @@ import importlib
 import re
 from pathlib import Path
 
+from sphinx.ext import autosummary
+
 import fastrank
 
 project = "fastrank"
@@ -92,6 +94,18 @@ def _skip_metadata_routing(app, what, name, obj, skip, options):
     if re.fullmatch(r"set_\w+_request", name):
         return True
     return None
+
+
+def _summary_keeping_literals_whole(doc, settings, _extract=autosummary.extract_summary):
+    """autosummary cuts the summary at the first ". ", also inside an inline literal (e.g.
+    ``l1,l2,... idx:val``), leaving an unbalanced literal; then use the whole first line."""
+    summary = _extract(doc, settings)
+    if summary.count("``") % 2:
+        return next(line.strip() for line in doc if line.strip())
+    return summary
+
+
+autosummary.extract_summary = _summary_keeping_literals_whole
 
 
 def setup(app):
