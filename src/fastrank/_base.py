@@ -235,8 +235,9 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
         The file is checked before it is used: its zip directory and every array header
         first (no member may claim more bytes than it holds, nothing compressed is inflated,
-        no pickles), then the JSON header, then every array against the others
-        (shapes, dtypes, index ranges) — the compiled kernels trust them. Arrays are
+        no pickles), then the JSON header, then the parameters and fitted values as ``fit``
+        checks them and every array against the others (shapes, dtypes, C order, values,
+        index ranges) — the compiled kernels trust them. Arrays are
         memory-mapped read-only, not copied: loading costs no memory beyond the pages the
         model touches. Raises ValueError naming the problem for a corrupt or foreign file.
         """
@@ -247,6 +248,10 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         except OSError as exc:
             raise ValueError(f"{path}: cannot read the model file ({exc})") from None
         header = _check_header(path, files.pop("__header__", None), cls)
+        for name, array in files.items():  # save writes C order; the kernels need it
+            if not array.flags.c_contiguous:
+                raise ValueError(f"{path}: corrupt model file: array {name!r} is stored in "
+                                 "Fortran order")
         stray = set(files) - cls._member_names()
         if stray:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: unexpected arrays "
@@ -256,9 +261,9 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         for k, v in header["meta"].items():
             setattr(model, k, v)
         if "classes_" not in files or files["classes_"].ndim != 1 \
-                or files["classes_"].dtype.kind not in "biuUS":
-            raise ValueError(f"{path}: corrupt model file: classes_ is not a 1-D array of "
-                             "numbers or strings")
+                or files["classes_"].size == 0 or files["classes_"].dtype.kind not in "biuUS":
+            raise ValueError(f"{path}: corrupt model file: classes_ is not a non-empty 1-D "
+                             "array of numbers or strings")
         model.classes_ = files.pop("classes_")
         if "feature_names_in_" in files:
             names = files.pop("feature_names_in_")
@@ -277,15 +282,19 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         if files:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: arrays in both "
                              f"dense and sparse form {sorted(files)}")
-        problem = model._loaded_problem()
+        try:  # the estimator's own parameter checks raise ValueError/TypeError
+            problem = model._loaded_problem()
+        except (ValueError, TypeError) as exc:
+            problem = str(exc)
         if problem:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: {problem}")
         return model
 
     def _loaded_problem(self):
-        """What makes a loaded model's arrays unusable by its kernels (a str), or None; the
-        compiled kernels trust shapes and indices, so a model class whose arrays can be
-        inconsistent checks them here."""
+        """What makes a loaded model unusable (a str), or None: its parameters (the checks
+        of ``fit``, which may raise ValueError/TypeError), its fitted values and its arrays'
+        dtypes, shapes, values and indices -- the compiled kernels trust them, so every
+        model class checks here all that its prediction reads."""
         return None
 
 
@@ -326,8 +335,8 @@ def _check_header(path, raw, cls):
         raise bad(f"parameters must be a subset of {cls._param_names()}")
     if not isinstance(meta, dict) or set(meta) != set(cls._fitted_meta):
         raise bad(f"fitted values must be {list(cls._fitted_meta)}")
-    if isinstance(n_in, bool) or not isinstance(n_in, int) or n_in < 1:
-        raise bad(f"n_features_in_ must be a positive int, got {n_in!r}")
+    if isinstance(n_in, bool) or not isinstance(n_in, int) or not 1 <= n_in <= MAX_COLUMNS:
+        raise bad(f"n_features_in_ must be an int from 1 to {MAX_COLUMNS}, got {n_in!r}")
     return header
 
 
@@ -336,6 +345,10 @@ def _csr_member(path, name, parts):
     if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0 \
             or shape.max() > MAX_COLUMNS:
         raise ValueError(f"{path}: corrupt model file: {name} has no valid sparse shape")
+    for part in ("indices", "indptr"):  # SciPy would cast float indices silently
+        if parts[part].dtype.kind not in "iu":
+            raise ValueError(f"{path}: corrupt model file: {name}'s {part} are not integers "
+                             f"(dtype {parts[part].dtype})")
     try:
         m = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]),
                           shape=tuple(int(v) for v in shape), copy=False)

@@ -523,16 +523,30 @@ class CalibratedClassifier(MultiLabelEstimator):
         return (self.predict_proba(X) >= 0.5).astype(np.uint8)
 
     def save(self, path: PathLikeStr) -> None:
-        """Not supported: the wrapped estimator is arbitrary (the .npz format holds no
-        objects). Refit from the data, or save the parts yourself.
+        """Not supported: the wrapped estimator is arbitrary (any scikit-learn classifier),
+        which a pickle-free model file cannot hold. Refit from the data, or save the fitted
+        ``estimator_`` (a fastrank classifier) and refit the calibrator on its beliefs.
 
         Raises
         ------
         TypeError
             Always.
         """
-        raise TypeError("CalibratedClassifier cannot be saved to .npz (it wraps an arbitrary "
-                        "estimator)")
+        raise TypeError("CalibratedClassifier cannot be saved to a model file (it wraps an "
+                        "arbitrary estimator, which a pickle-free file cannot hold); save its "
+                        "estimator_ instead")
+
+    @classmethod
+    def load(cls, path: PathLikeStr) -> "CalibratedClassifier":
+        """Not supported (see :meth:`save`).
+
+        Raises
+        ------
+        TypeError
+            Always.
+        """
+        raise TypeError("CalibratedClassifier cannot be loaded from a model file (it is never "
+                        "saved to one); load its estimator_'s class instead")
 
 
 # ---- probability scores ------------------------------------------------------------------

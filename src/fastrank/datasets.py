@@ -712,6 +712,10 @@ def save_libsvm(dataset: Dataset, path: PathLikeStr, zero_based: bool = False) -
     if not isinstance(zero_based, bool):
         raise TypeError(f"zero_based must be True or False, got {zero_based!r}")
     X, Y = dataset.X, dataset.Y
+    if not (sp.issparse(X) and X.format == "csr") or not isinstance(Y, np.ndarray) \
+            or Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise TypeError("dataset.X must be a CSR matrix and dataset.Y a 2-D array with a row "
+                        "per document, as Dataset makes them")
     off = 0 if zero_based else 1
     with atomic_file(path) as raw:
         f = io.TextIOWrapper(raw, encoding="ascii", newline="\n")

@@ -235,12 +235,15 @@ class _NeighborClassifier(MultiLabelEstimator):
         self.Y_ = Y
 
     def _loaded_problem(self):
+        self._check_params()
         X, Y = self.X_fit_, self.Y_
         if X.ndim != 2 or X.shape[1] != self.n_features_in_ or X.shape[0] < 1:
             return "X_fit_ is not a (n_train, n_features_in_) matrix"
+        self.X_fit_ = check_features(X, "X_fit_")  # real, finite (not copied if float C-order)
         if Y.dtype != np.uint8 or Y.shape != (X.shape[0], self.classes_.shape[0]) \
                 or np.any(Y > 1):
             return "Y_ is not a 0/1 uint8 (n_train, n_labels) matrix"
+        self._training_k(X.shape[0])
         return None
 
     def _queries(self, X):
@@ -558,14 +561,18 @@ class MLkNN(_NeighborClassifier):
 
     def _loaded_problem(self):
         problem = super()._loaded_problem()
+        if problem is not None:
+            return problem
         q = self.classes_.shape[0]
-        if problem is None and (self.prior_.shape != (q,)
-                                or self.cond_true_.ndim != 2
-                                or self.cond_true_.shape[0] != q
-                                or self.cond_false_.shape != self.cond_true_.shape
-                                or not 2 <= self.cond_true_.shape[1] <= self.X_fit_.shape[0]):
-            problem = "prior_ / cond_true_ / cond_false_ do not match the labels and k"
-        return problem
+        for name, shape, what in (("prior_", (q,), "(n_labels,)"),
+                                  ("cond_true_", (q, self.k + 1), "(n_labels, k + 1)"),
+                                  ("cond_false_", (q, self.k + 1), "(n_labels, k + 1)")):
+            table = getattr(self, name)
+            if table.dtype != np.float64 or table.shape != shape:
+                return f"{name} is not a float64 array of shape {what} = {shape}"
+            if not np.all((table >= 0) & (table <= 1)):  # NaN fails too
+                return f"{name} holds values that are not probabilities in [0, 1]"
+        return None
 
     @staticmethod
     def _likelihood(counts, s, k):

@@ -93,6 +93,8 @@ def _strip_accents(text):
 
 
 def _normalise(text, strip_accents):
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     text = text.lower()
     return _strip_accents(text) if strip_accents else text
 

@@ -10,12 +10,14 @@ and the next one form a Minchinton cell: bit ``i`` of neuron ``n``'s pattern of 
 Training stores every training document's pattern in every neuron; testing finds, per neuron,
 the stored entries at minimum Hamming distance from the test pattern and lets the neuron
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
-documents, GIL released). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is a
-multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
-documents, it is a bit-sliced search that computes a test pattern's distances to 256
-stored patterns at once, with work proportional to the pattern's set bits (fast on the
-sparse patterns of text); otherwise popcount scans (the POPCNT instruction on x86-64, a
-portable routine elsewhere). Both find the same entries.
+documents, or over chunks of neurons for up to 64 documents; GIL released), on the code
+path chosen at run time for the CPU (``fastrank._ext.wnn.simd_path()``: portable C, AVX2,
+AVX-512, AVX-512 with VPOPCNTDQ). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is
+a multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
+documents, it can be a bit-sliced search that computes a test pattern's distances to 256
+or 512 stored patterns at once, with work proportional to the pattern's set bits (fast on
+the sparse patterns of text); otherwise popcount scans. All paths find the same entries
+and give the same bits.
 
 Random tie choice (``tie_policy="random"``): each neuron outputs, among the entries at the
 minimum distance, the one with the smallest key ``h(seed_, test row, neuron, entry)``, where
@@ -104,13 +106,33 @@ def _merge_outcomes(parts, model, tie_policy, label_indptr, label_indices, n_neu
         ndocs = sum(np.where(t, p["ndocs"], 0) for t, p in zip(tied, parts))
         outputs = counts.sum(axis=2)   # labels output by the tied documents
         per_neuron = counts / (outputs if model == VGRAM._model else ndocs)[..., None]
-        out[:] = np.add.accumulate(per_neuron, axis=1)[:, -1]   # neurons in order, as the kernel
+        out[:] = _sum_over_neurons(per_neuron)
         if model == VGRAMCor._model:
-            total = np.add.accumulate(outputs / ndocs, axis=1)[:, -1]
+            total = _sum_over_neurons(outputs / ndocs)
     if model == VGRAM._model:
         return out / n_neurons
     np.divide(out, total[:, None], out=out, where=total[:, None] > 0)
     return out
+
+
+def _sum_over_neurons(votes):
+    """Sum over the neurons in the kernel's order: in order within each chunk of
+    ``NEURONS_PER_CHUNK`` neurons, then the chunks' sums in order (zeros pad the last chunk:
+    adding 0 changes no sum), so the result equals the kernel's bit for bit.
+
+    Parameters
+    ----------
+    votes : ndarray, shape (n_rows, n_neurons, ...)
+
+    Returns
+    -------
+    ndarray, shape (n_rows, ...)
+    """
+    chunk = _kernel.NEURONS_PER_CHUNK
+    pad = [(0, 0)] * votes.ndim
+    pad[1] = (0, -votes.shape[1] % chunk)
+    chunks = np.pad(votes, pad).reshape(votes.shape[0], -1, chunk, *votes.shape[2:])
+    return np.add.accumulate(np.add.accumulate(chunks, axis=2)[:, :, -1], axis=1)[:, -1]
 
 
 class _VGRAMBase(MultiLabelEstimator):
@@ -210,19 +232,29 @@ class _VGRAMBase(MultiLabelEstimator):
                 np.nonzero(stored)[1].astype(np.int32))
 
     def _loaded_problem(self):
+        self._check_params()
+        seed, cardinality = self.seed_, self.label_cardinality_
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            return f"seed_ must be an int in [0, 2**64), got {seed!r}"
+        if isinstance(cardinality, bool) or not isinstance(cardinality, (int, float)) \
+                or not 0 <= cardinality <= self.classes_.shape[0]:
+            return (f"label_cardinality_ must be a number in [0, n_labels], got "
+                    f"{cardinality!r}")
         syn, mem = self.synapses_, self.memory_
         ptr, idx = self.label_indptr_, self.label_indices_
-        if syn.dtype != np.int32 or syn.ndim != 2 or syn.shape[1] < 1:
+        if syn.dtype != np.int32 or syn.shape != (self.n_neurons, self.n_synapses):
             return "synapses_ is not an int32 (n_neurons, n_synapses) array"
         if syn.size and (syn.min() < 0 or syn.max() >= self.n_features_in_):
             return "synapses_ wired outside the input"
         if mem.dtype != np.uint64 or mem.ndim != 3 or mem.shape[0] != syn.shape[0] \
                 or mem.shape[2] != -(-syn.shape[1] // 64):
             return "memory_ does not match synapses_ (n_neurons, n_train, ceil(n_synapses/64))"
+        if mem.shape[1] == 0:
+            return "memory_ stores no training document"
         if ptr.dtype != np.int64 or ptr.shape != (mem.shape[1] + 1,) or ptr[0] != 0 \
-                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.shape[0]:
+                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.size:
             return "label_indptr_ does not index label_indices_ for every stored document"
-        if idx.dtype != np.int32 or (idx.size and (idx.min() < 0
+        if idx.dtype != np.int32 or idx.ndim != 1 or (idx.size and (idx.min() < 0
                                                    or idx.max() >= self.classes_.shape[0])):
             return "label_indices_ outside classes_"
         return None
