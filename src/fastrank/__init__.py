@@ -9,6 +9,7 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.wnn``       -- :class:`VGRAM`, :class:`VGRAMCor`
 - ``fastrank.datasets``, ``fastrank.text``, ``fastrank.model_selection``,
   ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``
+- :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
 """
 import importlib
 
@@ -46,6 +47,7 @@ _EXPORTS = {
     "VGRAM": "wnn",
     "VGRAMCor": "wnn",
     "run_study": "study",
+    "show_config": "_config",
 }
 
 _SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "model_selection",
