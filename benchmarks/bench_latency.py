@@ -15,6 +15,7 @@ k = 10 here; ML-kNN k = 10, s = 1; VG-RAM 1024 neurons x 1024 synapses, VG-RAM-C
 cannot be saved (it wraps an arbitrary estimator), so its final ML-kNN is the one loaded
 from the saved ML-kNN file and its isotonic calibrators are fitted in the process.
 """
+import json
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +114,57 @@ def test_calibrated_classifier_scores_equal_its_parts(model_dir):
     want = model.calibrator_.transform(model.estimator_.decision_function(X_test[:5]))
     assert np.array_equal(model.decision_function(X_test[:5]), want)
 
+
+
+RSS_CHILD = r"""
+import json, sys
+import numpy as np
+from fastrank import datasets
+from fastrank.wnn import VGRAM
+
+def status(field):  # bytes; VmHWM is this process image's peak (ru_maxrss survives exec)
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field))
+
+def rss():
+    return status("VmRSS:")
+
+def peak():
+    return status("VmHWM:")
+
+X = datasets.load("yeast").X[:64]
+out = {"rss_start": rss(), "peak_start": peak()}
+model = VGRAM.load(sys.argv[1])
+out.update(rss_loaded=rss(), peak_loaded=peak())
+model.decision_function(X)
+out.update(rss_predicted=rss(), peak_predicted=peak())
+base = model.memory_
+while base.base is not None and not isinstance(base, np.memmap):
+    base = base.base
+out["memory_mapped"] = isinstance(base, np.memmap)
+print(json.dumps(out))
+"""
+
+
+def test_loading_a_large_vgram_model_maps_its_file(tmp_path):
+    """(Linux: reads /proc/self/status.) A VG-RAM model of a few hundred MB (1024 neurons x 2048 synapses x 1200 documents),
+    loaded in a fresh process: the peak resident memory grows by about the file's size
+    once a prediction has touched every page, never twice that (the arrays are mapped,
+    not copied)."""
+    import subprocess
+    import sys
+
+    d = datasets.load("yeast")
+    path = tmp_path / "large-vgram.npz"
+    VGRAM(n_neurons=1024, n_synapses=2048, random_state=0).fit(d.X[:1200], d.Y[:1200]) \
+        .save(path)
+    size = path.stat().st_size
+    run = subprocess.run([sys.executable, "-c", RSS_CHILD, str(path)], capture_output=True,
+                         text=True, check=True)
+    m = json.loads(run.stdout)
+    grown = {k: m[f"peak_{k}"] - m["peak_start"] for k in ("loaded", "predicted")}
+    print(f"\nfile {size / 2**20:.0f} MiB; peak RSS growth: after load "
+          f"{grown['loaded'] / 2**20:.0f} MiB, after predicting 64 documents "
+          f"{grown['predicted'] / 2**20:.0f} MiB; memory-mapped: {m['memory_mapped']}")
+    assert m["memory_mapped"]
+    assert grown["predicted"] < 1.25 * size
