@@ -360,9 +360,10 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
     with concurrent.futures.ThreadPoolExecutor(n_workers,
                                                thread_name_prefix="fastrank-study") as pool:
         try:
-            if calibrate:
+            if calibrate:  # fewer calibrations than threads: each gets more threads
+                calibration_jobs = max(1, n_threads // min(n_workers, len(classifiers)))
                 found = {c: pool.submit(_calibration_task, dataset, c, config[c],
-                                        splits[0][0], random_state, task_jobs)
+                                        splits[0][0], random_state, calibration_jobs)
                          for c in classifiers}
                 for c in classifiers:
                     config[c], calibration[c] = found[c].result()
