@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import distributed
@@ -152,6 +153,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_a_refused_address_fails_at_once_not_after_the_timeout():
+    from fastrank.dask import connect
+
+    address = f"tcp://127.0.0.1:{free_port()}"
+    start = time.perf_counter()
+    with pytest.raises(ConnectionError, match=f"cannot reach the Dask scheduler at {address}"):
+        with connect(address, timeout=60):
+            pass
+    assert time.perf_counter() - start < 10
 
 
 @pytest.mark.parametrize("spec, message", [

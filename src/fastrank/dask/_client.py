@@ -2,10 +2,12 @@
 import contextlib
 import os
 import re
+import socket
 
 import distributed
 
 _LOCAL = re.compile(r"local(?::(\d+))?\Z")
+_TCP = re.compile(r"tcp://\[?([^\[\]]+?)\]?:(\d+)\Z")
 
 
 def _check_spec(scheduler):
@@ -21,6 +23,18 @@ def _check_spec(scheduler):
         return
     raise ValueError(f"scheduler must be 'local', 'local:N' (1 <= N <= 256) or an address "
                      f"like 'tcp://HOST:PORT', got {scheduler!r}")
+
+
+def _check_reachable(address, timeout):
+    """Fail at once when nothing listens at a ``tcp://`` address: ``distributed.Client``
+    would retry a refused connection until its timeout."""
+    m = _TCP.match(address)
+    if m is None:
+        return
+    try:
+        socket.create_connection((m.group(1), int(m.group(2))), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -46,6 +60,7 @@ def connect(scheduler, timeout=10):
                 distributed.Client(cluster) as client:
             yield client
         return
+    _check_reachable(scheduler, timeout)
     try:
         client = distributed.Client(scheduler, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as exc:

@@ -24,23 +24,36 @@ PARTIAL_BYTES = 1 << 26
 # ---- from the same arguments) ------------------------------------------------------------
 
 def _neighbor_shard(X, offset):
-    """A KNN / ML-kNN shard: its validated training rows and the global index of the first."""
-    return {"X": X, "offset": offset}
+    """A KNN / ML-kNN shard: its validated training rows, the global index of the first, and
+    its search bases (:class:`fastrank.neighbors._Base`) by query kind, built on first use
+    and kept with the shard on its worker."""
+    return {"X": X, "offset": offset, "bases": {}}
+
+
+def _shard_base(shard, Q):
+    """Q converted to the kind and dtype it is searched in, and the shard's base for it."""
+    Qc, B = _same_kind(Q, shard["X"])
+    key = (B.format if hasattr(B, "format") else "dense", B.dtype.str)
+    base = shard["bases"].get(key)
+    if base is None:
+        base = shard["bases"][key] = _Base(B)
+    return Qc, base
 
 
 def _neighbor_partial(shard, Q, k, exclude_self=False):
     """Top-min(k, shard size) of the rows of Q (validated features, or a shard) among the
     shard's rows, as (similarities, global indices); the rows are normalised and searched
-    as :class:`fastrank.KNN` does (``_same_kind`` + ``_unit_rows`` + ``_Base``). With
+    as :class:`fastrank.KNN` does (``_same_kind`` + ``_unit_rows`` + ``_Base``, the base
+    built once per shard and query kind). With
     ``exclude_self``, Q is this very shard (ML-kNN's self-join): no row is its own
     neighbour."""
     if isinstance(Q, dict):
         Q = Q["X"]
-    Qc, B = _same_kind(Q, shard["X"])
-    base = _Base(B)
+    Qc, base = _shard_base(shard, Q)
     k = min(k, base.n - bool(exclude_self))
     if k == 0:
-        return np.empty((Qc.shape[0], 0), B.dtype), np.empty((Qc.shape[0], 0), np.int64)
+        return (np.empty((Qc.shape[0], 0), base.unit.dtype),
+                np.empty((Qc.shape[0], 0), np.int64))
     sims, idx = base.search(base.unit if exclude_self else _unit_rows(Qc), k, exclude_self)
     return sims, idx + shard["offset"]
 
