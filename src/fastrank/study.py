@@ -472,8 +472,9 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         training fold by ranking loss (melotti2009 §3.5), then run the study with them.
     random_state : int
     n_jobs : None, -1 or int
-        Threads for the compiled kernels of each task; results do not depend on it. None:
-        the OpenMP default in process, one thread per task on a Dask cluster.
+        Threads; results do not depend on it. In process: that many tasks side by side, each
+        on one kernel thread (None: the OpenMP default). On a Dask cluster: the kernel
+        threads of each task (None: one).
     params : dict, optional
         Per-classifier parameter overrides, e.g. ``{"vgram": {"n_neurons": 64}}``.
     progress : callable(str), optional
