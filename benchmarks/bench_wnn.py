@@ -14,6 +14,13 @@ Thesis configurations: 1024 neurons x 512 / 1024 synapses.
 * vs NumPy: the same network restricted to 16 neurons (the reference would take minutes
   for 1024): per neuron, np.bitwise_count of query XOR memory words, summed, minimum,
   votes of all tied entries (tie_policy="all"); its beliefs are checked equal to ours.
+* test_vs_faiss_dense_yeast: the default study's VG-RAM WNN (1024 x 1024) on one fold of
+  the embedded, dense yeast data (2175 train, 242 queries), the best code path of the CPU
+  and the AVX2 one (``use_simd(1)``) against FAISS.
+* test_encoding_vs_streaming: the Minchinton encoding of those 2175 rows against a NumPy
+  read of the input plus write of the 285 MB of output bits.
+* test_small_call_latency: decision_function for 1 and 8 documents (p50/p99 over 190
+  calls in extra_info).
 * test_largest_configuration: the thesis' 32x32 neurons x 2048 synapses, which did not fit
   a 32-bit machine, trained on 7000 bibtex documents; fit/predict time and memory recorded.
 """
@@ -27,6 +34,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from fastrank._ext import wnn as wnn_kernel
 from fastrank.wnn import VGRAM, VGRAMCor
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -48,20 +56,28 @@ def _reuters():
     return X.tocsr(), [d["labels"] for d in docs], 2000
 
 
-DATASETS = {"bibtex": _bibtex, "reuters": _reuters}
+def _yeast():
+    """The default study's data (embedded, dense): one fold's training part, 2175 rows."""
+    from fastrank.datasets import load
+    d = load("yeast")
+    return d.X.toarray(), d.Y, YEAST_TRAIN
+
+
+YEAST_TRAIN = 2175   # a 10-fold study's training fold of 2417 documents
+DATASETS = {"bibtex": _bibtex, "reuters": _reuters, "yeast": _yeast}
 _cache = {}
 
 
-def setup(name, n_synapses, n_neurons=N_NEURONS):
+def setup(name, n_synapses, n_neurons=N_NEURONS, n_queries=N_QUERIES):
     """(model fitted on the training part, query features, query codes per neuron)."""
-    key = (name, n_synapses, n_neurons)
+    key = (name, n_synapses, n_neurons, n_queries)
     if key not in _cache:
         X, Y, n_train = DATASETS[name]()
-        Xq = X[n_train:n_train + N_QUERIES]
+        Xq = X[n_train:n_train + n_queries]
         model = VGRAM(n_neurons, n_synapses, tie_policy="all", random_state=0)
         model.fit(X[:n_train], Y[:n_train])
         # the same wiring (same seed and input size) encodes the queries
-        enc = VGRAMCor(n_neurons, n_synapses, random_state=0).fit(Xq, np.ones((N_QUERIES, 1)))
+        enc = VGRAMCor(n_neurons, n_synapses, random_state=0).fit(Xq, np.ones((Xq.shape[0], 1)))
         assert np.array_equal(enc.synapses_, model.synapses_)
         _cache[key] = (model, Xq, enc.memory_)
     return _cache[key]
@@ -121,6 +137,7 @@ def _info(benchmark, model, threads, peer):
 @pytest.mark.parametrize("n_synapses", [512, 1024])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_vs_faiss(benchmark, impl, name, n_synapses, threads):
+    """Sparse text: bibtex and Reuters tf-idf, 64 queries."""
     model, Xq, codes = setup(name, n_synapses)
     benchmark.group = f"vgram {name} 1024 neurons x {n_synapses} synapses, {threads} thread(s)"
     _info(benchmark, model, threads, "faiss.IndexBinaryFlat")
@@ -132,6 +149,83 @@ def test_vs_faiss(benchmark, impl, name, n_synapses, threads):
         func, args = model.decision_function, (Xq,)
     with threadpool_limits(threads, user_api="openmp"):
         benchmark.pedantic(func, args=args, rounds=5, iterations=1)
+
+
+@pytest.mark.parametrize("impl", ["fastrank", "fastrank-avx2", "faiss"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_vs_faiss_dense_yeast(benchmark, impl, threads):
+    """The default study's VG-RAM WNN (1024 neurons x 1024 synapses) on one fold of the
+    dense yeast features: patterns with about half their bits set, the bit-sliced search's
+    worst case; 242 queries (a fold's test part)."""
+    model, Xq, codes = setup("yeast", 1024, n_queries=242)
+    benchmark.group = f"vgram yeast (dense) 1024 neurons x 1024 synapses, {threads} thread(s)"
+    _info(benchmark, model, threads, "faiss.IndexBinaryFlat")
+    benchmark.extra_info.update(queries=Xq.shape[0])
+    if impl == "faiss":
+        indexes = faiss_indexes(model)
+        faiss.omp_set_num_threads(threads)
+        func, args = faiss_search, (indexes, codes)
+    else:
+        func, args = model.decision_function, (Xq,)
+    previous = wnn_kernel.use_simd(1 if impl == "fastrank-avx2" else 3)
+    try:
+        benchmark.extra_info.update(simd_path=wnn_kernel.simd_path())
+        with threadpool_limits(threads, user_api="openmp"):
+            benchmark.pedantic(func, args=args, rounds=5, iterations=1)
+    finally:
+        wnn_kernel.use_simd(previous)
+
+
+@pytest.mark.parametrize("impl", ["encode", "encode-avx2", "stream-bound"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_encoding_vs_streaming(benchmark, impl, threads):
+    """Minchinton encoding of yeast's 2175 training rows for 1024 neurons x 1024 synapses
+    (285 MB of patterns) against a pure memory-streaming bound: a NumPy copy of the same
+    input bytes plus a write of every output byte (np.copyto of zeros into the output).
+    Both write into the same pre-faulted output array."""
+    X, _, n_train = _yeast()
+    X = np.ascontiguousarray(X[:n_train])
+    synapses = np.random.default_rng(0).integers(0, X.shape[1], (1024, 1024), dtype=np.int32)
+    rows = np.arange(n_train, dtype=np.int64)
+    out = np.zeros((1024, n_train, 16), dtype=np.uint64)
+    X_copy, zeros = np.empty_like(X), np.zeros_like(out)
+    benchmark.group = f"vgram encoding, yeast 2175 rows x 1024 x 1024, {threads} thread(s)"
+    benchmark.extra_info.update(threads=threads, input_bytes=X.nbytes, output_bytes=out.nbytes)
+
+    def stream():
+        np.copyto(X_copy, X)
+        np.copyto(out, zeros)
+
+    func = stream if impl == "stream-bound" else (
+        lambda: wnn_kernel.encode_dense(X, rows, synapses, out))
+    previous = wnn_kernel.use_simd(1 if impl == "encode-avx2" else 3)
+    try:
+        benchmark.extra_info.update(simd_path=wnn_kernel.simd_path())
+        with threadpool_limits(threads, user_api="openmp"):
+            benchmark.pedantic(func, rounds=5, iterations=1, warmup_rounds=1)
+    finally:
+        wnn_kernel.use_simd(previous)
+
+
+@pytest.mark.parametrize("n_docs", [1, 8])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_small_call_latency(benchmark, n_docs, threads):
+    """Latency of decision_function for 1 and 8 yeast documents against the default
+    study's VG-RAM WNN (1024 x 1024, 2175 stored documents, 285 MB of patterns): a search
+    bound by memory bandwidth, the neurons split among the threads. p50/p99 in extra_info."""
+    model, Xq, _ = setup("yeast", 1024, n_queries=242)
+    benchmark.group = f"vgram small calls, yeast 1024 x 1024, {n_docs} document(s)"
+    with threadpool_limits(threads, user_api="openmp"):
+        times = []
+        for i in range(200):
+            t = time.perf_counter()
+            model.decision_function(Xq[i % 200:i % 200 + n_docs])
+            times.append(time.perf_counter() - t)
+        benchmark.pedantic(model.decision_function, args=(Xq[:n_docs],), rounds=20,
+                           iterations=1)
+    ms = 1e3 * np.array(times[10:])
+    benchmark.extra_info.update(threads=threads, n_docs=n_docs, p50_ms=np.percentile(ms, 50),
+                                p99_ms=np.percentile(ms, 99), simd_path=wnn_kernel.simd_path())
 
 
 @pytest.mark.parametrize("impl", ["fastrank-1-thread", "fastrank-2-threads", "numpy"])

@@ -106,3 +106,36 @@ def test_estimators_do_not_depend_on_the_openmp_thread_count(name):
             model = cls(**params).fit(X[:200], Y[:200])
             out.append(model.decision_function(X[200:]))
     assert np.array_equal(out[0], out[1])
+
+
+@pytest.mark.parametrize("sig, code, word", [("SIGINT", 130, "interrupted"),
+                                             ("SIGTERM", 143, "terminated")])
+def test_the_study_stops_at_once_during_a_long_kernel_call(tmp_path, sig, code, word):
+    """Ctrl-C / SIGTERM while a VG-RAM kernel call runs (its fit, then its prediction, take
+    tens of seconds each with these parameters): the command exits within a few seconds, not
+    when the kernel returns, with one line, its exit code and no output folder."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    out = tmp_path / "o"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fastrank", "study", "--classifiers", "knn,vgram", "--folds",
+         "2", "--ties", "ordinal", "--set", "vgram.n_neurons=4096", "--set",
+         "vgram.n_synapses=2048", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        first = proc.stderr.readline()  # kNN's first fold is done: VG-RAM's fit starts
+        assert first.startswith("[1/4] kNN"), first
+        time.sleep(0.5)
+        start = time.perf_counter()
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=120)
+        seconds = time.perf_counter() - start
+    finally:
+        proc.kill()
+    assert proc.returncode == code, err
+    assert err.strip().splitlines()[-1] == f"fastrank study: {word}"
+    assert "Traceback" not in err and not out.exists()
+    assert seconds < 3.0, f"{sig} took {seconds:.1f} s to end the study"

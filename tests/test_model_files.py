@@ -176,3 +176,41 @@ def test_feature_names_are_saved_and_checked(tmp_path, data, names, match):
     del arrays["feature_names_in_"]
     write_npz(tmp_path / "unnamed.npz", arrays)
     assert not hasattr(KNN.load(tmp_path / "unnamed.npz"), "feature_names_in_")
+
+
+def test_mutations_the_fuzzer_found_are_refused_in_a_child():
+    """The mutations the model-file fuzzer once found accepted by load and then failing, or
+    crashing, in prediction (``fuzz_cases.FOUND``), in one child process: a crash fails the
+    test naming the case."""
+    import fuzz_cases
+    from test_fuzz import run_batch
+    run_batch("model_files_found", 0, len(fuzz_cases.FOUND))
+
+
+@pytest.mark.parametrize("index", range(1, 15))
+def test_mutations_the_fuzzer_found_name_the_problem(tmp_path, index):
+    """...and load refuses each with a ValueError naming the file and the problem (the
+    crashing one, index 0, is left to the child above)."""
+    import fuzz_cases
+    name, mutation = fuzz_cases.FOUND[index]
+    cls, arrays, header = fuzz_cases._saved_models()[name]
+    rng = np.random.default_rng(index)
+    parts = fuzz_cases._mutate_model(rng, dict(arrays), json.loads(json.dumps(header)),
+                                     mutation)
+    path = str(tmp_path / "m.npz")
+    fuzz_cases._write_model(rng, path, *parts)
+    with pytest.raises(ValueError, match=f"^{path}: (corrupt|not a fastrank)"):
+        cls.load(path)
+
+
+def test_calibrated_classifier_is_neither_saved_nor_loaded(tmp_path, data):
+    """It wraps an arbitrary estimator, which a pickle-free file cannot hold."""
+    from fastrank.calibration import CalibratedClassifier
+    X, Y = data
+    model = CalibratedClassifier(KNN(k=3), cv=2).fit(X, Y)
+    with pytest.raises(TypeError, match="cannot be saved"):
+        model.save(tmp_path / "c.npz")
+    assert not (tmp_path / "c.npz").exists()
+    KNN(k=3).fit(X, Y).save(tmp_path / "knn.npz")
+    with pytest.raises(TypeError, match="cannot be loaded"):
+        CalibratedClassifier.load(tmp_path / "knn.npz")

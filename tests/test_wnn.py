@@ -1,5 +1,8 @@
 """VG-RAM WNN and VG-RAM WNN-COR (issue 6) against the slow NumPy reference in ref_wnn.py,
 the worked examples of melotti2009 Tables 2.2 and 2.3, and properties."""
+import contextlib
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -21,6 +24,20 @@ def csr_kernel_always(monkeypatch):
     """CSR input always takes the CSR encoding kernel here, however dense the test data
     (production densifies CSR that is at least half full; tested on its own below)."""
     monkeypatch.setattr(wnn_module, "DENSE_FRACTION", 2.0)
+
+
+@contextlib.contextmanager
+def simd_level(level):
+    """Run the kernels on the code path of this level (or the best the CPU has below it)."""
+    previous = kernel.use_simd(level)
+    try:
+        yield
+    finally:
+        kernel.use_simd(previous)
+
+
+#: every code path: 0 portable, 1 AVX2, 2 AVX-512, 3 AVX-512 + VPOPCNTDQ
+LEVELS = range(len(kernel.SIMD_PATHS))
 
 
 def tie_heavy_data(seed, n_train=40, n_test=13, n_features=12, q=5):
@@ -59,14 +76,18 @@ def test_synapses_are_seeded_and_inspectable():
     assert not np.array_equal(a.synapses_, c.synapses_)
 
 
-@pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 130])
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 130, 300])
 @pytest.mark.parametrize("fmt", ["dense", "dense32", "csr", "csr32"])
-def test_memory_is_packed_minchinton_encoding(n_synapses, fmt):
+def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, level):
+    """The Minchinton bits on every code path (vector compares of 4, 8 or 16 cells and the
+    scalar loop; 300 synapses: more than one block of 256)."""
     X, Y, _ = tie_heavy_data(1)
     X[2] = -X[2]  # negative values are compared like any other
     Xin = {"dense": X, "dense32": X.astype(np.float32), "csr": sp.csr_matrix(X),
            "csr32": sp.csr_matrix(X.astype(np.float32))}[fmt]
-    model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
+    with simd_level(level):
+        model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
     words = -(-n_synapses // 64)
     assert model.memory_.shape == (5, X.shape[0], words) and model.memory_.dtype == np.uint64
     expected = ref_wnn.encode(X, model.synapses_).transpose(1, 0, 2)  # neuron-major
@@ -74,6 +95,44 @@ def test_memory_is_packed_minchinton_encoding(n_synapses, fmt):
     padding = np.unpackbits(model.memory_.view(np.uint8), axis=-1,
                             bitorder="little")[..., n_synapses:]
     assert not padding.any()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_features", [1, 7, 256, 257])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_encoding_by_ranks(level, n_features, dtype):
+    """Dense rows are encoded 64 at a time through their ranks on the AVX-512 paths (up to
+    256 features; more take the per-neuron compares): the same bits as the reference, with
+    ties, negative values, -0.0 against 0.0 and infinities; 70 rows and 13 neurons (a
+    short last block of rows and of neurons)."""
+    rng = np.random.default_rng(n_features)
+    X = rng.integers(-3, 4, size=(70, n_features)).astype(dtype)
+    X[1] = -0.0
+    X[2, ::3] = np.inf
+    X[3, ::2] = -np.inf
+    X[4] = rng.standard_normal(n_features)
+    synapses = rng.integers(0, n_features, size=(13, 200), dtype=np.int32)
+    out = np.empty((13, 70, 4), dtype=np.uint64)
+    with simd_level(level):
+        kernel.encode_dense(X, np.arange(70, dtype=np.int64), synapses, out)
+    np.testing.assert_array_equal(unpack(out, 200),
+                                  ref_wnn.encode(X, synapses).transpose(1, 0, 2))
+
+
+def test_dense_encoding_nan_falls_back_to_compares():
+    """A NaN (refused by the estimators, but the kernel may see one) compares false either
+    way; the rank encoding steps aside for such rows and every path gives the same bits."""
+    X = np.array([[1.0, np.nan, 0.5, 2.0]] * 3)
+    synapses = np.array([[0, 1, 2, 3, 1, 0]], dtype=np.int32)
+    results = []
+    for level in kernel.simd_levels():
+        out = np.empty((1, 3, 1), dtype=np.uint64)
+        with simd_level(level):
+            kernel.encode_dense(X, np.arange(3, dtype=np.int64), synapses, out)
+        results.append(out)
+    expected = ref_wnn.encode(X, synapses).transpose(1, 0, 2)
+    for out in results:
+        np.testing.assert_array_equal(unpack(out, 6), expected)
 
 
 def test_vgram_stores_only_labelled_documents_once():
@@ -158,24 +217,61 @@ def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
 
 
-@pytest.mark.parametrize("simd", [False, True])
-@pytest.mark.parametrize("n_synapses", [256, 448, 512, 768, 1024, 2048, 2112])
-def test_popcount_paths_equal_reference(n_synapses, simd):
-    """The AVX2 bit-sliced search (4..32 words, a multiple of 4: 256-2048 synapses here)
-    when the CPU has it, and the POPCNT scan (always with simd=False; at 7 and 33 words
-    also with simd=True), specialised widths and the generic one."""
-    X, Y, X_test = tie_heavy_data(12, n_features=60)
-    previous = kernel.use_simd(simd)
+def test_simd_path_names_the_path_in_use():
+    best = max(kernel.simd_levels())
+    assert kernel.simd_levels() == tuple(range(best + 1))
+    for level in LEVELS:
+        with simd_level(level):
+            assert kernel.simd_path() == kernel.SIMD_PATHS[min(level, best)]
+    assert kernel.simd_path() == kernel.SIMD_PATHS[best]   # the default: the best
+    # a Linux build (GCC or clang) on an x86 CPU with AVX2 takes the vector paths (this
+    # project's CI and benchmarks)
+    if sys.platform.startswith("linux") and "avx2" in _cpu_flags():
+        assert best >= 1
+        if {"avx512f", "avx512bw", "avx512vl"} <= _cpu_flags():
+            assert best >= 2 and (best == 3) == ("avx512_vpopcntdq" in _cpu_flags())
+
+
+def test_neighbors_simd_path_names_its_level():
+    """The dense neighbour search names its path too (both appear in the configuration)."""
+    from fastrank._ext import neighbors
+    previous = neighbors.use_simd(2)
     try:
-        # without AVX2 (other CPUs or compilers), simd=True checks the fallback stays scalar
-        assert kernel.use_simd(simd) == (simd and kernel.simd_available())
+        best = neighbors.use_simd(2)
+        for level in range(3):
+            neighbors.use_simd(level)
+            assert neighbors.simd_path() == ("portable", "avx2", "avx512")[min(level, best)]
+    finally:
+        neighbors.use_simd(previous)
+
+
+def _cpu_flags():
+    """The CPU's feature flags from /proc/cpuinfo (empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_synapses", [256, 448, 512, 768, 1024, 2048, 2112])
+def test_popcount_paths_equal_reference(n_synapses, level):
+    """Every code path: the bit-sliced search (4..32 words, a multiple of 4: 256-2048
+    synapses here; 13 test documents, one batch) and the scan (3 test documents; at 7 and
+    33 words always), specialised widths and the generic one, the VPOPCNTDQ scan (8, 16, 32
+    words) and the POPCNT or portable one."""
+    X, Y, X_test = tie_heavy_data(12, n_train=90, n_features=60)
+    with simd_level(level):
         for kind in MODELS:
             model = MODELS[kind](n_neurons=3, n_synapses=n_synapses, tie_policy="all",
                                  random_state=n_synapses).fit(X, Y)
-            np.testing.assert_array_equal(model.decision_function(X_test),
-                                          reference(model, kind, X, Y, X_test))
-    finally:
-        kernel.use_simd(previous)
+            expected = reference(model, kind, X, Y, X_test)
+            np.testing.assert_array_equal(model.decision_function(X_test), expected)
+            np.testing.assert_array_equal(model.decision_function(X_test[:3]), expected[:3])
 
 
 def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
@@ -190,25 +286,25 @@ def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
     return X[:n_train], Y, X[n_train:]
 
 
+@pytest.mark.parametrize("n_synapses", [256, 512])
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
-def test_search_paths_agree_exactly(kind, tie_policy):
+def test_search_paths_agree_exactly(kind, tie_policy, n_synapses):
     """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices
     included (both list the tied entries in ascending order), over several 256-entry tiles
-    (the last one short), sparse and dense test patterns (set-bit and clear-bit sums)."""
-    X, Y, X_test = sparse_text_like_data(2, n_train=600)
-    model = MODELS[kind](n_neurons=20, n_synapses=256, tie_policy=tie_policy,
+    (the last one short), sparse and dense test patterns (set-bit and clear-bit sums), on
+    every code path the CPU runs; 4 test documents take the scan (with VPOPCNTDQ, 8 words:
+    the bit-sliced search only where it pays, as for these mostly sparse patterns)."""
+    X, Y, X_test = sparse_text_like_data(2, n_train=1100)
+    model = MODELS[kind](n_neurons=20, n_synapses=n_synapses, tie_policy=tie_policy,
                          random_state=3).fit(sp.csr_matrix(X), Y)
-    F = {}
-    previous = kernel.use_simd(True)
-    try:
-        for simd in (False, True):
-            kernel.use_simd(simd)
-            F[simd] = model.decision_function(sp.csr_matrix(X_test))
-    finally:
-        kernel.use_simd(previous)
-    np.testing.assert_array_equal(F[False], reference(model, kind, X, Y, X_test))
-    np.testing.assert_array_equal(F[True], F[False])
+    expected = reference(model, kind, X, Y, X_test)
+    for level in kernel.simd_levels():
+        with simd_level(level):
+            F = model.decision_function(sp.csr_matrix(X_test))
+            F_few = model.decision_function(sp.csr_matrix(X_test[:4]))
+        np.testing.assert_array_equal(F, expected, err_msg=kernel.SIMD_PATHS[level])
+        np.testing.assert_array_equal(F_few, expected[:4], err_msg=kernel.SIMD_PATHS[level])
 
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
@@ -295,10 +391,10 @@ def split_beliefs(model, X, X_test, Y, cuts):
                                       model.label_indptr_, model.label_indices_, n_neurons, q)
 
 
-@pytest.mark.parametrize("simd", [False, True])
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["random", "all"])
-def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd):
+def test_split_memory_gives_the_same_beliefs(kind, tie_policy, level):
     """The keyed tie rule and the per-neuron outcomes make a search of parts of the memory,
     merged, equal to the search of the whole (what fastrank.dask.ShardedEstimator relies
     on), bit for bit, for both search paths; a part may store nothing (VGRAM, rows 40-59
@@ -307,13 +403,10 @@ def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd):
     Y[40:60] = 0
     model = MODELS[kind](n_neurons=16, n_synapses=256, tie_policy=tie_policy,
                          random_state=9).fit(X, Y)
-    previous = kernel.use_simd(simd)
-    try:
+    with simd_level(level):
         F = model.decision_function(X_test)
         for cuts in ([0, 300], [0, 150, 300], [0, 1, 40, 60, 299, 300]):
             np.testing.assert_array_equal(split_beliefs(model, X, X_test, Y, cuts), F)
-    finally:
-        kernel.use_simd(previous)
 
 
 @pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
@@ -346,20 +439,83 @@ def test_thread_count_does_not_change_results(cls, tie_policy):
     np.testing.assert_array_equal(model.decision_function(X_test[:1]), F1[:1])
 
 
+def chunk_ordered_reference(model, kind, X_train, Y, X_test):
+    """tie_policy="all" beliefs from the reference's tied outputs, each neuron's vote added
+    in order within chunks of kernel.NEURONS_PER_CHUNK neurons and the chunks' sums added
+    in order (for networks of at most one chunk: ref_wnn.beliefs' plain order)."""
+    Y = np.asarray(Y)
+    n_neurons, q, chunk = model.synapses_.shape[0], Y.shape[1], kernel.NEURONS_PER_CHUNK
+    D = ref_wnn.distance_matrices(ref_wnn.encode(X_train, model.synapses_),
+                                  ref_wnn.encode(X_test, model.synapses_))
+    F = np.zeros((D.shape[1], q))
+    for j in range(D.shape[1]):
+        votes, total = np.zeros(q), 0.0
+        for n0 in range(0, n_neurons, chunk):
+            part, part_total = np.zeros(q), 0.0
+            for n in range(n0, min(n0 + chunk, n_neurons)):
+                outs = ref_wnn.tied_outputs(kind, Y, D[n, j])
+                cnt = np.zeros(q)
+                for out in outs:
+                    cnt[list(out) if kind == "COR" else out] += 1
+                part = part + cnt / len(outs)
+                part_total += sum(len(out) for out in outs) / len(outs) if kind == "COR" else 0
+            votes, total = votes + part, total + part_total
+        F[j] = votes / n_neurons if kind == "VGRAM" else votes / total if total else 0.0
+    return F
+
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+@pytest.mark.parametrize("tie_policy", ["all", "random"])
+def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy):
+    """1 to 8 documents (and up to 64: one batch) split the neurons among the threads in
+    chunks; the votes are added chunk after chunk, so 1, 2 and 3 threads give the same bits,
+    equal to the rows of a call of 150 documents (batches of documents, one per task), to
+    the reference summed in the same order, for dense and CSR input and every code path."""
+    X, Y, _ = tie_heavy_data(13, n_train=120, n_test=0, n_features=20)
+    X_test = np.random.default_rng(3).integers(0, 3, size=(150, 20)).astype(np.float64)
+    n_neurons = 3 * kernel.NEURONS_PER_CHUNK + 5          # 4 chunks, the last one short
+    model = MODELS[kind](n_neurons=n_neurons, n_synapses=256, tie_policy=tie_policy,
+                         random_state=4).fit(X, Y)
+    with threadpool_limits(2, user_api="openmp"):
+        F_many = model.decision_function(X_test)
+    if tie_policy == "all":
+        np.testing.assert_array_equal(F_many[:8], chunk_ordered_reference(model, kind, X, Y,
+                                                                          X_test[:8]))
+    for level in kernel.simd_levels():
+        with simd_level(level):
+            for n_docs in (1, 2, 5, 8, 64):
+                for threads in (1, 2, 3):
+                    with threadpool_limits(threads, user_api="openmp"):
+                        F = model.decision_function(X_test[:n_docs])
+                        F_csr = model.decision_function(sp.csr_matrix(X_test[:n_docs]))
+                    np.testing.assert_array_equal(F, F_many[:n_docs])
+                    np.testing.assert_array_equal(F_csr, F_many[:n_docs])
+
+
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+def test_split_memory_sums_votes_in_chunks(kind):
+    """Merging the outcomes of parts of the memory adds each row's votes in the kernel's
+    order (chunks of neurons), for a network of several chunks, few and many documents."""
+    X, Y, _ = sparse_text_like_data(5, n_train=200)
+    X_test = sparse_text_like_data(6, n_train=0, n_test=70)[2]
+    model = MODELS[kind](n_neurons=2 * kernel.NEURONS_PER_CHUNK + 7, n_synapses=128,
+                         tie_policy="all", random_state=2).fit(X, Y)
+    for rows in (slice(0, 3), slice(0, 70)):
+        np.testing.assert_array_equal(split_beliefs(model, X, X_test[rows], Y, [0, 90, 200]),
+                                      model.decision_function(X_test[rows]))
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 2100),
-       n_neurons=st.integers(1, 6), cor=st.booleans(), simd=st.booleans())
-def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, simd):
+       n_neurons=st.integers(1, 6), cor=st.booleans(), level=st.sampled_from(LEVELS))
+def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, level):
     # 12 test documents: batches of 6 or more on up to 2 threads take the bit-sliced search
     X, Y, X_test = tie_heavy_data(seed, n_train=15, n_test=12, n_features=6, q=4)
     kind = "COR" if cor else "VGRAM"
-    model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
-                         random_state=seed).fit(X, Y)
-    previous = kernel.use_simd(simd)
-    try:
+    with simd_level(level):
+        model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
+                             random_state=seed).fit(X, Y)
         F = model.decision_function(X_test)
-    finally:
-        kernel.use_simd(previous)
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
     assert np.all((F >= 0) & (F <= 1))
     # CSR input (encoded through the wiring index, only cells touching stored entries)

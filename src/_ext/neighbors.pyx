@@ -555,6 +555,17 @@ def use_simd(int level):
     return previous
 
 
+def simd_path():
+    """Name of the dense dot products' code path in use.
+
+    Returns
+    -------
+    str
+        ``"avx512"`` (level 2), ``"avx2"`` (AVX2 + FMA3, level 1) or ``"portable"`` (0).
+    """
+    return ("portable", "avx2", "avx512")[fr_dots_simd]
+
+
 cdef inline void _dots(const floating* b, const floating* q, floating* s, Py_ssize_t mb,
                        Py_ssize_t mq, Py_ssize_t d) noexcept nogil:
     """Row-major s (mq x mb) <- q (mq x d) @ b (mb x d).T, each element in a fixed order."""

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """VG-RAM weightless neural network kernels: Minchinton-cell encoding into packed bits and
-the per-neuron minimum-Hamming-distance search with voting (melotti2009 §2.6, SPEC §5).
+the per-neuron minimum-Hamming-distance search with voting (melotti2009 §2.6).
 
 The Python wrappers are ``fastrank.wnn.VGRAM`` / ``VGRAMCor``; they validate input.
 
@@ -13,38 +13,52 @@ Layout
   patterns contiguous, so one neuron's search streams one block of memory.
 * Labels of stored document ``t``: ``lab_idx[lab_ptr[t]:lab_ptr[t + 1]]`` (ascending).
 
+Code paths
+----------
+Chosen at run time from the CPU (``simd_path()``; ``use_simd(level)`` forces one for tests),
+each compiled for its own instruction set with per-function target attributes, so the
+module builds and runs on any CPU: 0 portable C (any architecture), 1 AVX2 (+ POPCNT),
+2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ. All give the same bits.
+
 Encoding
 --------
-A dense row is encoded cell by cell. A CSR row is scattered once into a per-thread dense
-buffer and only the cells with a synapse on one of its stored entries are evaluated (found
-through ``wiring_index``, the synapses grouped by input position): a cell comparing two
-zeros is 0. Both give identical bits.
+A dense row is encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths);
+on the AVX-512 paths, up to 64 dense rows of at most 256 features are encoded together
+through their values' ranks within each row (one byte compare gives a cell for 64 rows;
+``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
+the cells with a synapse on one of its stored entries are evaluated (found through
+``wiring_index``, the synapses grouped by input position): a cell comparing two zeros is
+0. All give identical bits.
 
 Search
 ------
-Test documents are processed in batches, one batch per task (OpenMP, dynamic schedule, GIL
-released). A task encodes its batch, then for every neuron finds, for each document of the
-batch, the minimum Hamming distance to the neuron's memory and the stored documents at it,
-and votes from that list. Two searches give the same minimum and the same entries in the
-same (ascending) order:
+More than MAX_BATCH test documents are processed in batches, one batch per task (OpenMP,
+dynamic schedule, GIL released): a task encodes its batch, then for every neuron finds,
+for each document of the batch, the minimum Hamming distance to the neuron's memory and the
+stored documents at it, and votes from that list. Up to MAX_BATCH documents (a few
+documents: a search bound by memory bandwidth) are one batch whose neurons, in chunks of
+NEURON_CHUNK, are the tasks. Two searches give the same minimum and the same entries in
+the same (ascending) order:
 
-* bit-sliced (AVX2, patterns of 4 to 32 words, a multiple of 4, batches of at least
-  SLICED_MIN_BATCH test documents; ``fr_tile_*`` below): each tile of 256 stored patterns is
-  transposed once per batch into bit planes, and a test pattern's distances to all 256
-  entries are computed together with carry-save adders over the planes of its set (or
-  clear) bits only -- the work follows the number of set bits, so the sparse patterns of
-  text cost little;
-* scan (every other case, and CPUs without AVX2): POPCNT of XORed words, 16 KiB tiles of
-  stored patterns held in L1 while every test pattern of the batch, its words in
+* bit-sliced (x86 paths, patterns of 4 to 32 words, a multiple of 4, batches of at least
+  SLICED_MIN_BATCH test documents; with VPOPCNTDQ and a multiple of 8 words, only where
+  its cost model says it beats the scan; ``fr_tile_*`` below): each tile of 256 (AVX2) or
+  512 (AVX-512) stored patterns is transposed once per batch into bit planes, and a test
+  pattern's distances to all the tile's entries are computed together with carry-save
+  adders over the planes of its set (or clear) bits only -- the work follows the number
+  of set bits, so the sparse patterns of text cost little;
+* scan (every other case): POPCNT (VPOPCNTDQ: 8 words at a time) of XORed words, 16 KiB
+  tiles of stored patterns held in L1 while every test pattern of the batch, its words in
   registers, is compared with them.
 
-Each document's output row is written by exactly one task, neurons in ascending order, and
-every random choice takes the tied entry with the smallest key, a function of (seed,
-document, neuron, entry number) alone (entry_key) -- so results depend neither on the thread
-count nor on the batch size, nor on how the memory is split: a search of part of the memory
-can report each neuron's outcome (Summary: the minimum distance and, per policy, the label
-counts of the tied documents or the chosen entry and its key), and merging the parts'
-outcomes gives the whole memory's votes (fastrank.wnn._merge_outcomes).
+A document's votes are added neuron after neuron within each chunk of NEURON_CHUNK
+neurons, and the chunks' sums in ascending order, by whichever task; every random choice
+takes the tied entry with the smallest key, a function of (seed, document, neuron, entry
+number) alone (entry_key) -- so results depend neither on the thread count nor on the
+batch size, nor on how the memory is split: a search of part of the memory can report
+each neuron's outcome (Summary: the minimum distance and, per policy, the label counts of
+the tied documents or the chosen entry and its key), and merging the parts' outcomes gives
+the whole memory's votes (fastrank.wnn._merge_outcomes).
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
@@ -57,8 +71,19 @@ from _tiesort cimport floating, index_t, row_state, splitmix64
 
 cdef extern from *:
     """
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    #define FR_X86 1              /* x86 vector paths, each compiled for its own target and
+                                     chosen at run time (fr_level) */
+    #define FR_T_POPCNT __attribute__((target("popcnt")))
+    #define FR_T_AVX2 __attribute__((target("avx2,popcnt")))
+    #define FR_T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
+    #define FR_T_VPOPCNT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))
+    #endif
+
     #if defined(__GNUC__) || defined(__clang__)
-    /* one POPCNT instruction when built with -mpopcnt, a portable libgcc routine otherwise */
+    /* the POPCNT instruction in functions compiled for it (FR_T_POPCNT and up), a portable
+       compiler routine elsewhere */
     #define FR_POPCOUNT64(x) ((unsigned)__builtin_popcountll(x))
     #define FR_CTZ64(x) ((unsigned)__builtin_ctzll(x))
     #else
@@ -72,9 +97,36 @@ cdef extern from *:
     /* trailing zeros of x != 0: the ones below its lowest set bit */
     #define FR_CTZ64(x) fr_popcount_swar(((x) & (0 - (x))) - 1)
     #endif
+
+    /* The code path in use: 0 portable C, 1 AVX2, 2 AVX-512 (F, BW, VL), 3 AVX-512 with
+       VPOPCNTDQ. Set at import to the best the CPU runs, and by use_simd. Every path finds
+       the same minima and the same tied entries in the same order, and the same bits. */
+    static int fr_level = 0;
+    static const char* const fr_level_names[4] = {
+        "portable", "avx2", "avx512", "avx512-vpopcntdq"};
+
+    static int fr_best_level(void) {
+    #ifdef FR_X86
+        __builtin_cpu_init();
+        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))) return 0;
+        if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+              && __builtin_cpu_supports("avx512vl"))) return 1;
+        return __builtin_cpu_supports("avx512vpopcntdq") ? 3 : 2;
+    #else
+        return 0;
+    #endif
+    }
+
     /* running minimum over one test pattern's distances: the minimum so far, and the
        entries at it (ties[0 .. k-1], ascending) */
     typedef struct { uint32_t m; int64_t k; } fr_track;
+
+    /* d <= m: entry t joins the running minimum (m, k) */
+    #define FR_TRACK(d, t) do {                                                     \
+            if ((d) <= m) {                                                         \
+                if ((d) < m) { m = (d); k = 0; }                                    \
+                ties[k++] = (int32_t) (t);                                          \
+            } } while (0)
 
     /* Distances of test pattern q (WW words) to train patterns t0 .. t1-1 of M, updating
        the running minimum r and its entry list ties. */
@@ -85,48 +137,114 @@ cdef extern from *:
             const uint64_t* p = M + t * (WW);                                       \
             uint32_t d = 0;                                                         \
             for (j = 0; j < (WW); j++) d += FR_POPCOUNT64(p[j] ^ q[j]);             \
-            if (d <= m) {                                                           \
-                if (d < m) { m = d; k = 0; }                                        \
-                ties[k++] = (int32_t) t;                                            \
-            }                                                                       \
+            FR_TRACK(d, t);                                                         \
         }                                                                           \
         r->m = m; r->k = k;
     /* Fixed widths: the test words are copied to locals, which the compiler keeps in
        registers once the fixed-length loops are unrolled. */
-    #define FR_SCAN_FIXED(WW)                                                       \
-        static void fr_scan_##WW(const uint64_t* M, int64_t t0, int64_t t1,         \
+    #define FR_SCAN_FIXED(WW, SFX, ATTR)                                            \
+        ATTR static void fr_scan_##WW##SFX(const uint64_t* M, int64_t t0, int64_t t1, \
                                  const uint64_t* c, int32_t* ties, fr_track* r)     \
         { uint64_t q[WW]; int i; for (i = 0; i < (WW); i++) q[i] = c[i];            \
           { FR_SCAN_LOOP(WW) } }
-    FR_SCAN_FIXED(1)
-    FR_SCAN_FIXED(2)
-    FR_SCAN_FIXED(4)
-    FR_SCAN_FIXED(8)
-    FR_SCAN_FIXED(16)
-    FR_SCAN_FIXED(32)
+    /* The scan of one path: specialised widths and the generic one. */
+    #define FR_SCAN(SFX, ATTR)                                                      \
+        FR_SCAN_FIXED(1, SFX, ATTR) FR_SCAN_FIXED(2, SFX, ATTR)                     \
+        FR_SCAN_FIXED(4, SFX, ATTR) FR_SCAN_FIXED(8, SFX, ATTR)                     \
+        FR_SCAN_FIXED(16, SFX, ATTR) FR_SCAN_FIXED(32, SFX, ATTR)                   \
+        ATTR static void fr_scan##SFX(const uint64_t* M, int64_t t0, int64_t t1,    \
+                                      const uint64_t* c, int64_t W, int32_t* ties,  \
+                                      fr_track* r) {                                \
+            switch (W) {                                                            \
+            case 1: fr_scan_1##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 2: fr_scan_2##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 4: fr_scan_4##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 8: fr_scan_8##SFX(M, t0, t1, c, ties, r); return;                  \
+            case 16: fr_scan_16##SFX(M, t0, t1, c, ties, r); return;                \
+            case 32: fr_scan_32##SFX(M, t0, t1, c, ties, r); return;                \
+            default: { const uint64_t* q = c; FR_SCAN_LOOP(W) }                     \
+            } }
+    FR_SCAN(_portable, )
 
-    /* AVX2 paths (x86 with GCC/clang, chosen at run time when the CPU has AVX2): the dense
-       encoder's vector compare (below) and, for patterns of 4 to 32 words, a multiple of 4,
-       the bit-sliced search. A tile of FR_TILE = 256 stored patterns is transposed once
-       into bit planes -- plane i is a 256-bit vector whose bit e is bit i of entry t0 + e
-       -- shared by every test pattern of the batch. For a test
-       pattern q let S be its set bits, or its clear bits when more than half are set; the
-       counts c_e = |{i in S : bit e of plane i}| of all 256 entries are summed at once in
-       bit-sliced counters (a carry-save adder tree: a few logic operations per plane), and
-       d_e = |q| + |m_e| - 2 c_e for set bits, |q| - |m_e| + 2 c_e for clear bits, with the
-       sizes |m_e| counted the same way when the tile is transposed. The minimum and the set
-       of entries at it come from an MSB-first search over the bit-sliced values; the tied
-       entries are read off that set in ascending order. The work per test pattern and tile
-       is proportional to |S| <= 32 W: small for the sparse patterns of text. */
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #include <immintrin.h>
-    #define FR_AVX2_PATH 1
-    #define FR_TILE 256            /* entries per tile = bits per plane */
+    #ifdef FR_X86
+    FR_SCAN(_popcnt, FR_T_POPCNT)
+
+    /* VPOPCNTDQ scan of patterns of 8 k words (k <= 4): each stored pattern's words XORed
+       with the test pattern's and counted 8 at a time; the 8 lane sums of 4 patterns are
+       packed into 16-bit fields (each at most 256) and added across lanes at once. */
+    FR_T_VPOPCNT static void fr_scan_vpopcnt8k(const uint64_t* M, int64_t t0, int64_t t1,
+                                               const uint64_t* c, int64_t W, int32_t* ties,
+                                               fr_track* r) {
+        __m512i q[4], a[4], s;
+        uint32_t m = r->m, d;
+        int64_t k = r->k, t, e, n = W / 8, j;
+        uint64_t packed;
+        for (j = 0; j < n; j++) q[j] = _mm512_loadu_si512((const void*) (c + 8 * j));
+        for (t = t0; t + 4 <= t1; t += 4) {
+            for (e = 0; e < 4; e++) {
+                const uint64_t* p = M + (t + e) * W;
+                a[e] = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(p), q[0]));
+                for (j = 1; j < n; j++)
+                    a[e] = _mm512_add_epi64(a[e], _mm512_popcnt_epi64(_mm512_xor_si512(
+                        _mm512_loadu_si512((const void*) (p + 8 * j)), q[j])));
+            }
+            s = _mm512_or_si512(_mm512_or_si512(a[0], _mm512_slli_epi64(a[1], 16)),
+                                _mm512_or_si512(_mm512_slli_epi64(a[2], 32),
+                                                _mm512_slli_epi64(a[3], 48)));
+            packed = (uint64_t) _mm512_reduce_add_epi64(s);
+            for (e = 0; e < 4; e++) {
+                d = (uint32_t) ((packed >> (16 * e)) & 0xFFFF);
+                FR_TRACK(d, t + e);
+            }
+        }
+        for (; t < t1; t++) {
+            const uint64_t* p = M + t * W;
+            s = _mm512_setzero_si512();
+            for (j = 0; j < n; j++)
+                s = _mm512_add_epi64(s, _mm512_popcnt_epi64(_mm512_xor_si512(
+                    _mm512_loadu_si512((const void*) (p + 8 * j)), q[j])));
+            d = (uint32_t) _mm512_reduce_add_epi64(s);
+            FR_TRACK(d, t);
+        }
+        r->m = m; r->k = k;
+    }
+    FR_T_VPOPCNT static void fr_scan_vpopcnt(const uint64_t* M, int64_t t0, int64_t t1,
+                                             const uint64_t* c, int64_t W, int32_t* ties,
+                                             fr_track* r) {
+        if (W % 8 == 0 && W <= 32) fr_scan_vpopcnt8k(M, t0, t1, c, W, ties, r);
+        else fr_scan_popcnt(M, t0, t1, c, W, ties, r);
+    }
+    #endif
+
+    static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
+                        int64_t W, int32_t* ties, fr_track* r) {
+    #ifdef FR_X86
+        if (fr_level >= 3) { fr_scan_vpopcnt(M, t0, t1, c, W, ties, r); return; }
+        if (fr_level >= 1) { fr_scan_popcnt(M, t0, t1, c, W, ties, r); return; }
+    #endif
+        fr_scan_portable(M, t0, t1, c, W, ties, r);
+    }
+
+    /* Bit-sliced search (AVX2 and AVX-512 paths), for patterns of 4 to 32 words, a multiple
+       of 4. A tile of FR_TILE stored patterns (256 with AVX2, 512 with AVX-512) is
+       transposed once into bit planes -- plane i is a vector whose bit e is bit i of entry
+       t0 + e -- shared by every test pattern of the batch. For a test pattern q let S be
+       its set bits, or its clear bits when more than half are set; the counts
+       c_e = |{i in S : bit e of plane i}| of all the tile's entries are summed at once in
+       bit-sliced counters (a carry-save adder tree: a few logic operations per plane, two
+       ternary-logic instructions with AVX-512), and d_e = |q| + |m_e| - 2 c_e for set bits,
+       |q| - |m_e| + 2 c_e for clear bits, with the sizes |m_e| counted the same way when
+       the tile is transposed. The minimum and the set of entries at it come from an
+       MSB-first search over the bit-sliced values; the tied entries are read off that set
+       in ascending order. The work per test pattern and tile is proportional to
+       |S| <= 32 W: small for the sparse patterns of text. */
+    #ifdef FR_X86
+    #define FR_TILE 256            /* AVX2 tile: entries per tile = bits per plane */
     #define FR_MAX_WORDS 32        /* widest pattern: 2048 bits */
     #define FR_COUNT_BITS 12       /* bit-sliced counters hold counts <= 2048 (fr_count_planes
                                       zeroes C[4 .. 11] by name) */
 
-    typedef struct {               /* a transposed tile */
+    typedef struct {               /* a transposed AVX2 tile */
         int64_t t0;                /* its first entry */
         __m256i valid;             /* bit e set for the entries present (a last tile is short) */
         __m256i size[FR_COUNT_BITS];   /* bit slices of the entries' sizes |m_e| */
@@ -134,9 +252,20 @@ cdef extern from *:
         __m256i* plane;            /* (64 W) planes */
     } fr_tile;
 
+    typedef struct {               /* a transposed AVX-512 tile: 512 entries, two AVX2
+                                      tiles' planes side by side (entries t0 .. t0 + 255 in
+                                      the low half) */
+        int64_t t0;
+        __m512i valid;
+        __m512i size[FR_COUNT_BITS];
+        int size_bits;
+        __m512i* plane;
+    } fr_tile512;
+
     typedef struct {               /* a test pattern's planes */
         int32_t n, setbits, size;  /* |S|; S = its set bits (1) or clear bits (0); |q| */
-        int16_t bit[32 * FR_MAX_WORDS];  /* S, ascending */
+        int16_t bit[32 * FR_MAX_WORDS + 8];  /* S, ascending (8 more: fr_query_init's
+                                                 last stores) */
     } fr_query;
 
     static int16_t fr_every_bit[64 * FR_MAX_WORDS];  /* 0, 1, 2, ...: every plane */
@@ -145,52 +274,58 @@ cdef extern from *:
         __m256i u_ = _mm256_xor_si256(a, b);                                        \
         h = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u_, c));       \
         l = _mm256_xor_si256(u_, c); } while (0)
-
-    /* Add the 0/1 vector x * 2^b0 to the bit-sliced counters C (ripple carry) */
-    __attribute__((target("avx2")))
-    static inline void fr_slices_add(__m256i* C, __m256i x, int b0) {
-        __m256i carry_out;
-        int b;
-        for (b = b0; b < FR_COUNT_BITS; b++) {
-            carry_out = _mm256_and_si256(C[b], x);
-            C[b] = _mm256_xor_si256(C[b], x);
-            x = carry_out;
-        }
-    }
+    /* the same with AVX-512 ternary logic: h = majority(a, b, c), l = a ^ b ^ c */
+    #define FR_CSA512(h, l, a, b, c) do {                                           \
+        __m512i a_ = (a), b_ = (b), c_ = (c);                                       \
+        h = _mm512_ternarylogic_epi64(a_, b_, c_, 0xE8);                            \
+        l = _mm512_ternarylogic_epi64(a_, b_, c_, 0x96); } while (0)
 
     /* Planes bit[j] .. bit[j + 3] into the running ones and twos; the fours carried out
        into f */
-    #define FR_CSA4(f, j) do {                                                      \
-        FR_CSA(twos_a, ones, P[bit[j]], P[bit[(j) + 1]], ones);                     \
-        FR_CSA(twos_b, ones, P[bit[(j) + 2]], P[bit[(j) + 3]], ones);               \
-        FR_CSA(f, twos, twos_a, twos_b, twos); } while (0)
+    #define FR_CSA4(CSA, f, j) do {                                                 \
+        CSA(twos_a, ones, P[bit[j]], P[bit[(j) + 1]], ones);                        \
+        CSA(twos_b, ones, P[bit[(j) + 2]], P[bit[(j) + 3]], ones);                  \
+        CSA(f, twos, twos_a, twos_b, twos); } while (0)
 
-    /* C <- bit slices (C[0] lowest) of, for each of the 256 entries, how many of the planes
+    /* C <- bit slices (C[0] lowest) of, for each entry, how many of the planes
        P[bit[0]], ..., P[bit[n-1]] have it: Harley-Seal carry-save tree over 16 planes at a
-       time, then one ripple-carry increment per remaining plane. */
-    __attribute__((target("avx2")))
-    static void fr_count_planes(const __m256i* P, const int16_t* bit, int n, __m256i* C) {
-        const __m256i zero = _mm256_setzero_si256();
-        __m256i ones = zero, twos = zero, fours = zero, eights = zero;
-        __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
-        int i = 0;
-        /* C[4 ..] collect the sixteens (C[0 .. 3] are set at the end); written out, as a
-           loop GCC makes it a `rep stos`, slow at this size */
-        C[4] = zero; C[5] = zero; C[6] = zero; C[7] = zero;
-        C[8] = zero; C[9] = zero; C[10] = zero; C[11] = zero;
-        for (; i + 16 <= n; i += 16) {
-            FR_CSA4(fours_a, i);
-            FR_CSA4(fours_b, i + 4);
-            FR_CSA(eights_a, fours, fours_a, fours_b, fours);
-            FR_CSA4(fours_a, i + 8);
-            FR_CSA4(fours_b, i + 12);
-            FR_CSA(eights_b, fours, fours_a, fours_b, fours);
-            FR_CSA(sixteens, eights, eights_a, eights_b, eights);
-            fr_slices_add(C, sixteens, 4);
+       time, then one ripple-carry increment per remaining plane. C[4 ..] collect the
+       sixteens (C[0 .. 3] are set at the end); written out, as a loop GCC makes the
+       zeroing a `rep stos`, slow at this size. */
+    #define FR_COUNT_PLANES(NAME, ATTR, V, CSA, ZERO, AND, XOR)                     \
+        ATTR static inline void NAME##_add(V* C, V x, int b0) {                     \
+            V carry_out;                                                            \
+            int b;                                                                  \
+            for (b = b0; b < FR_COUNT_BITS; b++) {                                  \
+                carry_out = AND(C[b], x);                                           \
+                C[b] = XOR(C[b], x);                                                \
+                x = carry_out;                                                      \
+            }                                                                       \
+        }                                                                           \
+        ATTR static void NAME(const V* P, const int16_t* bit, int n, V* C) {        \
+            const V zero = ZERO();                                                  \
+            V ones = zero, twos = zero, fours = zero, eights = zero;                \
+            V twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;       \
+            int i = 0;                                                              \
+            C[4] = zero; C[5] = zero; C[6] = zero; C[7] = zero;                     \
+            C[8] = zero; C[9] = zero; C[10] = zero; C[11] = zero;                   \
+            for (; i + 16 <= n; i += 16) {                                          \
+                FR_CSA4(CSA, fours_a, i);                                           \
+                FR_CSA4(CSA, fours_b, i + 4);                                       \
+                CSA(eights_a, fours, fours_a, fours_b, fours);                      \
+                FR_CSA4(CSA, fours_a, i + 8);                                       \
+                FR_CSA4(CSA, fours_b, i + 12);                                      \
+                CSA(eights_b, fours, fours_a, fours_b, fours);                      \
+                CSA(sixteens, eights, eights_a, eights_b, eights);                  \
+                NAME##_add(C, sixteens, 4);                                         \
+            }                                                                       \
+            C[0] = ones; C[1] = twos; C[2] = fours; C[3] = eights;                  \
+            for (; i < n; i++) NAME##_add(C, P[bit[i]], 0);                         \
         }
-        C[0] = ones; C[1] = twos; C[2] = fours; C[3] = eights;
-        for (; i < n; i++) fr_slices_add(C, P[bit[i]], 0);
-    }
+    FR_COUNT_PLANES(fr_count_planes, FR_T_AVX2, __m256i, FR_CSA, _mm256_setzero_si256,
+                    _mm256_and_si256, _mm256_xor_si256)
+    FR_COUNT_PLANES(fr_count_planes512, FR_T_AVX512, __m512i, FR_CSA512,
+                    _mm512_setzero_si512, _mm512_and_si512, _mm512_xor_si512)
 
     /* One stage of a 64 x 64 bit transpose, in each 64-bit lane of A[0 .. 63] at once:
        swap the J x J blocks off the diagonal (J = 32, 16, ..., 1). */
@@ -204,17 +339,15 @@ cdef extern from *:
             (A)[k_ | (J)] = _mm256_xor_si256((A)[k_ | (J)], t_);                    \
         } } while (0)
 
-    /* Transpose entries t0 .. t0 + n - 1 (n <= 256) of M into T: planes, sizes, valid. */
-    __attribute__((target("avx2")))
-    static void fr_tile_build(const uint64_t* M, int64_t t0, int64_t n, int64_t W,
-                              fr_tile* T) {
+    /* The 64 W planes of entries t0 .. t0 + n - 1 (n <= 256) of M, 256 bits each: plane p
+       into out[stride * p] (absent entries give 0 bits). */
+    FR_T_AVX2 static void fr_transpose256(const uint64_t* M, int64_t t0, int64_t n,
+                                          int64_t W, __m256i* out, int64_t stride) {
         __m256i A[4][64] __attribute__((aligned(32)));
         __m256i e0, e1, e2, e3;
-        __m256i* out;
-        uint64_t valid[4];
-        int64_t j0, t, left;
-        int g, i, b;
-        T->t0 = t0;
+        __m256i* o;
+        int64_t j0, t;
+        int g, i;
         for (j0 = 0; j0 < W; j0 += 4) {
             for (g = 0; g < 4; g++) {       /* entries 64 g .. 64 g + 63, words j0 .. j0 + 3 */
                 for (i = 0; i < 64; i++) {
@@ -232,96 +365,149 @@ cdef extern from *:
             }
             /* lane l of A[g][i]: bit i of word j0 + l of entries 64 g ..; plane
                64 (j0 + l) + i gathers lane l of A[0][i] .. A[3][i] */
-            out = T->plane + 64 * j0;
+            o = out + stride * 64 * j0;
             for (i = 0; i < 64; i++) {
                 e0 = _mm256_unpacklo_epi64(A[0][i], A[1][i]);
                 e1 = _mm256_unpackhi_epi64(A[0][i], A[1][i]);
                 e2 = _mm256_unpacklo_epi64(A[2][i], A[3][i]);
                 e3 = _mm256_unpackhi_epi64(A[2][i], A[3][i]);
-                out[i] = _mm256_permute2x128_si256(e0, e2, 0x20);
-                out[64 + i] = _mm256_permute2x128_si256(e1, e3, 0x20);
-                out[128 + i] = _mm256_permute2x128_si256(e0, e2, 0x31);
-                out[192 + i] = _mm256_permute2x128_si256(e1, e3, 0x31);
+                o[stride * i] = _mm256_permute2x128_si256(e0, e2, 0x20);
+                o[stride * (64 + i)] = _mm256_permute2x128_si256(e1, e3, 0x20);
+                o[stride * (128 + i)] = _mm256_permute2x128_si256(e0, e2, 0x31);
+                o[stride * (192 + i)] = _mm256_permute2x128_si256(e1, e3, 0x31);
             }
         }
+    }
+
+    /* bit e of the tile's valid mask, for n entries: words of 64 entries */
+    static inline uint64_t fr_valid_word(int64_t n, int g) {
+        int64_t left = n - 64 * (int64_t) g;
+        return left >= 64 ? ~0ULL : left <= 0 ? 0 : (1ULL << left) - 1;
+    }
+
+    /* Transpose entries t0 .. t0 + n - 1 (n <= 256) of M into T: planes, sizes, valid. */
+    FR_T_AVX2 static void fr_tile_build(const uint64_t* M, int64_t t0, int64_t n, int64_t W,
+                                        fr_tile* T) {
+        uint64_t valid[4];
+        int g, b;
+        T->t0 = t0;
+        fr_transpose256(M, t0, n, W, T->plane, 1);
         fr_count_planes(T->plane, fr_every_bit, (int) (64 * W), T->size);
-        for (g = 0; g < 4; g++) {
-            left = n - 64 * g;
-            valid[g] = left >= 64 ? ~0ULL : left <= 0 ? 0 : (1ULL << left) - 1;
-        }
+        for (g = 0; g < 4; g++) valid[g] = fr_valid_word(n, g);
         T->valid = _mm256_loadu_si256((const __m256i*) valid);
         for (b = 0, T->size_bits = 0; b < FR_COUNT_BITS; b++)
             if (!_mm256_testz_si256(T->size[b], T->size[b])) T->size_bits = b + 1;
     }
 
-    static void fr_query_init(const uint64_t* c, int64_t W, fr_query* Q) {
+    /* The same for n <= 512 entries into a 512-entry tile: two 256-entry transposes into
+       the low and high halves of the planes. */
+    FR_T_AVX512 static void fr_tile_build512(const uint64_t* M, int64_t t0, int64_t n,
+                                             int64_t W, fr_tile512* T) {
+        uint64_t valid[8];
+        int g, b;
+        T->t0 = t0;
+        fr_transpose256(M, t0, n < 256 ? n : 256, W, (__m256i*) T->plane, 2);
+        fr_transpose256(M, t0 + 256, n > 256 ? n - 256 : 0, W, (__m256i*) T->plane + 1, 2);
+        fr_count_planes512(T->plane, fr_every_bit, (int) (64 * W), T->size);
+        for (g = 0; g < 8; g++) valid[g] = fr_valid_word(n, g);
+        T->valid = _mm512_loadu_si512((const void*) valid);
+        for (b = 0, T->size_bits = 0; b < FR_COUNT_BITS; b++)
+            if (_mm512_test_epi64_mask(T->size[b], T->size[b])) T->size_bits = b + 1;
+    }
+
+    static int16_t fr_byte_bits[256][8];  /* the set bits of each byte value, ascending */
+
+    /* Q <- the bit list of pattern c: each byte's set bits from fr_byte_bits, 8 positions
+       stored at once and the count advanced by the byte's popcount (no branch per bit) */
+    FR_T_POPCNT static void fr_query_init(const uint64_t* c, int64_t W, fr_query* Q) {
         int64_t j;
+        int i;
         uint64_t v;
+        unsigned byte;
         Q->size = 0;
         for (j = 0; j < W; j++) Q->size += (int32_t) FR_POPCOUNT64(c[j]);
         Q->setbits = Q->size <= 32 * W;
         Q->n = 0;
-        for (j = 0; j < W; j++)
-            for (v = Q->setbits ? c[j] : ~c[j]; v; v &= v - 1)
-                Q->bit[Q->n++] = (int16_t) (64 * j + FR_CTZ64(v));
+        for (j = 0; j < W; j++) {
+            v = Q->setbits ? c[j] : ~c[j];
+            for (i = 0; i < 8; i++, v >>= 8) {
+                byte = (unsigned) (v & 0xFF);
+                _mm_storeu_si128((__m128i*) (Q->bit + Q->n), _mm_add_epi16(
+                    _mm_loadu_si128((const __m128i*) fr_byte_bits[byte]),
+                    _mm_set1_epi16((short) (64 * j + 8 * i))));
+                Q->n += (int32_t) FR_POPCOUNT64(byte);
+            }
+        }
     }
 
     /* Distances of Q's pattern to tile T's entries, updating the running minimum r and
-       its entry list ties (as fr_scan over the tile would). */
-    __attribute__((target("avx2")))
-    static void fr_tile_scan(const fr_tile* T, const fr_query* Q, int32_t* ties,
-                             fr_track* r) {
-        const __m256i zero = _mm256_setzero_si256(), all = _mm256_set1_epi32(-1);
-        __m256i C[FR_COUNT_BITS], G[FR_COUNT_BITS + 2];
-        __m256i carry = all, cand = T->valid, x, not_y, u, low;
-        uint64_t lanes[4], v;
-        unsigned gmin = 0;
-        uint32_t d, m = r->m;
-        int64_t k = r->k;
-        int b, bits, g;
-        fr_count_planes(T->plane, Q->bit, Q->n, C);
-        bits = 33 - __builtin_clz((unsigned) Q->n | 1);          /* bits of 2 |S| */
-        bits = (T->size_bits > bits ? T->size_bits : bits) + 1;  /* and a sign bit */
-        /* G <- X - Y = X + ~Y + 1 in `bits`-bit two's complement, where (X, Y) = (|m|, 2c)
-           for set bits and (2c, |m|) for clear bits; d = |q| + X - Y */
-        for (b = 0; b < bits; b++) {
-            __m256i sz = b < FR_COUNT_BITS ? T->size[b] : zero;
-            __m256i c2 = b >= 1 && b - 1 < FR_COUNT_BITS ? C[b - 1] : zero;
-            x = Q->setbits ? sz : c2;
-            not_y = _mm256_xor_si256(Q->setbits ? c2 : sz, all);
-            u = _mm256_xor_si256(x, not_y);
-            G[b] = _mm256_xor_si256(u, carry);
-            carry = _mm256_or_si256(_mm256_and_si256(x, not_y), _mm256_and_si256(u, carry));
+       its entry list ties (as fr_scan over the tile would): the counts, then
+       G <- X - Y = X + ~Y + 1 in `bits`-bit two's complement, where (X, Y) = (|m|, 2c)
+       for set bits and (2c, |m|) for clear bits (d = |q| + X - Y), then the MSB-first
+       search. */
+    #define FR_TILE_SCAN(NAME, ATTR, TILE, V, LANES, COUNT, ZERO, ONES, XOR, AND, OR,   \
+                         ANDNOT, NONZERO, STORE)                                         \
+        ATTR static void NAME(const TILE* T, const fr_query* Q, int32_t* ties,           \
+                              fr_track* r) {                                             \
+            const V zero = ZERO(), all = ONES();                                         \
+            V C[FR_COUNT_BITS], G[FR_COUNT_BITS + 2];                                    \
+            V carry = all, cand = T->valid, x, not_y, u, low;                            \
+            uint64_t lanes[LANES], v;                                                    \
+            unsigned gmin = 0;                                                           \
+            uint32_t d, m = r->m;                                                        \
+            int64_t k = r->k;                                                            \
+            int b, bits, g;                                                              \
+            COUNT(T->plane, Q->bit, Q->n, C);                                            \
+            bits = 33 - __builtin_clz((unsigned) Q->n | 1);          /* bits of 2 |S| */ \
+            bits = (T->size_bits > bits ? T->size_bits : bits) + 1;  /* and a sign bit */\
+            for (b = 0; b < bits; b++) {                                                 \
+                V sz = b < FR_COUNT_BITS ? T->size[b] : zero;                            \
+                V c2 = b >= 1 && b - 1 < FR_COUNT_BITS ? C[b - 1] : zero;                \
+                x = Q->setbits ? sz : c2;                                                \
+                not_y = XOR(Q->setbits ? c2 : sz, all);                                  \
+                u = XOR(x, not_y);                                                       \
+                G[b] = XOR(u, carry);                                                    \
+                carry = OR(AND(x, not_y), AND(u, carry));                                \
+            }                                                                            \
+            G[bits - 1] = XOR(G[bits - 1], all);  /* + 2^(bits-1): unsigned order */     \
+            for (b = bits - 1; b >= 0; b--) {   /* minimum, MSB first, and its entries */\
+                low = ANDNOT(G[b], cand);                                                \
+                if (NONZERO(low)) cand = low;                                            \
+                else gmin |= 1u << b;                                                    \
+            }                                                                            \
+            d = (uint32_t) (Q->size + (int) gmin - (1 << (bits - 1)));                   \
+            if (d <= m) {                                                                \
+                if (d < m) { m = d; k = 0; }                                             \
+                STORE((void*) lanes, cand);                                              \
+                for (g = 0; g < (LANES); g++)                                            \
+                    for (v = lanes[g]; v; v &= v - 1)                                    \
+                        ties[k++] = (int32_t) (T->t0 + 64 * g + FR_CTZ64(v));            \
+            }                                                                            \
+            r->m = m;                                                                    \
+            r->k = k;                                                                    \
         }
-        G[bits - 1] = _mm256_xor_si256(G[bits - 1], all);  /* + 2^(bits-1): unsigned order */
-        for (b = bits - 1; b >= 0; b--) {   /* minimum, MSB first, and the entries at it */
-            low = _mm256_andnot_si256(G[b], cand);
-            if (!_mm256_testz_si256(low, low)) cand = low;
-            else gmin |= 1u << b;
-        }
-        d = (uint32_t) (Q->size + (int) gmin - (1 << (bits - 1)));
-        if (d <= m) {
-            if (d < m) { m = d; k = 0; }
-            _mm256_storeu_si256((__m256i*) lanes, cand);
-            for (g = 0; g < 4; g++)
-                for (v = lanes[g]; v; v &= v - 1)
-                    ties[k++] = (int32_t) (T->t0 + 64 * g + FR_CTZ64(v));
-        }
-        r->m = m;
-        r->k = k;
-    }
+    #define FR_NONZERO256(a) (!_mm256_testz_si256(a, a))
+    #define FR_NONZERO512(a) (_mm512_test_epi64_mask(a, a) != 0)
+    #define FR_STORE256(p, a) _mm256_storeu_si256((__m256i*) (p), a)
+    #define FR_ONES256() _mm256_set1_epi32(-1)
+    #define FR_ONES512() _mm512_set1_epi32(-1)
+    FR_TILE_SCAN(fr_tile_scan, FR_T_AVX2, fr_tile, __m256i, 4, fr_count_planes,
+                 _mm256_setzero_si256, FR_ONES256, _mm256_xor_si256, _mm256_and_si256,
+                 _mm256_or_si256, _mm256_andnot_si256, FR_NONZERO256, FR_STORE256)
+    FR_TILE_SCAN(fr_tile_scan512, FR_T_AVX512, fr_tile512, __m512i, 8, fr_count_planes512,
+                 _mm512_setzero_si512, FR_ONES512, _mm512_xor_si512, _mm512_and_si512,
+                 _mm512_or_si512, _mm512_andnot_si512, FR_NONZERO512, _mm512_storeu_si512)
 
     /* Minchinton pattern of one neuron (S synapses s; out: its W = ceil(S / 64) words,
-       overwritten) from a dense row, AVX2, any S: the synapses' inputs are copied in blocks
-       of FR_ENCODE_BLOCK to a contiguous buffer y (plus the right-hand side of the block's
-       last cell), then y[i] > y[i + 1] is compared 4 (double) or 8 (float) cells at a time.
-       Bit i = x[s[i]] > x[s[i + 1]], the last synapse paired with the first: the scalar
-       loop's comparisons, so its bits. */
+       overwritten) from a dense row, with vector compares, any S: the synapses' inputs are
+       copied in blocks of FR_ENCODE_BLOCK to a contiguous buffer y (plus the right-hand
+       side of the block's last cell), then y[i] > y[i + 1] is compared LANES cells at a
+       time (CMPMASK: one bit per lane). Bit i = x[s[i]] > x[s[i + 1]], the last synapse
+       paired with the first: the scalar loop's comparisons, so its bits. */
     #define FR_ENCODE_BLOCK 256          /* a multiple of 64: a compare never straddles words */
-    #define FR_ENCODE_AVX2(NAME, T, LANES, LOADU, CMP, MOVEMASK)                    \
-        __attribute__((target("avx2")))                                            \
-        static void NAME(const T* x, const int32_t* s, int64_t S, int64_t W,        \
-                         uint64_t* out) {                                           \
+    #define FR_ENCODE_SIMD(NAME, ATTR, T, LANES, LOADU, CMPMASK)                    \
+        ATTR static void NAME(const T* x, const int32_t* s, int64_t S, int64_t W,   \
+                              uint64_t* out) {                                      \
             T y[FR_ENCODE_BLOCK + 1];                                               \
             int64_t b0, i, j, n, lo;                                                \
             uint64_t word;                                                          \
@@ -332,53 +518,193 @@ cdef extern from *:
                 for (lo = 0; lo < n; lo += 64) {       /* word (b0 + lo) / 64 */    \
                     word = 0;                                                       \
                     for (i = lo; i + (LANES) <= n && i < lo + 64; i += (LANES))     \
-                        word |= (uint64_t) MOVEMASK(CMP(LOADU(y + i), LOADU(y + i + 1), \
-                                                        _CMP_GT_OQ)) << (i - lo);   \
+                        word |= (uint64_t) CMPMASK(LOADU(y + i), LOADU(y + i + 1))  \
+                                << (i - lo);                                        \
                     for (j = i; j < n && j < lo + 64; j++)                          \
                         word |= (uint64_t) (y[j] > y[j + 1]) << (j - lo);           \
                     out[(b0 + lo) >> 6] = word;                                     \
                 }                                                                   \
             }                                                                       \
         }
-    FR_ENCODE_AVX2(fr_encode_f64_avx2, double, 4, _mm256_loadu_pd, _mm256_cmp_pd,
-                   _mm256_movemask_pd)
-    FR_ENCODE_AVX2(fr_encode_f32_avx2, float, 8, _mm256_loadu_ps, _mm256_cmp_ps,
-                   _mm256_movemask_ps)
-    #endif
+    #define FR_GT_PD256(a, b) _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GT_OQ))
+    #define FR_GT_PS256(a, b) _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ))
+    #define FR_GT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ)
+    #define FR_GT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)
+    FR_ENCODE_SIMD(fr_encode_f64_avx2, FR_T_AVX2, double, 4, _mm256_loadu_pd, FR_GT_PD256)
+    FR_ENCODE_SIMD(fr_encode_f32_avx2, FR_T_AVX2, float, 8, _mm256_loadu_ps, FR_GT_PS256)
+    FR_ENCODE_SIMD(fr_encode_f64_avx512, FR_T_AVX512, double, 8, _mm512_loadu_pd,
+                   FR_GT_PD512)
+    FR_ENCODE_SIMD(fr_encode_f32_avx512, FR_T_AVX512, float, 16, _mm512_loadu_ps,
+                   FR_GT_PS512)
 
-    static int fr_simd = 0;  /* use the AVX2 path; set at import, and by use_simd */
-
-    static int fr_simd_available(void) {
-    #ifdef FR_AVX2_PATH
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") ? 1 : 0;
-    #else
-        return 0;
-    #endif
+    /* Minchinton patterns of up to 64 dense rows for every neuron at once (AVX-512 BW), for
+       inputs of at most 256 features: a cell x[a] > x[b] only depends on the order of the
+       row's values, so each value is replaced by its rank in its row, the number of the
+       row's values below it (an integer below 256: x[a] > x[b] exactly when rank a >
+       rank b, equal values included). The ranks are stored feature-major, R[f][r] for row
+       r, so one byte compare of R[a] with R[b] gives a cell for 64 rows at once (a 64-bit
+       mask, bit r = row r); 64 such masks (a word of synapses) of 8 words (of one neuron
+       when W is a multiple of 8) are transposed as a 64 x 64 bit matrix in each 64-bit
+       lane into the rows' words. Returns 0, doing
+       nothing, when a value is NaN (compared unlike its rank; input is checked before) or
+       there are more than 256 features or 64 rows. */
+    #define FR_TRANSPOSE_STAGE512(A, J, MASK) do {                                  \
+        const __m512i mask_ = _mm512_set1_epi64((long long) (MASK));                \
+        int k_;                                                                     \
+        for (k_ = 0; k_ < 64; k_ = ((k_ | (J)) + 1) & ~(J)) {                       \
+            __m512i t_ = _mm512_and_si512(_mm512_xor_si512(                         \
+                _mm512_srli_epi64((A)[k_], J), (A)[k_ | (J)]), mask_);              \
+            (A)[k_] = _mm512_xor_si512((A)[k_], _mm512_slli_epi64(t_, J));          \
+            (A)[k_ | (J)] = _mm512_xor_si512((A)[k_ | (J)], t_);                    \
+        } } while (0)
+    #define FR_ENCODE_RANKED(NAME, T, LANES, SET1, LOADU, MASKZ_LOADU, CMPLT, MASKT) \
+        FR_T_AVX512 static int NAME(const T* X, int64_t n_cols, const int64_t* rows,   \
+                                    int64_t n_rows, const int32_t* syn,                \
+                                    int64_t n_neurons, int64_t S, int64_t W,           \
+                                    uint64_t* out, int64_t stride, int stream) {       \
+            uint8_t R[256 * 64] __attribute__((aligned(64)));                          \
+            uint64_t M[64][8] __attribute__((aligned(64)));                            \
+            uint64_t lanes[8] __attribute__((aligned(64)));                            \
+            uint64_t rows_out[64 * 32] __attribute__((aligned(64))); /* a neuron's rows */\
+            __m512i A[64];                                                             \
+            int64_t r, a, b, g0, l, w, i, si, nl, n;                                   \
+            if (fr_level < 2 || n_cols > 256 || n_rows > 64 || n_cols < 1) return 0;   \
+            memset(R, 0, (size_t) n_cols * 64);                                        \
+            for (r = 0; r < n_rows; r++) {                                             \
+                const T* x = X + (rows != NULL ? rows[r] : r) * n_cols;                \
+                for (a = 0; a < n_cols; a++) {                                         \
+                    unsigned below = 0;                                                \
+                    const T xa = x[a];                                                 \
+                    if (xa != xa) return 0;                                            \
+                    for (b = 0; b + (LANES) <= n_cols; b += (LANES))                   \
+                        below += (unsigned) __builtin_popcountll(                      \
+                            (uint64_t) CMPLT(LOADU(x + b), SET1(xa)));                 \
+                    if (b < n_cols)                                                    \
+                        below += (unsigned) __builtin_popcountll((uint64_t) CMPLT(     \
+                            MASKZ_LOADU((MASKT) ((1ULL << (n_cols - b)) - 1), x + b),  \
+                            SET1(xa)) & ((1ULL << (n_cols - b)) - 1));                 \
+                    R[a * 64 + r] = (uint8_t) below;                                   \
+                }                                                                      \
+            }                                                                          \
+            for (g0 = 0; g0 < n_neurons * W; g0 += 8) {  /* lane l: word p = g0 + l */ \
+                nl = n_neurons * W - g0 < 8 ? n_neurons * W - g0 : 8;                  \
+                for (l = 0; l < 8; l++) {         /* of neuron p / W, word p % W */    \
+                    const int32_t* s = syn + ((g0 + (l < nl ? l : 0)) / W) * S;        \
+                    __m512i cur, next;                                                 \
+                    w = (g0 + l) % W;                                                  \
+                    /* cells 64 w .. 64 w + n - 1; each synapse's ranks loaded once */  \
+                    n = l >= nl ? 0 : S - 64 * w < 64 ? S - 64 * w : 64;               \
+                    cur = _mm512_load_si512((const void*) (R + 64 * s[64 * w]));      \
+                    for (i = 0; i < n; i++) {                                          \
+                        si = 64 * w + i + 1;                                           \
+                        next = _mm512_load_si512((const void*) (R + 64 *               \
+                                                               s[si < S ? si : 0]));   \
+                        M[i][l] = (uint64_t) _mm512_cmpgt_epu8_mask(cur, next);        \
+                        cur = next;                                                    \
+                    }                                                                  \
+                    for (; i < 64; i++) M[i][l] = 0;                                   \
+                }                                                                      \
+                for (i = 0; i < 64; i++)                                               \
+                    A[i] = _mm512_load_si512((const void*) M[i]);                      \
+                FR_TRANSPOSE_STAGE512(A, 32, 0x00000000FFFFFFFFULL);                   \
+                FR_TRANSPOSE_STAGE512(A, 16, 0x0000FFFF0000FFFFULL);                   \
+                FR_TRANSPOSE_STAGE512(A, 8, 0x00FF00FF00FF00FFULL);                    \
+                FR_TRANSPOSE_STAGE512(A, 4, 0x0F0F0F0F0F0F0F0FULL);                    \
+                FR_TRANSPOSE_STAGE512(A, 2, 0x3333333333333333ULL);                    \
+                FR_TRANSPOSE_STAGE512(A, 1, 0x5555555555555555ULL);                    \
+                /* A[r] lane l: row r's word of lane l; 8 words of one neuron (W a      \
+                   multiple of 8) are stored at once */                                \
+                for (r = 0; r < n_rows; r++) {                                         \
+                    if (W % 8 == 0 && stream && W <= 32) {                             \
+                        _mm512_store_si512((void*) (rows_out + r * W + g0 % W), A[r]); \
+                        continue;                                                      \
+                    }                                                                  \
+                    if (W % 8 == 0) {                                                  \
+                        _mm512_storeu_si512((void*) (out + (g0 / W) * stride + r * W   \
+                                                     + g0 % W), A[r]);                 \
+                        continue;                                                      \
+                    }                                                                  \
+                    _mm512_store_si512((void*) lanes, A[r]);                           \
+                    for (l = 0; l < nl; l++)                                           \
+                        out[((g0 + l) / W) * stride + r * W + (g0 + l) % W] = lanes[l];\
+                }                                                                      \
+                if (W % 8 == 0 && stream && W <= 32 && g0 % W + 8 == W)                \
+                    fr_stream_words(out + (g0 / W) * stride, rows_out, n_rows * W);    \
+            }                                                                          \
+            if (stream) _mm_sfence();                                                  \
+            return 1;                                                                  \
+        }
+    /* dst[0 .. n-1] <- src[0 .. n-1] with non-temporal stores where dst is 64-byte aligned:
+       patterns written once for a model's memory bypass the caches (no read of the lines
+       they overwrite) */
+    FR_T_AVX512 static void fr_stream_words(uint64_t* dst, const uint64_t* src, int64_t n) {
+        int64_t i = 0;
+        for (; i < n && ((uintptr_t) (dst + i) & 63) != 0; i++) dst[i] = src[i];
+        for (; i + 8 <= n; i += 8)
+            _mm512_stream_si512((__m512i*) (dst + i), _mm512_loadu_si512((const void*) (src + i)));
+        for (; i < n; i++) dst[i] = src[i];
     }
+    #define FR_LT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
+    #define FR_LT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+    FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
+                     _mm512_maskz_loadu_pd, FR_LT_PD512, __mmask8)
+    FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, 16, _mm512_set1_ps, _mm512_loadu_ps,
+                     _mm512_maskz_loadu_ps, FR_LT_PS512, __mmask16)
+    #endif
 
-    /* Encode one neuron with the AVX2 compare; returns 0 (doing nothing) when it is off */
+    /* Encode one neuron with the vector compare of the path in use; returns 0 (doing
+       nothing) on the portable path */
     static int fr_encode_f64(const double* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
-    #ifdef FR_AVX2_PATH
-        if (fr_simd) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
+    #ifdef FR_X86
+        if (fr_level >= 2) { fr_encode_f64_avx512(x, s, S, W, out); return 1; }
+        if (fr_level == 1) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
     #endif
         return 0;
     }
     static int fr_encode_f32(const float* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
-    #ifdef FR_AVX2_PATH
-        if (fr_simd) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
+    #ifdef FR_X86
+        if (fr_level >= 2) { fr_encode_f32_avx512(x, s, S, W, out); return 1; }
+        if (fr_level == 1) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
     #endif
         return 0;
     }
 
-    /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile and
-       its planes (in raw, 32-byte aligned), and B test patterns' bit lists. */
+    /* Encode up to 64 dense rows for every neuron by their ranks (AVX-512 paths); returns 0
+       (doing nothing) elsewhere or where it does not apply */
+    static int fr_encode_rows_f64(const double* X, int64_t n_cols, const int64_t* rows,
+                                  int64_t n_rows, const int32_t* syn, int64_t n_neurons,
+                                  int64_t S, int64_t W, uint64_t* out, int64_t stride,
+                                  int stream) {
+    #ifdef FR_X86
+        if (fr_level >= 2)
+            return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
+                                             out, stride, stream);
+    #endif
+        return 0;
+    }
+    static int fr_encode_rows_f32(const float* X, int64_t n_cols, const int64_t* rows,
+                                  int64_t n_rows, const int32_t* syn, int64_t n_neurons,
+                                  int64_t S, int64_t W, uint64_t* out, int64_t stride,
+                                  int stream) {
+    #ifdef FR_X86
+        if (fr_level >= 2)
+            return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
+                                             out, stride, stream);
+    #endif
+        return 0;
+    }
+
+    /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile of
+       each width and its planes (in raw and raw512, 64-byte aligned), and B test patterns'
+       bit lists. */
     typedef struct {
         void* raw;
-    #ifdef FR_AVX2_PATH
+        void* raw512;
+    #ifdef FR_X86
         fr_tile* tile;
+        fr_tile512* tile512;
         fr_query* query;
     #endif
     } fr_sliced;
@@ -386,41 +712,77 @@ cdef extern from *:
     static void fr_sliced_free(fr_sliced* s) {
         if (s == NULL) return;
         free(s->raw);
-    #ifdef FR_AVX2_PATH
+        free(s->raw512);
+    #ifdef FR_X86
         free(s->query);
     #endif
         free(s);
     }
 
-    /* NULL only when out of memory; a scratch for widths the path does not take is empty */
+    /* NULL only when out of memory; a scratch for widths the search does not take is
+       empty */
     static fr_sliced* fr_sliced_new(int64_t W, int64_t B) {
         fr_sliced* s = (fr_sliced*) calloc(1, sizeof(fr_sliced));
         if (s == NULL) return NULL;
-    #ifdef FR_AVX2_PATH
+    #ifdef FR_X86
         if (W % 4 == 0 && W <= FR_MAX_WORDS) {
-            s->raw = malloc(sizeof(fr_tile) + 64 * W * sizeof(__m256i) + 32);
+            s->raw = malloc(sizeof(fr_tile) + 64 * W * sizeof(__m256i) + 128);
+            s->raw512 = malloc(sizeof(fr_tile512) + 64 * W * sizeof(__m512i) + 128);
             s->query = (fr_query*) malloc(B * sizeof(fr_query));
-            if (s->raw == NULL || s->query == NULL) {
+            if (s->raw == NULL || s->raw512 == NULL || s->query == NULL) {
                 fr_sliced_free(s);
                 return NULL;
             }
-            s->tile = (fr_tile*) (((uintptr_t) s->raw + 31) & ~(uintptr_t) 31);
-            s->tile->plane = (__m256i*) (s->tile + 1);
+            s->tile = (fr_tile*) (((uintptr_t) s->raw + 63) & ~(uintptr_t) 63);
+            s->tile->plane = (__m256i*) (((uintptr_t) (s->tile + 1) + 63) & ~(uintptr_t) 63);
+            s->tile512 = (fr_tile512*) (((uintptr_t) s->raw512 + 63) & ~(uintptr_t) 63);
+            s->tile512->plane =
+                (__m512i*) (((uintptr_t) (s->tile512 + 1) + 63) & ~(uintptr_t) 63);
         }
     #endif
         return s;
     }
 
+    #ifdef FR_X86
+    /* Whether the bit-sliced search beats the VPOPCNTDQ scan (W a multiple of 8) for the
+       B patterns C: when the scan work it saves over the batch exceeds the cost of
+       transposing the tiles. Costs per stored entry, in hundredths of a nanosecond
+       (measured on AMD EPYC with AVX-512, bibtex and yeast): scan 6 per word and test pattern;
+       bit-sliced 16 plus 0.14 per plane summed (bit of S) and test pattern; transposition
+       70 per word. The dense patterns of yeast (half the bits set) always take the scan,
+       the sparse ones of text the bit-sliced search from about 20 test patterns on. */
+    FR_T_POPCNT static int fr_sliced_pays(const uint64_t* C, int64_t B, int64_t W) {
+        int64_t b, j, size, bits = 0;
+        for (b = 0; b < B; b++) {
+            for (j = 0, size = 0; j < W; j++) size += FR_POPCOUNT64(C[b * W + j]);
+            bits += size <= 32 * W ? size : 64 * W - size;
+        }
+        return 100 * B * (6 * W - 16) - 14 * bits > 7000 * W;
+    }
+    #endif
+
     /* The B patterns C against the n_train patterns M of one neuron, by the bit-sliced
        search: each pattern's minimum into track[b] and its entries into ties + b * n_train.
-       Returns 0, doing nothing, when the path is off or unavailable for this width. */
+       Returns 0, doing nothing, on the portable path, for widths it does not take, and
+       where the VPOPCNTDQ scan is faster. */
     static int fr_sliced_search(fr_sliced* s, const uint64_t* M, int64_t n_train,
                                 const uint64_t* C, int64_t B, int64_t W, int32_t* ties,
                                 fr_track* track) {
-    #ifdef FR_AVX2_PATH
+    #ifdef FR_X86
         int64_t b, t0;
-        if (!fr_simd || s->raw == NULL) return 0;
+        if (fr_level < 1 || s->raw == NULL) return 0;
+        if (fr_level >= 3 && W % 8 == 0 && !fr_sliced_pays(C, B, W)) return 0;
         for (b = 0; b < B; b++) fr_query_init(C + b * W, W, &s->query[b]);
+        if (fr_level >= 2) {
+            for (t0 = 0; t0 < n_train; t0 += 2 * FR_TILE) {
+                fr_tile_build512(M, t0, n_train - t0 < 2 * FR_TILE ? n_train - t0
+                                                                   : 2 * FR_TILE,
+                                 W, s->tile512);
+                for (b = 0; b < B; b++)
+                    fr_tile_scan512(s->tile512, &s->query[b], ties + b * n_train, &track[b]);
+            }
+            return 1;
+        }
         for (t0 = 0; t0 < n_train; t0 += FR_TILE) {
             fr_tile_build(M, t0, n_train - t0 < FR_TILE ? n_train - t0 : FR_TILE, W, s->tile);
             for (b = 0; b < B; b++)
@@ -433,25 +795,21 @@ cdef extern from *:
     }
 
     static void fr_init(void) {
-    #ifdef FR_AVX2_PATH
-        int i;
+    #ifdef FR_X86
+        int i, b, n;
         for (i = 0; i < 64 * FR_MAX_WORDS; i++) fr_every_bit[i] = (int16_t) i;
+        for (i = 0; i < 256; i++)
+            for (b = 0, n = 0; b < 8; b++)
+                if (i >> b & 1) fr_byte_bits[i][n++] = (int16_t) b;
     #endif
-        fr_simd = fr_simd_available();
+        fr_level = fr_best_level();
     }
 
-    static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
-                        int64_t W, int32_t* ties, fr_track* r)
-    {
-        switch (W) {
-        case 1: fr_scan_1(M, t0, t1, c, ties, r); return;
-        case 2: fr_scan_2(M, t0, t1, c, ties, r); return;
-        case 4: fr_scan_4(M, t0, t1, c, ties, r); return;
-        case 8: fr_scan_8(M, t0, t1, c, ties, r); return;
-        case 16: fr_scan_16(M, t0, t1, c, ties, r); return;
-        case 32: fr_scan_32(M, t0, t1, c, ties, r); return;
-        default: { const uint64_t* q = c; FR_SCAN_LOOP(W) }
-        }
+    /* The path at most `level` (the best the CPU runs below it); returns the previous one */
+    static int fr_select(int level) {
+        int previous = fr_level, best = fr_best_level();
+        fr_level = level < 0 ? 0 : level < best ? level : best;
+        return previous;
     }
 
     #ifdef _OPENMP
@@ -467,8 +825,10 @@ cdef extern from *:
     void scan "fr_scan"(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
                         int64_t W, int32_t* ties, Track* r) noexcept nogil
     int fr_max_threads() noexcept nogil
-    int fr_simd
-    int fr_simd_available() noexcept nogil
+    int fr_level
+    const char* fr_level_names[4]
+    int fr_best_level() noexcept nogil
+    int fr_select(int level) noexcept nogil
     ctypedef struct Sliced "fr_sliced":
         pass
     Sliced* sliced_new "fr_sliced_new"(int64_t W, int64_t B) noexcept nogil
@@ -481,6 +841,16 @@ cdef extern from *:
                                    uint64_t* out) noexcept nogil
     int encode_f32 "fr_encode_f32"(const float* x, const int32_t* s, int64_t S, int64_t W,
                                    uint64_t* out) noexcept nogil
+    int encode_rows_f64 "fr_encode_rows_f64"(const double* X, int64_t n_cols,
+                                             const int64_t* rows, int64_t n_rows,
+                                             const int32_t* syn, int64_t n_neurons, int64_t S,
+                                             int64_t W, uint64_t* out, int64_t stride,
+                                             int stream) noexcept nogil
+    int encode_rows_f32 "fr_encode_rows_f32"(const float* X, int64_t n_cols,
+                                             const int64_t* rows, int64_t n_rows,
+                                             const int32_t* syn, int64_t n_neurons, int64_t S,
+                                             int64_t W, uint64_t* out, int64_t stride,
+                                             int stream) noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -494,24 +864,65 @@ cdef enum:
     # bit-sliced search from this batch size on: transposing a tile costs about as much as
     # scanning it for 6 test patterns (measured on bibtex and Reuters, 512 synapses)
     SLICED_MIN_BATCH = 6
+    MAX_BATCH = 64      # test documents searched together (one batch per task)
+    # neurons whose votes are added in order into a partial row, the partial rows then
+    # added in order: the split of the neurons among threads for a few documents
+    NEURON_CHUNK = 32
 
 
 fr_init()
 
 
-def simd_available():
-    """Whether this CPU and build can use the AVX2 (bit-sliced) search."""
-    return bool(fr_simd_available())
+#: the code paths, by level (use_simd): portable C, AVX2, AVX-512 (F, BW, VL), AVX-512 with
+#: VPOPCNTDQ; each is compiled for its own instruction set and chosen at run time
+SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(4))
 
 
-def use_simd(bint enable):
-    """Select the AVX2 paths (when available): bit-sliced search and the vector compare of
-    the dense encoder; or the POPCNT scan and the scalar encoder alone. Returns the previous
-    choice. Both give identical results; tests exercise each."""
-    global fr_simd
-    previous = bool(fr_simd)
-    fr_simd = 1 if (enable and fr_simd_available()) else 0
-    return previous
+#: neurons per chunk: each test document's votes are added in order within a chunk of this
+#: many neurons, and the chunks' sums in order (fastrank.wnn._merge_outcomes sums alike)
+NEURONS_PER_CHUNK = NEURON_CHUNK
+
+
+def simd_levels():
+    """The levels of the code paths this CPU runs.
+
+    Returns
+    -------
+    tuple of int
+        0 (portable) up to the best level of the CPU (an index into SIMD_PATHS).
+    """
+    return tuple(range(fr_best_level() + 1))
+
+
+def simd_path():
+    """Name of the code path in use.
+
+    Returns
+    -------
+    str
+        One of SIMD_PATHS: ``"portable"``, ``"avx2"``, ``"avx512"`` or
+        ``"avx512-vpopcntdq"``; at import, the best the CPU runs.
+    """
+    return SIMD_PATHS[fr_level]
+
+
+def use_simd(int level):
+    """Use the code path of this level, or the best the CPU runs below it. All paths give
+    identical results; tests exercise each.
+
+    Parameters
+    ----------
+    level : int
+        0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, vector compares in the dense
+        encoder); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, rank
+        encoding of dense rows); 3 also the VPOPCNTDQ scan.
+
+    Returns
+    -------
+    int
+        The previous level.
+    """
+    return fr_select(level)
 
 
 # ---- encoding ---------------------------------------------------------------------------
@@ -519,8 +930,8 @@ def use_simd(bint enable):
 cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S,
                                Py_ssize_t W, uint64_t* o) noexcept nogil:
     """Pattern of dense row x for one neuron with synapses s: o[w] <- word w. Bit i =
-    x[s[i]] > x[s[i + 1]], the last synapse paired with the first (AVX2 when selected,
-    this loop otherwise)."""
+    x[s[i]] > x[s[i + 1]], the last synapse paired with the first (vector compares on the
+    x86 paths, this loop on the portable one)."""
     cdef Py_ssize_t w, i, lo, hi
     cdef uint64_t word
     cdef floating cur, nxt, first
@@ -547,14 +958,23 @@ cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S
 cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t* rows,
                              Py_ssize_t n_rows, const int32_t* syn, Py_ssize_t n_neurons,
                              Py_ssize_t S, Py_ssize_t W, uint64_t* out,
-                             Py_ssize_t neuron_stride) noexcept nogil:
+                             Py_ssize_t neuron_stride, bint stream) noexcept nogil:
     """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
     NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
     + i * W. Neurons are taken in blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1
     while every row uses them: the whole wiring (4 MiB at 1024 x 1024) would otherwise be
-    streamed once per row."""
+    streamed once per row. ``stream``: the patterns are not read again soon (a model's
+    memory), so the AVX-512 rank encoding writes them past the caches."""
     cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
     cdef const floating* x
+    if floating is double:
+        if encode_rows_f64(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
+                           stream):
+            return
+    else:
+        if encode_rows_f32(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
+                           stream):
+            return
     while n0 < n_neurons:
         for i in range(n_rows):
             x = X + (rows[i] if rows != NULL else i) * n_cols
@@ -639,7 +1059,7 @@ def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
         for k in prange(n_chunks, schedule="static"):
             encode_rows(&X[0, 0], X.shape[1], &rows[k * ROW_CHUNK],
                         min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0], n_neurons,
-                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W)
+                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True)
 
 
 def encode_csr(const floating[::1] data, const index_t[::1] indices,
@@ -677,35 +1097,41 @@ def encode_csr(const floating[::1] data, const index_t[::1] indices,
 # ---- search and vote --------------------------------------------------------------------
 
 cdef struct Work:
-    # per-task scratch; allocated inside the parallel block, so thread-private
-    uint64_t* codes    # (n_neurons, B, W) patterns of the batch
+    # per-thread scratch; allocated inside the parallel block, so thread-private
+    uint64_t* codes    # (n_neurons, B, W) patterns of a batch (document batches only)
     int32_t* ties      # (B, n_train) stored entries at the minimum, for the current neuron
     Track* track       # (B,) minimum distance and number of entries at it
-    double* tot        # (B,) labels output (VGRAM-COR normaliser)
+    double* part       # (B, q) votes of the current chunk of neurons (document batches)
+    double* tot        # (B,) labels output by it (VGRAM-COR normaliser)
+    double* total      # (B,) labels output by all neurons so far
     int32_t* cnt       # (q,) tied documents carrying each label, zero between uses
     int32_t* touched   # (q,) labels with cnt > 0
     void* xbuf         # (n_features,) zeroed dense row (CSR input only)
     uint64_t* rowbuf   # (n_neurons, W) patterns of one CSR row
-    Sliced* sliced     # bit-sliced search scratch (AVX2)
+    Sliced* sliced     # bit-sliced search scratch (x86 vector paths)
 
 
 cdef Work* work_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t n_train,
-                    Py_ssize_t q, Py_ssize_t xbuf_bytes) noexcept nogil:
+                    Py_ssize_t q, Py_ssize_t xbuf_bytes, bint batch_codes) noexcept nogil:
+    """Scratch for batches of B test documents; codes, part and tot only with batch_codes."""
     cdef Work* w = <Work*> calloc(1, sizeof(Work))
+    cdef Py_ssize_t n_codes = n_neurons * B * W if batch_codes else 1
     if w == NULL:
         return NULL
-    w.codes = <uint64_t*> malloc(n_neurons * B * W * sizeof(uint64_t))
+    w.codes = <uint64_t*> malloc(n_codes * sizeof(uint64_t))
     w.ties = <int32_t*> malloc(B * n_train * sizeof(int32_t))
     w.track = <Track*> malloc(B * sizeof(Track))
+    w.part = <double*> malloc((B * q if batch_codes else 1) * sizeof(double))
     w.tot = <double*> malloc(B * sizeof(double))
+    w.total = <double*> malloc(B * sizeof(double))
     w.cnt = <int32_t*> calloc(q, sizeof(int32_t))
     w.touched = <int32_t*> malloc(q * sizeof(int32_t))
     w.xbuf = calloc(xbuf_bytes + 1, 1)
     w.rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
     w.sliced = sliced_new(W, B)
-    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.tot == NULL \
-            or w.cnt == NULL or w.touched == NULL or w.xbuf == NULL or w.rowbuf == NULL \
-            or w.sliced == NULL:
+    if w.codes == NULL or w.ties == NULL or w.track == NULL or w.part == NULL \
+            or w.tot == NULL or w.total == NULL or w.cnt == NULL or w.touched == NULL \
+            or w.xbuf == NULL or w.rowbuf == NULL or w.sliced == NULL:
         work_free(w)
         return NULL
     return w
@@ -717,7 +1143,9 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.codes)
     free(w.ties)
     free(w.track)
+    free(w.part)
     free(w.tot)
+    free(w.total)
     free(w.cnt)
     free(w.touched)
     free(w.xbuf)
@@ -730,9 +1158,10 @@ cdef void distances(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C, Py
                     Py_ssize_t W, Work* w) noexcept nogil:
     """Hamming distances of the B patterns C to the n_train patterns M of one neuron; keeps
     each document's minimum in w.track and the entries at it in w.ties. The bit-sliced
-    search where it applies (AVX2, 4 to 32 words, batches of SLICED_MIN_BATCH or more);
-    otherwise the scan, the train patterns taken in tiles of TILE_BYTES, which stay in L1
-    while every test pattern of the batch is compared with them."""
+    search where it applies (x86 vector paths, 4 to 32 words, a multiple of 4, batches of
+    SLICED_MIN_BATCH or more); otherwise the scan, the train patterns taken in tiles of
+    TILE_BYTES, which stay in L1 while every test pattern of the batch is compared with
+    them."""
     cdef Py_ssize_t b, t0, t1, tile = max(1, TILE_BYTES // (8 * W))
     for b in range(B):
         w.track[b].m = 0xFFFFFFFF
@@ -794,9 +1223,9 @@ cdef uint64_t pick_entry(const int32_t* ties, int64_t k, const int64_t* lab_ptr,
 
 cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
                const int32_t* lab_idx, int model, int policy, uint64_t state,
-               Py_ssize_t q, double* row) noexcept nogil:
-    """Add one neuron's output for batch document b to its belief row (votes, unnormalised).
-    The stored documents at the minimum are ties[0 .. k-1], ascending."""
+               Py_ssize_t q, double* row, double* tot) noexcept nogil:
+    """Add one neuron's output for batch document b to its vote row and (VGRAM-COR) to the
+    labels output, tot. The stored documents at the minimum are ties[0 .. k-1], ascending."""
     cdef const int32_t* ties = w.ties + b * n_train
     cdef int64_t k = w.track[b].k
     cdef Py_ssize_t i, t = 0, p = 0, c, n_touched = 0
@@ -808,7 +1237,7 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
         else:                   # the chosen document's whole label set
             for p in range(lab_ptr[t], lab_ptr[t + 1]):
                 row[lab_idx[p]] += 1.0
-            w.tot[b] += <double> (lab_ptr[t + 1] - lab_ptr[t])
+            tot[0] += <double> (lab_ptr[t + 1] - lab_ptr[t])
         return
     # ALL: count, per label, the tied documents carrying it; add count / normaliser
     for i in range(k):
@@ -827,7 +1256,7 @@ cdef void vote(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr
         row[c] += (<double> w.cnt[c]) / (<double> total)
         w.cnt[c] = 0
     if model == VGRAM_COR:
-        w.tot[b] += (<double> lsum) / (<double> total)
+        tot[0] += (<double> lsum) / (<double> total)
 
 
 cdef void summarize(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* lab_ptr,
@@ -853,39 +1282,90 @@ cdef void summarize(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* la
             counts[lab_idx[p]] += 1
 
 
-cdef void search_batch(Work* w, Py_ssize_t B, Py_ssize_t doc0, const uint64_t* mem,
-                       Py_ssize_t n_neurons, Py_ssize_t n_train, Py_ssize_t W,
-                       const int64_t* lab_ptr, const int32_t* lab_idx, int model, int policy,
-                       uint64_t seed, double* out, Py_ssize_t q, int64_t row0,
-                       int64_t entry0, Summary* summary) noexcept nogil:
-    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes) into out, or
-    (summary.dist not NULL) their neurons' outcomes into summary. Test document i is row
-    row0 + i of the whole query set for the random keys."""
-    cdef Py_ssize_t n, b, c
+cdef struct Search:
+    # what every task of one prediction shares
+    const uint64_t* mem
+    Py_ssize_t n_neurons, n_train, W, q
+    const int64_t* lab_ptr
+    const int32_t* lab_idx
+    int model, policy
+    uint64_t seed
+    int64_t row0, entry0
+    Summary summary
+    double* out
+
+
+cdef void search_chunk(Work* w, const Search* s, const uint64_t* codes, Py_ssize_t B,
+                       Py_ssize_t doc0, Py_ssize_t n0, Py_ssize_t n1, double* part,
+                       double* tot) noexcept nogil:
+    """Neurons n0 .. n1-1 for test documents doc0 .. doc0+B-1 (neuron n's patterns of them
+    at codes + (n - n0) * B * W): their votes added in neuron order into part (B, q) and
+    tot (B), both zeroed here; or (summary.dist not NULL) their outcomes into the summary.
+    Test document i is row row0 + i of the whole query set for the random keys."""
+    cdef Py_ssize_t n, b, q = s.q
     cdef uint64_t state
+    if s.summary.dist == NULL:
+        memset(part, 0, B * q * sizeof(double))
+        memset(tot, 0, B * sizeof(double))
+    for n in range(n0, n1):
+        distances(s.mem + n * s.n_train * s.W, s.n_train, codes + (n - n0) * B * s.W, B,
+                  s.W, w)
+        for b in range(B):
+            state = row_state(s.seed, (s.row0 + doc0 + b) * s.n_neurons + n)
+            if s.summary.dist != NULL:
+                summarize(w, b, s.n_train, s.lab_ptr, s.lab_idx, s.model, s.policy, state,
+                          s.entry0, q, <Summary*> &s.summary, (doc0 + b) * s.n_neurons + n)
+            else:
+                vote(w, b, s.n_train, s.lab_ptr, s.lab_idx, s.model, s.policy, state, q,
+                     part + b * q, tot + b)
+
+
+cdef void add_chunk(const Search* s, Py_ssize_t B, Py_ssize_t doc0, const double* part,
+                    const double* tot, double* total) noexcept nogil:
+    """Add a chunk's votes (B, q) and labels output (B) to the rows of documents doc0 ..
+    doc0+B-1 and their totals."""
+    cdef Py_ssize_t b, c, q = s.q
     cdef double* row
     for b in range(B):
-        w.tot[b] = 0.0
-    for n in range(n_neurons):
-        distances(mem + n * n_train * W, n_train, w.codes + n * B * W, B, W, w)
-        for b in range(B):
-            state = row_state(seed, (row0 + doc0 + b) * n_neurons + n)
-            if summary.dist != NULL:
-                summarize(w, b, n_train, lab_ptr, lab_idx, model, policy, state, entry0, q,
-                          summary, (doc0 + b) * n_neurons + n)
-            else:
-                vote(w, b, n_train, lab_ptr, lab_idx, model, policy, state, q,
-                     out + (doc0 + b) * q)
-    if summary.dist != NULL:
-        return
+        row = s.out + (doc0 + b) * q
+        for c in range(q):
+            row[c] += part[b * q + c]
+        total[b] += tot[b]
+
+
+cdef void normalise(const Search* s, Py_ssize_t B, Py_ssize_t doc0,
+                    const double* total) noexcept nogil:
+    """Votes to beliefs: VGRAM divides by the number of neurons, VGRAM-COR by the labels
+    output (a row without any stays zero)."""
+    cdef Py_ssize_t b, c, q = s.q
+    cdef double* row
     for b in range(B):
-        row = out + (doc0 + b) * q
-        if model == VGRAM:
+        row = s.out + (doc0 + b) * q
+        if s.model == VGRAM:
             for c in range(q):
-                row[c] = row[c] / n_neurons
-        elif w.tot[b] > 0:
+                row[c] = row[c] / s.n_neurons
+        elif total[b] > 0:
             for c in range(q):
-                row[c] = row[c] / w.tot[b]
+                row[c] = row[c] / total[b]
+
+
+cdef void search_batch(Work* w, const Search* s, Py_ssize_t B, Py_ssize_t doc0) noexcept nogil:
+    """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes, neuron-major)
+    into out, or their neurons' outcomes into the summary: chunk after chunk of
+    NEURON_CHUNK neurons, each chunk's votes added to the rows in turn (as
+    merge_few adds them)."""
+    cdef Py_ssize_t n0, n1, b
+    for b in range(B):
+        w.total[b] = 0.0
+    n0 = 0
+    while n0 < s.n_neurons:
+        n1 = min(n0 + NEURON_CHUNK, s.n_neurons)
+        search_chunk(w, s, w.codes + n0 * B * s.W, B, doc0, n0, n1, w.part, w.tot)
+        if s.summary.dist == NULL:
+            add_chunk(s, B, doc0, w.part, w.tot, w.total)
+        n0 = n1
+    if s.summary.dist == NULL:
+        normalise(s, B, doc0, w.total)
 
 
 def new_summary(Py_ssize_t n_docs, Py_ssize_t n_neurons, Py_ssize_t q, int policy):
@@ -935,10 +1415,79 @@ cdef Summary summary_of(dict arrays, Py_ssize_t n_docs, Py_ssize_t n_neurons, Py
     return sm
 
 
+cdef Search search_of(const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
+                      const int32_t[::1] lab_idx, int model, int policy, uint64_t seed,
+                      double[:, ::1] out, int64_t row0, int64_t entry0, Py_ssize_t n_docs,
+                      summary) except *:
+    cdef Search s
+    s.mem = &mem[0, 0, 0]
+    s.n_neurons, s.n_train, s.W = mem.shape[0], mem.shape[1], mem.shape[2]
+    s.q = out.shape[1]
+    s.lab_ptr = &lab_ptr[0]
+    s.lab_idx = &lab_idx[0]
+    s.model, s.policy, s.seed, s.row0, s.entry0 = model, policy, seed, row0, entry0
+    s.summary = summary_of(summary, n_docs, s.n_neurons, s.q, policy)
+    s.out = &out[0, 0] if out.shape[0] > 0 else NULL
+    return s
+
+
 def batch_size(Py_ssize_t n_docs):
-    """Test documents per task: up to 64, fewer so that every thread gets a task."""
+    """Test documents per task when the documents are split into batches: up to
+    MAX_BATCH, fewer so that every thread gets a task."""
     cdef Py_ssize_t threads = fr_max_threads()
-    return max(1, min(64, (n_docs + threads - 1) // threads))
+    return max(1, min(MAX_BATCH, (n_docs + threads - 1) // threads))
+
+
+cdef struct FewDocs:
+    # shared scratch of a prediction of at most MAX_BATCH documents, whose neurons are split
+    # among the threads
+    uint64_t* codes    # (n_neurons, B, W) every neuron's patterns of the documents
+    double* parts      # per chunk of NEURON_CHUNK neurons: votes (B, q), labels output (B)
+    double* total      # (B,) labels output by all neurons
+    Py_ssize_t n_chunks
+
+
+cdef FewDocs few_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t q) except *:
+    cdef FewDocs few
+    few.n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    few.codes = <uint64_t*> malloc(max(1, n_neurons * B * W) * sizeof(uint64_t))
+    few.parts = <double*> malloc(max(1, few.n_chunks * B * (q + 1)) * sizeof(double))
+    few.total = <double*> malloc(max(1, B) * sizeof(double))
+    if few.codes == NULL or few.parts == NULL or few.total == NULL:
+        few_free(&few)
+        raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
+    return few
+
+
+cdef void few_free(FewDocs* few) noexcept nogil:
+    free(few.codes)
+    free(few.parts)
+    free(few.total)
+
+
+cdef inline void search_few_chunk(Work* w, const Search* s, FewDocs* few, Py_ssize_t B,
+                                  Py_ssize_t c) noexcept nogil:
+    """Chunk c of the neurons for all B documents (patterns in few.codes), its votes into
+    its own part of few.parts."""
+    cdef Py_ssize_t n0 = c * NEURON_CHUNK
+    cdef double* part = few.parts + c * B * (s.q + 1)
+    search_chunk(w, s, few.codes + n0 * B * s.W, B, 0, n0,
+                 min(n0 + NEURON_CHUNK, s.n_neurons), part, part + B * s.q)
+
+
+cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B) noexcept nogil:
+    """The chunks' votes added to the rows chunk after chunk, then normalised: the sums
+    search_batch makes, whichever thread searched a chunk."""
+    cdef Py_ssize_t c, b
+    cdef double* part
+    if s.summary.dist != NULL:
+        return
+    for b in range(B):
+        few.total[b] = 0.0
+    for c in range(few.n_chunks):
+        part = few.parts + c * B * (s.q + 1)
+        add_chunk(s, B, 0, part, part + B * s.q, few.total)
+    normalise(s, B, 0, few.total)
 
 
 def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
@@ -948,30 +1497,58 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
     """Beliefs of the rows of X into out (n_docs, q), which must be all zeros; or, with
     ``summary`` (from new_summary), each (row, neuron)'s outcome into it (out then only gives
     q: shape (0, q)). Row i of X is test document row0 + i and stored document t is number
-    entry0 + t for the random keys (0 and 0 for a whole memory and query set)."""
+    entry0 + t for the random keys (0 and 0 for a whole memory and query set).
+
+    Up to MAX_BATCH rows are one batch whose neurons, in chunks of NEURON_CHUNK, are split
+    among the threads (a few documents are a search bound by the memory's bandwidth); more
+    rows are split into batches, one per task, each searching every neuron. Each row's
+    votes are added chunk after chunk in both cases: the same beliefs."""
     cdef Py_ssize_t n_docs = X.shape[0], q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
-    cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
-    cdef Py_ssize_t k, doc0, nb
+    cdef Py_ssize_t B, n_batches, k, c, n0, doc0, nb
     cdef Work* w = NULL
-    cdef Summary sm = summary_of(summary, n_docs, n_neurons, q, policy)
+    cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
+                              n_docs, summary)
+    cdef FewDocs few
     cdef int failed[1]
     failed[0] = 0
-    with nogil, parallel():
-        w = work_new(n_neurons, B, W, n_train, q, 0)
-        if w == NULL:
-            failed[0] = 1
-        # every thread must reach the worksharing loop; one without scratch skips its tasks
-        for k in prange(n_batches, schedule="dynamic"):
-            if w != NULL:
-                doc0 = k * B
-                nb = min(B, n_docs - doc0)
-                encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0], n_neurons,
-                            S, W, w.codes, nb * W)
-                search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
-                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q,
-                             row0, entry0, &sm)
-        work_free(w)
+    if n_docs == 0:
+        return
+    if n_docs <= MAX_BATCH:
+        B = n_docs
+        few = few_new(n_neurons, B, W, q)
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, 0, False)
+            if w == NULL:
+                failed[0] = 1
+            for c in prange(few.n_chunks, schedule="static"):
+                n0 = c * NEURON_CHUNK
+                encode_rows(&X[0, 0], X.shape[1], NULL, B, &synapses[n0, 0],
+                            min(NEURON_CHUNK, n_neurons - n0), S, W, few.codes + n0 * B * W,
+                            B * W, False)
+            # every thread must reach the worksharing loop; one without scratch skips its tasks
+            for c in prange(few.n_chunks, schedule="dynamic"):
+                if w != NULL:
+                    search_few_chunk(w, &s, &few, B, c)
+            work_free(w)
+        if not failed[0]:
+            merge_few(&s, &few, B)
+        few_free(&few)
+    else:
+        B = batch_size(n_docs)
+        n_batches = (n_docs + B - 1) // B
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, 0, True)
+            if w == NULL:
+                failed[0] = 1
+            for k in prange(n_batches, schedule="dynamic"):
+                if w != NULL:
+                    doc0 = k * B
+                    nb = min(B, n_docs - doc0)
+                    encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0],
+                                n_neurons, S, W, w.codes, nb * W, False)
+                    search_batch(w, &s, nb, doc0)
+            work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
 
@@ -987,29 +1564,53 @@ def predict_csr(const floating[::1] data, const index_t[::1] indices,
     row scattered once)."""
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1, q = out.shape[1], n_neurons = mem.shape[0]
     cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
-    cdef Py_ssize_t B = batch_size(n_docs), n_batches = (n_docs + B - 1) // B
-    cdef Py_ssize_t k, i, doc0, nb, lo
+    cdef Py_ssize_t B, n_batches, k, c, i, doc0, nb, lo
     cdef Work* w = NULL
-    cdef Summary sm = summary_of(summary, n_docs, n_neurons, q, policy)
+    cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
+                              n_docs, summary)
+    cdef FewDocs few
     cdef int failed[1]
     failed[0] = 0
-    with nogil, parallel():
-        w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating))
-        if w == NULL:
-            failed[0] = 1
-        for k in prange(n_batches, schedule="dynamic"):
-            if w != NULL:
-                doc0 = k * B
-                nb = min(B, n_docs - doc0)
-                for i in range(nb):
-                    lo = indptr[doc0 + i]
-                    encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[doc0 + i + 1] - lo,
+    if n_docs == 0:
+        return
+    if n_docs <= MAX_BATCH:
+        B = n_docs
+        few = few_new(n_neurons, B, W, q)
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating), False)
+            if w == NULL:
+                failed[0] = 1
+            for i in prange(B, schedule="static"):
+                if w != NULL:
+                    lo = indptr[i]
+                    encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[i + 1] - lo,
                                    <floating*> w.xbuf, w.rowbuf, &wptr[0], &wcell[0, 0],
-                                   n_neurons, S, W, w.codes + i * W, nb * W)
-                search_batch(w, nb, doc0, &mem[0, 0, 0], n_neurons, n_train, W,
-                             &lab_ptr[0], &lab_idx[0], model, policy, seed, &out[0, 0], q,
-                             row0, entry0, &sm)
-        work_free(w)
+                                   n_neurons, S, W, few.codes + i * W, B * W)
+            for c in prange(few.n_chunks, schedule="dynamic"):
+                if w != NULL:
+                    search_few_chunk(w, &s, &few, B, c)
+            work_free(w)
+        if not failed[0]:
+            merge_few(&s, &few, B)
+        few_free(&few)
+    else:
+        B = batch_size(n_docs)
+        n_batches = (n_docs + B - 1) // B
+        with nogil, parallel():
+            w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating), True)
+            if w == NULL:
+                failed[0] = 1
+            for k in prange(n_batches, schedule="dynamic"):
+                if w != NULL:
+                    doc0 = k * B
+                    nb = min(B, n_docs - doc0)
+                    for i in range(nb):
+                        lo = indptr[doc0 + i]
+                        encode_csr_row(&data[0] + lo, &indices[0] + lo,
+                                       indptr[doc0 + i + 1] - lo, <floating*> w.xbuf,
+                                       w.rowbuf, &wptr[0], &wcell[0, 0], n_neurons, S, W,
+                                       w.codes + i * W, nb * W)
+                    search_batch(w, &s, nb, doc0)
+            work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
-

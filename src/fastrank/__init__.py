@@ -1,5 +1,8 @@
 """fastrank: tie-aware multi-label ranking metrics and lazy classifiers on compiled kernels.
 
+The ranking types, metrics, classifiers and study of Melotti (2009) [1]_, and the ROC
+analysis and calibration of Matsubara (2008) [2]_.
+
 Public names are imported lazily from their submodules on first use, so ``import fastrank``
 stays cheap and each concept lives in exactly one module:
 
@@ -8,8 +11,24 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.neighbors`` -- :func:`topk_cosine`, :class:`KNN`, :class:`MLkNN`
 - ``fastrank.wnn``       -- :class:`VGRAM`, :class:`VGRAMCor`
 - ``fastrank.datasets``, ``fastrank.text``, ``fastrank.model_selection``,
-  ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``
+  ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``, ``fastrank.report``
+- ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
 - :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
+
+References
+----------
+.. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo de
+   texto*, master's thesis, Universidade Federal do Espírito Santo, 2009.
+.. [2] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em aprendizado de
+   máquina*, PhD thesis, ICMC-USP, 2008.
+
+Examples
+--------
+>>> import fastrank
+>>> fastrank.rank([[.5, .2, .2, .1]], "modified")
+array([[1, 3, 3, 4]], dtype=int32)
+>>> round(fastrank.coverage([{0, 1}], [[.5, .2, .2, .1]], ties="dense"), 4)
+1.0
 """
 import importlib
 
@@ -56,7 +75,7 @@ _SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "mo
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _EXPORTS:
         return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     if name in _SUBMODULES:
@@ -64,5 +83,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'fastrank' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)

@@ -5,8 +5,9 @@ user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melot
 2.1), ``datasets`` (list or describe data sets), ``config`` (versions, build, CPU and the
 kernels' instruction-set paths). Errors in the input end the program with
 one readable line on stderr and exit code 2, leaving no partial output file. Ctrl-C and
-SIGTERM end it with one line and exit code 130 / 143 (when the kernel call under way
-returns), a closed pipe quietly with 141; output files are only ever replaced whole.
+SIGTERM end it at once with one line and exit code 130 / 143 (``study`` computes in a worker
+thread, so a long kernel call does not delay them), a closed pipe quietly with 141; output
+files are only ever replaced whole.
 """
 import argparse
 import contextlib
@@ -15,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import tokenize
 import warnings
 import zipfile
@@ -150,7 +152,6 @@ def _cmd_study(args):
         from .dask import connect
         cluster = connect(args.scheduler)
     with cluster as client:  # reached, or started, before anything is computed
-        dataset = _load_dataset(args.dataset, args.format, args.labels)
         total = len(classifiers) * args.folds
         done = [0]
 
@@ -160,14 +161,51 @@ def _cmd_study(args):
                 print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr,
                       flush=True)
 
-        result = run_study(dataset, classifiers=classifiers, folds=args.folds,
-                           ties=_csv(args.ties), random_state=args.seed,
-                           calibrate=args.calibrate, n_jobs=args.n_jobs, params=overrides,
-                           progress=progress, scheduler=client)
-    paths = write_study(result, args.out)
+        def study():
+            return run_study(_load_dataset(args.dataset, args.format, args.labels),
+                             classifiers=classifiers, folds=args.folds, ties=_csv(args.ties),
+                             random_state=args.seed, calibrate=args.calibrate,
+                             n_jobs=args.n_jobs, params=overrides, progress=progress,
+                             scheduler=client)
+
+        result = _interruptible(study)
+    paths = write_study(result, args.out)  # in the main thread: interrupted, it writes nothing
     report = next(p for p in paths if p.endswith("report.html"))
     print(terminal_summary(result, report_path=report))
     return 0
+
+
+_ABANDONED = []  # the "finished" flags of computations interrupted in _interruptible
+
+
+def _interruptible(compute):
+    """``compute()`` run in a worker thread while the main thread waits for it.
+
+    Python runs signal handlers only in the main thread, between bytecodes: a compiled
+    kernel called from the main thread would hold off Ctrl-C and SIGTERM until it returns
+    (a minute for a large VG-RAM prediction). Waiting on a thread is interruptible, so the
+    command ends at once; the abandoned worker (a daemon thread that writes nothing) ends
+    with the process (see :func:`_stop`)."""
+    outcome, finished = {}, threading.Event()
+
+    def work():
+        try:
+            outcome["value"] = compute()
+        except BaseException as exc:  # re-raised in the main thread
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=work, name="fastrank-compute", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except BaseException:  # Ctrl-C, SIGTERM (an interrupted join marks the thread stopped:
+        _ABANDONED.append(finished)  # whether it still runs is told by its own flag)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _cmd_evaluate(args):
@@ -303,14 +341,26 @@ def main(argv=None):
         print(f"fastrank {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"fastrank {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _stop(args.command, "interrupted", 130, own_process=argv is None)
     except _Terminated:
-        print(f"fastrank {args.command}: terminated", file=sys.stderr)
-        return 143
+        return _stop(args.command, "terminated", 143, own_process=argv is None)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _stop(command, what, code, own_process):
+    """One line on stderr, then the exit code. When ``main`` runs as the program (no
+    ``argv``) and an interrupted computation still runs in its abandoned thread, the process
+    ends at once (``os._exit`` after flushing the standard streams): the interpreter's
+    normal shutdown beside a kernel that keeps every core busy takes about a second. Output
+    files are written only after the computation, in the main thread: none is open."""
+    print(f"fastrank {command}: {what}", file=sys.stderr)
+    if own_process and not all(finished.is_set() for finished in _ABANDONED):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _closed_pipe():

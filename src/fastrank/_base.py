@@ -75,6 +75,14 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         float in [0, 1]
+
+        Examples
+        --------
+        >>> from fastrank import KNN, datasets
+        >>> data = datasets.load("yeast")
+        >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+        >>> round(KNN(k=10).fit(train.X, train.Y).score(test.X, test.Y), 3)
+        0.595
         """
         from .metrics import average_precision
         return float(average_precision(self._truth(y), self.decision_function(X),
@@ -119,11 +127,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                              "y is None")
         X = self._validate_X(X, reset=True)
         if is_label_sets(Y):
-            classes = sorted({label for labels in Y for label in labels})
-            index = {label: i for i, label in enumerate(classes)}
+            names = sorted({label for labels in Y for label in labels})
+            index = {label: i for i, label in enumerate(names)}
             Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
-                                     len(classes), "Y")
-            classes = np.asarray(classes)
+                                     len(names), "Y")
+            classes = np.asarray(names)
         else:
             Y = _multilabel_truth(Y)
             classes = np.arange(Y.shape[1])
@@ -158,12 +166,32 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         ``classes_``, ``n_features_in_`` and ``feature_names_in_`` (when fitted on a
         DataFrame) are saved.
 
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
         Raises
         ------
         NotFittedError
             The model is not fitted.
         TypeError
             A parameter is not a plain JSON value (e.g. a Generator ``random_state``).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from fastrank import MLkNN, datasets
+        >>> data = datasets.load("yeast")
+        >>> model = MLkNN(k=10).fit(data.X, data.Y)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save(os.path.join(tmp, "mlknn.npz"))
+        ...     loaded = MLkNN.load(os.path.join(tmp, "mlknn.npz"))
+        ...     same = np.array_equal(loaded.predict_proba(data.X[:50]),
+        ...                           model.predict_proba(data.X[:50]))
+        >>> loaded.k, same
+        (10, True)
         """
         check_is_fitted(self)
         params = self.get_params()
@@ -176,7 +204,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                   "fastrank_version": __version__, "estimator": type(self).__name__,
                   "params": params, "n_features_in_": int(self.n_features_in_),
                   "meta": {k: getattr(self, k) for k in self._fitted_meta}}
-        arrays = {"classes_": self.classes_}
+        arrays: dict[str, Any] = {"classes_": self.classes_}
         if hasattr(self, "feature_names_in_"):
             arrays["feature_names_in_"] = self.feature_names_in_.astype(str)
         for name in self._fitted_arrays:
@@ -207,8 +235,9 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
         The file is checked before it is used: its zip directory and every array header
         first (no member may claim more bytes than it holds, nothing compressed is inflated,
-        no pickles), then the JSON header, then every array against the others
-        (shapes, dtypes, index ranges) — the compiled kernels trust them. Arrays are
+        no pickles), then the JSON header, then the parameters and fitted values as ``fit``
+        checks them and every array against the others (shapes, dtypes, C order, values,
+        index ranges) — the compiled kernels trust them. Arrays are
         memory-mapped read-only, not copied: loading costs no memory beyond the pages the
         model touches. Raises ValueError naming the problem for a corrupt or foreign file.
         """
@@ -219,6 +248,10 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         except OSError as exc:
             raise ValueError(f"{path}: cannot read the model file ({exc})") from None
         header = _check_header(path, files.pop("__header__", None), cls)
+        for name, array in files.items():  # save writes C order; the kernels need it
+            if not array.flags.c_contiguous:
+                raise ValueError(f"{path}: corrupt model file: array {name!r} is stored in "
+                                 "Fortran order")
         stray = set(files) - cls._member_names()
         if stray:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: unexpected arrays "
@@ -228,9 +261,9 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         for k, v in header["meta"].items():
             setattr(model, k, v)
         if "classes_" not in files or files["classes_"].ndim != 1 \
-                or files["classes_"].dtype.kind not in "biuUS":
-            raise ValueError(f"{path}: corrupt model file: classes_ is not a 1-D array of "
-                             "numbers or strings")
+                or files["classes_"].size == 0 or files["classes_"].dtype.kind not in "biuUS":
+            raise ValueError(f"{path}: corrupt model file: classes_ is not a non-empty 1-D "
+                             "array of numbers or strings")
         model.classes_ = files.pop("classes_")
         if "feature_names_in_" in files:
             names = files.pop("feature_names_in_")
@@ -249,15 +282,19 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         if files:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: arrays in both "
                              f"dense and sparse form {sorted(files)}")
-        problem = model._loaded_problem()
+        try:  # the estimator's own parameter checks raise ValueError/TypeError
+            problem = model._loaded_problem()
+        except (ValueError, TypeError) as exc:
+            problem = str(exc)
         if problem:
             raise ValueError(f"{path}: corrupt {cls.__name__} model file: {problem}")
         return model
 
     def _loaded_problem(self):
-        """What makes a loaded model's arrays unusable by its kernels (a str), or None; the
-        compiled kernels trust shapes and indices, so a model class whose arrays can be
-        inconsistent checks them here."""
+        """What makes a loaded model unusable (a str), or None: its parameters (the checks
+        of ``fit``, which may raise ValueError/TypeError), its fitted values and its arrays'
+        dtypes, shapes, values and indices -- the compiled kernels trust them, so every
+        model class checks here all that its prediction reads."""
         return None
 
 
@@ -298,8 +335,8 @@ def _check_header(path, raw, cls):
         raise bad(f"parameters must be a subset of {cls._param_names()}")
     if not isinstance(meta, dict) or set(meta) != set(cls._fitted_meta):
         raise bad(f"fitted values must be {list(cls._fitted_meta)}")
-    if isinstance(n_in, bool) or not isinstance(n_in, int) or n_in < 1:
-        raise bad(f"n_features_in_ must be a positive int, got {n_in!r}")
+    if isinstance(n_in, bool) or not isinstance(n_in, int) or not 1 <= n_in <= MAX_COLUMNS:
+        raise bad(f"n_features_in_ must be an int from 1 to {MAX_COLUMNS}, got {n_in!r}")
     return header
 
 
@@ -308,6 +345,10 @@ def _csr_member(path, name, parts):
     if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0 \
             or shape.max() > MAX_COLUMNS:
         raise ValueError(f"{path}: corrupt model file: {name} has no valid sparse shape")
+    for part in ("indices", "indptr"):  # SciPy would cast float indices silently
+        if parts[part].dtype.kind not in "iu":
+            raise ValueError(f"{path}: corrupt model file: {name}'s {part} are not integers "
+                             f"(dtype {parts[part].dtype})")
     try:
         m = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]),
                           shape=tuple(int(v) for v in shape), copy=False)

@@ -53,7 +53,7 @@ def _first_nan_row(values, row_of):
     return None if bad < 0 else int(row_of(bad))
 
 
-def as_real_array(x, name, dtype=np.float64):
+def as_real_array(x, name, dtype=np.float64) -> np.ndarray:
     """``x`` as an ndarray of ``dtype``; TypeError (never a silent cast) for complex, object or
     other non-numeric input."""
     arr = np.asarray(x)

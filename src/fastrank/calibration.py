@@ -1,5 +1,5 @@
 """Calibration: from beliefs (vote fractions, cosine maxima, ...) to probabilities
-(matsubara2008 ch. 5; SPEC §7).
+(matsubara2008 ch. 5).
 
 * :class:`Isotonic` -- pool-adjacent-violators isotonic regression, tied scores pooled
   first; its blocks are the segments of the ROC convex hull (ROCCH == PAV).
@@ -15,15 +15,17 @@ densified (calibrated probabilities of zero beliefs are not zero).
 """
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 from sklearn.base import clone
 
 from ._base import MultiLabelEstimator, NotFittedError
 from ._ext import isotonic as _kernel
 from ._ext import roc as _roc_kernel
+from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
 from ._validation import check_csr, check_option, check_random_state, check_same_shape, \
     check_scores, check_truth
 
@@ -49,9 +51,32 @@ def _check_pair(scores, y=None, name="scores"):
 class _Calibrator:
     """fit/transform over the labels (columns); subclasses fit and apply one label's map."""
 
-    def fit(self, scores, y):
-        """Fit one map per label from beliefs ``scores`` (n,) or (n, q) and 0/1 truth ``y``
-        of the same shape. Returns self."""
+    _maps: list[Any]
+    _one_d: bool
+    _fit_one: Any    # (scores, y) of one label -> its map
+    _apply_one: Any  # (map, scores) -> probabilities
+
+    def fit(self, scores: MatrixLike, y: LabelsLike) -> Any:
+        """Fit one map per label (column) from beliefs and their truth.
+
+        Parameters
+        ----------
+        scores : array-like, shape (n,) or (n, q), or sparse matrix (n, q)
+            Beliefs (sparse input is densified).
+        y : 0/1 array-like of the same shape
+            The truth.
+
+        Returns
+        -------
+        self
+            The fitted calibrator.
+
+        Raises
+        ------
+        ValueError
+            Shapes that differ, non-binary ``y``, NaN scores (Platt: any non-finite score,
+            or an invalid ``max_iter`` or ``tol``).
+        """
         scores, y, one_d = _check_pair(scores, y)
         self._one_d = one_d
         self.n_labels_ = scores.shape[1]
@@ -60,8 +85,25 @@ class _Calibrator:
                       for j in range(scores.shape[1])]
         return self
 
-    def transform(self, scores):
-        """Calibrated probabilities, same shape as ``scores`` (float64)."""
+    def transform(self, scores: MatrixLike) -> np.ndarray:
+        """Calibrated probabilities of beliefs.
+
+        Parameters
+        ----------
+        scores : array-like, shape (n,) or (n, q), or sparse matrix (n, q)
+            Beliefs, 1-D or with as many labels as in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of float64, same shape as ``scores``
+
+        Raises
+        ------
+        NotFittedError
+            The calibrator is not fitted.
+        ValueError
+            A shape other than in fit, NaN scores (Platt: any non-finite score).
+        """
         if not hasattr(self, "_maps"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         scores, _, one_d = _check_pair(scores)
@@ -71,7 +113,8 @@ class _Calibrator:
         out = np.column_stack([self._apply_one(m, scores[:, j]) for j, m in enumerate(self._maps)])
         return out.ravel() if one_d else out
 
-    def fit_transform(self, scores, y):
+    def fit_transform(self, scores: MatrixLike, y: LabelsLike) -> np.ndarray:
+        """:meth:`fit`, then :meth:`transform` of the same scores."""
         return self.fit(scores, y).transform(scores)
 
     def _per_label(self, values):
@@ -98,11 +141,34 @@ class Isotonic(_Calibrator):
     transform: ``-inf`` sorts below and ``inf`` above every finite score, into the lowest
     and highest pools (NaN is rejected).
 
-    Attributes (per label; plain arrays when fitted on 1-D scores, lists otherwise)
+    Attributes
     ----------
-    thresholds_ : lowest score of each pool, increasing
-    values_ : probability of each pool, increasing
-    counts_ : number of fitting examples in each pool
+    thresholds_ : ndarray, or list of ndarray (one per label) for 2-D input
+        Lowest score of each pool, increasing.
+    values_ : ndarray, or list of ndarray
+        Probability of each pool, increasing.
+    counts_ : ndarray, or list of ndarray
+        Number of fitting examples in each pool.
+    n_labels_ : int
+        Number of labels (1 for 1-D input).
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, §5.1.2, §5.2.
+    .. [2] B. Zadrozny and C. Elkan, "Transforming classifier scores into accurate
+       multiclass probability estimates", KDD 2002.
+
+    Examples
+    --------
+    >>> from fastrank.calibration import Isotonic
+    >>> s = [.1, .2, .3, .3, .4, .6, .7, .8]
+    >>> y = [0, 0, 1, 0, 0, 1, 0, 1]
+    >>> iso = Isotonic().fit(s, y)        # the tied .3 scores form one pool
+    >>> print(iso.thresholds_, iso.values_.round(4), iso.counts_)
+    [0.1 0.3 0.6 0.8] [0.     0.3333 0.5    1.    ] [2 3 2 1]
+    >>> iso.transform([.05, .35, .75, .9]).round(4)
+    array([0.    , 0.3333, 0.5   , 1.    ])
     """
 
     def _fit_one(self, s, y):
@@ -146,10 +212,45 @@ class Platt(_Calibrator):
     Scores must be finite in fit and transform (a sigmoid of ``±inf`` scores has no
     maximum-likelihood fit and gives NaN for ``A = 0``): ValueError otherwise.
 
-    Attributes: ``a_``, ``b_`` (floats for 1-D input, arrays (q,) otherwise).
+    Parameters
+    ----------
+    smoothing : bool, default True
+        Platt's regularised targets instead of the 0/1 labels.
+    max_iter : int, default 100
+        Most Newton iterations (>= 1).
+    tol : float, default 1e-10
+        Stopping tolerance on the gradient (finite, > 0).
+
+    Attributes
+    ----------
+    a_, b_ : float, or ndarray of shape (q,) for 2-D input
+        The fitted ``A`` and ``B``.
+    n_labels_ : int
+        Number of labels (1 for 1-D input).
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, §5.1.1, eq. 5.3-5.5.
+    .. [2] J. Platt, "Probabilistic outputs for support vector machines and comparisons to
+       regularized likelihood methods", in *Advances in Large Margin Classifiers*, MIT
+       Press, 1999.
+    .. [3] H.-T. Lin, C.-J. Lin and R. C. Weng, "A note on Platt's probabilistic outputs for
+       support vector machines", Machine Learning 68(3), 2007.
+
+    Examples
+    --------
+    >>> from fastrank.calibration import Platt
+    >>> s = [.1, .2, .3, .3, .4, .6, .7, .8]
+    >>> y = [0, 0, 1, 0, 0, 1, 0, 1]
+    >>> platt = Platt().fit(s, y)
+    >>> print(platt.a_.round(4), platt.b_.round(4))
+    2.8073 1.6846
+    >>> platt.transform([.1, .5, .9]).round(4)
+    array([0.1972, 0.4302, 0.6989])
     """
 
-    def __init__(self, smoothing=True, max_iter=100, tol=1e-10):
+    def __init__(self, smoothing: bool = True, max_iter: int = 100, tol: float = 1e-10) -> None:
         self.smoothing = smoothing
         self.max_iter = max_iter
         self.tol = tol
@@ -171,9 +272,29 @@ class Platt(_Calibrator):
         if not np.isfinite(s).all():
             raise ValueError("scores contains infinity; Platt scaling needs finite scores")
 
-    def fit(self, scores, y):
-        """As :meth:`Isotonic.fit`; also checks ``max_iter``, ``tol`` and that the scores
-        are finite."""
+    def fit(self, scores: MatrixLike, y: LabelsLike) -> "Platt":
+        """Fit ``A`` and ``B`` per label (column) from beliefs and their truth.
+
+        Parameters
+        ----------
+        scores : array-like, shape (n,) or (n, q), or sparse matrix (n, q)
+            Finite beliefs (sparse input is densified).
+        y : 0/1 array-like of the same shape
+            The truth.
+
+        Returns
+        -------
+        Platt
+            The fitted calibrator.
+
+        Raises
+        ------
+        ValueError
+            Non-finite scores, shapes that differ, non-binary ``y``, ``max_iter`` < 1, a
+            ``tol`` not finite and > 0.
+        TypeError
+            A non-integer ``max_iter`` or non-real ``tol``.
+        """
         self._check_params()
         return super().fit(scores, y)
 
@@ -225,6 +346,7 @@ class Platt(_Calibrator):
     b_ = property(lambda self: self._per_label(np.array([m[1] for m in self._maps])))
 
 
+#: The ``method`` options of :class:`CalibratedClassifier`.
 CALIBRATION_METHODS = ("isotonic", "platt")
 
 
@@ -252,7 +374,9 @@ class CalibratedClassifier(MultiLabelEstimator):
     Parameters
     ----------
     estimator : classifier
+        The classifier whose beliefs are calibrated (e.g. :class:`fastrank.KNN`).
     method : {"isotonic", "platt"}, default "isotonic"
+        :class:`Isotonic` or :class:`Platt`, one per label.
     cv : int >= 2 or "holdout", default 5
         int k: out-of-fold beliefs from k-fold cross-validation (each fold scored by a copy
         trained on the other folds) fit the calibrators; the final classifier is then
@@ -261,24 +385,69 @@ class CalibratedClassifier(MultiLabelEstimator):
         that copy is the final classifier.
     validation_size : float in (0, 1), default 0.25
         Held-out fraction for ``cv="holdout"``.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator, default None
         Shuffling of the folds / the split.
 
-    Attributes: ``estimator_`` (the final classifier), ``calibrator_`` (an :class:`Isotonic`
-    or :class:`Platt` fitted on all labels).
+    Attributes
+    ----------
+    estimator_ : classifier
+        The final classifier.
+    calibrator_ : Isotonic or Platt
+        The calibrators, fitted on all labels.
+    classes_, n_features_in_, feature_names_in_
+        As for :class:`fastrank.KNN`.
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, ch. 5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank import KNN, datasets
+    >>> from fastrank.calibration import CalibratedClassifier, brier_score
+    >>> data = datasets.load("yeast")
+    >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+    >>> knn = KNN(k=10)
+    >>> calibrated = CalibratedClassifier(knn, cv=3, random_state=0).fit(train.X, train.Y)
+    >>> round(brier_score(test.Y, calibrated.predict_proba(test.X)), 4)
+    0.1495
+    >>> round(brier_score(test.Y, knn.fit(train.X, train.Y).decision_function(test.X)), 4)
+    0.1953
     """
 
-    def __init__(self, estimator: Any, method: str = "isotonic", cv: int | str = 5,
-                 validation_size: float = 0.25,
-                 random_state: int | np.random.Generator | None = None) -> None:
+    def __init__(self, estimator: Any, method: Literal["isotonic", "platt"] = "isotonic",
+                 cv: int | Literal["holdout"] = 5, validation_size: float = 0.25,
+                 random_state: RandomStateLike = None) -> None:
         self.estimator = estimator
         self.method = method
         self.cv = cv
         self.validation_size = validation_size
         self.random_state = random_state
 
-    def fit(self, X: Any, Y: Any) -> "CalibratedClassifier":
-        """Fit the classifier and the per-label calibrators (see the class docstring)."""
+    def fit(self, X: MatrixLike, Y: LabelsLike) -> "CalibratedClassifier":
+        """Fit the classifier and the per-label calibrators (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Training documents.
+        Y : 0/1 array (dense or sparse) of shape (n_documents, n_labels), or label sets
+            Their labels.
+
+        Returns
+        -------
+        CalibratedClassifier
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            An unknown ``method``, a ``cv`` that is not "holdout" or an int in
+            [2, n_documents], a ``validation_size`` outside (0, 1) or leaving an empty part,
+            invalid ``X`` or ``Y``.
+        """
         check_option("method", self.method, CALIBRATION_METHODS)
         X, Y = self._check_fit_input(X, Y)
         n = X.shape[0]
@@ -308,31 +477,114 @@ class CalibratedClassifier(MultiLabelEstimator):
         self.calibrator_ = _make_calibrator(self.method).fit(calib_scores, calib_y)
         return self
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Calibrated probability of every label, shape (n, q)."""
+    def predict_proba(self, X: MatrixLike) -> np.ndarray:
+        """Calibrated probability of every label (also :meth:`decision_function`).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, n_labels)
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            Invalid ``X``.
+        """
         X = self._check_predict_input(X)
         return self.calibrator_.transform(_beliefs(self.estimator_, X))
 
     decision_function = predict_proba
 
-    def predict(self, X: Any) -> np.ndarray:
-        """0/1 labels: calibrated probability >= 0.5."""
+    def predict(self, X: MatrixLike) -> np.ndarray:
+        """Predicted label sets: the labels of calibrated probability >= 0.5.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+
+        Returns
+        -------
+        ndarray of uint8, shape (n_documents, n_labels)
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            Invalid ``X``.
+        """
         return (self.predict_proba(X) >= 0.5).astype(np.uint8)
 
-    def save(self, path: Any) -> None:
-        """Not supported: the wrapped estimator is arbitrary (the .npz format holds no
-        objects). Refit from the data, or save the parts yourself."""
-        raise TypeError("CalibratedClassifier cannot be saved to .npz (it wraps an arbitrary "
-                        "estimator)")
+    def save(self, path: PathLikeStr) -> None:
+        """Not supported: the wrapped estimator is arbitrary (any scikit-learn classifier),
+        which a pickle-free model file cannot hold. Refit from the data, or save the fitted
+        ``estimator_`` (a fastrank classifier) and refit the calibrator on its beliefs.
+
+        Raises
+        ------
+        TypeError
+            Always.
+        """
+        raise TypeError("CalibratedClassifier cannot be saved to a model file (it wraps an "
+                        "arbitrary estimator, which a pickle-free file cannot hold); save its "
+                        "estimator_ instead")
+
+    @classmethod
+    def load(cls, path: PathLikeStr) -> "CalibratedClassifier":
+        """Not supported (see :meth:`save`).
+
+        Raises
+        ------
+        TypeError
+            Always.
+        """
+        raise TypeError("CalibratedClassifier cannot be loaded from a model file (it is never "
+                        "saved to one); load its estimator_'s class instead")
 
 
 # ---- probability scores ------------------------------------------------------------------
 
-def brier_score(y_true, y_prob):
-    """Brier score (matsubara2008 eq. 5.1): mean of ``(P(x_i) - y_i)^2``.
+def brier_score(y_true: npt.ArrayLike, y_prob: MatrixLike) -> float:
+    """Brier score: mean of ``(P(x_i) - y_i)^2`` (Matsubara 2008 eq. 5.1). Lower is better.
 
-    1-D input: one binary problem (equals ``sklearn.metrics.brier_score_loss``). (n, q)
-    input: the mean over all entries, i.e. the mean of the per-label scores.
+    Parameters
+    ----------
+    y_true : 0/1 array-like, shape (n,) or (n, q)
+        The truth.
+    y_prob : array-like of the same shape
+        Probabilities in [0, 1].
+
+    Returns
+    -------
+    float
+        1-D input: the score of one binary problem (equals
+        ``sklearn.metrics.brier_score_loss``). (n, q) input: the mean over all entries,
+        i.e. the mean of the per-label scores.
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary ``y_true``, probabilities outside [0, 1] or NaN.
+    TypeError
+        ``y_true`` is None.
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, §5.1.
+
+    Examples
+    --------
+    >>> from fastrank.calibration import brier_score
+    >>> brier_score([0, 1, 1], [0.5, 0.5, 1.0])
+    0.16666666666666666
     """
     prob, y, _ = _check_probabilities(y_true, y_prob)
     return float(np.mean((prob - y) ** 2))
@@ -340,17 +592,28 @@ def brier_score(y_true, y_prob):
 
 @dataclass(frozen=True)
 class BrierDecomposition:
-    """``calibration_loss + refinement_loss == brier_score`` (Theorem 5.1)."""
+    """The two parts of the Brier score: ``calibration_loss + refinement_loss == brier_score``
+    (Matsubara 2008 Theorem 5.1); unpacks as ``(calibration_loss, refinement_loss)``.
+
+    Attributes
+    ----------
+    calibration_loss : float
+        ``1/n sum_k n_k (P_k - p_k)^2``.
+    refinement_loss : float
+        ``1/n sum_k n_k p_k (1 - p_k)``.
+    """
 
     calibration_loss: float
     refinement_loss: float
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         return iter((self.calibration_loss, self.refinement_loss))
 
 
-def brier_decomposition(y_true, y_prob):
-    """Brier score split over the ROC segments (matsubara2008 Theorem 5.1).
+def brier_decomposition(y_true: npt.ArrayLike, y_prob: MatrixLike) -> BrierDecomposition:
+    """Brier score split over the ROC segments into calibration and refinement loss.
+
+    Matsubara (2008) Theorem 5.1.
 
     The segments are the tie groups of ``y_prob``: segment k holds ``n_k`` examples, of
     which a fraction ``p_k`` is positive, all predicted ``P_k``. Then
@@ -359,8 +622,40 @@ def brier_decomposition(y_true, y_prob):
     calibration loss is 0 after isotonic calibration on the same data.
 
     1-D input: one binary problem. (n, q) input: per label, then the mean over labels (so
-    the two parts still add up to :func:`brier_score`). Returns a
-    :class:`BrierDecomposition` (unpacks as ``(calibration_loss, refinement_loss)``).
+    the two parts still add up to :func:`brier_score`).
+
+    Parameters
+    ----------
+    y_true : 0/1 array-like, shape (n,) or (n, q)
+        The truth.
+    y_prob : array-like of the same shape
+        Probabilities in [0, 1].
+
+    Returns
+    -------
+    BrierDecomposition
+        Unpacks as ``(calibration_loss, refinement_loss)``.
+
+    Raises
+    ------
+    ValueError
+        As for :func:`brier_score`.
+    TypeError
+        ``y_true`` is None.
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, §5.2, Theorem 5.1.
+
+    Examples
+    --------
+    >>> from fastrank.calibration import brier_decomposition
+    >>> y = [0, 0, 1, 0, 0, 1, 0, 1]
+    >>> p = [.1, .2, .3, .3, .4, .6, .7, .8]
+    >>> calibration, refinement = brier_decomposition(y, p)
+    >>> round(calibration, 4), round(refinement, 4)
+    (0.1225, 0.0625)
     """
     prob, y, _ = _check_probabilities(y_true, y_prob)
     cal = ref = 0.0
@@ -374,18 +669,48 @@ def brier_decomposition(y_true, y_prob):
     return BrierDecomposition(cal / n_entries, ref / n_entries)
 
 
-def log_loss(y_true, y_prob, eps="auto"):
-    """Cross-entropy (matsubara2008 eq. 5.2, averaged): mean of
-    ``-(y log P + (1 - y) log(1 - P))`` over the examples (the seed prints the second
-    logarithm as ``log P``; it is ``log(1 - P)``).
+def log_loss(y_true: npt.ArrayLike, y_prob: MatrixLike,
+             eps: float | Literal["auto"] = "auto") -> float:
+    """Cross-entropy: mean of ``-(y log P + (1 - y) log(1 - P))`` over the examples.
+
+    Matsubara (2008) eq. 5.2, averaged (the thesis prints the second logarithm as
+    ``log P``; it is ``log(1 - P)``). Lower is better.
 
     Probabilities are clipped to ``[eps, 1 - eps]``; ``eps="auto"`` is the machine epsilon
     of float64, as scikit-learn. 1-D input equals ``sklearn.metrics.log_loss``; (n, q)
     input is the mean over all entries (each label a binary problem), which differs from
     scikit-learn's multi-class reading of a matrix.
 
-    ``eps`` must be ``"auto"`` or a real number with ``0 < eps < 0.5`` (ValueError
-    otherwise; TypeError for a non-number).
+    Parameters
+    ----------
+    y_true : 0/1 array-like, shape (n,) or (n, q)
+        The truth.
+    y_prob : array-like of the same shape
+        Probabilities in [0, 1].
+    eps : float or "auto", default "auto"
+        Clipping bound, ``0 < eps < 0.5``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        An ``eps`` out of range, or invalid input as for :func:`brier_score`.
+    TypeError
+        A non-number ``eps``, ``y_true`` None.
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, §5.1, eq. 5.2.
+
+    Examples
+    --------
+    >>> from fastrank.calibration import log_loss
+    >>> round(log_loss([0, 1, 1], [0.5, 0.5, 1.0]), 4)   # 2 log(2) / 3
+    0.4621
     """
     if isinstance(eps, str):
         if eps != "auto":

@@ -1,8 +1,10 @@
 """Multi-label data in: ARFF (Mulan and MEKA), libsvm/svmlight, raw text, embedded and
 synthetic data sets, all as one :class:`Dataset` value.
 
-Conventions (every loader)
---------------------------
+Notes
+-----
+Conventions of every loader:
+
 * ``X`` is a canonical CSR float64 matrix (sorted indices, zeros not stored), ``Y`` a
   C-contiguous uint8 0/1 matrix of shape (documents, labels); a raw-text data set has
   ``X = None`` and ``texts`` set until it is indexed (:class:`fastrank.text.TfidfIndexer`).
@@ -28,19 +30,25 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from ._atomic import atomic_file
+from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
 from ._validation import MAX_COLUMNS, check_csr, check_n_labels, check_random_state, \
     check_real_dtype, check_truth
 
 __all__ = ["Dataset", "load", "list", "load_arff", "load_libsvm", "save_libsvm", "load_text",
            "make_multilabel"]
 
+#: The labels a file makes a loader build may take this many times the file's size ...
 LABEL_MATRIX_FACTOR = 64
+#: ... or this many bytes, whichever is larger (see the module docstring, "Limits").
 LABEL_MATRIX_FLOOR = 2**28
 
 
@@ -61,20 +69,58 @@ def _check_label_matrix(source, n, q, file_size):
 class Dataset:
     """Documents with their label sets.
 
+    Parameters
+    ----------
+    X : array-like or sparse matrix, shape (n_documents, n_features), or None
+        Features (stored as canonical CSR float64, explicit zeros dropped; the caller's
+        arrays are never changed); None for raw text.
+    Y : 0/1 array (dense or sparse), shape (n_documents, n_labels)
+        The labels.
+    texts : iterable of str, optional
+        The raw documents.
+    feature_names, label_names : sequence of str, optional
+        Default "f0", "f1", ... and "l0", "l1", ...
+    name : str, default ""
+        The data set's name.
+    info : dict, optional
+        Provenance (source, licence, citation).
+
     Attributes
     ----------
-    X : scipy.sparse.csr_matrix of float64, shape (n_documents, n_features), or None for a
-        raw-text data set that has not been indexed yet.
-    Y : ndarray of uint8, shape (n_documents, n_labels), C-contiguous 0/1 indicator matrix.
-    texts : list of str or None -- the raw documents (raw-text data sets only).
-    feature_names, label_names : list of str (default feature names are built on first
-        access, so a wide sparse X costs nothing until they are read).
-    name : str.
-    info : dict -- provenance (source, licence, citation) when known.
+    X : scipy.sparse.csr_matrix of float64, shape (n_documents, n_features), or None
+        None for a raw-text data set that has not been indexed yet.
+    Y : ndarray of uint8, shape (n_documents, n_labels)
+        C-contiguous 0/1 indicator matrix.
+    texts : list of str or None
+        The raw documents (raw-text data sets only).
+    feature_names, label_names : list of str
+        Default feature names are built on first access, so a wide sparse X costs nothing
+        until they are read.
+    name : str
+        The data set's name.
+    info : dict
+        Provenance (source, licence, citation) when known.
+
+    Raises
+    ------
+    ValueError
+        Neither ``X`` nor ``texts``, non-binary ``Y``, ``X`` not 2-D or non-finite, more
+        than 2**31 - 1 features, lengths that differ.
+    TypeError
+        Non-numeric ``X``, ``texts`` not strings.
+
+    Examples
+    --------
+    >>> from fastrank.datasets import Dataset
+    >>> toy = Dataset([[0.5, 0.0], [1.0, 2.0]], [[1, 0], [1, 1]], label_names=["a", "b"])
+    >>> toy.X.nnz, toy.Y.dtype, toy.summary()["cardinality"]
+    (3, dtype('uint8'), 1.5)
     """
 
-    def __init__(self, X, Y, *, texts=None, feature_names=None, label_names=None, name="",
-                 info=None):
+    def __init__(self, X: MatrixLike | None, Y: LabelsLike, *, texts: Iterable[str] | None = None,
+                 feature_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None, name: str = "",
+                 info: dict[str, Any] | None = None) -> None:
         if X is None and texts is None:
             raise ValueError("a Dataset needs X (features) or texts (raw documents)")
         if isinstance(Y, np.ndarray) and Y.dtype == np.uint8 and Y.ndim == 2 and Y.size \
@@ -122,35 +168,61 @@ class Dataset:
         self.info = dict(info or {})
 
     @property
-    def feature_names(self):
+    def feature_names(self) -> builtins.list[str] | None:
+        """Feature names (None for unindexed raw text)."""
         if self._feature_names is None and self.X is not None:
             self._feature_names = [f"f{j}" for j in range(self.X.shape[1])]
         return self._feature_names
 
     @feature_names.setter
-    def feature_names(self, names):
+    def feature_names(self, names: Sequence[str] | None) -> None:
         self._feature_names = None if names is None else [*map(str, names)]
 
     @property
-    def n_documents(self):
+    def n_documents(self) -> int:
+        """Number of documents."""
         return self.Y.shape[0]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.Y.shape[0]
 
-    def take(self, indices, name=None):
+    def take(self, indices: npt.ArrayLike, name: str | None = None) -> "Dataset":
         """The documents at ``indices`` (e.g. one fold of a splitter), as a new Dataset.
 
-        ``indices``: integer positions in [-n_documents, n_documents) (negative ones count
-        from the end, as in NumPy), or a boolean mask of length n_documents. Other dtypes
-        (floats, strings, ...) raise TypeError; out-of-range positions raise IndexError."""
+        Parameters
+        ----------
+        indices : array-like of int or bool
+            Integer positions in [-n_documents, n_documents) (negative ones count from the
+            end, as in NumPy), or a boolean mask of length n_documents.
+        name : str, optional
+            The new data set's name (default: this one's).
+
+        Returns
+        -------
+        Dataset
+
+        Raises
+        ------
+        TypeError
+            Indices of another dtype (floats, strings, ...).
+        IndexError
+            Out-of-range positions.
+        ValueError
+            Indices not 1-D, or a mask of the wrong length.
+
+        Examples
+        --------
+        >>> from fastrank import datasets
+        >>> datasets.load("yeast").take([0, 5, 9]).Y.shape
+        (3, 14)
+        """
         indices = self._positions(indices)
         return Dataset(None if self.X is None else self.X[indices], self.Y[indices],
                        texts=None if self.texts is None else [self.texts[i] for i in indices],
                        feature_names=self._feature_names, label_names=self.label_names,
                        name=self.name if name is None else name, info=self.info)
 
-    def _positions(self, indices):
+    def _positions(self, indices) -> np.ndarray:
         """``indices`` (integer positions or a boolean mask) as a 1-D intp array in [0, n)."""
         n = self.n_documents
         idx = np.asarray(indices)
@@ -172,11 +244,29 @@ class Dataset:
         idx = idx.astype(np.intp)
         return np.where(idx < 0, idx + n, idx)
 
-    def summary(self):
-        """Statistics of the data set (Tsoumakas et al.'s definitions): documents, features
-        (None for unindexed text), labels, label cardinality (mean labels per document),
-        label density (cardinality / labels), distinct label sets, and the smallest and
-        largest number of documents per label."""
+    def summary(self) -> dict[str, Any]:
+        """Statistics of the data set (Tsoumakas et al.'s definitions).
+
+        Returns
+        -------
+        dict
+            ``name``, ``documents``, ``features`` (None for unindexed text), ``labels``,
+            ``cardinality`` (mean labels per document), ``density`` (cardinality / labels),
+            ``distinct_label_sets``, and ``label_frequency_min`` / ``label_frequency_max``
+            (the smallest and largest number of documents per label).
+
+        References
+        ----------
+        .. [1] G. Tsoumakas, I. Katakis and I. Vlahavas, "Mining multi-label data", in *Data
+           Mining and Knowledge Discovery Handbook*, Springer, 2010, 667-685.
+
+        Examples
+        --------
+        >>> from fastrank import datasets
+        >>> s = datasets.load("yeast").summary()
+        >>> s["documents"], s["labels"], round(s["cardinality"], 3), s["distinct_label_sets"]
+        (2417, 14, 4.237, 198)
+        """
         Y = self.Y
         per_label = Y.sum(axis=0, dtype=np.int64)
         cardinality = float(Y.sum(dtype=np.int64)) / Y.shape[0]
@@ -363,20 +453,66 @@ def _parse_rows(data, first_line, source, names, is_label, nominal):
     return X, Y
 
 
-def load_arff(path, labels=None, name=None):
+def load_arff(path: PathLikeStr, labels: PathLikeStr | Sequence[str] | int | None = None,
+              name: str | None = None) -> Dataset:
     """Load a Mulan or MEKA ARFF file (dense and sparse ``{index value, ...}`` rows).
-
-    Parameters
-    ----------
-    path : the ``.arff`` file.
-    labels : which attributes are labels -- the Mulan XML label file's path, a list of
-        attribute names, or an int n (the last n attributes, Mulan's layout). None: the
-        sibling ``<stem>.xml`` if it exists, else MEKA's ``-C n`` in ``@relation``
-        (n > 0: first n attributes, n < 0: last -n).
-    name : the Dataset's name (default: the file's stem).
 
     Features and labels keep the attribute order of the file (also when the XML lists the
     labels in another order). The data section is tokenized in one compiled pass into CSR.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.arff`` file.
+    labels : str, os.PathLike, sequence of str, int or None, default None
+        Which attributes are labels -- the Mulan XML label file's path, a list of attribute
+        names, or an int n (the last n attributes, Mulan's layout). None: the sibling
+        ``<stem>.xml`` if it exists, else MEKA's ``-C n`` in ``@relation`` (n > 0: first n
+        attributes, n < 0: last -n).
+    name : str, optional
+        The Dataset's name (default: the file's stem).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        A malformed file (``"<file>: line <n>: <what was expected>"``), labels that cannot
+        be found, unsupported attribute types or missing values, limits exceeded (see the
+        module docstring).
+    OSError
+        The file cannot be read.
+
+    References
+    ----------
+    .. [1] G. Tsoumakas, E. Spyromitros-Xioufis, J. Vilcek and I. Vlahavas, "Mulan: a Java
+       library for multi-label learning", Journal of Machine Learning Research 12,
+       2411-2414, 2011.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fastrank.datasets import load_arff
+    >>> arff = '''@relation toy
+    ... @attribute f0 numeric
+    ... @attribute f1 numeric
+    ... @attribute a {0,1}
+    ... @attribute b {0,1}
+    ... @data
+    ... 0.5,1,1,0
+    ... {1 2,3 1}
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "toy.arff")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write(arff)
+    ...     data = load_arff(path, labels=2)          # the last two attributes, as Mulan
+    >>> data.X.toarray(), data.Y, data.label_names
+    (array([[0.5, 1. ],
+           [0. , 2. ]]), array([[1, 0],
+           [0, 1]], dtype=uint8), ['a', 'b'])
     """
     path = os.fspath(path)
     with open(path, "rb") as f:
@@ -390,7 +526,7 @@ def load_arff(path, labels=None, name=None):
     label_pos = _label_positions(labels, attrs, relation, path)
     is_label = np.zeros(len(attrs), dtype=np.uint8)
     is_label[label_pos] = 1
-    nominal = []
+    nominal: builtins.list[dict[bytes, float] | None] = []
     for a, (attr, values, line) in enumerate(attrs):
         if values is None:
             nominal.append(None)
@@ -417,7 +553,9 @@ _LIBSVM_HEADER = re.compile(rb"# fastrank n_features=(?P<f>[0-9]{1,12}) "
                             rb"(?: zero_based=(?P<z>[01]))?[ \t]*\r?(?:\n|\Z)")
 
 
-def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=None):
+def load_libsvm(path: PathLikeStr, n_features: int | None = None, n_labels: int | None = None,
+                zero_based: bool | Literal["auto"] = "auto", name: str | None = None
+                ) -> Dataset:
     """Load a multi-label libsvm/svmlight file: ``l1,l2,... idx:val idx:val ...``.
 
     Labels are integers. With ``n_labels`` they must lie in [0, n_labels) and label j is
@@ -432,6 +570,43 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
     Feature indices and labels must be integers below 2**31 (labels may be negative when
     ``n_labels`` is not given); ``n_features`` and ``n_labels``, given or from the header,
     are bounded as described in the module docstring ("Limits").
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    n_features : int, optional
+        Number of feature columns (default: the largest index seen, or the header's).
+    n_labels : int, optional
+        Number of label columns (see above).
+    zero_based : bool or "auto", default "auto"
+        Whether feature indices start at 0.
+    name : str, optional
+        The Dataset's name (default: the file's stem).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        A malformed file (``"<file>: line <n>: ..."``), indices or labels out of range,
+        limits exceeded.
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fastrank import datasets
+    >>> yeast = datasets.load("yeast").take(range(5))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "yeast5.svm")
+    ...     datasets.save_libsvm(yeast, path)
+    ...     back = datasets.load_libsvm(path)
+    >>> back.X.shape, back.Y.shape, (back.X != yeast.X).nnz, bool((back.Y == yeast.Y).all())
+    ((5, 103), (5, 14), 0, True)
     """
     from ._ext.arff import parse_libsvm
 
@@ -478,7 +653,7 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
         names, cols = np.unique(yl, return_inverse=True)
         if names.size == 0:
             raise ValueError(f"{path}: no labels in the file; pass n_labels")
-        label_names = [str(v) for v in names]
+        label_names: Sequence[Any] = [str(v) for v in names]
     else:
         if yl.size and (yl.min() < 0 or yl.max() >= n_labels):
             bad = int(yl.min()) if yl.min() < 0 else int(yl.max())
@@ -494,7 +669,7 @@ def load_libsvm(path, n_features=None, n_labels=None, zero_based="auto", name=No
                    info={"source": os.path.abspath(path)})
 
 
-def save_libsvm(dataset, path, zero_based=False):
+def save_libsvm(dataset: Dataset, path: PathLikeStr, zero_based: bool = False) -> None:
     """Write ``dataset`` (X and Y) as a multi-label libsvm file: label columns (0-based) then
     ``index:value`` pairs (one-based unless ``zero_based``), values with 17 significant
     digits so that :func:`load_libsvm` reads back the same float64 values. A document with
@@ -505,7 +680,30 @@ def save_libsvm(dataset, path, zero_based=False):
     shape and the index base from it, so ``load_libsvm(path)`` gives back X and Y with the
     same shape and values, all-zero label or feature columns included. The label and
     feature names are not stored (they reload as "0".."Q-1" and "f0".."f{F-1}"). Written
-    atomically: an error while writing leaves ``path`` as it was."""
+    atomically: an error while writing leaves ``path`` as it was.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        An indexed data set (``X`` set).
+    path : str or os.PathLike
+        The file to write.
+    zero_based : bool, default False
+        Write zero-based feature indices.
+
+    Raises
+    ------
+    TypeError
+        ``dataset`` is not a Dataset.
+    ValueError
+        ``dataset.X`` is None (raw text not indexed yet).
+    OSError
+        The file cannot be written.
+
+    Examples
+    --------
+    See :func:`load_libsvm`.
+    """
     if not isinstance(dataset, Dataset):
         raise TypeError(f"dataset must be a fastrank.datasets.Dataset, got "
                         f"{type(dataset).__name__}")
@@ -514,6 +712,10 @@ def save_libsvm(dataset, path, zero_based=False):
     if not isinstance(zero_based, bool):
         raise TypeError(f"zero_based must be True or False, got {zero_based!r}")
     X, Y = dataset.X, dataset.Y
+    if not (sp.issparse(X) and X.format == "csr") or not isinstance(Y, np.ndarray) \
+            or Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise TypeError("dataset.X must be a CSR matrix and dataset.Y a 2-D array with a row "
+                        "per document, as Dataset makes them")
     off = 0 if zero_based else 1
     with atomic_file(path) as raw:
         f = io.TextIOWrapper(raw, encoding="ascii", newline="\n")
@@ -574,11 +776,13 @@ def _records(path, fmt):
     return [(None, rec) for rec in doc]
 
 
-_TEXT_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+_TEXT_FORMATS: dict[str, Literal["json", "jsonl", "csv"]] = {
+    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 
 
-def load_text(path, text_field="text", labels_field="labels", format=None, label_sep=",",
-              name=None):
+def load_text(path: PathLikeStr, text_field: str = "text", labels_field: str = "labels",
+              format: Literal["json", "jsonl", "csv"] | None = None, label_sep: str = ",",
+              name: str | None = None) -> Dataset:
     """Load raw documents with label lists from JSON (a list of objects), JSON Lines or CSV.
 
     ``format`` is "json", "jsonl" or "csv" (default: from the extension). In JSON a record's
@@ -586,6 +790,49 @@ def load_text(path, text_field="text", labels_field="labels", format=None, label
     split on ``label_sep``. Label columns are the distinct labels in sorted order. The result
     has ``X = None`` and ``texts``: index it with :class:`fastrank.text.TfidfIndexer` fitted
     on the training documents only.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    text_field, labels_field : str, default "text", "labels"
+        The record fields (CSV columns) of the text and of the labels.
+    format : {"json", "jsonl", "csv"}, optional
+        Default: from the extension (.json; .jsonl or .ndjson; .csv).
+    label_sep : str, default ","
+        Separator of the labels in a CSV cell.
+    name : str, optional
+        The Dataset's name (default: the file's stem).
+
+    Returns
+    -------
+    Dataset
+        With ``X = None``.
+
+    Raises
+    ------
+    ValueError
+        An unknown format, a malformed file or record (missing field, text not a string,
+        labels not strings).
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from fastrank.datasets import load_text
+    >>> records = [{"text": "cultivo de arroz", "labels": ["agro"]},
+    ...            {"text": "venda de carros", "labels": ["comercio", "auto"]}]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "docs.json")
+    ...     with open(path, "w") as f:
+    ...         json.dump(records, f)
+    ...     data = load_text(path)
+    >>> data.texts, data.label_names
+    (['cultivo de arroz', 'venda de carros'], ['agro', 'auto', 'comercio'])
+    >>> data.Y
+    array([[1, 0, 0],
+           [0, 1, 1]], dtype=uint8)
     """
     path = os.fspath(path)
     if format is None:
@@ -648,9 +895,21 @@ _EMBEDDED = {
 }
 
 
-def list():  # noqa: A001 -- the public name asked for in the API (fastrank.datasets.list)
-    """The embedded data sets: a list of dicts with name, shape, description, source,
-    licence and citation."""
+def list() -> builtins.list[dict[str, Any]]:  # noqa: A001 -- the API's public name
+    """The embedded data sets.
+
+    Returns
+    -------
+    list of dict
+        One per data set: name, documents, features, labels, description, source, licence
+        and citation.
+
+    Examples
+    --------
+    >>> from fastrank import datasets
+    >>> [(d["name"], d["documents"], d["features"], d["labels"]) for d in datasets.list()]
+    [('yeast', 2417, 103, 14)]
+    """
     return [{k: v for k, v in info.items() if k not in ("file", "sha256")}
             for info in _EMBEDDED.values()]
 
@@ -668,17 +927,50 @@ def _load_embedded(key):
                    label_names=names[info["features"]:], name=key, info=meta)
 
 
-_LOADERS_BY_EXTENSION = {".arff": load_arff, ".svm": load_libsvm, ".libsvm": load_libsvm,
-                         ".svmlight": load_libsvm, ".json": load_text, ".jsonl": load_text,
-                         ".ndjson": load_text, ".csv": load_text}
+_LOADERS_BY_EXTENSION: dict[str, Callable[..., Dataset]] = {
+    ".arff": load_arff, ".svm": load_libsvm, ".libsvm": load_libsvm, ".svmlight": load_libsvm,
+    ".json": load_text, ".jsonl": load_text, ".ndjson": load_text, ".csv": load_text}
 
 
-def load(name="yeast", **kwargs):
-    """Load an embedded data set by name (see :func:`list`; default ``"yeast"``), or a file
-    by its extension: ``.arff`` -> :func:`load_arff`, ``.svm``/``.libsvm``/``.svmlight`` ->
-    :func:`load_libsvm`, ``.json``/``.jsonl``/``.ndjson``/``.csv`` -> :func:`load_text`
-    (``kwargs`` are passed on). Embedded names win over files of the same name; so the CLI's
-    ``--dataset NAME|PATH`` can hand its argument straight to this function."""
+def load(name: PathLikeStr = "yeast", **kwargs: Any) -> Dataset:
+    """Load an embedded data set by name, or a data file by its extension.
+
+    Embedded names (see :func:`list`) win over files of the same name; so the CLI's
+    ``--dataset NAME|PATH`` can hand its argument straight to this function.
+
+    Parameters
+    ----------
+    name : str or os.PathLike, default "yeast"
+        An embedded data set's name, or a file: ``.arff`` -> :func:`load_arff`,
+        ``.svm``/``.libsvm``/``.svmlight`` -> :func:`load_libsvm`,
+        ``.json``/``.jsonl``/``.ndjson``/``.csv`` -> :func:`load_text`.
+    **kwargs
+        Passed on to the file's loader.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        An unknown name or extension, or what the loader raises.
+    FileNotFoundError
+        No such file.
+    TypeError
+        Options given for an embedded data set.
+
+    References
+    ----------
+    .. [1] A. Elisseeff and J. Weston, "A kernel method for multi-labelled classification",
+       Advances in Neural Information Processing Systems 14, 2001 (the yeast data).
+
+    Examples
+    --------
+    >>> from fastrank import datasets
+    >>> datasets.load("yeast")  # doctest: +ELLIPSIS
+    Dataset('yeast': 2417 documents, 103 features, 14 labels, cardinality 4.237, ...)
+    """
     key = os.fspath(name)
     if key in _EMBEDDED:
         if kwargs:
@@ -701,9 +993,11 @@ def _zipf_cdf(size, exponent):
     return c / c[-1]
 
 
-def make_multilabel(n_documents=1000, n_labels=20, n_features=5000, *, cardinality=2.0,
-                    doc_length=60, topic_size=200, background=0.3, label_skew=1.0,
-                    tie_density=0.0, random_state=None):
+def make_multilabel(n_documents: int = 1000, n_labels: int = 20, n_features: int = 5000, *,
+                    cardinality: float = 2.0, doc_length: int = 60, topic_size: int = 200,
+                    background: float = 0.3, label_skew: float = 1.0,
+                    tie_density: float = 0.0, random_state: RandomStateLike = None
+                    ) -> Dataset:
     """Synthetic sparse text-like documents with label sets (labelled ``synthetic``).
 
     Each label owns a "topic": ``topic_size`` random terms with Zipf(1) weights. A document
@@ -716,6 +1010,42 @@ def make_multilabel(n_documents=1000, n_labels=20, n_features=5000, *, cardinali
     of neighbour-based classifiers. ``X`` is tf-idf (eq. 2.1, idf over this collection)
     with cosine normalisation (eq. 2.2). Memory is O(n_documents * (doc_length +
     cardinality)); labels are drawn in chunks, so even 10**6 documents are fine.
+
+    Parameters
+    ----------
+    n_documents, n_labels, n_features : int, default 1000, 20, 5000
+        The shape (each >= 1).
+    cardinality : float, default 2.0
+        Mean labels per document, in [1, n_labels].
+    doc_length : int, default 60
+        Mean tokens per document (>= 1).
+    topic_size : int, default 200
+        Terms per label topic (>= 1; at most ``n_features`` are used).
+    background : float, default 0.3
+        Share of background tokens, in [0, 1].
+    label_skew : float, default 1.0
+        Zipf exponent of the label frequencies (>= 0; 0 = uniform).
+    tie_density : float, default 0.0
+        Share of duplicated documents, in [0, 1).
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds everything.
+
+    Returns
+    -------
+    Dataset
+        Named "synthetic", its parameters in ``info["params"]``.
+
+    Raises
+    ------
+    ValueError
+        A parameter out of its range.
+
+    Examples
+    --------
+    >>> from fastrank.datasets import make_multilabel
+    >>> data = make_multilabel(200, n_labels=5, n_features=300, random_state=0)
+    >>> data.X.shape, data.Y.shape, data.name
+    ((200, 300), (200, 5), 'synthetic')
     """
     from .text import tfidf_from_counts
 

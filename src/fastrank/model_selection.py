@@ -1,4 +1,4 @@
-"""Resampling estimators (ml-concepts chapter §4.5, SPEC §8; melotti2009 §3.4), with
+"""Resampling estimators (ml-concepts chapter §4.5; melotti2009 §3.4), with
 scikit-learn's splitter protocol: ``split(X, y=None, groups=None)`` yields
 ``(train_indices, test_indices)`` and ``get_n_splits()`` counts them, so every splitter here
 can be passed as ``cv=`` to scikit-learn too.
@@ -8,10 +8,14 @@ with a ``numpy.random.Generator`` successive calls continue its stream; with Non
 differ. Index arrays are sorted int64 (bootstrap training sets keep their repeats).
 """
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._typing import LabelsLike, RandomStateLike
 from ._validation import check_random_state, check_truth
 
 __all__ = ["KFold", "IterativeStratifiedKFold", "Holdout", "RepeatedSubsampling",
@@ -31,8 +35,11 @@ def _complement(n, test):
     return np.flatnonzero(mask).astype(np.int64)
 
 
+Split = tuple[np.ndarray, np.ndarray]
+
+
 class _Splitter:
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({args})"
 
@@ -42,16 +49,51 @@ class KFold(_Splitter):
     shuffled when ``shuffle`` (default True, unlike scikit-learn), are cut into
     ``n_splits`` consecutive folds whose sizes differ by at most one (the first
     ``n % n_splits`` folds are one larger); each fold is the test set once. With
-    ``shuffle=False`` the folds are exactly scikit-learn's ``KFold(n_splits)``."""
+    ``shuffle=False`` the folds are exactly scikit-learn's ``KFold(n_splits)``.
 
-    def __init__(self, n_splits=10, shuffle=True, random_state=None):
+    Parameters
+    ----------
+    n_splits : int, default 10
+        Number of folds (>= 2).
+    shuffle : bool, default True
+        Shuffle the documents before cutting the folds.
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the shuffle.
+
+    Raises
+    ------
+    ValueError
+        ``n_splits`` is not an integer >= 2.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §3.4.
+    .. [2] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
+       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
+       ch. 4, §4.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.model_selection import KFold
+    >>> for train, test in KFold(3, shuffle=False).split(np.zeros((7, 5))):
+    ...     print(train, test)
+    [3 4 5 6] [0 1 2]
+    [0 1 2 5 6] [3 4]
+    [0 1 2 3 4] [5 6]
+    """
+
+    def __init__(self, n_splits: int = 10, shuffle: bool = True,
+                 random_state: RandomStateLike = None) -> None:
         if not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
             raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
         self.n_splits = int(n_splits)
         self.shuffle = bool(shuffle)
         self.random_state = random_state
 
-    def get_n_splits(self, X=None, y=None, groups=None):
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """Number of splits (scikit-learn's splitter protocol; the arguments are ignored)."""
         return self.n_splits
 
     def _order(self, n):
@@ -59,7 +101,28 @@ class KFold(_Splitter):
             return np.arange(n)
         return check_random_state(self.random_state).permutation(n)
 
-    def split(self, X, y=None, groups=None):
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[Split]:
+        """Yield the ``(train, test)`` indices of each fold.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, ...)
+            The documents (only their number is used).
+        y : array-like, optional
+            Ignored.
+        groups : None
+            Ignored (scikit-learn's splitter protocol).
+
+        Yields
+        ------
+        train, test : ndarray of int64
+            Sorted document indices.
+
+        Raises
+        ------
+        ValueError
+            An empty data set, or fewer documents than folds.
+        """
         n = _n_documents(X)
         if self.n_splits > n:
             raise ValueError(f"n_splits={self.n_splits} is larger than the {n} documents")
@@ -84,17 +147,61 @@ class IterativeStratifiedKFold(KFold):
     wishes of the document's labels. Documents without labels go to the folds that want
     the most documents. Documents are visited in a random order drawn from
     ``random_state``; ``split`` needs ``y`` (a 0/1 label matrix or a sparse matrix).
+
+    Parameters
+    ----------
+    n_splits : int, default 10
+        Number of folds (>= 2).
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the visiting order and the random tie choices.
+
+    Raises
+    ------
+    ValueError
+        ``n_splits`` is not an integer >= 2.
+
+    References
+    ----------
+    .. [1] K. Sechidis, G. Tsoumakas and I. Vlahavas, "On the stratification of multi-label
+       data", ECML PKDD 2011, LNCS 6913, 145-158.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.model_selection import IterativeStratifiedKFold
+    >>> Y = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [1, 1], [1, 1], [0, 0], [0, 0]])
+    >>> folds = IterativeStratifiedKFold(2, random_state=0).folds(Y)
+    >>> folds
+    array([1, 0, 1, 0, 1, 0, 1, 0])
+    >>> Y[folds == 0].sum(axis=0), Y[folds == 1].sum(axis=0)   # each label split evenly
+    (array([2, 2]), array([2, 2]))
     """
 
-    def __init__(self, n_splits=10, random_state=None):
+    def __init__(self, n_splits: int = 10, random_state: RandomStateLike = None) -> None:
         super().__init__(n_splits=n_splits, shuffle=True, random_state=random_state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"IterativeStratifiedKFold(n_splits={self.n_splits}, " \
                f"random_state={self.random_state!r})"
 
-    def folds(self, y):
-        """The fold (0..k-1) of every document."""
+    def folds(self, y: LabelsLike) -> np.ndarray:
+        """The fold of every document.
+
+        Parameters
+        ----------
+        y : 0/1 array (dense or sparse), shape (n_documents, n_labels)
+            The labels.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_documents,)
+            Fold numbers 0..n_splits-1.
+
+        Raises
+        ------
+        ValueError
+            ``y`` not a 0/1 matrix, or fewer documents than folds.
+        """
         Y = sp.csr_matrix(check_truth(y, name="y"))
         n, q = Y.shape
         k = self.n_splits
@@ -135,7 +242,28 @@ class IterativeStratifiedKFold(KFold):
             want[m] -= 1
         return fold
 
-    def split(self, X, y=None, groups=None):
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[Split]:
+        """Yield the ``(train, test)`` indices of each fold.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, ...)
+            The documents (only their number is used).
+        y : 0/1 array (dense or sparse), shape (n_documents, n_labels)
+            The labels (required).
+        groups : None
+            Ignored (scikit-learn's splitter protocol).
+
+        Yields
+        ------
+        train, test : ndarray of int64
+            Sorted document indices.
+
+        Raises
+        ------
+        ValueError
+            No ``y``, ``X`` and ``y`` of different lengths, or see :meth:`folds`.
+        """
         if y is None:
             raise ValueError("IterativeStratifiedKFold.split needs y (the label matrix)")
         n = _n_documents(X)
@@ -164,19 +292,72 @@ def _test_count(test_size, n):
 class RepeatedSubsampling(_Splitter):
     """Repeated random subsampling ("amostragem aleatória", ml-concepts §4.5): ``n_repeats``
     independent random splits, each with ``test_size`` test documents (a fraction, rounded
-    up, or a count) and the rest for training."""
+    up, or a count) and the rest for training.
 
-    def __init__(self, n_repeats=10, test_size=1 / 3, random_state=None):
+    Parameters
+    ----------
+    n_repeats : int, default 10
+        Number of splits (>= 1).
+    test_size : float in (0, 1) or int, default 1/3
+        Test fraction (rounded up) or count.
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the splits.
+
+    Raises
+    ------
+    ValueError
+        ``n_repeats`` is not an integer >= 1.
+
+    References
+    ----------
+    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
+       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
+       ch. 4, §4.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.model_selection import RepeatedSubsampling
+    >>> for train, test in RepeatedSubsampling(2, test_size=2, random_state=0).split(np.zeros(5)):
+    ...     print(train, test)
+    [0 1 3] [2 4]
+    [0 2 3] [1 4]
+    """
+
+    def __init__(self, n_repeats: int = 10, test_size: float | int = 1 / 3,
+                 random_state: RandomStateLike = None) -> None:
         if not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
             raise ValueError(f"n_repeats must be an integer >= 1, got {n_repeats!r}")
         self.n_repeats = int(n_repeats)
         self.test_size = test_size
         self.random_state = random_state
 
-    def get_n_splits(self, X=None, y=None, groups=None):
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """Number of splits (scikit-learn's splitter protocol; the arguments are ignored)."""
         return self.n_repeats
 
-    def split(self, X, y=None, groups=None):
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[Split]:
+        """Yield the ``(train, test)`` indices of each split.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, ...)
+            The documents (only their number is used).
+        y : array-like, optional
+            Ignored.
+        groups : None
+            Ignored (scikit-learn's splitter protocol).
+
+        Yields
+        ------
+        train, test : ndarray of int64
+            Sorted document indices.
+
+        Raises
+        ------
+        ValueError
+            An empty data set, or a ``test_size`` leaving an empty part.
+        """
         n = _n_documents(X)
         n_test = _test_count(self.test_size, n)
         rng = check_random_state(self.random_state)
@@ -189,17 +370,62 @@ class RepeatedSubsampling(_Splitter):
 class Holdout(RepeatedSubsampling):
     """Holdout (ml-concepts §4.5): one split, a fraction p of the documents for training and
     ``test_size`` = 1 - p for testing (typical p = 2/3, the default). With
-    ``shuffle=False`` the test set is the last documents, in file order."""
+    ``shuffle=False`` the test set is the last documents, in file order.
 
-    def __init__(self, test_size=1 / 3, shuffle=True, random_state=None):
+    Parameters
+    ----------
+    test_size : float in (0, 1) or int, default 1/3
+        Test fraction (rounded up) or count.
+    shuffle : bool, default True
+        Draw the test set at random (else: the last documents).
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the draw.
+
+    References
+    ----------
+    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
+       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
+       ch. 4, §4.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.model_selection import Holdout
+    >>> list(Holdout(test_size=0.25, shuffle=False).split(np.zeros(8)))
+    [(array([0, 1, 2, 3, 4, 5]), array([6, 7]))]
+    """
+
+    def __init__(self, test_size: float | int = 1 / 3, shuffle: bool = True,
+                 random_state: RandomStateLike = None) -> None:
         super().__init__(n_repeats=1, test_size=test_size, random_state=random_state)
         self.shuffle = bool(shuffle)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Holdout(test_size={self.test_size!r}, shuffle={self.shuffle}, " \
                f"random_state={self.random_state!r})"
 
-    def split(self, X, y=None, groups=None):
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[Split]:
+        """Yield the one ``(train, test)`` split.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, ...)
+            The documents (only their number is used).
+        y : array-like, optional
+            Ignored.
+        groups : None
+            Ignored (scikit-learn's splitter protocol).
+
+        Yields
+        ------
+        train, test : ndarray of int64
+            Sorted document indices.
+
+        Raises
+        ------
+        ValueError
+            An empty data set, or a ``test_size`` leaving an empty part.
+        """
         if self.shuffle:
             yield from super().split(X)
             return
@@ -209,14 +435,59 @@ class Holdout(RepeatedSubsampling):
 
 
 class LeaveOneOut(_Splitter):
-    """Leave-one-out (ml-concepts §4.5): n splits, each testing on one document."""
+    """Leave-one-out (ml-concepts §4.5): n splits, each testing on one document.
 
-    def get_n_splits(self, X=None, y=None, groups=None):
+    References
+    ----------
+    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
+       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
+       ch. 4, §4.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.model_selection import LeaveOneOut
+    >>> for train, test in LeaveOneOut().split(np.zeros(3)):
+    ...     print(train, test)
+    [1 2] [0]
+    [0 2] [1]
+    [0 1] [2]
+    """
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """Number of splits: the number of documents of ``X``.
+
+        Raises
+        ------
+        ValueError
+            ``X`` is None or empty.
+        """
         if X is None:
             raise ValueError("LeaveOneOut.get_n_splits needs X (the number of documents)")
         return _n_documents(X)
 
-    def split(self, X, y=None, groups=None):
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[Split]:
+        """Yield the ``(train, test)`` indices of each split.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, ...)
+            The documents (only their number is used).
+        y : array-like, optional
+            Ignored.
+        groups : None
+            Ignored (scikit-learn's splitter protocol).
+
+        Yields
+        ------
+        train, test : ndarray of int64
+            Sorted document indices.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 documents.
+        """
         n = _n_documents(X)
         if n < 2:
             raise ValueError("leave-one-out needs at least 2 documents")
@@ -229,18 +500,71 @@ class Bootstrap(_Splitter):
     training sets is n documents drawn with replacement (sorted, repeats kept); the test
     set is the documents never drawn (out of bag, on average 36.8%). A draw whose out-of-bag
     set is empty is redrawn. The *e0* estimate is the mean of the out-of-bag scores; the
-    *.632* estimate combines it with the resubstitution score: :func:`bootstrap_632`."""
+    *.632* estimate combines it with the resubstitution score: :func:`bootstrap_632`.
 
-    def __init__(self, n_iterations=200, random_state=None):
+    Parameters
+    ----------
+    n_iterations : int, default 200
+        Number of bootstrap samples (>= 1).
+    random_state : None, int or numpy.random.Generator, default None
+        Seeds the draws.
+
+    Raises
+    ------
+    ValueError
+        ``n_iterations`` is not an integer >= 1.
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman &
+       Hall, 1993.
+    .. [2] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
+       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
+       ch. 4, §4.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.model_selection import Bootstrap
+    >>> for train, test in Bootstrap(2, random_state=0).split(np.zeros(5)):
+    ...     print(train, test)
+    [1 1 2 3 4] [0]
+    [0 0 0 0 4] [1 2 3]
+    """
+
+    def __init__(self, n_iterations: int = 200, random_state: RandomStateLike = None) -> None:
         if not isinstance(n_iterations, (int, np.integer)) or n_iterations < 1:
             raise ValueError(f"n_iterations must be an integer >= 1, got {n_iterations!r}")
         self.n_iterations = int(n_iterations)
         self.random_state = random_state
 
-    def get_n_splits(self, X=None, y=None, groups=None):
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """Number of splits (scikit-learn's splitter protocol; the arguments are ignored)."""
         return self.n_iterations
 
-    def split(self, X, y=None, groups=None):
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[Split]:
+        """Yield the ``(train, test)`` indices of each bootstrap sample (training indices
+        repeat).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, ...)
+            The documents (only their number is used).
+        y : array-like, optional
+            Ignored.
+        groups : None
+            Ignored (scikit-learn's splitter protocol).
+
+        Yields
+        ------
+        train, test : ndarray of int64
+            Sorted document indices.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 documents.
+        """
         n = _n_documents(X)
         if n < 2:
             raise ValueError("the bootstrap needs at least 2 documents")
@@ -254,12 +578,40 @@ class Bootstrap(_Splitter):
             yield train.astype(np.int64), test
 
 
-def bootstrap_632(oob_scores, resubstitution_score):
+def bootstrap_632(oob_scores: npt.ArrayLike, resubstitution_score: float) -> float:
     """Efron's .632 bootstrap estimate: ``(1 - w) * resubstitution + w * e0`` with
     w = 1 - 1/e ~ 0.632 (the chance that a document is drawn at least once), where e0 is
     the mean of the out-of-bag scores of the :class:`Bootstrap` iterations and the
     resubstitution score is measured on the training data of a model fitted on all
-    documents. Works for an error or any other per-split score (it is linear)."""
+    documents. Works for an error or any other per-split score (it is linear).
+
+    Parameters
+    ----------
+    oob_scores : array-like, shape (n_iterations,)
+        Out-of-bag score of each :class:`Bootstrap` iteration.
+    resubstitution_score : float
+        Score on the training data of a model fitted on all documents.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Empty, not 1-D or non-finite ``oob_scores``; non-finite ``resubstitution_score``.
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman &
+       Hall, 1993.
+
+    Examples
+    --------
+    >>> from fastrank.model_selection import bootstrap_632
+    >>> round(bootstrap_632([.3, .35, .25], resubstitution_score=.1), 4)
+    0.2264
+    """
     oob = np.asarray(oob_scores, dtype=np.float64)
     if oob.ndim != 1 or oob.size == 0 or not np.isfinite(oob).all():
         raise ValueError("oob_scores must be a non-empty 1-D sequence of finite numbers")

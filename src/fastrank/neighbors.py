@@ -1,5 +1,5 @@
-"""Exact top-k cosine neighbours and the lazy classifiers built on them (melotti2009 §2.4–2.5,
-SPEC §5): the multi-label kNN and ML-kNN (Zhang & Zhou 2007).
+"""Exact top-k cosine neighbours and the lazy classifiers built on them (melotti2009 §2.4–2.5):
+the multi-label kNN and ML-kNN (Zhang & Zhou 2007).
 
 Similarity is the cosine of eq. 2.3, ``cos(d_j, d_m) = d_j·d_m / (|d_j| |d_m|)``; a document
 with no non-zero feature has cosine 0 with every document (as scikit-learn's
@@ -36,17 +36,19 @@ base and merging their top-k by the same order gives exactly the search of the w
 (what :class:`fastrank.dask.ShardedEstimator` does).
 """
 import numbers
-from typing import Any
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._base import MultiLabelEstimator
 from ._ext import neighbors as _kernel
+from ._typing import LabelsLike, MatrixLike
 from ._validation import check_features, check_option
 
-# dense search: one (BLOCK_QUERIES x BLOCK_BASE) similarity block per thread in memory
+#: Dense search: one (BLOCK_QUERIES x BLOCK_BASE) similarity block per thread in memory.
 BLOCK_QUERIES = 256
+#: See :data:`BLOCK_QUERIES`.
 BLOCK_BASE = 4096
 # KNN scores queries in chunks of at most this many (query, neighbour) pairs
 _CHUNK_PAIRS = 1 << 23
@@ -137,18 +139,20 @@ def _check_k(k, available, what):
     return int(k)
 
 
-def topk_cosine(Q, B, k, exclude_self=False):
+def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` base documents most cosine-similar to each query (exact search).
 
     Parameters
     ----------
     Q : array-like or sparse matrix, shape (n_queries, n_features)
+        The queries.
     B : array-like or sparse matrix, shape (n_base, n_features)
         Dense float32/float64 or sparse (searched as CSR; a dense operand is converted to CSR
         when the other is sparse). float32 is kept only when both are float32.
     k : int or None
         Neighbours per query; None means all of ``B``.
-    exclude_self : bool
+    exclude_self : bool, default False
         Query ``i`` never gets base document ``i`` as a neighbour (for Q = B, e.g. ML-kNN
         training); requires ``n_queries == n_base``.
 
@@ -164,10 +168,39 @@ def topk_cosine(Q, B, k, exclude_self=False):
     indices : ndarray of int64, shape (n_queries, k)
         Base indices, sorted by similarity descending, then index ascending.
 
-    Rows are scaled and their norms computed once; memory beyond the inputs and outputs is one bounded similarity
-    block (dense) or one ``n_base`` accumulator (CSR) per thread. Up to this tie order, the
-    result equals scikit-learn's ``NearestNeighbors(metric="cosine", algorithm="brute")`` with
-    distance ``1 - similarity``.
+    Raises
+    ------
+    ValueError
+        Different numbers of features, ``k`` < 1 or beyond the base, ``exclude_self`` with
+        different numbers of queries and base documents, empty or non-finite input.
+    TypeError
+        A ``k`` that is not an int or None, non-numeric input.
+
+    Notes
+    -----
+    Rows are scaled and their norms computed once; memory beyond the inputs and outputs is
+    one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread. Up
+    to this tie order, the result equals scikit-learn's
+    ``NearestNeighbors(metric="cosine", algorithm="brute")`` with distance
+    ``1 - similarity``.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §2.4.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank import topk_cosine
+    >>> B = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [0, 0, 1, 1], [0, 1, 0, 1]], dtype=float)
+    >>> sims, idx = topk_cosine([[1, 1, 1, 0], [0, 0, 0, 1]], B, k=2)
+    >>> np.round(sims, 4)     # exact ties, broken by base index
+    array([[0.8165, 0.8165],
+           [0.7071, 0.7071]])
+    >>> idx
+    array([[0, 1],
+           [2, 3]])
     """
     Qv = check_features(Q, "Q")
     Bv = Qv if B is Q else check_features(B, "B")
@@ -195,19 +228,22 @@ def _label_lists(Y):
 class _NeighborClassifier(MultiLabelEstimator):
     """Training documents kept as given; predictions search them for neighbours."""
 
-    _fitted_arrays = ("X_fit_", "Y_")
+    _fitted_arrays: tuple[str, ...] = ("X_fit_", "Y_")
 
     def _store(self, X, Y):
         self.X_fit_ = X
         self.Y_ = Y
 
     def _loaded_problem(self):
+        self._check_params()
         X, Y = self.X_fit_, self.Y_
         if X.ndim != 2 or X.shape[1] != self.n_features_in_ or X.shape[0] < 1:
             return "X_fit_ is not a (n_train, n_features_in_) matrix"
+        self.X_fit_ = check_features(X, "X_fit_")  # real, finite (not copied if float C-order)
         if Y.dtype != np.uint8 or Y.shape != (X.shape[0], self.classes_.shape[0]) \
                 or np.any(Y > 1):
             return "Y_ is not a 0/1 uint8 (n_train, n_labels) matrix"
+        self._training_k(X.shape[0])
         return None
 
     def _queries(self, X):
@@ -219,12 +255,50 @@ class _NeighborClassifier(MultiLabelEstimator):
         X, B = _same_kind(X, self.X_fit_)
         return _unit_rows(X), _Base(B)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """0/1 matrix (uint8, n_documents × n_labels) by the model's rule (see class doc)."""
+    def predict(self, X: MatrixLike) -> np.ndarray:
+        """Predicted label sets by the model's rule (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+
+        Returns
+        -------
+        ndarray of uint8, shape (n_documents, n_labels)
+            1 where the label is assigned; columns in ``classes_`` order.
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            ``X`` has another number of features than the training data, or is empty or
+            non-finite.
+        """
         return self._decide(X)[1]
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Belief matrix (float64 in [0, 1], n_documents × n_labels)."""
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
+        """Beliefs ``f(d, c)`` of every label (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, n_labels)
+            Beliefs in [0, 1]; columns in ``classes_`` order.
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            ``X`` has another number of features than the training data, or is empty or
+            non-finite.
+        """
         return self._decide(X)[0]
 
 
@@ -249,17 +323,75 @@ class KNN(_NeighborClassifier):
     sets). ``score(X, Y)`` is the tie-aware average precision of the beliefs (see
     :meth:`fastrank._base.MultiLabelEstimator.score`), not subset accuracy.
 
-    Attributes: ``X_fit_``, ``Y_`` (uint8 indicator matrix), ``classes_`` (label names),
-    ``n_features_in_``, ``feature_names_in_`` (when fitted on a DataFrame).
+    Parameters
+    ----------
+    k : int or None, default None
+        Number of neighbours; None uses every training document.
+    aggregate : {"max", "sum", "count"}, default "max"
+        How the neighbours' cosines make a belief (see above).
+
+    Attributes
+    ----------
+    X_fit_ : ndarray or scipy.sparse.csr_matrix, shape (n_train, n_features)
+        The training documents.
+    Y_ : ndarray of uint8, shape (n_train, n_labels)
+        Their labels, as an indicator matrix.
+    classes_ : ndarray, shape (n_labels,)
+        The label names (0..q-1 for an indicator matrix, the sorted labels for label sets).
+    n_features_in_ : int
+        Number of features.
+    feature_names_in_ : ndarray of str
+        Column names, when fitted on a DataFrame.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §2.4.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank import KNN
+    >>> X = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [0, 0, 1, 1], [0, 1, 0, 1]], dtype=float)
+    >>> Y = [{"a"}, {"a", "b"}, {"b", "c"}, {"c"}]
+    >>> model = KNN(k=2).fit(X, Y)
+    >>> model.classes_
+    array(['a', 'b', 'c'], dtype='<U1')
+    >>> np.round(model.decision_function([[1, 1, 1, 0]]), 4)
+    array([[0.8165, 0.8165, 0.    ]])
+    >>> model.predict([[1, 1, 1, 0]])
+    array([[1, 1, 0]], dtype=uint8)
     """
 
-    def __init__(self, k: int | None = None, aggregate: str = "max") -> None:
+    def __init__(self, k: int | None = None,
+                 aggregate: Literal["max", "sum", "count"] = "max") -> None:
         self.k = k
         self.aggregate = aggregate
 
-    def fit(self, X: Any, Y: Any) -> "KNN":
-        """Store the training documents (lazy learner). Labels without a positive example are
-        allowed (their belief is always 0)."""
+    def fit(self, X: MatrixLike, Y: LabelsLike) -> "KNN":
+        """Store the training documents (lazy learner).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_train, n_features)
+            Training documents (float32/float64, dense or CSR, kept as given).
+        Y : 0/1 array (dense or sparse) of shape (n_train, n_labels), or list of label sets
+            Their labels. Labels without a positive example are allowed (their belief is
+            always 0).
+
+        Returns
+        -------
+        KNN
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            An unknown ``aggregate``, ``k`` < 1 or beyond the training set, ``X`` and ``Y``
+            with different numbers of documents, empty or non-finite ``X``, ``Y`` not 0/1.
+        TypeError
+            A ``k`` that is not an int or None.
+        """
         self._check_params()
         X, Y = self._check_fit_input(X, Y)
         self._training_k(X.shape[0])
@@ -317,9 +449,41 @@ class MLkNN(_NeighborClassifier):
     ``MultiOutputClassifier``. ``score(X, Y)`` is the tie-aware average precision of the
     beliefs (see :meth:`fastrank._base.MultiLabelEstimator.score`), not subset accuracy.
 
-    Attributes: ``X_fit_``, ``Y_``, ``prior_`` (q,), ``cond_true_`` / ``cond_false_``
-    (q × (k+1), the likelihoods), ``classes_``, ``n_features_in_``, ``feature_names_in_``
-    (when fitted on a DataFrame).
+    Parameters
+    ----------
+    k : int, default 10
+        Number of neighbours.
+    s : float, default 1.0
+        Smoothing (>= 0); 1 is Laplace smoothing.
+
+    Attributes
+    ----------
+    X_fit_, Y_, classes_, n_features_in_, feature_names_in_
+        As for :class:`KNN`.
+    prior_ : ndarray of float64, shape (n_labels,)
+        ``P(H1^c)``.
+    cond_true_, cond_false_ : ndarray of float64, shape (n_labels, k + 1)
+        The likelihoods ``P(E_δ^c | H1^c)`` and ``P(E_δ^c | H0^c)``, indexed by ``δ``.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §2.5, Fig. 2.3.
+    .. [2] M.-L. Zhang and Z.-H. Zhou, "ML-KNN: A lazy learning approach to multi-label
+       learning", Pattern Recognition 40(7), 2038-2048, 2007.
+
+    Examples
+    --------
+    >>> from fastrank import MLkNN, datasets
+    >>> from fastrank.metrics import average_precision
+    >>> data = datasets.load("yeast")
+    >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+    >>> model = MLkNN(k=10).fit(train.X, train.Y)
+    >>> beliefs = model.predict_proba(test.X)
+    >>> beliefs.shape
+    (417, 14)
+    >>> round(average_precision(test.Y, beliefs), 3)
+    0.764
     """
 
     _fitted_arrays = ("X_fit_", "Y_", "prior_", "cond_true_", "cond_false_")
@@ -328,9 +492,30 @@ class MLkNN(_NeighborClassifier):
         self.k = k
         self.s = s
 
-    def fit(self, X: Any, Y: Any) -> "MLkNN":
+    def fit(self, X: MatrixLike, Y: LabelsLike) -> "MLkNN":
         """Priors and likelihoods from the training set's own neighbourhoods (Fig. 2.3,
-        steps 1–13)."""
+        steps 1–13).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_train, n_features)
+            Training documents (float32/float64, dense or CSR, kept as given).
+        Y : 0/1 array (dense or sparse) of shape (n_train, n_labels), or list of label sets
+            Their labels.
+
+        Returns
+        -------
+        MLkNN
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 training documents, ``k`` < 1 or not below the number of training
+            documents, a negative or non-finite ``s``, invalid ``X`` or ``Y``.
+        TypeError
+            ``k`` is not an int.
+        """
         self._check_params()
         X, Y = self._check_fit_input(X, Y)
         k = self._training_k(X.shape[0])
@@ -376,14 +561,18 @@ class MLkNN(_NeighborClassifier):
 
     def _loaded_problem(self):
         problem = super()._loaded_problem()
+        if problem is not None:
+            return problem
         q = self.classes_.shape[0]
-        if problem is None and (self.prior_.shape != (q,)
-                                or self.cond_true_.ndim != 2
-                                or self.cond_true_.shape[0] != q
-                                or self.cond_false_.shape != self.cond_true_.shape
-                                or not 2 <= self.cond_true_.shape[1] <= self.X_fit_.shape[0]):
-            problem = "prior_ / cond_true_ / cond_false_ do not match the labels and k"
-        return problem
+        for name, shape, what in (("prior_", (q,), "(n_labels,)"),
+                                  ("cond_true_", (q, self.k + 1), "(n_labels, k + 1)"),
+                                  ("cond_false_", (q, self.k + 1), "(n_labels, k + 1)")):
+            table = getattr(self, name)
+            if table.dtype != np.float64 or table.shape != shape:
+                return f"{name} is not a float64 array of shape {what} = {shape}"
+            if not np.all((table >= 0) & (table <= 1)):  # NaN fails too
+                return f"{name} holds values that are not probabilities in [0, 1]"
+        return None
 
     @staticmethod
     def _likelihood(counts, s, k):
@@ -398,9 +587,27 @@ class MLkNN(_NeighborClassifier):
         _kernel.label_counts(idx, y_indptr, y_indices, delta)
         return delta
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Posterior ``P(H1^c | E)`` of every label (float64, n_documents × n_labels): the
-        beliefs of :meth:`decision_function`."""
+    def predict_proba(self, X: MatrixLike) -> np.ndarray:
+        """Posterior ``P(H1^c | E)`` of every label: the beliefs of
+        :meth:`decision_function`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, n_labels)
+            Column ``c`` is the probability that label ``c`` applies.
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            ``X`` has another number of features than the training data, or is invalid.
+        """
         return self._decide(X)[0]
 
     def _decide(self, X):

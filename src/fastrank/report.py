@@ -27,16 +27,21 @@ import html
 import io
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as _sps
 
 from ._atomic import atomic_file, check_regular, replace_together
+from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
 from .stats import critical_difference_diagram, friedman
-from .study import CLASSIFIERS, LOWER_IS_BETTER, TIE_LETTERS
+from .study import CLASSIFIERS, LOWER_IS_BETTER, TIE_LETTERS, StudyResult
 
+#: ranking type -> the name shown in tables and figures
 TIE_NAMES = {"ordinal": "Ordinal", "dense": "Dense", "standard": "Standard",
              "modified": "Modified", "expected": "Expected"}
 
@@ -57,34 +62,64 @@ MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r
 
 #: the output files of a study, beside ``figures/`` (see :func:`write_study`)
 OUTPUT_FILES = ("results.json", "tables.md", "report.html")
+#: the folder of the figure files, inside the output folder
 FIGURES_DIR = "figures"
 _FIGURE_FILE = re.compile(r"(ties|cd-[a-z-]+|metric-[a-z0-9_]+)\.(svg|pdf)")
 
 
-def metric_name(metric):
-    """The readable name of a metric key ("f1_macro_c" -> "F1 (macro, category)")."""
+def metric_name(metric: str) -> str:
+    """The readable name of a metric key (the key itself when unknown).
+
+    Examples
+    --------
+    >>> from fastrank.report import metric_name
+    >>> metric_name("f1_macro_c")
+    'F1 (macro, category)'
+    """
     return METRIC_NAMES.get(metric, metric)
 
 
-def direction(metric):
+def direction(metric: str) -> str:
     """"lower is better" for the losses (one-error, coverage, ranking and Hamming loss),
-    "higher is better" for every other metric."""
+    "higher is better" for every other metric.
+
+    Examples
+    --------
+    >>> from fastrank.report import direction
+    >>> direction("coverage"), direction("average_precision")
+    ('lower is better', 'higher is better')
+    """
     return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
 
 
-def interval(values, alpha=0.05):
+def interval(values: npt.ArrayLike, alpha: float = 0.05) -> tuple[float, float]:
     """Mean of ``values`` and the half-width of its two-sided ``1 - alpha`` Student-t
     confidence interval.
 
     Parameters
     ----------
-    values : 1-D array of at least two finite floats (one per fold)
-    alpha : float in (0, 1)
+    values : array-like of float, shape (n,)
+        At least two finite values (one per fold).
+    alpha : float, default 0.05
+        In (0, 1).
 
     Returns
     -------
-    (mean, half_width) : floats; the interval is ``mean ± half_width`` with
+    mean, half_width : float
+        The interval is ``mean ± half_width`` with
         ``half_width = t_{1-alpha/2, n-1} * std(values, ddof=1) / sqrt(n)``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than 2 values, not 1-D, or ``alpha`` outside (0, 1).
+
+    Examples
+    --------
+    >>> from fastrank.report import interval
+    >>> mean, half = interval([0.5, 0.6, 0.7])
+    >>> round(mean, 4), round(half, 4)
+    (0.6, 0.2484)
     """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.size < 2:
@@ -98,12 +133,45 @@ def interval(values, alpha=0.05):
 
 
 class Table:
-    """A titled table: ``header`` (list of str) and ``rows`` (list of lists of str)."""
+    """A titled table, rendered as Markdown, HTML or plain text.
 
-    def __init__(self, title, header, rows, note=""):
+    Parameters
+    ----------
+    title : str
+        The table's title.
+    header : list of str
+        Column names.
+    rows : list of list of str
+        The cells.
+    note : str, default ""
+        A note shown with the table.
+
+    Examples
+    --------
+    >>> from fastrank.report import Table
+    >>> table = Table("Toy", ["metric", "value"], [["coverage", "1.5"], ["a|b", "2"]])
+    >>> print(table.markdown())
+    ### Toy
+    <BLANKLINE>
+    | metric | value |
+    |---|---|
+    | coverage | 1.5 |
+    | a\\|b | 2 |
+    <BLANKLINE>
+    >>> print(table.text())
+    Toy
+    metric    value
+    --------  -----
+    coverage  1.5
+    a|b       2
+    """
+
+    def __init__(self, title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
+                 note: str = "") -> None:
         self.title, self.header, self.rows, self.note = title, header, rows, note
 
-    def markdown(self, level=3):
+    def markdown(self, level: int = 3) -> str:
+        """The table in Markdown, under a heading of ``level`` (a literal ``|`` escaped)."""
         lines = [f"{'#' * level} {self.title}", ""]
         if self.note:
             lines += [self.note, ""]
@@ -114,7 +182,8 @@ class Table:
         lines += [cells(row) for row in self.rows]
         return "\n".join(lines) + "\n"
 
-    def html(self):
+    def html(self) -> str:
+        """The table in HTML (``<h3>`` title, note, ``<table>``), text escaped."""
         esc = html.escape
         head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
         body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
@@ -123,7 +192,7 @@ class Table:
         return (f"<h3>{esc(self.title)}</h3>{note}<table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>")
 
-    def text(self):
+    def text(self) -> str:
         """Plain-text columns for a terminal (title, rows, then the note)."""
         widths = [max(len(r[i]) for r in (self.header, *self.rows))
                   for i in range(len(self.header))]
@@ -184,10 +253,43 @@ def _partial_order_table(result, metrics, alpha):
              + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in result.ties) + ".")
 
 
-def tables(result, alpha=0.05, timings=True):
+def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> list[Table]:
     """The report's tables, in order: data set, configuration, tie statistics, means,
     t statistics per metric (Tables 4.x), partial orders (Tables 5.1/5.2), recommendation
-    (Table 5.3) and, optionally, timings."""
+    (Table 5.3) and, optionally, timings.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+    timings : bool, default True
+        Include the table of timings (measurements, not results).
+
+    Returns
+    -------
+    list of Table
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009,
+       Tables 4.x, 5.1-5.3.
+
+    Examples
+    --------
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> print(tables(result, timings=False)[-1].text())    # doctest: +ELLIPSIS
+    Appropriate ranking per metric (Table 5.3)
+    metric                       better is  experiments  choice (thesis)
+    ---------------------------  ---------  -----------  ---------------
+    One-error                    lower      D/P/M        M
+    Coverage                     lower      M            M
+    ...
+    """
     out = []
     ds = result.dataset
     out.append(Table("Data set", ["property", "value"],
@@ -241,21 +343,72 @@ def tables(result, alpha=0.05, timings=True):
     return out
 
 
-def render_markdown(result, alpha=0.05):
+def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
+    """The ``tables.md`` of a study: a title and every table of :func:`tables`.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
+    Returns
+    -------
+    str
+        Markdown.
+
+    Examples
+    --------
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> render_markdown(result).splitlines()[:3]
+    ['# fastrank tie study: yeast', '', '### Data set']
+    """
     title = f"# fastrank tie study: {result.dataset.get('name', '')}\n\n"
     return title + "\n".join(t.markdown() for t in tables(result, alpha))
 
 
+#: the start of the last line of :func:`terminal_summary`
 REPORT_LINE = "Report: "
 
 
-def terminal_summary(result, alpha=0.05, report_path=None):
+def terminal_summary(result: StudyResult, alpha: float = 0.05,
+                     report_path: PathLikeStr | None = None) -> str:
     """A plain-text summary for the terminal.
 
     The mean ± sd over folds of :data:`MAIN_METRICS` per classifier and ranking type
     (``*``: differs from ordinal, paired t-test at ``alpha``), the partial orders of every
     metric (Tables 5.1/5.2), and a last line :data:`REPORT_LINE` followed by
     ``report_path`` -- left for the caller to append when ``report_path`` is None.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+    report_path : str or os.PathLike, optional
+        The report's path, for the last line.
+
+    Returns
+    -------
+    str
+        Lines separated by newlines, without a final newline.
+
+    Examples
+    --------
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> summary = terminal_summary(result, report_path="out/report.html").splitlines()
+    >>> print(summary[0])  # doctest: +ELLIPSIS
+    fastrank tie study: yeast — mean ± sd over 3 folds (* differs from ordinal: ...)
+    >>> print(summary[5])
+    One-error             0.4233 ± 0.0351  0.6900 ± 0.0608*  0.6900 ± 0.0608*  0.6900 ± 0.0608*
+    >>> summary[-1]
+    'Report: out/report.html'
     """
     compare = _compares_ordinal(result)
     metrics = [m for m in MAIN_METRICS if m in result.metrics]
@@ -280,30 +433,61 @@ def terminal_summary(result, alpha=0.05, report_path=None):
 _STYLE_OF = {"ordinal": ("#000000", "o"), "dense": ("#E69F00", "^"),
              "standard": ("#0072B2", "s"), "modified": ("#009E73", "D"),
              "expected": ("#CC79A7", "v")}
-_RC = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7.5,
-       "ytick.labelsize": 7.5, "legend.fontsize": 7.5, "axes.spines.top": False,
-       "axes.spines.right": False, "axes.grid": True, "axes.grid.axis": "y",
-       "grid.color": "#dddddd", "grid.linewidth": 0.6, "axes.linewidth": 0.8,
-       "lines.linewidth": 1.0, "svg.fonttype": "none", "svg.hashsalt": "fastrank",
-       "pdf.fonttype": 42, "font.family": "DejaVu Sans"}
+_RC: Any = {  # matplotlib's rcParams (its annotations list every key as a Literal)
+    "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7.5,
+    "ytick.labelsize": 7.5, "legend.fontsize": 7.5, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.grid": True, "axes.grid.axis": "y",
+    "grid.color": "#dddddd", "grid.linewidth": 0.6, "axes.linewidth": 0.8,
+    "lines.linewidth": 1.0, "svg.fonttype": "none", "svg.hashsalt": "fastrank",
+    "pdf.fonttype": 42, "font.family": "DejaVu Sans"}
 _WIDTH = 7.0  # inches: the text width of a two-column paper
 
 
 @dataclass
 class FigureSpec:
-    """One figure of the report: file stem ``name`` (in ``figures/``), ``title``,
-    ``caption`` (plain text), ``size`` in inches and ``draw(fig)`` that fills a matplotlib
-    Figure."""
+    """One figure of the report.
+
+    Attributes
+    ----------
+    name : str
+        File stem, in ``figures/``.
+    title : str
+        The figure's title.
+    caption : str
+        Plain-text caption.
+    size : tuple of float
+        Width and height in inches.
+    draw : callable
+        ``draw(fig)`` fills a matplotlib Figure.
+
+    Examples
+    --------
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> spec = figure_specs(result)[0]
+    >>> spec.name, spec.title, spec.size
+    ('ties', 'Ties in the beliefs', (7.0, 2.5))
+    >>> svg, pdf = spec.render()
+    >>> svg.startswith("<?xml"), pdf[:5]
+    (True, b'%PDF-')
+    """
 
     name: str
     title: str
     caption: str
     size: tuple
-    draw: object
+    draw: Callable[[Any], Any]
 
-    def render(self):
+    def render(self) -> tuple[str, bytes]:
         """``(svg_text, pdf_bytes)`` of the figure; needs matplotlib. Both are byte-for-
-        byte reproducible (no dates, fixed SVG ids)."""
+        byte reproducible (no dates, fixed SVG ids).
+
+        Raises
+        ------
+        ImportError
+            matplotlib is not installed.
+        """
         import matplotlib
         from matplotlib.figure import Figure
 
@@ -477,11 +661,39 @@ def _cd_caption(title, res, blocks):
             f"describes; the paired t-tests are the study's test.")
 
 
-def figure_specs(result, alpha=0.05):
+def figure_specs(result: StudyResult, alpha: float = 0.05) -> list[FigureSpec]:
     """The report's figures, in order: ties (``ties``), one per metric
     (``metric-KEY``), and the critical-difference diagrams (``cd-classifiers``,
     ``cd-ranking-types``) where three or more are compared. Needs no matplotlib; only
-    :meth:`FigureSpec.render` does."""
+    :meth:`FigureSpec.render` does.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
+    Returns
+    -------
+    list of FigureSpec
+
+    References
+    ----------
+    .. [1] J. Demšar, "Statistical comparisons of classifiers over multiple data sets",
+       Journal of Machine Learning Research 7, 1-30, 2006 (the critical-difference
+       diagrams).
+
+    Examples
+    --------
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> [spec.name for spec in figure_specs(result)][:3]
+    ['ties', 'metric-one_error', 'metric-coverage']
+    >>> figure_specs(result)[-1].name           # 4 ranking types: one CD diagram
+    'cd-ranking-types'
+    """
     specs = [FigureSpec("ties", "Ties in the beliefs", _ties_caption(result, alpha),
                         (_WIDTH, 2.5), _draw_ties(result, alpha))]
     specs += [FigureSpec(f"metric-{m}", metric_name(m), _metric_caption(result, m, alpha),
@@ -504,9 +716,27 @@ def _have_matplotlib():
     return True
 
 
-def render_figures(result, alpha=0.05):
+def render_figures(result: StudyResult, alpha: float = 0.05
+                   ) -> list[tuple[FigureSpec, str | None, bytes | None]]:
     """``[(spec, svg_text, pdf_bytes), ...]`` for :func:`figure_specs`, or ``[(spec,
-    None, None), ...]`` when matplotlib is not installed."""
+    None, None), ...]`` when matplotlib is not installed.
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
+    Returns
+    -------
+    list of tuple
+        ``(FigureSpec, str or None, bytes or None)`` per figure.
+
+    Examples
+    --------
+    See :func:`write_study`, which writes these figures, and :class:`FigureSpec` for one.
+    """
     draw = _have_matplotlib()
     return [(spec, *(spec.render() if draw else (None, None)))
             for spec in figure_specs(result, alpha)]
@@ -550,9 +780,35 @@ def _figure_html(number, spec, svg):
             f"{esc(spec.title)}.</strong> {esc(spec.caption)}</figcaption></figure>")
 
 
-def render_html(result, alpha=0.05, figures=None):
+def render_html(result: StudyResult, alpha: float = 0.05,
+                figures: Sequence[tuple[FigureSpec, str | None, bytes | None]] | None = None
+                ) -> str:
     """A self-contained HTML report: tables, and every figure as inline SVG with a numbered
-    caption. ``figures`` is the list from :func:`render_figures` (drawn here when None)."""
+    caption (where a figure's SVG is None, a placeholder says what it would show).
+
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+    figures : list, optional
+        The list from :func:`render_figures` (drawn here when None).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> undrawn = [(spec, None, None) for spec in figure_specs(result)]
+    >>> page = render_html(result, figures=undrawn)
+    >>> page.startswith("<!DOCTYPE html>"), "Table 5.3" in page
+    (True, True)
+    """
     if figures is None:
         figures = render_figures(result, alpha)
     esc = html.escape
@@ -603,9 +859,28 @@ def render_html(result, alpha=0.05, figures=None):
 
 # ---- writing ------------------------------------------------------------------------------
 
-def write_atomic(path, text):
+def write_atomic(path: PathLikeStr, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: ``path`` is either absent/old or
-    complete, never half-written (see :func:`fastrank._atomic.atomic_file`)."""
+    complete, never half-written.
+
+    Raises
+    ------
+    TypeError
+        ``text`` is not a str.
+    OSError
+        The file cannot be written (``path`` is then unchanged).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fastrank.report import write_atomic
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "note.txt")
+    ...     write_atomic(path, "ação")
+    ...     with open(path, encoding="utf-8") as f:
+    ...         print(f.read())
+    ação
+    """
     with atomic_file(path) as f:
         f.write(str.encode(text, "utf-8"))  # TypeError for anything but text
 
@@ -613,7 +888,7 @@ def write_atomic(path, text):
 _VIRTUAL = ("/proc", "/sys")
 
 
-def check_output_dir(path):
+def check_output_dir(path: PathLikeStr) -> None:
     """Check that a study can write its outputs into the folder ``path``, before any
     computation.
 
@@ -629,6 +904,14 @@ def check_output_dir(path):
         For each case above but the permissions, with one message naming the path.
     PermissionError
         When the folder cannot be written.
+
+    Examples
+    --------
+    >>> from fastrank.report import check_output_dir
+    >>> check_output_dir("/proc/study")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: output folder /proc/study is under /proc (a virtual file system); ...
     """
     path = os.fsdecode(path)
     real = os.path.realpath(path)
@@ -662,7 +945,8 @@ def check_output_dir(path):
                 check_regular(os.path.join(figures, entry))
 
 
-def write_study(result, out_dir, alpha=0.05):
+def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
+                ) -> list[str]:
     """Write a study's output set into ``out_dir``: ``results.json``, ``tables.md``,
     ``report.html`` and, with matplotlib, ``figures/NAME.svg`` and ``figures/NAME.pdf``.
 
@@ -673,15 +957,45 @@ def write_study(result, out_dir, alpha=0.05):
     old files stay as they were. Limit: a crash *during* the renames can leave a mix.
     ``out_dir`` is checked first (:func:`check_output_dir`).
 
+    Parameters
+    ----------
+    result : fastrank.study.StudyResult
+        The study.
+    out_dir : str or os.PathLike
+        The output folder (made when missing).
+    alpha : float, default 0.05
+        Significance level of the t-tests.
+
     Returns
     -------
-    list of str : the paths of the three files, then the figures folder if figures were
-        written.
+    list of str
+        The paths of the three files, then the figures folder if figures were written.
+
+    Raises
+    ------
+    ValueError, PermissionError
+        An output folder that cannot be used (:func:`check_output_dir`).
+    OSError
+        A write that fails (the old files then stay as they were).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fastrank import datasets, run_study
+    >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
+    ...                    folds=3)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     paths = write_study(result, os.path.join(tmp, "out"))
+    ...     figures = sorted(os.listdir(os.path.join(tmp, "out", "figures")))
+    >>> [os.path.basename(p) for p in paths]
+    ['results.json', 'tables.md', 'report.html', 'figures']
+    >>> figures[:3]
+    ['cd-ranking-types.pdf', 'cd-ranking-types.svg', 'metric-average_precision.pdf']
     """
     check_output_dir(out_dir)
     out_dir = os.fsdecode(out_dir)
     figures = render_figures(result, alpha)
-    contents = {os.path.join(out_dir, "results.json"): result.to_json().encode(),
+    contents: dict[str, Any] = {os.path.join(out_dir, "results.json"): result.to_json().encode(),
                 os.path.join(out_dir, "tables.md"): render_markdown(result, alpha).encode(),
                 os.path.join(out_dir, "report.html"):
                     render_html(result, alpha, figures).encode()}

@@ -1,4 +1,4 @@
-"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1; SPEC §6).
+"""The cross-validated tie study of melotti2009 (ch. 3–5, Fig. 3.1).
 
 Documents -> (raw text: tf-idf fitted on each training fold) -> n-fold cross-validation ->
 each classifier's belief matrix per test fold -> the 19 metrics under each ranking type ->
@@ -42,12 +42,15 @@ import numbers
 import operator
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from . import datasets as _datasets
 from ._parallel import effective_n_jobs, num_threads
+from ._typing import LabelsLike, MatrixLike
 from ._validation import check_option
 from .metrics import ESTIMATED_KEYS, METRIC_KEYS, evaluate
 from .metrics._common import check_inputs
@@ -59,13 +62,18 @@ from .stats import paired_ttest
 from .text import TfidfIndexer
 from .wnn import VGRAM, VGRAMCor
 
+#: The thesis' four ranking types, the default of :func:`run_study`.
 STUDY_TIES = ("ordinal", "dense", "standard", "modified")
-#: "expected" (issue 9) may be added as a fifth type: the exact mean of ordinal over orders
+#: "expected" may be added as a fifth type: the exact mean of ordinal over orders
 ALLOWED_TIES = STUDY_TIES + ("expected",)
+#: The ranking types that keep tie groups whole.
 TIE_AWARE = ("dense", "standard", "modified")
+#: The thesis' letter of each ranking type in the partial orders (P for Padrão, standard).
 TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  # Padrão = P
                "expected": "E"}
+#: The metrics that are losses.
 LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
+#: The ``format`` field of ``results.json``.
 RESULT_FORMAT = "fastrank-study/1"
 
 #: name -> (display name, estimator class, thesis configuration)
@@ -97,6 +105,28 @@ class StudyResult:
     classifier's parameters (after calibration); ``timings[c]`` per-fold seconds of "fit",
     "predict" and "evaluate" (metrics + tie statistics), ``timings["indexing"]`` per-fold
     seconds of building the features (tf-idf for raw text, row selection otherwise).
+
+    Returned by :func:`run_study`; :meth:`to_json` / :meth:`from_json` round-trip it
+    (timings excluded).
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, ch. 4-5,
+       Tables 5.1-5.3.
+
+    Examples
+    --------
+    >>> from fastrank import run_study
+    >>> result = run_study("yeast", classifiers=("knn", "mlknn"), folds=3)
+    >>> result.values["knn"].shape              # (ranking types, metrics, folds)
+    (4, 19, 3)
+    >>> result.partial_order("knn", "coverage")  # Tables 5.1/5.2 notation
+    'O ≻ D|P; O ≺ M'
+    >>> result.partial_order("mlknn", "coverage")
+    'O ≡ D|P|M'
+    >>> result.recommendation("one_error")       # Table 5.3, "experiments" column
+    'D/P/M'
     """
 
     dataset: dict
@@ -113,20 +143,36 @@ class StudyResult:
     timings: dict = field(default_factory=dict)
     metrics: tuple = METRIC_KEYS
 
-    def fold_values(self, classifier, ties, metric):
-        """The per-fold values of one metric under one ranking type."""
+    def fold_values(self, classifier: str, ties: str, metric: str) -> np.ndarray:
+        """The per-fold values of one metric under one ranking type, shape (folds,).
+
+        Raises
+        ------
+        KeyError
+            An unknown classifier.
+        ValueError
+            A ranking type or metric that was not computed.
+        """
         return self.values[classifier][self.ties.index(ties), self.metrics.index(metric)]
 
-    def mean(self, classifier, ties, metric):
+    def mean(self, classifier: str, ties: str, metric: str) -> float:
+        """The mean over the folds of :meth:`fold_values`."""
         return float(np.mean(self.fold_values(classifier, ties, metric)))
 
-    def ttest(self, classifier, metric, other, alpha=0.05):
-        """Paired two-tailed t-test of ordinal against ``other`` over the folds."""
+    def ttest(self, classifier: str, metric: str, other: str, alpha: float = 0.05) -> Any:
+        """Paired two-tailed t-test of ordinal against ``other`` over the folds.
+
+        Returns
+        -------
+        fastrank.stats.TTestResult
+            ``statistic`` < 0 when the metric is smaller under ordinal.
+        """
         return paired_ttest(self.fold_values(classifier, "ordinal", metric),
                             self.fold_values(classifier, other, metric), alpha=alpha)
 
-    def relation(self, classifier, metric, other, alpha=0.05):
-        """'≺', '≻' or '≡': ordinal significantly smaller, larger, or not different."""
+    def relation(self, classifier: str, metric: str, other: str, alpha: float = 0.05) -> str:
+        """'≺', '≻' or '≡': the metric significantly smaller, larger, or not different under
+        ordinal than under ``other`` (:meth:`ttest` at level ``alpha``)."""
         res = self.ttest(classifier, metric, other, alpha)
         if res.identical or not res.significant:
             return "≡"
@@ -137,16 +183,30 @@ class StudyResult:
             raise ValueError("the t-tests compare against the ordinal ranking; it was not run")
         return [t for t in self.ties if t != "ordinal"]
 
-    def partial_order(self, classifier, metric, alpha=0.05):
-        """Tables 5.1/5.2 notation, e.g. 'O ≺ D|P|M' or 'O ≻ D|P; O ≺ M'."""
-        by_symbol = {}
+    def partial_order(self, classifier: str, metric: str, alpha: float = 0.05) -> str:
+        """Ordinal against the other ranking types in the notation of Tables 5.1/5.2, e.g.
+        'O ≺ D|P|M' or 'O ≻ D|P; O ≺ M'.
+
+        Raises
+        ------
+        ValueError
+            The study did not run the ordinal ranking.
+        """
+        by_symbol: dict[str, list[str]] = {}
         for other in self._others():
             by_symbol.setdefault(self.relation(classifier, metric, other, alpha), []).append(
                 TIE_LETTERS[other])
         return "; ".join(f"O {sym} {'|'.join(letters)}" for sym, letters in by_symbol.items())
 
-    def recommendation(self, metric, alpha=0.05):
-        """Table 5.3 'experiments' column for ``metric`` (rule in the module docstring)."""
+    def recommendation(self, metric: str, alpha: float = 0.05) -> str:
+        """Table 5.3 'experiments' column for ``metric``: the ranking types to use, e.g.
+        'O/D/P/M' or 'M' (the rule is in the module docstring).
+
+        Raises
+        ------
+        ValueError
+            The study did not run the ordinal ranking.
+        """
         others = [o for o in self._others() if o in TIE_AWARE]
         rel = {(c, o): self.relation(c, metric, o, alpha)
                for c in self.classifiers for o in others}
@@ -163,7 +223,7 @@ class StudyResult:
 
     # ---- persistence ----------------------------------------------------------------------
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready, complete and reloadable (timings excluded: see module docstring)."""
         return {
             "format": RESULT_FORMAT,
@@ -181,42 +241,139 @@ class StudyResult:
                           for c, s in self.tie_stats.items()},
         }
 
-    def to_json(self):
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text: the ``results.json`` of the report."""
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=True) + "\n"
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Mapping[str, Any]) -> "StudyResult":
+        """The result saved by :meth:`to_dict`, checked entry by entry.
+
+        Raises
+        ------
+        TypeError
+            ``d`` is not a dict.
+        ValueError
+            ``d`` is not a fastrank study result, or names the first missing or malformed
+            entry.
+        """
+        if not isinstance(d, dict):
+            raise TypeError(f"a study result is a dict, got {type(d).__name__}")
         if d.get("format") != RESULT_FORMAT:
             raise ValueError(f"not a fastrank study result (format {d.get('format')!r}, "
                              f"expected {RESULT_FORMAT!r})")
-        ties, metrics = tuple(d["ties"]), tuple(d["metrics"])
-        values = {c: np.array([[d["values"][c][t][m] for m in metrics] for t in ties])
-                  for c in d["classifiers"]}
-        stderr = {}
-        for c in d["classifiers"]:
-            stderr[c] = np.full(values[c].shape, np.nan)
-            for m, errs in d.get("stderr", {}).get(c, {}).items():
-                stderr[c][ties.index("expected"), metrics.index(m)] = errs
-        return cls(stderr=stderr, dataset=d["dataset"], classifiers=tuple(d["classifiers"]), ties=ties,
-                   folds=d["folds"], random_state=d["random_state"], cutoff=d["cutoff"],
+        names = {key: _result_entry(d, key) for key in ("classifiers", "ties", "metrics")}
+        for key, value in names.items():
+            if not isinstance(value, list) or not value or len(set(map(str, value))) != \
+                    len(value) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"corrupt study result: {key} is not a list of distinct names")
+        classifiers, ties, metrics = (tuple(names[k]) for k in ("classifiers", "ties", "metrics"))
+        for key, known in (("classifiers", CLASSIFIERS), ("ties", ALLOWED_TIES),
+                           ("metrics", METRIC_KEYS)):
+            if not set(names[key]) <= set(known):
+                raise ValueError(f"corrupt study result: unknown {key} "
+                                 f"{sorted(set(names[key]) - set(known))}")
+        if "expected" in ties and not set(ESTIMATED_KEYS) <= set(metrics):
+            raise ValueError(f"corrupt study result: the expected ranking type needs the "
+                             f"metrics {list(ESTIMATED_KEYS)}")
+        folds, random_state = _result_entry(d, "folds"), _result_entry(d, "random_state")
+        for key, value, least in (("folds", folds, 1), ("random_state", random_state, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"corrupt study result: {key} is not an int >= {least}, got "
+                                 f"{value!r:.80}")
+        for key in ("dataset", "params", "tie_stats"):
+            if not isinstance(_result_entry(d, key), dict):
+                raise ValueError(f"corrupt study result: {key} is not a dict")
+        for key in ("calibration", "stderr"):  # optional
+            if not isinstance(d.get(key, {}), dict):
+                raise ValueError(f"corrupt study result: {key} is not a dict")
+
+        def per_fold(*path):
+            try:
+                row = np.array(_result_entry(d, *path), dtype=np.float64)
+            except (ValueError, TypeError):
+                row = None
+            if row is None or row.shape != (folds,):
+                raise ValueError(f"corrupt study result: {'/'.join(path)} is not {folds} "
+                                 "numbers (one per fold)")
+            return row
+
+        values = {c: np.array([[per_fold("values", c, t, m) for m in metrics] for t in ties])
+                  for c in classifiers}
+        for c, stats in d["tie_stats"].items():
+            if not isinstance(stats, dict):
+                raise ValueError(f"corrupt study result: tie_stats/{c} is not a dict")
+            for key in stats:
+                per_fold("tie_stats", c, key)
+        stderr = {c: np.full(values[c].shape, np.nan) for c in classifiers}
+        for c, errors in d.get("stderr", {}).items():
+            if c not in classifiers or "expected" not in ties or not isinstance(errors, dict) \
+                    or not set(errors) <= set(metrics):
+                raise ValueError(f"corrupt study result: stderr/{c} does not match the "
+                                 "classifiers, ranking types and metrics")
+            for m in errors:
+                stderr[c][ties.index("expected"), metrics.index(m)] = per_fold("stderr", c, m)
+        cutoff = _result_entry(d, "cutoff")
+        _check_cutoff(cutoff)
+        return cls(stderr=stderr, dataset=d["dataset"], classifiers=classifiers, ties=ties,
+                   folds=folds, random_state=random_state, cutoff=cutoff,
                    params=d["params"], values=values, tie_stats=d["tie_stats"],
                    calibration=d.get("calibration", {}), metrics=metrics)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str | bytes) -> "StudyResult":
+        """The result saved by :meth:`to_json`.
+
+        Raises
+        ------
+        ValueError
+            Text that is not a valid study result.
+        """
         try:
             return cls.from_dict(json.loads(text))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, TypeError, RecursionError) as exc:
             raise ValueError(f"corrupt study result: {exc}") from None
 
 
-def tie_statistics(y_true, y_score):
-    """How tied a belief matrix is, per document, averaged:
+def _result_entry(node, *path):
+    """``node[path[0]][path[1]]...`` of a study result's dict; ValueError naming the path
+    when an entry is missing."""
+    for i, key in enumerate(path):
+        if not isinstance(node, dict) or key not in node:
+            raise ValueError(f"corrupt study result: no entry {'/'.join(path[:i + 1])}")
+        node = node[key]
+    return node
 
-    * ``top``: share of documents whose top-ranked tie group has more than one label;
-    * ``boundary``: share of documents with relevant labels whose tie group at position
-      ``|C_j|`` extends past it (so the perfect cutoff takes more than ``|C_j|`` labels);
-    * ``group_size``: mean tie-group size (labels per group), averaged over documents.
+
+def tie_statistics(y_true: LabelsLike, y_score: MatrixLike) -> dict[str, float]:
+    """How tied a belief matrix is, per document, averaged.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The truth.
+    y_score : float array or sparse matrix, (n_documents, n_labels)
+        The beliefs.
+
+    Returns
+    -------
+    dict
+        * ``top``: share of documents whose top-ranked tie group has more than one label;
+        * ``boundary``: share of documents with relevant labels whose tie group at position
+          ``|C_j|`` extends past it (so the perfect cutoff takes more than ``|C_j|``
+          labels);
+        * ``group_size``: mean tie-group size (labels per group), averaged over documents.
+
+    Raises
+    ------
+    ValueError
+        Invalid input, as for :func:`fastrank.metrics.evaluate`.
+
+    Examples
+    --------
+    >>> from fastrank.study import tie_statistics
+    >>> tie_statistics([[1, 0, 1, 0], [0, 1, 0, 0]], [[.5, .2, .2, .1], [.3, .3, .1, 0.]])
+    {'top': 0.5, 'boundary': 1.0, 'group_size': 1.3333333333333333}
     """
     y_true, y_score = check_inputs(y_true, y_score)
     groups = tie_groups(y_score)
@@ -250,10 +407,57 @@ def _ranking_loss(y_true, scores):
     return evaluate(y_true, scores, ties=("modified",)).values[0, METRIC_KEYS.index("ranking_loss")]
 
 
-def calibrate_classifier(dataset, name, params, train, random_state=0, grid=None):
-    """melotti2009 §3.5: split the training documents ``train`` into 10 parts, train on 9,
+def calibrate_classifier(dataset: Any, name: str, params: dict[str, Any],
+                         train: Sequence[int] | np.ndarray, random_state: int = 0,
+                         grid: Mapping[str, Sequence[int]] | None = None
+                         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Choose a classifier's parameters on a validation split by ranking loss.
+
+    Melotti (2009) §3.5: split the training documents ``train`` into 10 parts, train on 9,
     test on the 10th, and return the grid point with the lowest ranking loss (the metric no
-    ranking type affects) together with every score tried."""
+    ranking type affects) together with every score tried.
+
+    Parameters
+    ----------
+    dataset : fastrank.datasets.Dataset
+        The data (raw text is indexed on the 9 parts).
+    name : {"knn", "mlknn", "vgram", "vgramcor"}
+        The classifier (see :data:`CLASSIFIERS`).
+    params : dict
+        Its other parameters.
+    train : array-like of int
+        The training documents to split.
+    random_state : int, default 0
+        Seeds the split and the classifier.
+    grid : dict of str to list of int, optional
+        Values to try per parameter; default :data:`CALIBRATION_GRIDS` (a ``k`` not below
+        the number of fitting documents is skipped).
+
+    Returns
+    -------
+    params : dict
+        ``params`` with the best grid point.
+    tried : list of dict
+        ``{"params": ..., "ranking_loss": ...}`` of every point tried (empty without a
+        grid).
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §3.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank import datasets
+    >>> from fastrank.study import calibrate_classifier
+    >>> best, tried = calibrate_classifier(datasets.load("yeast"), "mlknn", {"s": 1.0},
+    ...                                    np.arange(1000), grid={"k": [5, 10, 20]})
+    >>> best
+    {'s': 1.0, 'k': 20}
+    >>> [(t["params"]["k"], round(t["ranking_loss"], 4)) for t in tried]
+    [(5, 0.1636), (10, 0.1617), (20, 0.1586)]
+    """
     grid = grid if grid is not None else CALIBRATION_GRIDS.get(name)
     if not grid:
         return params, []
@@ -264,7 +468,7 @@ def calibrate_classifier(dataset, name, params, train, random_state=0, grid=None
     X_fit, X_val = _features(dataset, fit_idx, val_idx)
     Y = _dense_truth(dataset.Y)
     keys = sorted(grid)
-    tried = []
+    tried: list[dict[str, Any]] = []
     for point in np.array(np.meshgrid(*[grid[k] for k in keys], indexing="ij")).reshape(
             len(keys), -1).T:
         candidate = {**params, **{k: int(v) for k, v in zip(keys, point)}}
@@ -451,10 +655,16 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
 
 
-def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=STUDY_TIES,
-              cutoff="perfect", calibrate=False, random_state=0, n_jobs=None,
-              params=None, progress=None, scheduler=None):
-    """Run the tie study on one data set.
+def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIFIERS),
+              folds: int = 10, ties: Sequence[str] = STUDY_TIES, cutoff: str | int = "perfect",
+              calibrate: bool = False, random_state: int = 0, n_jobs: int | None = None,
+              params: Mapping[str, Mapping[str, Any]] | None = None,
+              progress: Callable[[str], Any] | None = None,
+              scheduler: Any = None) -> StudyResult:
+    """Run the tie study of Melotti (2009) on one data set.
+
+    Folds, features, classifiers, metrics under each ranking type, and the statistics of
+    ordinal against the others, as described in the module docstring.
 
     Parameters
     ----------
@@ -462,15 +672,20 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         A :class:`fastrank.datasets.Dataset`, or a name/path for
         :func:`fastrank.datasets.load`. Raw-text data sets are indexed with
         :class:`fastrank.text.TfidfIndexer` fitted on each training fold.
-    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}
+    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}, default all four
+        The classifiers, in their thesis configuration (:data:`CLASSIFIERS`).
     folds : int, default 10
-    ties : sequence of ranking types; must include "ordinal" for the t-tests. Add
-        "expected" for the exact mean of ordinal over random orders (issue 9).
-    cutoff : str, default "perfect" (SPEC §3).
-    calibrate : bool
+        Cross-validation folds (>= 2).
+    ties : sequence of str, default :data:`STUDY_TIES`
+        Ranking types; must include "ordinal" for the t-tests. Add "expected" for the exact
+        mean of ordinal over random orders.
+    cutoff : "perfect" or int, default "perfect"
+        The predicted sets of the set-based metrics (see :func:`fastrank.metrics.evaluate`).
+    calibrate : bool, default False
         Choose k (ML-kNN) and neurons × synapses (VG-RAM) on a validation split of the first
         training fold by ranking loss (melotti2009 §3.5), then run the study with them.
-    random_state : int
+    random_state : int, default 0
+        Seeds the folds, the ordinal rankings and the classifiers (module docstring).
     n_jobs : None, -1 or int
         Threads; results do not depend on it. In process: that many tasks side by side, each
         on one kernel thread (None: the OpenMP default). On a Dask cluster: the kernel
@@ -497,9 +712,31 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
         For an invalid argument, before anything is computed.
     ConnectionError
         When the scheduler cannot be reached, before anything is computed.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, ch. 3-5, Fig. 3.1.
+
+    Examples
+    --------
+    kNN (all neighbours, as in the thesis) on the embedded yeast data, 3 folds:
+
+    >>> from fastrank import run_study
+    >>> result = run_study("yeast", classifiers=("knn",), folds=3,
+    ...                    ties=("ordinal", "dense", "standard", "modified", "expected"))
+    >>> [round(result.mean("knn", t, "coverage"), 3) for t in result.ties]
+    [6.672, 1.759, 4.933, 6.904, 6.661]
+    >>> result.partial_order("knn", "coverage")
+    'O ≻ D|P; O ≺ M; O ≡ E'
     """
     if isinstance(dataset, str):
         dataset = _datasets.load(dataset)
+    if not isinstance(dataset, _datasets.Dataset):
+        raise TypeError(f"dataset must be a fastrank.datasets.Dataset or a name/path, got "
+                        f"{type(dataset).__name__}")
+    if not isinstance(calibrate, bool) or not (progress is None or callable(progress)):
+        raise TypeError("calibrate must be True or False, progress a callable or None")
     classifiers = tuple(classifiers)
     for name in classifiers:
         check_option("classifier", name, tuple(CLASSIFIERS))
@@ -517,10 +754,18 @@ def run_study(dataset="yeast", classifiers=tuple(CLASSIFIERS), folds=10, ties=ST
     if folds > dataset.n_documents:
         raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
     effective_n_jobs(n_jobs)
-    params = params or {}
+    params = {} if params is None else params
+    if not isinstance(params, dict) or not all(isinstance(p, dict) for p in params.values()):
+        raise TypeError(f"params must be a dict of classifier name -> dict of parameters, got "
+                        f"{params!r:.100}")
     unknown = set(params) - set(classifiers)
     if unknown:
         raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
+    for c, given in params.items():
+        valid = CLASSIFIERS[c][1]._param_names()
+        if not set(given) <= set(valid) - {"random_state"}:
+            raise ValueError(f"unknown {c} parameters {sorted(map(str, set(given) - set(valid)))}"
+                             f"; valid: {[v for v in valid if v != 'random_state']}")
     config = {c: {**CLASSIFIERS[c][2], **params.get(c, {})} for c in classifiers}
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))

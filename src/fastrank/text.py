@@ -1,5 +1,5 @@
 """Text indexing as in melotti2009 §2.3 and §3.3: lexical analysis, stop-word removal, an
-optional lemmatiser, then tf-idf (eq. 2.1) with cosine normalisation (eq. 2.2).
+optional lemmatiser, then tf-idf (eq. 2.1) with cosine normalisation (eq. 2.2)::
 
     tfidf(t_k, d_j) = #(t_k, d_j) * ln(|TV| / #TV(t_k))                      (2.1)
     w_kj = tfidf(t_k, d_j) / sqrt(sum_s tfidf(t_s, d_j)**2)                  (2.2)
@@ -25,14 +25,18 @@ How this differs from scikit-learn's ``TfidfVectorizer`` (defaults: ``smooth_idf
 """
 import functools
 import re
+from collections.abc import Callable, Iterable
 from itertools import chain, repeat
 import unicodedata
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ._base import NotFittedError
+from ._typing import MatrixLike
 from ._validation import check_csr
 
 __all__ = ["STOP_WORDS", "analyze", "tfidf_from_counts", "TfidfIndexer"]
@@ -72,6 +76,8 @@ whither who whoever whole whom whose why will with within without would yet you 
 yourself yourselves
 """
 
+#: Stop-word lists by name: "portuguese" (the prepositions the thesis removes) and
+#: "english" (scikit-learn's list).
 STOP_WORDS = {"portuguese": frozenset(_PORTUGUESE.split()),
               "english": frozenset(_ENGLISH.split())}
 
@@ -87,6 +93,8 @@ def _strip_accents(text):
 
 
 def _normalise(text, strip_accents):
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     text = text.lower()
     return _strip_accents(text) if strip_accents else text
 
@@ -105,15 +113,54 @@ def _stop_set(stop_words, strip_accents):
     return frozenset(_normalise(w, strip_accents) for w in words)
 
 
-def analyze(text, stop_words=None, strip_accents=False, lemmatizer=None):
-    """Lexical analysis of one document (melotti2009 §3.3): lowercase, delete digits, split on
-    everything that is not a letter (blanks, punctuation, underscores), drop stop words, then
-    apply ``lemmatizer`` (a callable word -> word: it must return a str, and an empty string
-    or None drops the word; any other result raises TypeError).
+StopWords = str | Iterable[str] | None
+Lemmatizer = Callable[[str], str | None] | None
 
-    Letters are Unicode letters, so accented words stay whole ("ação"); ``strip_accents=True``
-    also removes combining accents (NFKD), for both the text and the stop words.
-    ``stop_words``: None, ``"english"``, ``"portuguese"`` or an iterable of words.
+
+def analyze(text: str, stop_words: StopWords = None, strip_accents: bool = False,
+            lemmatizer: Lemmatizer = None) -> list[str]:
+    """Lexical analysis of one document: its list of terms.
+
+    Melotti (2009) §3.3: lowercase, delete digits, split on everything that is not a letter
+    (blanks, punctuation, underscores), drop stop words, then apply ``lemmatizer``. Letters
+    are Unicode letters, so accented words stay whole ("ação").
+
+    Parameters
+    ----------
+    text : str
+        The document.
+    stop_words : None, "english", "portuguese" or iterable of str, default None
+        Words to drop (see :data:`STOP_WORDS`).
+    strip_accents : bool, default False
+        Also remove combining accents (NFKD), from the text and the stop words.
+    lemmatizer : callable, optional
+        Word -> word; it must return a str, and an empty string or None drops the word.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    TypeError
+        ``text`` is not a str, ``stop_words`` not strings, a lemma neither str nor None.
+    ValueError
+        An unknown stop-word list name.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §3.3.
+
+    Examples
+    --------
+    >>> from fastrank.text import analyze
+    >>> analyze("Cultivo de arroz,banana em 1995.")          # the thesis' example
+    ['cultivo', 'de', 'arroz', 'banana', 'em']
+    >>> analyze("Cultivo de arroz,banana em 1995.", stop_words="portuguese")
+    ['cultivo', 'arroz', 'banana']
+    >>> analyze("Produção de AÇÚCAR", strip_accents=True)
+    ['producao', 'de', 'acucar']
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -138,15 +185,50 @@ def _analyze(text, stop, strip_accents, lemmatizer):
     return words
 
 
-def tfidf_from_counts(counts, idf=None):
-    """Eq. 2.1 then eq. 2.2 on a term-count matrix (documents x terms).
+def tfidf_from_counts(counts: MatrixLike, idf: npt.ArrayLike | None = None
+                      ) -> tuple[Any, np.ndarray]:
+    """Tf-idf weights (eq. 2.1) with cosine normalisation (eq. 2.2) of a term-count matrix.
 
-    ``counts``: a 2-D dense or sparse matrix of finite, non-negative numbers. ``idf``: the
-    per-term ``ln(|TV| / #TV(t_k))`` learned on training documents, a 1-D array of finite,
-    non-negative numbers, one per column of ``counts``; None computes it from ``counts``
-    itself (0 for a term in no document). Returns ``(X, idf)`` with X a canonical CSR
-    float64 matrix whose non-zero rows have unit Euclidean norm; rows with no weighted term
-    stay all-zero. Other inputs raise TypeError (not numbers) or ValueError.
+    Parameters
+    ----------
+    counts : array-like or sparse matrix, shape (n_documents, n_terms)
+        Finite, non-negative term counts.
+    idf : array-like of shape (n_terms,), optional
+        The per-term ``ln(|TV| / #TV(t_k))`` learned on training documents (finite,
+        non-negative); None computes it from ``counts`` itself (0 for a term in no
+        document).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64, shape (n_documents, n_terms)
+        Canonical CSR; non-zero rows have unit Euclidean norm, rows with no weighted term
+        stay all-zero.
+    idf : ndarray of float64, shape (n_terms,)
+        The idf used.
+
+    Raises
+    ------
+    ValueError
+        ``counts`` not 2-D, negative or non-finite; ``idf`` of the wrong shape, negative or
+        non-finite.
+    TypeError
+        ``counts`` or ``idf`` not numbers.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009,
+       §2.3, eq. 2.1-2.2.
+
+    Examples
+    --------
+    >>> from fastrank.text import tfidf_from_counts
+    >>> X, idf = tfidf_from_counts([[2, 1, 0], [0, 1, 1]])
+    >>> idf.round(4)                    # the middle term is in every document: weight 0
+    array([0.6931, 0.    , 0.6931])
+    >>> X.toarray()
+    array([[1., 0., 0.],
+           [0., 0., 1.]])
     """
     if not sp.issparse(counts):
         counts = np.asarray(counts)
@@ -186,7 +268,7 @@ def tfidf_from_counts(counts, idf=None):
     return X, idf
 
 
-def _check_texts(texts):
+def _check_texts(texts) -> list[str]:
     if isinstance(texts, (str, bytes)):
         raise TypeError("expected a list of documents (strings), got a single string")
     texts = [*texts]
@@ -204,16 +286,47 @@ class TfidfIndexer(BaseEstimator):
     ``get_feature_names_out``); output CSR float64. See the module docstring for the exact
     differences from ``sklearn.feature_extraction.text.TfidfVectorizer``.
 
-    Parameters: ``stop_words`` (None, "english", "portuguese" or an iterable of words;
-    default "english", the language of the Reuters test data -- the thesis removes only
-    Portuguese prepositions, ``stop_words="portuguese"``), ``strip_accents`` (bool),
-    ``lemmatizer`` (callable word -> word, or None); see :func:`analyze`.
+    Parameters
+    ----------
+    stop_words : None, "english", "portuguese" or iterable of str, default "english"
+        As for :func:`analyze`; "english" is the language of the Reuters test data (the
+        thesis removes only Portuguese prepositions, ``stop_words="portuguese"``).
+    strip_accents : bool, default False
+        As for :func:`analyze`.
+    lemmatizer : callable, optional
+        As for :func:`analyze`.
 
-    Fitted attributes: ``vocabulary_`` (term -> column), ``idf_`` (float64 per term),
-    ``n_documents_`` (|TV|).
+    Attributes
+    ----------
+    vocabulary_ : dict of str to int
+        Term -> column.
+    idf_ : ndarray of float64, shape (n_terms,)
+        ``ln(|TV| / #TV(t_k))`` of every term.
+    n_documents_ : int
+        ``|TV|``, the number of training documents.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §2.3, §3.3.
+
+    Examples
+    --------
+    >>> from fastrank.text import TfidfIndexer
+    >>> indexer = TfidfIndexer(stop_words="portuguese")
+    >>> X = indexer.fit_transform(["cultivo de arroz", "cultivo de banana", "banana e arroz"])
+    >>> indexer.get_feature_names_out()
+    array(['arroz', 'banana', 'cultivo', 'e'], dtype=object)
+    >>> X.toarray().round(4)
+    array([[0.7071, 0.    , 0.7071, 0.    ],
+           [0.    , 0.7071, 0.7071, 0.    ],
+           [0.3272, 0.3272, 0.    , 0.8865]])
+    >>> indexer.transform(["arroz doce"]).toarray()      # "doce" is unseen: ignored
+    array([[1., 0., 0., 0.]])
     """
 
-    def __init__(self, stop_words="english", strip_accents=False, lemmatizer=None):
+    def __init__(self, stop_words: StopWords = "english", strip_accents: bool = False,
+                 lemmatizer: Lemmatizer = None) -> None:
         self.stop_words = stop_words
         self.strip_accents = strip_accents
         self.lemmatizer = lemmatizer
@@ -224,8 +337,16 @@ class TfidfIndexer(BaseEstimator):
                     transformer_tags=TransformerTags(),
                     input_tags=InputTags(two_d_array=False, string=True))
 
-    def build_analyzer(self):
-        """The callable text -> list of terms used by this indexer (see :func:`analyze`)."""
+    def build_analyzer(self) -> Callable[[str], list[str]]:
+        """The callable text -> list of terms used by this indexer (see :func:`analyze`).
+
+        Raises
+        ------
+        ValueError
+            An unknown stop-word list name.
+        TypeError
+            ``stop_words`` not strings.
+        """
         return functools.partial(_analyze, stop=_stop_set(self.stop_words, self.strip_accents),
                                  strip_accents=self.strip_accents, lemmatizer=self.lemmatizer)
 
@@ -243,8 +364,27 @@ class TfidfIndexer(BaseEstimator):
         counts.sum_duplicates()
         return counts
 
-    def fit_transform(self, texts, y=None):
-        """Learn the lexicon and idf from ``texts`` and return their tf-idf matrix."""
+    def fit_transform(self, texts: Iterable[str], y: Any = None) -> Any:
+        """Learn the lexicon and idf from ``texts`` and return their tf-idf matrix.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            The training documents.
+        y : None
+            Ignored (scikit-learn's transformer protocol).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (n_documents, n_terms)
+
+        Raises
+        ------
+        ValueError
+            No documents, or no word left after lexical analysis.
+        TypeError
+            A single string, or a document that is not a str.
+        """
         texts = _check_texts(texts)
         if not texts:
             raise ValueError("no documents to fit")
@@ -260,13 +400,33 @@ class TfidfIndexer(BaseEstimator):
         self.n_documents_ = len(texts)
         return X
 
-    def fit(self, texts, y=None):
-        """Learn the lexicon and idf from the training documents ``texts``."""
+    def fit(self, texts: Iterable[str], y: Any = None) -> "TfidfIndexer":
+        """Learn the lexicon and idf from the training documents ``texts``.
+
+        As :meth:`fit_transform`, returning the fitted indexer.
+        """
         self.fit_transform(texts)
         return self
 
-    def transform(self, texts):
-        """tf-idf vectors of ``texts`` over the fitted lexicon (unseen terms ignored)."""
+    def transform(self, texts: Iterable[str]) -> Any:
+        """Tf-idf vectors of ``texts`` over the fitted lexicon (unseen terms ignored).
+
+        Parameters
+        ----------
+        texts : iterable of str
+            Documents.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (n_documents, n_terms)
+
+        Raises
+        ------
+        NotFittedError
+            The indexer is not fitted.
+        TypeError
+            A single string, or a document that is not a str.
+        """
         if not hasattr(self, "vocabulary_"):
             raise NotFittedError("this TfidfIndexer is not fitted yet; call fit first")
         docs = self._analyze_all(_check_texts(texts))
@@ -275,7 +435,15 @@ class TfidfIndexer(BaseEstimator):
                           count=len(words))
         return tfidf_from_counts(self._counts(docs, ids, len(self.vocabulary_)), self.idf_)[0]
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The terms, in column order (an object array of str).
+
+        Raises
+        ------
+        NotFittedError
+            The indexer is not fitted.
+        """
         if not hasattr(self, "vocabulary_"):
             raise NotFittedError("this TfidfIndexer is not fitted yet; call fit first")
-        return np.asarray(sorted(self.vocabulary_, key=self.vocabulary_.get), dtype=object)
+        return np.asarray(sorted(self.vocabulary_, key=self.vocabulary_.__getitem__),
+                          dtype=object)

@@ -1,5 +1,5 @@
-"""VG-RAM weightless neural networks for multi-label text categorisation (melotti2009 §2.6,
-SPEC §5): :class:`VGRAM` (VG-RAM WNN, §2.6.1) and :class:`VGRAMCor` (VG-RAM WNN-COR, §2.6.2).
+"""VG-RAM weightless neural networks for multi-label text categorisation (melotti2009 §2.6):
+:class:`VGRAM` (VG-RAM WNN, §2.6.1) and :class:`VGRAMCor` (VG-RAM WNN-COR, §2.6.2).
 
 A network of ``n_neurons`` neurons, each with ``n_synapses`` synapses wired to random input
 positions ``synapses_[n]`` (uniform, with replacement, from ``random_state``). Synapse ``i``
@@ -10,12 +10,14 @@ and the next one form a Minchinton cell: bit ``i`` of neuron ``n``'s pattern of 
 Training stores every training document's pattern in every neuron; testing finds, per neuron,
 the stored entries at minimum Hamming distance from the test pattern and lets the neuron
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
-documents, GIL released). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is a
-multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
-documents, it is a bit-sliced search that computes a test pattern's distances to 256
-stored patterns at once, with work proportional to the pattern's set bits (fast on the
-sparse patterns of text); otherwise popcount scans (the POPCNT instruction on x86-64, a
-portable routine elsewhere). Both find the same entries.
+documents, or over chunks of neurons for up to 64 documents; GIL released), on the code
+path chosen at run time for the CPU (``fastrank._ext.wnn.simd_path()``: portable C, AVX2,
+AVX-512, AVX-512 with VPOPCNTDQ). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is
+a multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
+documents, it can be a bit-sliced search that computes a test pattern's distances to 256
+or 512 stored patterns at once, with work proportional to the pattern's set bits (fast on
+the sparse patterns of text); otherwise popcount scans. All paths find the same entries
+and give the same bits.
 
 Random tie choice (``tie_policy="random"``): each neuron outputs, among the entries at the
 minimum distance, the one with the smallest key ``h(seed_, test row, neuron, entry)``, where
@@ -27,16 +29,19 @@ for a ``random_state``, do not depend on the number of threads, and are the same
 memory is split into parts searched separately (:class:`fastrank.dask.ShardedEstimator`).
 """
 import numbers
-from typing import Any
+from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from ._base import MultiLabelEstimator
 from ._ext import wnn as _kernel
+from ._typing import LabelsLike, MatrixLike, RandomStateLike
 from ._validation import check_option, check_random_state
 from .metrics import cutoff
 
+#: The ``tie_policy`` options of :class:`VGRAM` and :class:`VGRAMCor`.
 TIE_POLICIES = ("random", "all")
 _POLICY_CODES = {"random": 0, "all": 1}
 
@@ -53,7 +58,8 @@ def _kernel_input(X):
     return X
 
 
-MAX_SYNAPSES = 2**31  # n_neurons * n_synapses: the wiring is an int32 array of that size
+#: Largest ``n_neurons * n_synapses``: the wiring is an int32 array of that size.
+MAX_SYNAPSES = 2**31
 
 
 def _check_positive_int(name, value):
@@ -100,26 +106,46 @@ def _merge_outcomes(parts, model, tie_policy, label_indptr, label_indices, n_neu
         ndocs = sum(np.where(t, p["ndocs"], 0) for t, p in zip(tied, parts))
         outputs = counts.sum(axis=2)   # labels output by the tied documents
         per_neuron = counts / (outputs if model == VGRAM._model else ndocs)[..., None]
-        out[:] = np.add.accumulate(per_neuron, axis=1)[:, -1]   # neurons in order, as the kernel
+        out[:] = _sum_over_neurons(per_neuron)
         if model == VGRAMCor._model:
-            total = np.add.accumulate(outputs / ndocs, axis=1)[:, -1]
+            total = _sum_over_neurons(outputs / ndocs)
     if model == VGRAM._model:
         return out / n_neurons
     np.divide(out, total[:, None], out=out, where=total[:, None] > 0)
     return out
 
 
+def _sum_over_neurons(votes):
+    """Sum over the neurons in the kernel's order: in order within each chunk of
+    ``NEURONS_PER_CHUNK`` neurons, then the chunks' sums in order (zeros pad the last chunk:
+    adding 0 changes no sum), so the result equals the kernel's bit for bit.
+
+    Parameters
+    ----------
+    votes : ndarray, shape (n_rows, n_neurons, ...)
+
+    Returns
+    -------
+    ndarray, shape (n_rows, ...)
+    """
+    chunk = _kernel.NEURONS_PER_CHUNK
+    pad = [(0, 0)] * votes.ndim
+    pad[1] = (0, -votes.shape[1] % chunk)
+    chunks = np.pad(votes, pad).reshape(votes.shape[0], -1, chunk, *votes.shape[2:])
+    return np.add.accumulate(np.add.accumulate(chunks, axis=2)[:, :, -1], axis=1)[:, -1]
+
+
 class _VGRAMBase(MultiLabelEstimator):
     """Shared fit/decision/predict; subclasses set ``_model`` (kernel code) and
     ``_stored_rows`` (which training documents become memory entries)."""
 
-    _model = None
+    _model: int | None = None
     _fitted_arrays = ("synapses_", "memory_", "label_indptr_", "label_indices_")
     _fitted_meta = ("seed_", "label_cardinality_")
 
     def __init__(self, n_neurons: int = 1024, n_synapses: int = 1024,
-                 tie_policy: str = "random",
-                 random_state: int | np.random.Generator | None = None) -> None:
+                 tie_policy: Literal["random", "all"] = "random",
+                 random_state: RandomStateLike = None) -> None:
         self.n_neurons = n_neurons
         self.n_synapses = n_synapses
         self.tie_policy = tie_policy
@@ -129,7 +155,7 @@ class _VGRAMBase(MultiLabelEstimator):
     def _stored_rows(Y):
         return np.arange(Y.shape[0], dtype=np.int64)
 
-    def fit(self, X: Any, Y: Any) -> "_VGRAMBase":
+    def fit(self, X: MatrixLike, Y: LabelsLike) -> "_VGRAMBase":
         """Wire the synapses and store the pattern of every training document in every neuron.
 
         Parameters
@@ -138,6 +164,20 @@ class _VGRAMBase(MultiLabelEstimator):
             Feature vectors (e.g. tf-idf); CSR input is never densified whole, unless at
             least half of it is stored (then a dense array is smaller and ~5x faster).
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
+            Their labels.
+
+        Returns
+        -------
+        VGRAM or VGRAMCor
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            ``n_neurons`` or ``n_synapses`` not a positive integer, their product above
+            :data:`MAX_SYNAPSES`, an unknown ``tie_policy``, invalid ``X`` or ``Y``.
+        TypeError
+            An invalid ``random_state``.
         """
         X, Y = self._prepare_fit(X, Y)
         self._memorize(X, Y, self.synapses_, self.seed_)
@@ -192,19 +232,29 @@ class _VGRAMBase(MultiLabelEstimator):
                 np.nonzero(stored)[1].astype(np.int32))
 
     def _loaded_problem(self):
+        self._check_params()
+        seed, cardinality = self.seed_, self.label_cardinality_
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            return f"seed_ must be an int in [0, 2**64), got {seed!r}"
+        if isinstance(cardinality, bool) or not isinstance(cardinality, (int, float)) \
+                or not 0 <= cardinality <= self.classes_.shape[0]:
+            return (f"label_cardinality_ must be a number in [0, n_labels], got "
+                    f"{cardinality!r}")
         syn, mem = self.synapses_, self.memory_
         ptr, idx = self.label_indptr_, self.label_indices_
-        if syn.dtype != np.int32 or syn.ndim != 2 or syn.shape[1] < 1:
+        if syn.dtype != np.int32 or syn.shape != (self.n_neurons, self.n_synapses):
             return "synapses_ is not an int32 (n_neurons, n_synapses) array"
         if syn.size and (syn.min() < 0 or syn.max() >= self.n_features_in_):
             return "synapses_ wired outside the input"
         if mem.dtype != np.uint64 or mem.ndim != 3 or mem.shape[0] != syn.shape[0] \
                 or mem.shape[2] != -(-syn.shape[1] // 64):
             return "memory_ does not match synapses_ (n_neurons, n_train, ceil(n_synapses/64))"
+        if mem.shape[1] == 0:
+            return "memory_ stores no training document"
         if ptr.dtype != np.int64 or ptr.shape != (mem.shape[1] + 1,) or ptr[0] != 0 \
-                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.shape[0]:
+                or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.size:
             return "label_indptr_ does not index label_indices_ for every stored document"
-        if idx.dtype != np.int32 or (idx.size and (idx.min() < 0
+        if idx.dtype != np.int32 or idx.ndim != 1 or (idx.size and (idx.min() < 0
                                                    or idx.max() >= self.classes_.shape[0])):
             return "label_indices_ outside classes_"
         return None
@@ -217,17 +267,36 @@ class _VGRAMBase(MultiLabelEstimator):
     @property
     def memory_bytes_(self) -> int:
         """Bytes held by the fitted model: the packed patterns
-        (n_neurons × n_train_ × ceil(n_synapses / 64) × 8), the stored label lists and the
-        synapse wiring (4 bytes per synapse, so the wiring adds under 10 % of the patterns
-        once n_train_ >= 320)."""
+        (``n_neurons × n_train_ × ceil(n_synapses / 64) × 8``), the stored label lists and
+        the synapse wiring (4 bytes per synapse, so the wiring adds under 10 % of the
+        patterns once ``n_train_ >= 320``)."""
         return int(self.memory_.nbytes + self.label_indptr_.nbytes
                    + self.label_indices_.nbytes + self.synapses_.nbytes)
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Beliefs ``f(d, c)`` in [0, 1], float64 array (n_documents, n_labels), columns in
-        ``classes_`` order (see the class docstring for the definition). Tie choices under
-        ``tie_policy="random"`` depend on (``seed_``, row index in ``X``, neuron, entry), so
-        the same ``X`` always gets the same beliefs from a fitted model."""
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
+        """Beliefs ``f(d, c)`` of every label (see the class docstring for the definition).
+
+        Tie choices under ``tie_policy="random"`` depend on (``seed_``, row index in ``X``,
+        neuron, entry), so the same ``X`` always gets the same beliefs from a fitted model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, n_labels)
+            Beliefs in [0, 1], columns in ``classes_`` order.
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            ``X`` has another number of features than the training data, or is invalid;
+            an unknown ``tie_policy``.
+        """
         X = self._search_input(X)
         out = np.zeros((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
         self._search(X, out)
@@ -252,15 +321,35 @@ class _VGRAMBase(MultiLabelEstimator):
         else:
             _kernel.predict_dense(X, *args)
 
-    def predict(self, X: Any, threshold: Any = None) -> np.ndarray:
-        """0/1 predictions (n_documents, n_labels).
+    def predict(self, X: MatrixLike, threshold: npt.ArrayLike | None = None) -> np.ndarray:
+        """Predicted label sets: the top-ranked labels, or those above a threshold.
 
         With ``threshold=None`` (default) each document gets the labels ranked within the
         top ``k`` positions, ``k = max(1, round(label_cardinality_))`` (the mean number of
         labels per training document): every label whose belief is at least the k-th
-        largest belief of its row, so a tie at position k is kept whole (SPEC §3 ``top_k``);
-        labels with belief 0 are never predicted. With a scalar or per-label ``threshold``
-        τ, a label is predicted when ``f >= τ`` (melotti2009 §2.6.1).
+        largest belief of its row, so a tie at position k is kept whole (the ``top_k``
+        cutoff of :func:`fastrank.metrics.cutoff`); labels with belief 0 are never predicted.
+        With a scalar or per-label ``threshold`` τ, a label is predicted when ``f >= τ``
+        (melotti2009 §2.6.1).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Documents to classify.
+        threshold : float or array of shape (n_labels,), optional
+            The threshold ``τ``; None for the top-``k`` rule.
+
+        Returns
+        -------
+        ndarray of uint8, shape (n_documents, n_labels)
+            1 where the label is predicted.
+
+        Raises
+        ------
+        NotFittedError
+            The model is not fitted.
+        ValueError
+            Invalid ``X`` (see :meth:`decision_function`) or ``threshold``.
         """
         return self._predict_rule(self.decision_function(X), threshold)
 
@@ -303,19 +392,56 @@ class VGRAM(_VGRAMBase):
 
     Parameters
     ----------
-    n_neurons : int, default 1024 (32 × 32)
+    n_neurons : int, default 1024
+        Number of neurons (the thesis' 32 × 32).
     n_synapses : int, default 1024
+        Synapses per neuron (bits per stored pattern).
     tie_policy : {"random", "all"}, default "random"
-    random_state : None, int or numpy.random.Generator
+        How a neuron chooses among the entries at the minimum distance (see above).
+    random_state : None, int or numpy.random.Generator, default None
         Seeds the wiring and the tie choices.
 
     Attributes
     ----------
-    synapses_ : int32 array (n_neurons, n_synapses) -- input position of every synapse
-    memory_ : uint64 array (n_neurons, n_train_, ceil(n_synapses / 64)) -- packed patterns
-    label_indptr_, label_indices_ : label lists of the stored documents (CSR layout)
-    classes_, n_features_in_, n_train_, memory_bytes_, seed_, label_cardinality_
-    feature_names_in_ : names of the features (only when fitted on a pandas DataFrame)
+    synapses_ : ndarray of int32, shape (n_neurons, n_synapses)
+        Input position of every synapse.
+    memory_ : ndarray of uint64
+        The packed patterns, shape ``(n_neurons, n_train_, ceil(n_synapses / 64))``.
+    label_indptr_, label_indices_ : ndarray
+        Label lists of the stored documents (CSR layout).
+    n_train_ : int
+        Number of stored training documents.
+    memory_bytes_ : int
+        Bytes held by the fitted arrays.
+    seed_ : int
+        Seed of the tie choices, drawn from ``random_state`` at fit.
+    label_cardinality_ : float
+        Mean number of labels per training document (the ``k`` of :meth:`predict`).
+    classes_, n_features_in_, feature_names_in_
+        As for :class:`fastrank.KNN`.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009,
+       §2.6.1, Table 2.2.
+    .. [2] I. Aleksander, "From WISARD to MAGNUS: a family of weightless virtual neural
+       machines", in *RAM-Based Neural Networks*, World Scientific, 1998.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank import VGRAM, datasets
+    >>> data = datasets.load("yeast")
+    >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+    >>> model = VGRAM(n_neurons=64, n_synapses=64, random_state=0).fit(train.X, train.Y)
+    >>> beliefs = model.decision_function(test.X)
+    >>> print(beliefs[0] * 64)    # votes of the 64 neurons for each of the 14 labels
+    [ 8. 11.  5.  6.  3.  5.  6.  6.  0.  1.  1.  6.  6.  0.]
+    >>> model.predict(test.X)[0]  # top round(4.25) = 4 labels, the tie at 6 votes kept whole
+    array([1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0], dtype=uint8)
+    >>> round(model.score(test.X, test.Y), 3)   # tie-aware average precision
+    0.714
     """
 
     _model = 0
@@ -340,6 +466,21 @@ class VGRAMCor(_VGRAMBase):
     output no label at all is all zeros.
 
     Parameters and attributes as :class:`VGRAM`.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009,
+       §2.6.2, Table 2.3.
+
+    Examples
+    --------
+    >>> from fastrank import VGRAMCor, datasets
+    >>> data = datasets.load("yeast")
+    >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+    >>> model = VGRAMCor(n_neurons=64, n_synapses=64, tie_policy="all", random_state=0)
+    >>> round(model.fit(train.X, train.Y).score(test.X, test.Y), 3)
+    0.747
     """
 
     _model = 1

@@ -3,6 +3,7 @@ import contextlib
 import os
 import re
 import socket
+from collections.abc import Iterator
 
 import distributed
 
@@ -38,15 +39,41 @@ def _check_reachable(address, timeout):
 
 
 @contextlib.contextmanager
-def connect(scheduler, timeout=10):
-    """Context manager yielding a ``distributed.Client`` for ``scheduler``:
+def connect(scheduler: "distributed.Client | str", timeout: float = 10
+            ) -> Iterator[distributed.Client]:
+    """Context manager yielding a ``distributed.Client`` for ``scheduler``.
 
-    * a ``distributed.Client``: used as it is (left open);
-    * ``"local"`` / ``"local:N"``: a new ``LocalCluster`` on this machine with N worker
-      processes (default: one per CPU core) of one thread each, closed on exit;
-    * an address such as ``"tcp://HOST:PORT"``: a client of that running scheduler, closed
-      on exit (the cluster stays up). ``ConnectionError`` when it cannot be reached within
-      ``timeout`` seconds.
+    Parameters
+    ----------
+    scheduler : distributed.Client or str
+        * a ``distributed.Client``: used as it is (left open);
+        * ``"local"`` / ``"local:N"``: a new ``LocalCluster`` on this machine with N worker
+          processes (1 <= N <= 256; default: one per CPU core) of one thread each, closed on
+          exit;
+        * an address such as ``"tcp://HOST:PORT"``: a client of that running scheduler,
+          closed on exit (the cluster stays up).
+    timeout : float, default 10
+        Seconds to wait for a scheduler at an address.
+
+    Yields
+    ------
+    distributed.Client
+
+    Raises
+    ------
+    TypeError
+        ``scheduler`` is neither a Client nor a string.
+    ValueError
+        A string that is not one of the forms above.
+    ConnectionError
+        The scheduler at the address cannot be reached within ``timeout`` seconds.
+
+    Examples
+    --------
+    >>> from fastrank.dask import connect
+    >>> with connect("local:1") as client:
+    ...     len(client.scheduler_info()["workers"])
+    1
     """
     _check_spec(scheduler)
     if isinstance(scheduler, distributed.Client):

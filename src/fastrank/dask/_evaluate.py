@@ -1,11 +1,14 @@
 """``fastrank.dask.evaluate``: the study metrics over Dask arrays chunked by rows."""
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import dask
 import dask.array as da
 
 from .._parallel import num_threads
-from ..metrics import Evaluator
+from .._typing import RandomStateLike
+from ..metrics import Evaluation, Evaluator
 from ..metrics._common import TIES
 
 
@@ -44,8 +47,10 @@ def _merge_all(*evaluators):
     return out
 
 
-def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_division=0.0,
-             n_draws=100, sample_weight=None, n_labels=None, split_every=8, n_jobs=1):
+def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
+             cutoff: str | int = "perfect", random_state: RandomStateLike = 0,
+             zero_division: float = 0.0, n_draws: int = 100, sample_weight: Any = None,
+             n_labels: int | None = None, split_every: int = 8, n_jobs: int = 1) -> Evaluation:
     """:func:`fastrank.metrics.evaluate` over Dask arrays chunked by rows.
 
     Each row chunk is evaluated by one task into a :class:`fastrank.metrics.Evaluator`
@@ -64,7 +69,15 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     y_score : dask.array.Array (n_documents, n_labels) of beliefs
         Chunked by rows only (one chunk along the labels); chunks may be NumPy or SciPy
         sparse.
-    ties, cutoff, random_state, zero_division, n_draws :
+    ties : str or sequence of str, default the four ranking types of the thesis
+        As for :func:`fastrank.metrics.evaluate`.
+    cutoff : "perfect" or int, default "perfect"
+        As for :func:`fastrank.metrics.evaluate`.
+    random_state : None, int or numpy.random.Generator, default 0
+        As for :func:`fastrank.metrics.evaluate`.
+    zero_division : float, default 0.0
+        As for :func:`fastrank.metrics.evaluate`.
+    n_draws : int, default 100
         As for :func:`fastrank.metrics.evaluate`.
     sample_weight : dask.array.Array (n_documents,), optional
         Per-document weights, chunked like the rows of ``y_score``.
@@ -86,6 +99,21 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     ValueError
         Column-chunked arrays, row chunks of ``y_true`` and ``y_score`` that differ, unknown
         chunk sizes, or anything :func:`fastrank.metrics.evaluate` refuses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from fastrank import metrics
+    >>> from fastrank import dask as fdask
+    >>> cells = np.arange(600 * 6).reshape(600, 6)
+    >>> y_true, y_score = (cells % 3 == 0).astype(np.uint8), (cells % 7) / 7   # many ties
+    >>> chunked = fdask.evaluate(da.from_array(y_true, chunks=(100, 6)),
+    ...                          da.from_array(y_score, chunks=(100, 6)),
+    ...                          ties=("ordinal", "modified"))
+    >>> whole = metrics.evaluate(y_true, y_score, ties=("ordinal", "modified"))
+    >>> bool(np.allclose(chunked.values, whole.values, rtol=1e-12))
+    True
     """
     _check_row_chunked("y_score", y_score)
     _check_row_chunked("y_true", y_true)

@@ -123,17 +123,38 @@ class ShardedEstimator(BaseEstimator):
 
     Attributes
     ----------
-    classes_, n_features_in_, feature_names_in_ : as the estimator's
+    classes_, n_features_in_, feature_names_in_
+        As the estimator's.
     n_shards_ : int
-    shard_bounds_ : int64 array (n_shards_ + 1,) -- shard i holds training rows
-        ``shard_bounds_[i]:shard_bounds_[i + 1]``
-    shards_ : list of distributed.Future -- the per-shard models, on the workers
+        Number of shards.
+    shard_bounds_ : ndarray of int64
+        Shape ``(n_shards_ + 1,)``: shard i holds training rows ``shard_bounds_[i]:shard_bounds_[i + 1]``.
+    shards_ : list of distributed.Future
+        The per-shard models, on the workers.
 
     Each shard is built by a task whose arguments are its training rows: the scheduler keeps
     them in the task graph, so a shard lost with its worker is rebuilt on another, and a
     search running meanwhile is recomputed with the same result. (The tasks carry no worker
     restrictions: a restricted task lost with every worker is not rescheduled when new
     workers join.) Training data never returns to the client.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from fastrank import KNN, datasets
+    >>> from fastrank.dask import ShardedEstimator
+    >>> data = datasets.load("yeast")
+    >>> train, test = data.take(range(2000)), data.take(range(2000, data.n_documents))
+    >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    ...                   dashboard_address=":0") as cluster, Client(cluster):
+    ...     sharded = ShardedEstimator(KNN(k=10), n_shards=2).fit(train.X, train.Y)
+    ...     beliefs = sharded.decision_function(test.X)
+    >>> sharded.shard_bounds_
+    array([   0, 1000, 2000])
+    >>> whole = KNN(k=10).fit(train.X, train.Y).decision_function(test.X)
+    >>> bool(np.array_equal(beliefs, whole))   # bit for bit
+    True
     """
 
     def __init__(self, estimator: Any, n_shards: int | None = None,
@@ -150,6 +171,18 @@ class ShardedEstimator(BaseEstimator):
 
     def fit(self, X: Any, Y: Any) -> "ShardedEstimator":
         """Split the training set into shards and build each shard's model on a worker.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Training documents.
+        Y : 0/1 array (dense or sparse) of shape (n_documents, n_labels), or label sets
+            Their labels.
+
+        Returns
+        -------
+        ShardedEstimator
+            The fitted estimator.
 
         Raises
         ------
@@ -294,12 +327,30 @@ class ShardedEstimator(BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Beliefs (float64, n_documents × n_labels), equal to the estimator's fitted on
-        the whole training set in one process."""
+        the whole training set in one process.
+
+        Raises
+        ------
+        NotFittedError
+            Not fitted.
+        ValueError
+            Invalid ``X`` (as the estimator's).
+        """
         return self._decide(X)[0]
 
     def predict(self, X: Any, threshold: Any = None) -> np.ndarray:
         """0/1 predictions by the estimator's rule; ``threshold`` only for VG-RAM (see
-        :meth:`fastrank.VGRAM.predict`)."""
+        :meth:`fastrank.VGRAM.predict`).
+
+        Raises
+        ------
+        NotFittedError
+            Not fitted.
+        TypeError
+            A ``threshold`` for KNN or ML-kNN.
+        ValueError
+            Invalid ``X`` (as the estimator's).
+        """
         self._check_fitted()
         if isinstance(self._model, (VGRAM, VGRAMCor)):
             return self._model._predict_rule(self.decision_function(X), threshold)

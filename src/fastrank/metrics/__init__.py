@@ -1,4 +1,4 @@
-"""The tie-aware multi-label metric suite (melotti2009 ch. 4; SPEC §2-§4).
+"""The tie-aware multi-label metric suite (melotti2009 ch. 4).
 
 * ranking-based, with ``ties="ordinal"|"dense"|"standard"|"modified"|"expected"``:
   :func:`one_error`, :func:`coverage`, :func:`ranking_loss`, :func:`average_precision`,

@@ -11,8 +11,10 @@ from .._ext import metrics as _kernel
 from .._validation import check_option, check_random_state, check_same_shape, check_scores, \
     check_truth
 
+#: The thesis' four ranking types (the default of :func:`fastrank.metrics.evaluate`).
 TIES = ("ordinal", "dense", "standard", "modified")
 EXPECTED_TIES = "expected"  # exact expectation of the ordinal value over random orders
+#: Every ranking type of the metrics: :data:`TIES` and "expected".
 ALL_TIES = TIES + (EXPECTED_TIES,)
 _TIE_ALIASES = {"min": "standard", "max": "modified"}
 

@@ -3,9 +3,13 @@
 import copy
 import html
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
     ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
@@ -13,6 +17,7 @@ from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_
 from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
     _ratio, score_fbeta, score_precision, score_recall
 
+#: The 19 metrics of the study, in its order: the keys of every result.
 METRIC_KEYS = (
     "one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
     "hamming_loss", "exact_match",
@@ -24,7 +29,7 @@ METRIC_KEYS = (
 _RANKING_KEYS = {"one_error": "one_error", "coverage": "coverage",
                  "ranking_loss": "ranking_loss", "average_precision": "ap_position",
                  "r_precision": "r_precision"}
-# under ties="expected" these have random per-label denominators: Monte-Carlo estimates
+#: Under ``ties="expected"`` these have random per-label denominators: Monte-Carlo estimates.
 ESTIMATED_KEYS = ("precision_macro_c", "f1_macro_c")
 CUTOFFS = ("perfect",)
 MAX_DRAWS = 100_000  # Monte-Carlo orders of ties="expected" (state: n_draws x 2 x n_labels)
@@ -55,9 +60,21 @@ class Evaluation(dict):
     estimates, ``result.stderr_dict()`` their standard errors, ``str(result)`` a table in
     which an estimate is marked ``~`` and followed by its standard error (HTML in a
     notebook).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import evaluate
+    >>> result = evaluate([[1, 0, 1, 0]], [[.5, .2, .2, .1]], ties=("dense", "modified"))
+    >>> result["modified"]["coverage"], result["dense"]["coverage"]
+    (2.0, 1.0)
+    >>> result.values.shape
+    (2, 19)
     """
 
-    def __init__(self, ties, values, stderr, n_draws=0):
+    values: np.ndarray  # type: ignore[assignment]  # the array, not dict.values()
+
+    def __init__(self, ties: Sequence[str], values: np.ndarray, stderr: np.ndarray,
+                 n_draws: int = 0) -> None:
         self.ties = tuple(ties)
         self.metrics = METRIC_KEYS
         self.values = values
@@ -71,12 +88,19 @@ class Evaluation(dict):
             raise KeyError(f"ranking type {ties!r} not evaluated; have {self.ties}")
         return dict(zip(self.metrics, self.values[self.ties.index(ties)].tolist()))
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """The values as a plain nested dict ``{ranking_type: {metric_key: value}}``."""
         return {t: self[t] for t in self.ties}
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """A tidy ``pandas.DataFrame``: one row per (ranking type, metric), columns
-        ``ties``, ``metric``, ``value``, ``stderr`` (NaN for exact values). Needs pandas."""
+        ``ties``, ``metric``, ``value``, ``stderr`` (NaN for exact values).
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed.
+        """
         import pandas as pd
         return pd.DataFrame({
             "ties": np.repeat(self.ties, len(self.metrics)),
@@ -99,16 +123,18 @@ class Evaluation(dict):
         return (f"<table><thead><tr><th>metric</th>{head}</tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>{note}")
 
-    def stderr_dict(self):
-        """``{ranking_type: {metric_key: standard error}}`` of the Monte-Carlo estimates."""
-        out = {}
+    def stderr_dict(self) -> dict[str, dict[str, float]]:
+        """``{ranking_type: {metric_key: standard error}}`` of the Monte-Carlo estimates
+        (empty without ``ties="expected"``)."""
+        out: dict[str, dict[str, float]] = {}
         for t, key in self.estimated:
             out.setdefault(t, {})[key] = float(self.stderr[self.ties.index(t),
                                                            self.metrics.index(key)])
         return out
 
     @property
-    def estimated(self):
+    def estimated(self) -> list[tuple[str, str]]:
+        """The ``(ranking_type, metric_key)`` pairs whose value is a Monte-Carlo estimate."""
         rows, cols = np.nonzero(~np.isnan(self.stderr))
         return [(self.ties[t], self.metrics[k]) for t, k in zip(rows, cols)]
 
@@ -200,13 +226,31 @@ class Evaluator:
 
     Parameters
     ----------
-    ties, cutoff, zero_division, n_draws : as for :func:`evaluate`.
+    ties : str or sequence of {"ordinal", "dense", "standard", "modified", "expected"}
+        As for :func:`evaluate`.
     n_labels : int, optional
         Number of labels; by default taken from the first chunk. Every chunk must have it.
     random_state : None, int or numpy.random.Generator, default 0
         Drawn once, here, into the seed of every random order; evaluators can only be merged
         when they share it. With None or a Generator each evaluator draws its own: make the
         others with :meth:`empty_copy`.
+    n_draws : int from 2 to 100 000, default 100
+        As for :func:`evaluate`.
+    cutoff : "perfect" or int, default "perfect"
+        As for :func:`evaluate`.
+    zero_division : float, default 0.0
+        As for :func:`evaluate`.
+
+    Raises
+    ------
+    ValueError
+        An unknown, empty or repeated ``ties``, an invalid ``cutoff``, ``n_draws``,
+        ``n_labels`` or ``zero_division``.
+
+    See Also
+    --------
+    evaluate : the same in one call.
+    fastrank.dask.evaluate : the same over a Dask array, one evaluator per chunk.
 
     Examples
     --------
@@ -225,8 +269,21 @@ class Evaluator:
     True
     """
 
-    def __init__(self, ties=TIES, n_labels=None, random_state=0, n_draws=100,
-                 cutoff="perfect", zero_division=0.0):
+    ties: tuple[str, ...]
+    n_labels: int | None
+    n_draws: int
+    seed: int
+    _families: int
+    _rows: list[tuple[int, int]]
+    _next_row: int
+    _weight: float
+    _doc: np.ndarray
+    _lab: Any  # ndarray once a row is seen, None before
+    _mc: Any
+
+    def __init__(self, ties: str | Sequence[str] = TIES, n_labels: int | None = None,
+                 random_state: RandomStateLike = 0, n_draws: int = 100,
+                 cutoff: str | int = "perfect", zero_division: float = 0.0) -> None:
         self.ties = _check_ties(ties)
         self.n_labels = _check_n_labels(n_labels)
         self.cutoff = cutoff
@@ -249,12 +306,12 @@ class Evaluator:
         self._mc = None       # (n_draws, 2, n_labels) int64 per-draw label counts
 
     @property
-    def n_rows(self):
+    def n_rows(self) -> int:
         """Number of rows (documents) seen."""
         return sum(b - a for a, b in self._rows)
 
     @property
-    def rows(self):
+    def rows(self) -> list[tuple[int, int]]:
         """The global row numbers seen, as sorted disjoint ``(start, stop)`` ranges."""
         return list(self._rows)
 
@@ -262,20 +319,25 @@ class Evaluator:
         return (f"Evaluator(ties={self.ties}, n_labels={self.n_labels}, "
                 f"n_rows={self.n_rows})")
 
-    def empty_copy(self):
-        """A new evaluator with this one's configuration and seed, and no rows."""
+    def empty_copy(self) -> "Evaluator":
+        """A new evaluator with this one's configuration and seed, and no rows: the way to
+        make evaluators that can be merged when ``random_state`` was None or a Generator."""
         out = copy.copy(self)
         out._rows, out._next_row, out._weight = [], 0, 0.0
         out._doc = np.zeros_like(self._doc)
         out._lab = out._mc = None
         return out
 
-    def update(self, y_true, y_score, first_row=None, sample_weight=None):
+    def update(self, y_true: LabelsLike, y_score: MatrixLike, first_row: int | None = None,
+               sample_weight: npt.ArrayLike | None = None) -> "Evaluator":
         """Add a chunk of rows.
 
         Parameters
         ----------
-        y_true, y_score : as for :func:`evaluate` (one chunk of rows).
+        y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_rows, n_labels)
+            The chunk's truth, as for :func:`evaluate`.
+        y_score : float array or sparse matrix, (n_rows, n_labels)
+            The chunk's beliefs, as for :func:`evaluate`.
         first_row : int, optional
             Global row number of the chunk's first row; default: right after the previous
             chunk given to this evaluator (0 for the first). The ordinal shuffle and the
@@ -286,7 +348,16 @@ class Evaluator:
 
         Returns
         -------
-        self
+        Evaluator
+            This evaluator, updated (so calls chain).
+
+        Raises
+        ------
+        ValueError
+            Invalid input (as for :func:`evaluate`), a number of labels other than the
+            evaluator's, rows already seen, a negative ``first_row``.
+        TypeError
+            A non-integer ``first_row``, non-numeric input.
         """
         y_true, y_score = check_inputs(y_true, y_score)
         n, q = y_true.shape
@@ -330,9 +401,26 @@ class Evaluator:
                             for v in per_doc]
         return out
 
-    def merge(self, other):
+    def merge(self, other: "Evaluator") -> "Evaluator":
         """A new evaluator holding the rows of both (which must be disjoint); neither is
-        changed. Associative and commutative (to rounding)."""
+        changed. Associative and commutative (to rounding).
+
+        Parameters
+        ----------
+        other : Evaluator
+            An evaluator with the same configuration and seed (see :meth:`empty_copy`).
+
+        Returns
+        -------
+        Evaluator
+
+        Raises
+        ------
+        TypeError
+            ``other`` is not an Evaluator.
+        ValueError
+            The configurations, seeds or numbers of labels differ, or the rows overlap.
+        """
         if not isinstance(other, Evaluator):
             raise TypeError(f"can only merge another Evaluator, got {type(other).__name__}")
         for name in ("ties", "seed", "n_draws", "cutoff", "zero_division"):
@@ -357,8 +445,14 @@ class Evaluator:
         out._mc = _add_optional(self._mc, other._mc)
         return out
 
-    def result(self):
-        """The :class:`Evaluation` of every row seen."""
+    def result(self) -> Evaluation:
+        """The :class:`Evaluation` of every row seen.
+
+        Raises
+        ------
+        ValueError
+            No rows were seen, or their total weight is 0.
+        """
         if not self._rows:
             raise ValueError("the evaluator has seen no rows; call update() first")
         if not self._weight > 0:
@@ -395,9 +489,11 @@ def _add_optional(a, b):
     return a + b
 
 
-def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_division=0.0,
-             n_draws=100, sample_weight=None):
-    """All 19 study metrics under each ranking type in ``ties``.
+def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] = TIES,
+             cutoff: str | int = "perfect", random_state: RandomStateLike = 0,
+             zero_division: float = 0.0, n_draws: int = 100,
+             sample_weight: npt.ArrayLike | None = None) -> Evaluation:
+    """All 19 study metrics under each ranking type in ``ties``, one sort per row.
 
     Each row of ``y_score`` is sorted once; the dense, standard and modified values come
     from one walk over its tie groups, the expected values from a second walk, the ordinal
@@ -443,6 +539,36 @@ def evaluate(y_true, y_score, ties=TIES, cutoff="perfect", random_state=0, zero_
     Returns
     -------
     Evaluation
+        ``{ranking_type: {metric_key: value}}`` with the values also as arrays; the keys are
+        :data:`METRIC_KEYS`.
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, NaN beliefs, non-binary truth, an unknown, empty or repeated
+        ``ties``, an invalid ``cutoff``, ``n_draws`` or ``zero_division``, invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, ch. 4-5.
+    .. [2] F. McSherry and M. Najork, "Computing information retrieval performance measures
+       efficiently in the presence of tied scores", ECIR 2008.
+
+    Examples
+    --------
+    >>> from fastrank.metrics import evaluate
+    >>> y_true = [[1, 0, 1, 0], [0, 1, 0, 0]]
+    >>> y_score = [[.5, .2, .2, .1], [.3, .3, .1, 0.]]
+    >>> result = evaluate(y_true, y_score, ties=("ordinal", "dense", "modified"))
+    >>> round(result["modified"]["ranking_loss"], 4)   # (1/4 + 1/3) / 2: tied pairs are errors
+    0.2917
+    >>> print(str(result).splitlines()[0])
+                             ordinal       dense    modified
+    >>> print(str(result).splitlines()[2])
+    coverage                0.500000    0.500000    1.500000
     """
     ev = Evaluator(ties, random_state=random_state, n_draws=n_draws, cutoff=cutoff,
                    zero_division=zero_division)

@@ -1,5 +1,5 @@
-"""Ranking-based metrics under the four ranking types (melotti2009 §4.1; SPEC §2) and the
-cutoff policies that turn a ranking into predicted sets (SPEC §3).
+"""Ranking-based metrics under the four ranking types (melotti2009 §4.1) and the
+cutoff policies that turn a ranking into predicted sets (melotti2009 §4.2).
 
 ``ties`` (default ``"modified"``, the thesis' recommendation) picks the ranking type:
 
@@ -22,11 +22,14 @@ ranking loss 0. Scores compare exactly: equal floats are tied. A *belief of 0* m
 exactly equal to 0 (in a CSR matrix, every implicit entry).
 """
 import numbers
+from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from .._ext import metrics as _kernel
+from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_option, check_scores, check_truth
 from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
     family, resolve_ties, row_blocks, run_kernel, score_args
@@ -61,6 +64,15 @@ default "modified"
     ValueError
         Shapes that differ, NaN beliefs, non-binary truth, an unknown ``ties``, or weights
         that are negative, non-finite, of the wrong length or all zero.
+    TypeError
+        Non-numeric beliefs or weights, or ``ties`` not a string.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.1.
+    .. [2] F. McSherry and M. Najork, "Computing information retrieval performance measures
+       efficiently in the presence of tied scores", ECIR 2008 (the "expected" values).
 
 """
 
@@ -93,7 +105,9 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
 
 
 @_documented()
-def one_error(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
+def one_error(y_true: LabelsLike, y_score: MatrixLike, *, ties: Ties = "modified",
+              random_state: RandomStateLike = 0,
+              sample_weight: npt.ArrayLike | None = None) -> float:
     """One-error* (melotti2009 eq. 4.2-4.3): share of documents whose top rank is not made
     only of relevant labels. Lower is better.
 
@@ -117,7 +131,9 @@ def one_error(y_true, y_score, *, ties="modified", random_state=0, sample_weight
 
 
 @_documented()
-def coverage(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
+def coverage(y_true: LabelsLike, y_score: MatrixLike, *, ties: Ties = "modified",
+             random_state: RandomStateLike = 0,
+             sample_weight: npt.ArrayLike | None = None) -> float:
     """Coverage (eq. 4.4-4.5): ``max_{c in C_j} r(c) - 1``, averaged over documents.
 
     How far down the ranking one must go to cover every relevant label; lower is better.
@@ -142,7 +158,9 @@ def coverage(y_true, y_score, *, ties="modified", random_state=0, sample_weight=
 
 
 @_documented()
-def ranking_loss(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
+def ranking_loss(y_true: LabelsLike, y_score: MatrixLike, *, ties: Ties = "modified",
+                 random_state: RandomStateLike = 0,
+                 sample_weight: npt.ArrayLike | None = None) -> float:
     """Ranking loss (eq. 4.6-4.7): share of pairs ``(a, b) in C_j x C̄_j`` with
     ``r(a) >= r(b)``, averaged over documents. Lower is better.
 
@@ -168,8 +186,10 @@ def ranking_loss(y_true, y_score, *, ties="modified", random_state=0, sample_wei
         The thesis' form (one precision per distinct rank holding a relevant label) or the
         classical one (one per relevant label).
 """)
-def average_precision(y_true, y_score, *, per="position", ties="modified", random_state=0,
-                      sample_weight=None):
+def average_precision(y_true: LabelsLike, y_score: MatrixLike, *,
+                      per: Literal["position", "label"] = "position", ties: Ties = "modified",
+                      random_state: RandomStateLike = 0,
+                      sample_weight: npt.ArrayLike | None = None) -> float:
     """Average precision, averaged over documents. Higher is better.
 
     ``per="position"`` -- the thesis' average precision* (eq. 4.9-4.10): for each distinct
@@ -199,7 +219,9 @@ def average_precision(y_true, y_score, *, per="position", ties="modified", rando
 
 
 @_documented()
-def r_precision(y_true, y_score, *, ties="modified", random_state=0, sample_weight=None):
+def r_precision(y_true: LabelsLike, y_score: MatrixLike, *, ties: Ties = "modified",
+                random_state: RandomStateLike = 0,
+                sample_weight: npt.ArrayLike | None = None) -> float:
     """R-precision (eq. 4.11-4.12): precision of the top ``|C_j|`` of the ranking.
 
     Walking down the ranks, whole tie groups are taken (one label at a time under
@@ -219,10 +241,18 @@ def r_precision(y_true, y_score, *, ties="modified", random_state=0, sample_weig
     return _mean_value("r_precision", y_true, y_score, ties, random_state, sample_weight)
 
 
-def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, ties="modified",
-           random_state=0):
-    """Turn beliefs into a 0/1 prediction matrix (uint8, shape of ``y_score``), SPEC §3.
+def cutoff(y_score: MatrixLike, y_true: LabelsLike | None = None,
+           policy: Literal["perfect", "threshold", "top_k"] | None = None, *,
+           threshold: npt.ArrayLike | None = None, top_k: int | None = None,
+           ties: Ties = "modified", random_state: RandomStateLike = 0) -> np.ndarray:
+    """Turn beliefs into predicted label sets: a 0/1 prediction matrix.
 
+    Parameters
+    ----------
+    y_score : float array or sparse matrix, (n_documents, n_labels)
+        Beliefs: higher means more relevant.
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, optional
+        The truth; only the ``"perfect"`` policy uses it (for ``|C_j|``).
     policy : {"perfect", "threshold", "top_k"} or None
         None picks "threshold" when ``threshold`` is given, "top_k" when ``top_k`` is, else
         "perfect". Each policy takes only its own input (``y_true``, ``threshold`` or
@@ -238,8 +268,48 @@ def cutoff(y_score, y_true=None, policy=None, *, threshold=None, top_k=None, tie
           irrelevant.
         * ``"top_k"``: the first ``top_k`` labels (an integer >= 0), extended to the whole
           tie group at the boundary except under ordinal (labels of belief 0 are kept).
-    ties, random_state : as for the ranking metrics. Under ``"ordinal"`` the same seed gives
-        the same order as :func:`evaluate` and the ranking metrics.
+    threshold : float or array of shape (n_labels,), optional
+        The ``"threshold"`` policy's ``τ``.
+    top_k : int, optional
+        The ``"top_k"`` policy's number of positions.
+    ties : {"ordinal", "dense", "standard", "modified"} (or "min"/"max"), default "modified"
+        How tie groups are ranked (see :func:`fastrank.rank`); dense, standard and modified
+        give the same sets.
+    random_state : None, int or numpy.random.Generator, default 0
+        Seeds "ordinal": the same seed gives the same order as :func:`evaluate` and the
+        ranking metrics.
+
+    Returns
+    -------
+    ndarray of uint8, shape (n_documents, n_labels)
+        1 where the label is predicted.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``policy`` or ``ties`` (``"expected"`` has no 0/1 form), a missing input
+        of the policy or a stray input of another one, a negative ``top_k``, a threshold of
+        the wrong shape or holding NaN, shapes that differ.
+    TypeError
+        A non-integer ``top_k``, non-numeric beliefs or threshold.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+
+    Examples
+    --------
+    >>> from fastrank.metrics import cutoff
+    >>> s = [[0.5, 0.2, 0.2, 0.1]]
+    >>> cutoff(s, [{0, 1}])              # perfect: 2 relevant labels, the tie taken whole
+    array([[1, 1, 1, 0]], dtype=uint8)
+    >>> cutoff(s, [{0, 1}], ties="ordinal", random_state=0)
+    array([[1, 0, 1, 0]], dtype=uint8)
+    >>> cutoff(s, threshold=0.2)
+    array([[1, 1, 1, 0]], dtype=uint8)
+    >>> cutoff(s, top_k=1)
+    array([[1, 0, 0, 0]], dtype=uint8)
     """
     ties = resolve_ties(ties)
     if ties == "expected":

@@ -1,4 +1,4 @@
-"""ROC analysis of rankings with ties (matsubara2008 §4; SPEC §7).
+"""ROC analysis of rankings with ties (matsubara2008 ch. 4).
 
 Examples are ordered by decreasing score. Walking down the ranking from (0, 0), a positive
 moves the curve up by 1/Pos, a negative right by 1/Neg, and a *tie block* with n+ positives
@@ -12,12 +12,17 @@ Scores are compared with exact floating equality (-0.0 == 0.0); NaN is an error,
 ordinary values. The kernels are in ``fastrank._ext.roc``: one sort per column/row, columns
 or rows in parallel (OpenMP), sparse (CSR/CSC) beliefs without densifying.
 """
+from typing import Literal
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from .._ext import roc as _kernel
+from .._typing import LabelsLike, MatrixLike
 from .._validation import NO_INDEX, check_option, check_same_shape, check_scores, check_truth
 
+#: The ``average`` options of :func:`auc`.
 AUC_AVERAGES = (None, "macro", "micro", "samples")
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -36,12 +41,14 @@ def _check_binary(y_true, y_score):
     return truth, np.ascontiguousarray(scores)
 
 
-def coverage_curve(y_true, y_score):
-    """ROC points in coverage space (counts) of a binary problem.
+def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROC points in coverage space (counts of negatives and positives) of a binary problem.
 
     Parameters
     ----------
     y_true : array-like of 0/1, shape (n,)
+        The classes (1 positive).
     y_score : array-like of float, shape (n,)
         Higher = more likely positive.
 
@@ -52,6 +59,25 @@ def coverage_curve(y_true, y_score):
     thresholds : ndarray of float64, shape (n_distinct + 1,)
         ``+inf`` for the first point, then every distinct score in decreasing order
         (one point per tie block: tied examples move together, diagonally).
+
+    Raises
+    ------
+    ValueError
+        Input not 1-D, of different lengths, non-binary truth, NaN scores.
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, ch. 4.
+
+    Examples
+    --------
+    >>> from fastrank.metrics import coverage_curve
+    >>> y_true = [1, 1, 0, 1, 0, 0]
+    >>> y_score = [.9, .7, .7, .5, .5, .1]   # two tie blocks of one positive, one negative
+    >>> fp, tp, thresholds = coverage_curve(y_true, y_score)
+    >>> print(fp, tp, thresholds)
+    [0 0 1 2 3] [0 1 2 3 3] [inf 0.9 0.7 0.5 0.1]
     """
     truth, scores = _check_binary(y_true, y_score)
     m = scores.size
@@ -71,27 +97,95 @@ def _rates(fp, tp):
     return fp / neg, tp / pos
 
 
-def roc_curve(y_true, y_score):
+def roc_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ROC curve of a binary problem, one point per distinct score.
 
-    Returns ``(fpr, tpr, thresholds)``: :func:`coverage_curve` divided by the number of
-    negatives and positives. A tie block is one diagonal segment between consecutive points.
-    Equals ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)``;
-    scikit-learn's default ``drop_intermediate=True`` additionally drops collinear points
-    (same curve and area, fewer points). ValueError when y_true has only one class.
+    :func:`coverage_curve` divided by the number of negatives and positives. A tie block is
+    one diagonal segment between consecutive points. Equals
+    ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)``; scikit-learn's
+    default ``drop_intermediate=True`` additionally drops collinear points (same curve and
+    area, fewer points).
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1, shape (n,)
+        The classes (1 positive).
+    y_score : array-like of float, shape (n,)
+        Higher = more likely positive.
+
+    Returns
+    -------
+    fpr, tpr : ndarray of float64, shape (n_distinct + 1,)
+        False and true positive rates, from (0, 0) to (1, 1).
+    thresholds : ndarray of float64, shape (n_distinct + 1,)
+        As for :func:`coverage_curve`.
+
+    Raises
+    ------
+    ValueError
+        ``y_true`` has one class only, or invalid input (see :func:`coverage_curve`).
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, ch. 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.metrics import roc_curve
+    >>> y_true = [1, 1, 0, 1, 0, 0]
+    >>> y_score = [.9, .7, .7, .5, .5, .1]   # two tie blocks of one positive, one negative
+    >>> fpr, tpr, _ = roc_curve(y_true, y_score)
+    >>> print(np.round(fpr, 3), np.round(tpr, 3))
+    [0.    0.    0.333 0.667 1.   ] [0.    0.333 0.667 1.    1.   ]
     """
     fp, tp, thresholds = coverage_curve(y_true, y_score)
     fpr, tpr = _rates(fp, tp)
     return fpr, tpr, thresholds
 
 
-def roc_convex_hull(y_true, y_score):
-    """ROC convex hull (ROCCH) of a binary problem (matsubara2008 §4.1.6, §5.2).
+def roc_convex_hull(y_true: npt.ArrayLike, y_score: npt.ArrayLike
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROC convex hull (ROCCH) of a binary problem (Matsubara 2008 §4.1.6, §5.2).
 
-    Returns ``(fpr, tpr, thresholds)`` of the hull's vertices, from (0, 0) to (1, 1): the
-    points of :func:`roc_curve` on the upper convex hull, collinear points dropped. Computed
-    on exact integer counts. The slopes of its segments in coverage space are the
-    probabilities isotonic regression (PAV) assigns (``fastrank.calibration.Isotonic``).
+    The points of :func:`roc_curve` on the upper convex hull, from (0, 0) to (1, 1),
+    collinear points dropped; computed on exact integer counts. The slopes of its segments
+    in coverage space are the probabilities isotonic regression (PAV) assigns
+    (:class:`fastrank.calibration.Isotonic`).
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1, shape (n,)
+        The classes (1 positive).
+    y_score : array-like of float, shape (n,)
+        Higher = more likely positive.
+
+    Returns
+    -------
+    fpr, tpr, thresholds : ndarray of float64
+        The hull's vertices, as in :func:`roc_curve`.
+
+    Raises
+    ------
+    ValueError
+        ``y_true`` has one class only, or invalid input (see :func:`coverage_curve`).
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, ch. 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrank.metrics import roc_convex_hull
+    >>> y_true = [1, 1, 0, 1, 0, 0]
+    >>> y_score = [.9, .7, .7, .5, .5, .1]   # two tie blocks of one positive, one negative
+    >>> fpr, tpr, thresholds = roc_convex_hull(y_true, y_score)
+    >>> print(np.round(fpr, 3), np.round(tpr, 3), thresholds)
+    [0.    0.    0.667 1.   ] [0.    0.333 1.    1.   ] [inf 0.9 0.5 0.1]
     """
     fp, tp, thresholds = coverage_curve(y_true, y_score)
     keep = np.empty(fp.size, dtype=np.int64)
@@ -145,7 +239,8 @@ def _lines_auc(truth, scores, by):
     return out
 
 
-def auc(y_true, y_score, average="macro"):
+def auc(y_true: LabelsLike, y_score: MatrixLike,
+        average: Literal["macro", "micro", "samples"] | None = "macro") -> float | np.ndarray:
     """Area under the ROC curve with tied pairs counted 1/2 (Wilcoxon-Mann-Whitney).
 
     ``AUC = (#{s+ > s-} + #{s+ = s-} / 2) / (Pos * Neg)`` over positive/negative pairs
@@ -168,13 +263,38 @@ def auc(y_true, y_score, average="macro"):
 
     Returns
     -------
-    float, or ndarray of shape (q,) for ``average=None``.
+    float or ndarray of shape (q,)
+        The AUC, per label for ``average=None``. In multi-label input a label (or, for
+        "samples", a document) whose truth is all 0 or all 1 has no defined AUC: it is NaN
+        in the ``average=None`` output and left out of the "macro"/"samples" means (NaN if
+        none is defined) -- scikit-learn raises instead. Equals
+        ``sklearn.metrics.roc_auc_score`` wherever both are defined.
 
-    Conventions: for a binary problem with one class only, ValueError (as scikit-learn).
-    In multi-label input a label (or, for "samples", a document) whose truth is all 0 or
-    all 1 has no defined AUC: it is NaN in the ``average=None`` output and left out of the
-    "macro"/"samples" means (NaN if none is defined) -- scikit-learn raises instead.
-    Equals ``sklearn.metrics.roc_auc_score`` wherever both are defined.
+    Raises
+    ------
+    ValueError
+        A binary problem with one class only (as scikit-learn), an unknown ``average``,
+        shapes that differ, non-binary truth, NaN scores, more than 2**31 - 1 entries for
+        "micro".
+
+    References
+    ----------
+    .. [1] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
+       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, §4.1.7.
+
+    Examples
+    --------
+    >>> from fastrank.metrics import auc
+    >>> y_true = [1, 1, 0, 1, 0, 0]
+    >>> y_score = [.9, .7, .7, .5, .5, .1]   # two tie blocks of one positive, one negative
+    >>> round(auc(y_true, y_score), 4)        # (6 + 2 * 1/2) / 9
+    0.7778
+    >>> Y = [[1, 0], [0, 1], [1, 1]]
+    >>> S = [[.9, .1], [.2, .2], [.5, .7]]
+    >>> auc(Y, S, average=None)
+    array([1., 1.])
+    >>> auc(Y, S, average="samples")          # documents 1 and 2; document 3 is undefined
+    0.75
     """
     check_option("average", average, AUC_AVERAGES)
     if not sp.issparse(y_score) and np.ndim(y_score) == 1:

@@ -1,4 +1,4 @@
-"""Set-based (bipartition) metrics on a 0/1 prediction (melotti2009 §4.2, gatto; SPEC §4).
+"""Set-based (bipartition) metrics on a 0/1 prediction (melotti2009 §4.2, gatto).
 
 Every metric is computed from counts: per document ``TP_j`` (predicted and relevant),
 ``|Ĉ_j|`` (predicted) and ``|C_j|`` (relevant), per label ``TP_i``, ``TP_i + FP_i``,
@@ -21,9 +21,12 @@ over documents, and each document adds its weight instead of 1 to the per-label 
 the category-oriented metrics — as scikit-learn's weighted metrics do.
 """
 from collections import namedtuple
+from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
+from .._typing import LabelsLike
 from .._validation import check_n_labels, check_option, check_same_shape, check_truth, \
     is_label_sets
 from ._common import check_sample_weight
@@ -33,7 +36,13 @@ F_AVERAGES = ("macro", "micro", "macro_pr")
 ORIENTS = ("category", "document")
 
 Contingency = namedtuple("Contingency", "tp fp fn tn")
-Contingency.__doc__ = """Contingency counts (int64 arrays), one entry per label or document."""
+Contingency.__doc__ = """Contingency counts, one entry per label or document (:func:`contingency`).
+
+Attributes
+----------
+tp, fp, fn, tn : ndarray of int64
+    True positives, false positives, false negatives, true negatives.
+"""
 
 
 # ---- counts ------------------------------------------------------------------------------
@@ -181,60 +190,265 @@ def _check_zero_division(zero_division):
     return float(zero_division)
 
 
-def hamming_loss(y_true, y_pred, *, n_labels=None, sample_weight=None):
-    """Hamming loss ``mean_j |Ĉ_j Δ C_j| / q`` (melotti2009 eq. 4.13-4.14). Lower is better.
+def hamming_loss(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None = None,
+                 sample_weight: npt.ArrayLike | None = None) -> float:
+    """Hamming loss ``mean_j |Ĉ_j Δ C_j| / q``: the share of wrong label decisions.
 
-    ``y_true`` and ``y_pred``: 0/1 matrices (dense or sparse) or lists of label sets.
-    ``n_labels``: the number of labels ``q``; required when both are label sets (it is
-    the denominator), else taken from the matrix argument (and checked against it when
-    given). Equals ``sklearn.metrics.hamming_loss`` on indicator matrices.
+    Melotti (2009) eq. 4.13-4.14. Lower is better. Equals ``sklearn.metrics.hamming_loss``
+    on indicator matrices.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import hamming_loss
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> hamming_loss(Y, P)                  # 2 wrong decisions of 8
+    0.25
+    >>> hamming_loss([{0, 2}, {1}], [{0}, {1, 2}], n_labels=4)
+    0.25
     """
     return score_hamming(_counts(y_true, y_pred, n_labels, sample_weight))
 
 
-def exact_match(y_true, y_pred, *, n_labels=None, sample_weight=None):
-    """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]`` (eq. 4.15-4.16).
+def exact_match(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None = None,
+                sample_weight: npt.ArrayLike | None = None) -> float:
+    """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]``.
 
-    A document with ``Ĉ_j = C_j = ∅`` counts as exact. Equals
-    ``sklearn.metrics.accuracy_score`` on indicator matrices. (gatto prints 0.980 for
-    "subset accuracy" because its R code averages label-wise equality, i.e. 1 - Hamming
-    loss; the subset accuracy of its example is 49/51.)
-    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+    Melotti (2009) eq. 4.15-4.16. Higher is better. A document with ``Ĉ_j = C_j = ∅``
+    counts as exact. Equals ``sklearn.metrics.accuracy_score`` on indicator matrices. (Gatto
+    prints 0.980 for "subset accuracy" because its R code averages label-wise equality, i.e.
+    1 - Hamming loss; the subset accuracy of its example is 49/51.)
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import exact_match
+    >>> exact_match([[1, 0], [0, 1]], [[1, 0], [1, 1]])
+    0.5
     """
     return score_exact_match(_counts(y_true, y_pred, n_labels, sample_weight))
 
 
-def zero_one_loss(y_true, y_pred, *, n_labels=None, sample_weight=None):
-    """0/1 loss ``1 - exact_match`` (share of documents whose predicted set is not exact).
+def zero_one_loss(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None = None,
+                  sample_weight: npt.ArrayLike | None = None) -> float:
+    """0/1 loss ``1 - exact_match``: the share of documents whose predicted set is not exact.
 
-    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+    Lower is better.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    See Also
+    --------
+    exact_match
+
+    Examples
+    --------
+    >>> from fastrank.metrics import zero_one_loss
+    >>> zero_one_loss([[1, 0], [0, 1]], [[1, 0], [1, 1]])
+    0.5
     """
     return 1.0 - exact_match(y_true, y_pred, n_labels=n_labels, sample_weight=sample_weight)
 
 
-def accuracy(y_true, y_pred, *, zero_division=0.0, n_labels=None, sample_weight=None):
-    """Example-based accuracy (Jaccard) ``mean_j |Ĉ_j ∩ C_j| / |Ĉ_j ∪ C_j|`` (gatto "A").
+def accuracy(y_true: LabelsLike, y_pred: LabelsLike, *, zero_division: float = 0.0,
+             n_labels: int | None = None,
+             sample_weight: npt.ArrayLike | None = None) -> float:
+    """Example-based accuracy (Jaccard) ``mean_j |Ĉ_j ∩ C_j| / |Ĉ_j ∪ C_j|`` (Gatto's "A").
 
-    A document with ``Ĉ_j = C_j = ∅`` scores ``zero_division`` (0/0). Equals
+    Higher is better. A document with ``Ĉ_j = C_j = ∅`` scores ``zero_division``. Equals
     ``sklearn.metrics.jaccard_score(average="samples", zero_division=...)``. Not the same as
     scikit-learn's ``accuracy_score``, which is :func:`exact_match`.
-    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    zero_division : float, default 0.0
+        The value of a 0/0 ratio.
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, a non-finite ``zero_division``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import accuracy
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> accuracy(Y, P)                      # (1/2 + 1/2) / 2
+    0.5
     """
     return score_accuracy(_counts(y_true, y_pred, n_labels, sample_weight),
                           _check_zero_division(zero_division))
 
 
-def precision(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
-              n_labels=None, sample_weight=None):
-    """Precision ``TP / (TP + FP)`` (melotti2009 eq. 4.17-4.20, 4.28-4.31).
+def precision(y_true: LabelsLike, y_pred: LabelsLike, *,
+              average: Literal["macro", "micro"] = "macro",
+              orient: Literal["category", "document"] = "category",
+              zero_division: float = 0.0, n_labels: int | None = None,
+              sample_weight: npt.ArrayLike | None = None) -> float:
+    """Precision ``TP / (TP + FP)``, macro- or micro-averaged over labels or documents.
 
-    ``orient="category"``: per label over documents; ``"document"``: per document over
-    labels. ``average="macro"``: mean of the per-unit ratios over *all* units (a unit with
-    nothing predicted scores ``zero_division``); ``"micro"``: pooled counts (the same value
-    for both orientations). Category macro/micro equal scikit-learn's
+    Melotti (2009) eq. 4.17-4.20 (category) and 4.28-4.31 (document). Higher is better. A
+    unit with nothing predicted scores ``zero_division``. Micro precision is the same for
+    both orientations. Category macro/micro equal scikit-learn's
     ``precision_score(average="macro"/"micro")``; document macro equals
     ``average="samples"``.
-    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    average : {"macro", "micro"}, default "macro"
+        Mean of the per-unit ratios over *all* units, or the ratio of the pooled counts.
+    orient : {"category", "document"}, default "category"
+        The unit: each label over documents (``^c``) or each document over labels (``^d``).
+    zero_division : float, default 0.0
+        The value of a 0/0 ratio.
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, an unknown ``average`` or ``orient``, a non-finite
+        ``zero_division``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import precision
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> precision(Y, P)                     # labels: 1, 1, 0, 0/0 -> 0
+    0.5
+    >>> precision(Y, P, orient="document")  # documents: 1/1, 1/2
+    0.75
+    >>> round(precision(Y, P, average="micro"), 4)
+    0.6667
     """
     check_option("average", average, AVERAGES)
     check_option("orient", orient, ORIENTS)
@@ -242,13 +456,61 @@ def precision(y_true, y_pred, *, average="macro", orient="category", zero_divisi
                            _check_zero_division(zero_division))
 
 
-def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
-           n_labels=None, sample_weight=None):
-    """Recall ``TP / (TP + FN)`` (eq. 4.21-4.24, 4.32-4.35); averaging as :func:`precision`.
+def recall(y_true: LabelsLike, y_pred: LabelsLike, *, average: Literal["macro", "micro"] = "macro",
+           orient: Literal["category", "document"] = "category",
+           zero_division: float = 0.0, n_labels: int | None = None,
+           sample_weight: npt.ArrayLike | None = None) -> float:
+    """Recall ``TP / (TP + FN)``, macro- or micro-averaged over labels or documents.
 
-    A unit with no relevant entry (a label no document carries, a document with no
+    Melotti (2009) eq. 4.21-4.24, 4.32-4.35; averaging as :func:`precision`. Higher is
+    better. A unit with no relevant entry (a label no document carries, a document with no
     relevant label) scores ``zero_division``.
-    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    average : {"macro", "micro"}, default "macro"
+        Mean of the per-unit ratios over *all* units, or the ratio of the pooled counts.
+    orient : {"category", "document"}, default "category"
+        The unit: each label over documents (``^c``) or each document over labels (``^d``).
+    zero_division : float, default 0.0
+        The value of a 0/0 ratio.
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, an unknown ``average`` or ``orient``, a non-finite
+        ``zero_division``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import recall
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> recall(Y, P, orient="document")     # documents: 1/2, 1/1
+    0.75
     """
     check_option("average", average, AVERAGES)
     check_option("orient", orient, ORIENTS)
@@ -256,18 +518,69 @@ def recall(y_true, y_pred, *, average="macro", orient="category", zero_division=
                         _check_zero_division(zero_division))
 
 
-def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_division=0.0,
-          n_labels=None, sample_weight=None):
-    """F_β, the weighted harmonic mean of precision and recall (eq. 4.25-4.27, 4.36-4.38).
+def fbeta(y_true: LabelsLike, y_pred: LabelsLike, *, beta: float = 1.0,
+          average: Literal["macro", "micro", "macro_pr"] = "macro",
+          orient: Literal["category", "document"] = "category", zero_division: float = 0.0,
+          n_labels: int | None = None,
+          sample_weight: npt.ArrayLike | None = None) -> float:
+    """F_β, the weighted harmonic mean of precision and recall.
 
-    Per unit ``F = (1+β²)TP / ((1+β²)TP + β²FN + FP)``; ``zero_division`` when
-    ``TP = FP = FN = 0``. Two macro conventions, named apart:
+    Melotti (2009) eq. 4.25-4.27, 4.36-4.38. Per unit ``F = (1+β²)TP / ((1+β²)TP + β²FN +
+    FP)``; ``zero_division`` when ``TP = FP = FN = 0``. Higher is better. Two macro
+    conventions, named apart:
 
-    * ``average="macro"``: mean of the per-unit F (melotti2009 eq. 4.26; scikit-learn);
-    * ``average="macro_pr"``: F of macro-precision and macro-recall (gatto's "MaF1").
+    * ``average="macro"``: mean of the per-unit F (Melotti eq. 4.26; scikit-learn);
+    * ``average="macro_pr"``: F of macro-precision and macro-recall (Gatto's "MaF1").
 
     ``average="micro"``: F of the pooled counts (equal for both orientations).
-    ``n_labels``: the number of labels ``q``, needed only when both are label sets.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    beta : float, default 1.0
+        Weight of recall (finite, >= 0).
+    average : {"macro", "micro", "macro_pr"}, default "macro"
+        See above.
+    orient : {"category", "document"}, default "category"
+        The unit: each label over documents (``^c``) or each document over labels (``^d``).
+    zero_division : float, default 0.0
+        The value of a 0/0 ratio.
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, an unknown ``average`` or ``orient``, a negative or non-finite
+        ``beta`` or ``zero_division``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import fbeta
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> round(fbeta(Y, P, beta=2, orient="document"), 4)
+    0.6944
     """
     check_option("average", average, F_AVERAGES)
     check_option("orient", orient, ORIENTS)
@@ -277,19 +590,113 @@ def fbeta(y_true, y_pred, *, beta=1.0, average="macro", orient="category", zero_
                        orient, _check_zero_division(zero_division))
 
 
-def f1(y_true, y_pred, *, average="macro", orient="category", zero_division=0.0,
-       n_labels=None, sample_weight=None):
-    """F_1 = :func:`fbeta` with ``beta=1``."""
+def f1(y_true: LabelsLike, y_pred: LabelsLike, *,
+       average: Literal["macro", "micro", "macro_pr"] = "macro",
+       orient: Literal["category", "document"] = "category", zero_division: float = 0.0,
+       n_labels: int | None = None,
+       sample_weight: npt.ArrayLike | None = None) -> float:
+    """F_1: :func:`fbeta` with ``beta=1``, the harmonic mean of precision and recall.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    average : {"macro", "micro", "macro_pr"}, default "macro"
+        See :func:`fbeta`.
+    orient : {"category", "document"}, default "category"
+        The unit: each label over documents (``^c``) or each document over labels (``^d``).
+    zero_division : float, default 0.0
+        The value of a 0/0 ratio.
+    n_labels : int, optional
+        The number of labels ``q``; required when both arguments are label sets, else taken
+        from the matrix argument (and checked against it when given).
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights (finite, >= 0); default 1 each.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, an unknown ``average`` or ``orient``, a non-finite
+        ``zero_division``, or invalid weights.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import f1
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> f1(Y, P)                            # labels: 1, 1, 0, 0
+    0.5
+    >>> round(f1(Y, P, orient="document"), 4)  # documents: 2/3, 2/3
+    0.6667
+    """
     return fbeta(y_true, y_pred, beta=1.0, average=average, orient=orient,
                  zero_division=zero_division, n_labels=n_labels, sample_weight=sample_weight)
 
 
-def contingency(y_true, y_pred, *, orient="category", n_labels=None):
-    """TP, FP, FN, TN per label (``orient="category"``, melotti2009 Table 4.7) or per
-    document (``"document"``, Table 4.14), as a :class:`Contingency` of int64 arrays.
+def contingency(y_true: LabelsLike, y_pred: LabelsLike, *,
+                orient: Literal["category", "document"] = "category",
+                n_labels: int | None = None) -> Contingency:
+    """TP, FP, FN, TN per label or per document.
 
-    ``n_labels``: the number of labels ``q`` (the length of the per-label arrays, and what
-    TN counts against); required when both arguments are label sets.
+    Per label over documents (``orient="category"``, Melotti 2009 Table 4.7) or per document
+    over labels (``"document"``, Table 4.14).
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    orient : {"category", "document"}, default "category"
+        The unit of the counts.
+    n_labels : int, optional
+        The number of labels ``q`` (the length of the per-label arrays, and what TN counts
+        against); required when both arguments are label sets.
+
+    Returns
+    -------
+    Contingency
+        Named tuple ``(tp, fp, fn, tn)`` of int64 arrays, one entry per unit.
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``, an unknown ``orient``.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
+       de texto*, master's thesis, Universidade Federal do Espírito Santo, 2009, §4.2.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step on a 51 x 4 example (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import contingency
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> c = contingency(Y, P)
+    >>> c.tp, c.fp, c.fn, c.tn
+    (array([1, 1, 0, 0]), array([0, 0, 1, 0]), array([0, 0, 1, 0]), array([1, 1, 0, 2]))
     """
     check_option("orient", orient, ORIENTS)
     y_true, y_pred = _truth_pair(y_true, y_pred, n_labels)
@@ -302,15 +709,53 @@ def contingency(y_true, y_pred, *, orient="category", n_labels=None):
                        count(y_true & ~y_pred), count(~y_true & ~y_pred))
 
 
-def label_problem_rates(y_true, y_pred, *, n_labels=None):
-    """Label-problem rates of Rivolli et al. 2018 (gatto), shares of the ``q`` labels:
+def label_problem_rates(y_true: LabelsLike, y_pred: LabelsLike, *,
+                        n_labels: int | None = None) -> dict[str, float]:
+    """Label-problem rates (Rivolli et al. 2018, in Gatto): shares of the ``q`` labels.
 
     * ``"CLP"``: labels never left out, ``TN_i + FN_i = 0`` (constant label prediction);
     * ``"MLP"``: labels never predicted, ``TP_i + FP_i = 0`` (missing label prediction);
     * ``"WLP"``: labels never predicted correctly, ``TP_i = 0`` (wrong label prediction).
 
-    Returns a dict with these three keys. Lower is better. ``n_labels``: the number of
-    labels ``q`` (the denominator of the rates); required when both are label sets.
+    Lower is better.
+
+    Parameters
+    ----------
+    y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The relevant labels ``C_j``.
+    y_pred : 0/1 array (dense or sparse) or list of label-index sets, (n_documents, n_labels)
+        The predicted labels ``Ĉ_j`` (e.g. from :func:`cutoff`).
+    n_labels : int, optional
+        The number of labels ``q`` (the denominator of the rates); required when both
+        arguments are label sets.
+
+    Returns
+    -------
+    dict
+        ``{"CLP": float, "MLP": float, "WLP": float}``.
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, non-binary input, both arguments label sets without
+        ``n_labels``.
+    TypeError
+        Non-numeric input.
+
+    References
+    ----------
+    .. [1] A. Rivolli, C. Soares and A. C. P. L. F. de Carvalho, "Enhancing multilabel
+       classification for food truck recommendation", Expert Systems, 2018.
+    .. [2] E. C. Gatto, technical article computing the multi-label bipartition measures
+       step by step (in Portuguese, with R code).
+
+    Examples
+    --------
+    >>> from fastrank.metrics import label_problem_rates
+    >>> Y = [[1, 0, 1, 0], [0, 1, 0, 0]]   # C_1 = {c1, c3}, C_2 = {c2}
+    >>> P = [[1, 0, 0, 0], [0, 1, 1, 0]]   # Ĉ_1 = {c1},     Ĉ_2 = {c2, c3}
+    >>> label_problem_rates(Y, P)           # c4 never predicted; c3, c4 never right
+    {'CLP': 0.0, 'MLP': 0.25, 'WLP': 0.5}
     """
     c = contingency(y_true, y_pred, orient="category", n_labels=n_labels)
     return {"CLP": float(np.mean(c.tn + c.fn == 0)), "MLP": float(np.mean(c.tp + c.fp == 0)),
