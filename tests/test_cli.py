@@ -105,3 +105,173 @@ def test_study_help_documents_the_scheduler(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--scheduler SPEC" in out and "Dask cluster" in out
     assert "'local'" in out and "'local:N'" in out and "'tcp://HOST:PORT'" in out
+
+
+# ---- the study on many data sets, own estimators, progress -----------------------------------
+
+import json  # noqa: E402
+import os  # noqa: E402
+
+from fastrank.benchmark import BenchmarkResult  # noqa: E402
+from fastrank.datasets import load, save_libsvm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """A folder of two small libsvm data sets (cut from yeast), one of them in a
+    subfolder, as Mulan's layout has them."""
+    root = tmp_path_factory.mktemp("data")
+    y = load("yeast")
+    (root / "sub").mkdir()
+    save_libsvm(y.take(np.arange(0, 200)), str(root / "first.svm"))
+    save_libsvm(y.take(np.arange(200, 400)), str(root / "sub" / "second.svm"))
+    (root / "notes.txt").write_text("not a data set")
+    return root
+
+
+def test_study_on_a_folder_of_data_sets_and_resume(data_dir, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["study", "--dataset", str(data_dir), "--classifiers", "knn,mlknn", "--ties",
+            "ordinal,modified", "--folds", "2", "--out", str(out)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "2 data sets: first, second" in captured.out
+    assert captured.err.splitlines()[0].startswith("[1/8] first: kNN: fold 1/2")
+    for f in ("benchmark.json", "tables.md", "tables.tex", "report.html"):
+        assert (out / f).is_file()
+    for d in ("first", "second"):
+        assert (out / d / "results.json").is_file() and (out / d / "tables.tex").is_file()
+    bench = BenchmarkResult.from_json((out / "benchmark.json").read_text())
+    assert bench.datasets == ("first", "second")
+    assert main(args) == 0  # again: both loaded, none computed
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["[4/8] first: done earlier", "[8/8] second: done earlier"]
+    assert main(args[:-4] + ["--folds", "3", "--out", str(out)]) == 2
+    assert "another configuration (folds 2 instead of 3)" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore:Label not 13 is present")  # a rare label, absent here
+def test_own_estimators_from_the_command_line(data_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mymodels.py").write_text(
+        "from sklearn.linear_model import LogisticRegression\n"
+        "from sklearn.multiclass import OneVsRestClassifier\n"
+        "ovr = OneVsRestClassifier(LogisticRegression(max_iter=300))\n"
+        "class Ridge(OneVsRestClassifier):\n"
+        "    def __init__(self, estimator=None):\n"
+        "        from sklearn.linear_model import RidgeClassifier\n"
+        "        super().__init__(estimator or RidgeClassifier())\n"
+        "classifiers = [('from py', ovr)]\n")
+    (tmp_path / "specs.json").write_text(json.dumps([
+        {"name": "from json", "class": "sklearn.multiclass:OneVsRestClassifier",
+         "params": {"estimator": {"class": "sklearn.linear_model:LogisticRegression",
+                                  "params": {"C": 0.5, "max_iter": 300}}}}]))
+    one = str(data_dir / "first.svm")
+    assert main(["study", "--dataset", one, "--classifiers", "knn", "--classifier",
+                 "OvR=mymodels:ovr", "--classifier", "ridge=mymodels:Ridge", "--folds", "2",
+                 "--quiet", "--out", "a"]) == 0
+    result = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert result["classifiers"] == ["knn", "OvR", "ridge"]
+    assert "OvR" in capsys.readouterr().out
+    for source, name, shown in (
+            ("specs.json", "from json",
+             "OneVsRestClassifier(estimator=LogisticRegression(C=0.5, max_iter=300))"),
+            ("mymodels.py", "from py",
+             "OneVsRestClassifier(estimator=LogisticRegression(max_iter=300))")):
+        assert main(["study", "--dataset", one, "--classifiers", "", "--classifiers-from",
+                     source, "--folds", "2", "--quiet", "--out", "b"]) == 0
+        result = json.loads((tmp_path / "b" / "results.json").read_text())
+        assert result["classifiers"] == [name]
+        assert result["params"][name] == {"estimator": shown}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--classifier", "nameonly"], "--classifier expects NAME=module:Class"),
+    (["--classifier", "x=nomodule_here:Thing"], "cannot import 'nomodule_here'"),
+    (["--classifier", "x=sklearn.linear_model:Nope"], "has no attribute 'Nope'"),
+    (["--classifier", "x=sklearn.linear_model:LinearRegression"],
+     "neither decision_function nor predict_proba"),
+    (["--classifier", "kNN=sklearn.linear_model:LogisticRegression"], "taken by a built-in"),
+    (["--classifiers-from", "missing.json"], "no such file"),
+    (["--classifiers-from", "bad.json"], "must hold a JSON list"),
+    (["--dataset", "yeast,yeast"], "two data sets are named 'yeast'"),
+])
+def test_study_option_errors_are_one_line(extra, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.json").write_text('{"name": "x"}')
+    proc = subprocess.run([sys.executable, "-m", "fastrank", "study", "--folds", "2",
+                           "--classifiers", "knn", *extra, "--out", "o"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert message in proc.stderr and not (tmp_path / "o").exists()
+
+
+def _study_on_a_terminal(tmp_path, dataset):
+    """Run a small study with stderr on a pseudo-terminal; return what the terminal got."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 100 columns
+    proc = subprocess.Popen([sys.executable, "-m", "fastrank", "study", "--dataset", dataset,
+                             "--classifiers", "knn,mlknn", "--folds", "3", "--out",
+                             str(tmp_path / "o")],
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the terminal's other end closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.communicate(timeout=300)
+    os.close(master)
+    assert proc.returncode == 0
+    return b"".join(chunks).decode()
+
+
+def test_progress_bar_on_a_terminal(tmp_path, data_dir):
+    seen = _study_on_a_terminal(tmp_path, str(data_dir / "first.svm"))
+    assert "6/6" in seen and "100%" in seen and "\r" in seen
+    assert "[1/6]" not in seen  # a bar, not lines
+    assert "<" in seen  # tqdm's elapsed<remaining (the ETA)
+
+
+def test_progress_lines_without_a_terminal(tmp_path, data_dir):
+    proc = subprocess.run([sys.executable, "-m", "fastrank", "study", "--dataset",
+                           str(data_dir / "first.svm"), "--classifiers",
+                           "knn,mlknn", "--folds", "3", "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 0 and len(lines) == 6 and "\r" not in proc.stderr
+    assert lines[0].startswith("[1/6] kNN: fold 1/3") and lines[-1].startswith("[6/6]")
+
+
+def test_progress_falls_back_to_lines_without_tqdm(monkeypatch):
+    import pty
+
+    from fastrank.__main__ import _Progress
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as stream:
+        monkeypatch.setitem(sys.modules, "tqdm", None)  # as if not installed
+        progress = _Progress(2, quiet=False, stream=stream)
+        assert stream.isatty() and progress.bar is None
+        progress("first")
+        progress("second", done=2)
+        progress.close()
+    chunks = []
+    while True:  # every byte written before the terminal's other end closed, then EIO
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    text = b"".join(chunks).decode().replace("\r\n", "\n")
+    assert text == "[1/2] first\n[2/2] second\n"

@@ -195,7 +195,8 @@ def test_cd_diagrams_rank_as_scipy(written, small_study):
 
 def test_write_study_outputs(small_study, written):
     out, paths = written
-    assert paths == [str(out / f) for f in ("results.json", "tables.md", "report.html")] + [
+    assert paths == [str(out / f) for f in ("results.json", "tables.md", "tables.tex",
+                                            "report.html")] + [
         str(out / "figures")]
     back = StudyResult.from_json((out / "results.json").read_text())
     assert np.array_equal(back.values["knn"], small_study.values["knn"])
@@ -314,7 +315,7 @@ def test_report_without_matplotlib(written, tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(os.listdir(out)) == ["report.html", "results.json", "tables.md"]
+    assert sorted(os.listdir(out)) == ["report.html", "results.json", "tables.md", "tables.tex"]
     page = (out / "report.html").read_text()
     assert "Figures omitted: matplotlib is not installed" in page
     assert page.count("would be here: drawing it needs matplotlib") == N_FIGURES
@@ -415,7 +416,7 @@ def test_cli_study_end_to_end(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--dataset", "no-such-set"], "unknown data set 'no-such-set'"),
+    (["--dataset", "no-such-set"], "unknown Mulan data set 'no-such-set'"),  # from fetch
     (["--dataset", "missing.arff"], "no such file: missing.arff"),
     (["--classifiers", "knn,svm"], "unknown classifier 'svm'"),
     (["--set", "vgram.n_neurons"], "--set expects CLASSIFIER.PARAM=VALUE"),
@@ -509,3 +510,40 @@ def test_report_without_ordinal_and_with_two_classifiers(small_study):
     text = terminal_summary(sub)
     assert "Summary of the t-tests" not in text and "differs from ordinal" not in text
     assert "kNN: mean ± sd over folds" in text and text.endswith(REPORT_LINE)
+
+
+# ---- LaTeX --------------------------------------------------------------------------------
+
+def test_latex_tables_match_results_json(written, small_study):
+    from latex_check import check_latex_structure, latex_rows
+
+    out, _ = written
+    tex = (out / "tables.tex").read_text()
+    check_latex_structure(tex)
+    saved = json.loads((out / "results.json").read_text())
+    tables = latex_rows(tex)
+    assert len(tables) == len(saved["ties"])
+    for t, rows in zip(saved["ties"], tables):
+        assert len(rows) == len(saved["metrics"])
+        for m, row in zip(saved["metrics"], rows):
+            assert row[0] == metric_name(m).replace("_", r"\_")
+            means = []
+            for c, cell in zip(saved["classifiers"], row[1:]):
+                v = np.array(saved["values"][c][t][m])
+                found = re.fullmatch(r"(\\textbf\{)?([0-9.]+)\}? \$\\pm\$ ([0-9.]+)"
+                                     r"(\$\^\{\\dagger\}\$)?", cell)
+                assert found, cell
+                assert found.group(2) == f"{v.mean():.4f}"
+                assert found.group(3) == f"{v.std(ddof=1):.4f}"
+                ordinal = np.array(saved["values"][c]["ordinal"][m])
+                significant = t != "ordinal" and sps.ttest_rel(ordinal, v).pvalue < 0.05
+                assert bool(found.group(4)) == bool(significant), (t, m, c)
+                means.append((v.mean(), bool(found.group(1))))
+            best = (min if m in LOWER_IS_BETTER else max)(mu for mu, _ in means)
+            assert [b for _, b in means] == [mu == best for mu, _ in means]
+
+
+def test_tex_escape():
+    from fastrank.report import tex_escape
+    assert tex_escape("a_b & 50% {x} #1 $ ~ ^ \\") == (
+        r"a\_b \& 50\% \{x\} \#1 \$ \textasciitilde{} \textasciicircum{} \textbackslash{}")

@@ -199,11 +199,10 @@ def test_write_study_replaces_the_whole_set(old_run):
     (out / "figures" / "metric-retired_metric.svg").write_text("<svg/>")  # an older run's
     (out / "figures" / "notes.txt").write_text("mine")  # not named like an output
     paths = write_study(result, out)
-    assert paths == [str(out / f) for f in ("results.json", "tables.md", "report.html")] + [
-        str(out / "figures")]
+    outputs = ("results.json", "tables.md", "tables.tex", "report.html")
+    assert paths == [str(out / f) for f in outputs] + [str(out / "figures")]
     after = snapshot(out)
-    assert sorted(after) == sorted(["results.json", "tables.md", "report.html",
-                                    "figures/notes.txt"]
+    assert sorted(after) == sorted([*outputs, "figures/notes.txt"]
                                    + [f"figures/{n}.{e}" for n in names for e in ("svg", "pdf")])
     assert StudyResult.from_json(after["results.json"].decode()).random_state == 0
     assert all(after[k] != before[k] for k in ("results.json", "tables.md", "report.html"))

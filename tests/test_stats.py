@@ -9,7 +9,7 @@ from hypothesis.extra.numpy import arrays
 
 from fastrank.stats import (
     compare_two, confusion_cost_error, confusion_matrix, cost_error, critical_difference_diagram,
-    critical_difference_groups, friedman, majority_error, mean_se, paired_ttest, wilcoxon,
+    critical_difference_groups, friedman, holm, majority_error, mean_se, paired_ttest, wilcoxon,
 )
 
 # ---- paired t-test ------------------------------------------------------------------------
@@ -455,3 +455,56 @@ def test_complex_input_is_a_type_error(call):
     """The imaginary part is never dropped with a mere warning."""
     with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
         call(np.array([1.0, 2.0, 3.0]) + 1j)
+
+
+# ---- Holm's step-down correction ----------------------------------------------------------
+
+def _step_down(p, alpha):
+    """Holm (1979) run as the procedure: in increasing order of p, reject while p_(i) <=
+    alpha / (m - i + 1), stop at the first that is not."""
+    p = np.asarray(p, dtype=float)
+    reject = np.zeros(p.size, bool)
+    for i, j in enumerate(np.argsort(p, kind="stable")):
+        if p[j] > alpha / (p.size - i):
+            break
+        reject[j] = True
+    return reject
+
+
+# recorded from statsmodels 0.14 multipletests(p, alpha=0.05, method="holm") in a scratch
+# environment (statsmodels is not a dependency)
+STATSMODELS_HOLM = [
+    ([0.01, 0.04, 0.03, 0.005], [True, False, False, True], [0.03, 0.06, 0.06, 0.02]),
+    ([0.2, 0.001, 0.04, 0.04, 0.9, 0.011], [False, True, False, False, False, False],
+     [0.4, 0.006, 0.16, 0.16, 0.9, 0.055]),
+    ([0.5], [False], [0.5]),
+]
+
+
+@pytest.mark.parametrize("p, reject, adjusted", STATSMODELS_HOLM)
+def test_holm_matches_statsmodels(p, reject, adjusted):
+    res = holm(p, alpha=0.05)
+    np.testing.assert_allclose(res.adjusted, adjusted, rtol=1e-12)
+    assert res.reject.tolist() == reject
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12),
+       st.sampled_from([0.01, 0.05, 0.1]))
+@settings(max_examples=300, deadline=None)
+def test_holm_is_the_step_down_procedure(p, alpha):
+    res = holm(p, alpha)
+    assert res.reject.tolist() == _step_down(p, alpha).tolist()
+    assert (res.adjusted >= np.asarray(p)).all() and (res.adjusted <= 1).all()
+    # adjusted p-values keep the order of the raw ones
+    order = np.argsort(p, kind="stable")
+    assert (np.diff(res.adjusted[order]) >= 0).all()
+
+
+@pytest.mark.parametrize("p, match", [([], "non-empty 1-D"), ([[0.1]], "non-empty 1-D"),
+                                      ([0.1, np.nan], r"\[0, 1\]"), ([1.5], r"\[0, 1\]"),
+                                      ([-0.1], r"\[0, 1\]")])
+def test_holm_bad_input(p, match):
+    with pytest.raises(ValueError, match=match):
+        holm(p)
+    with pytest.raises(ValueError, match="alpha"):
+        holm([0.1], alpha=1.0)

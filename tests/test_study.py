@@ -192,7 +192,8 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_unknown_dataset_name():
-    with pytest.raises(ValueError, match="unknown data set 'nope'"):
+    # neither embedded nor a file: fastrank.datasets.fetch refuses a name it does not know
+    with pytest.raises(ValueError, match="unknown .*data set 'nope'"):
         run_study("nope")
 
 
@@ -296,3 +297,138 @@ def test_random_state_must_be_an_int_and_tie_statistics_checks_input():
         tie_statistics(np.array([[2, 0, 0, 0]]), np.zeros((1, 4)))
     with pytest.raises(ValueError, match="labels"):
         tie_statistics(np.zeros((1, 3)), np.zeros((1, 4)))
+
+
+# ---- own estimators -----------------------------------------------------------------------
+
+def _manual_fold_values(dataset, make, folds, seed, ties=STUDY_TIES):
+    """An own estimator's fold values computed directly: the study's folds, a fresh
+    estimator per fold, its decision_function (else predict_proba) evaluated with the
+    fold's seed."""
+    from fastrank.metrics import evaluate
+    from fastrank.model_selection import KFold
+    Y = dataset.Y.toarray() if hasattr(dataset.Y, "toarray") else np.asarray(dataset.Y)
+    out = np.empty((len(ties), len(METRIC_KEYS), folds))
+    splits = KFold(n_splits=folds, shuffle=True, random_state=seed).split(
+        np.arange(dataset.n_documents))
+    for f, (train, test) in enumerate(splits):
+        model = make().fit(dataset.X[train], Y[train])
+        scores = (model.decision_function(dataset.X[test]) if hasattr(model, "decision_function")
+                  else model.predict_proba(dataset.X[test]))
+        out[:, :, f] = evaluate(Y[test], scores, ties=ties, random_state=seed + f).values
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_yeast():
+    y = fastrank.datasets.load("yeast")
+    return y.take(np.arange(400), name="yeast400")
+
+
+@pytest.mark.filterwarnings("ignore:Label not 13 is present")  # a rare label, absent here
+def test_own_estimators_are_cloned_per_fold_and_shown_by_name(small_yeast):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def ovr():
+        return OneVsRestClassifier(LogisticRegression(max_iter=500))
+
+    def pipe():  # predict_proba only (no decision_function)
+        return make_pipeline(StandardScaler(with_mean=False),
+                             OneVsRestClassifier(KNeighborsClassifier(7)))
+
+    given = [ovr(), pipe()]
+    r = run_study(small_yeast, ["knn", ("OvR logistic", given[0]), ("scaled kNN", given[1])],
+                  folds=3, random_state=4)
+    assert r.classifiers == ("knn", "OvR logistic", "scaled kNN")
+    np.testing.assert_array_equal(r.values["OvR logistic"],
+                                  _manual_fold_values(small_yeast, ovr, 3, 4))
+    np.testing.assert_array_equal(r.values["scaled kNN"],
+                                  _manual_fold_values(small_yeast, pipe, 3, 4))
+    assert not hasattr(given[0], "estimators_")  # the given estimator itself is not fitted
+    assert r.params["OvR logistic"] == {
+        "estimator": "OneVsRestClassifier(estimator=LogisticRegression(max_iter=500))"}
+    back = StudyResult.from_json(r.to_json())
+    assert back.to_json() == r.to_json()
+    from fastrank.report import render_markdown
+    md = render_markdown(r)
+    assert "| OvR logistic |" in md and "scaled kNN: mean ± sd over folds" in md
+
+
+class _NoBeliefs:
+    def fit(self, X, Y):
+        return self
+
+    def get_params(self, deep=True):
+        return {}
+
+
+class _WrongShape(_NoBeliefs):
+    def decision_function(self, X):
+        return np.zeros((X.shape[0], 3))
+
+    def __sklearn_clone__(self):
+        return _WrongShape()
+
+
+def test_own_estimator_errors(small_yeast):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+    ovr = OneVsRestClassifier(LogisticRegression())
+    cases = [
+        ([("a", ovr), ("a", ovr)], ValueError, "'a' named twice"),
+        ([("kNN", ovr), "knn"], ValueError, "taken by a built-in"),
+        ([("knn", ovr)], ValueError, "taken by a built-in"),
+        (["knn", "kNN"], ValueError, "unknown classifier='kNN'"),
+        ([("lin", LinearRegression())], TypeError, "neither decision_function nor "
+                                                   "predict_proba"),
+        ([("x", object())], TypeError, "not a scikit-learn estimator"),
+        ([("", ovr)], TypeError, "non-empty str name"),
+        ([("a", ovr, 1)], TypeError, "built-in name .* or a \\(display_name, estimator\\)"),
+        (("a", ovr), TypeError, "wrap a single pair in a list"),
+        ("knn", TypeError, "sequence of names"),
+        ([], ValueError, "no classifier"),
+    ]
+    for classifiers, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            run_study(small_yeast, classifiers, folds=2)
+    with pytest.raises(ValueError, match="set them on the estimator"):
+        run_study(small_yeast, [("a", ovr)], folds=2, params={"a": {"C": 2}})
+    with pytest.raises(ValueError, match=r"returned shape \(\d+, 3\), expected \(\d+, 14\)"):
+        run_study(small_yeast, [("bad", _WrongShape())], folds=2)
+    with pytest.raises(ValueError, match="list of 14 per-label arrays.*OneVsRestClassifier"):
+        run_study(small_yeast, [("forest", RandomForestClassifier(n_estimators=3))], folds=2)
+
+
+def test_to_frame_is_tidy(small_yeast, monkeypatch):
+    r = run_study(small_yeast, ["knn", "mlknn"], folds=2, ties=("ordinal", "modified"))
+    frame = r.to_frame()
+    assert list(frame.columns) == ["classifier", "ties", "metric", "fold", "value"]
+    assert len(frame) == 2 * 2 * 19 * 2
+    for row in frame.sample(25, random_state=0).itertuples():
+        key = "knn" if row.classifier == "kNN" else "mlknn"
+        assert row.value == r.fold_values(key, row.ties, row.metric)[row.fold]
+    assert set(frame.classifier) == {"kNN", "ML-kNN"}
+    import sys
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="to_frame needs pandas"):
+        r.to_frame()
+
+
+def test_dataset_names_and_paths(monkeypatch, tmp_path):
+    from fastrank.study import dataset_name, load_dataset
+    import fastrank.datasets as ds
+    assert dataset_name("yeast") == "yeast"
+    assert dataset_name("/a/b/emotions.arff") == "emotions"
+    assert dataset_name(str(tmp_path / "x.svm")) == "x"
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_dataset(str(tmp_path / "missing.arff"))
+    asked = []
+    monkeypatch.setattr(ds, "fetch", lambda name, data_home=None: asked.append(name) or
+                        ds.load("yeast"), raising=False)
+    assert load_dataset("medical").n_documents == 2417 and asked == ["medical"]
+    assert load_dataset("yeast") is not None and asked == ["medical"]

@@ -96,11 +96,8 @@ def _read_matrix_unchecked(path, part):
 def _load_dataset(name, fmt, labels):
     from . import datasets
     if fmt is None and labels is None:
-        if name.lower().endswith(".arff"):
-            xml = os.path.splitext(name)[0] + ".xml"
-            if os.path.isfile(xml):
-                return datasets.load_arff(name, labels=xml)
-        return datasets.load(name)
+        from .study import load_dataset
+        return load_dataset(name)  # an embedded name, a file, or a Mulan name to fetch
     if not os.path.isfile(name):
         raise FileNotFoundError(f"no such file: {name}")
     loader = getattr(datasets, STUDY_FORMATS[fmt or "arff"])
@@ -135,47 +132,202 @@ def _parse_overrides(items, classifiers):
     return out
 
 
+def _dataset_specs(text):
+    """``--dataset``: comma-separated names or files; a folder stands for the data files in
+    it and in its subfolders (one level down), in name order."""
+    from .datasets import _LOADERS_BY_EXTENSION
+    specs = []
+    for item in _csv(text):
+        if not os.path.isdir(item):
+            specs.append(item)
+            continue
+        found = []
+        for entry in sorted(os.listdir(item)):
+            path = os.path.join(item, entry)
+            inner = [os.path.join(path, e) for e in sorted(os.listdir(path))] \
+                if os.path.isdir(path) else [path]
+            found += [f for f in inner if os.path.isfile(f)
+                      and os.path.splitext(f)[1].lower() in _LOADERS_BY_EXTENSION]
+        if not found:
+            raise ValueError(f"folder {item} holds no data file (ending in "
+                             f"{', '.join(_LOADERS_BY_EXTENSION)})")
+        specs += found
+    if not specs:
+        raise ValueError("--dataset names no data set")
+    return specs
+
+
+def _import_object(spec):
+    """'package.module:name' -> the object (the current folder is searched too)."""
+    import importlib
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"expected module:Class, got {spec!r}")
+    sys.path.insert(0, os.getcwd())
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module!r} for {spec!r}: {exc}") from None
+    finally:
+        sys.path.pop(0)
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _estimator_from_json(spec, where):
+    """``{"class": "module:Class", "params": {...}}`` -> an instance; a parameter value
+    that is itself such a dict becomes an estimator too (e.g. a meta-estimator's
+    ``estimator``)."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("class"), str):
+        raise ValueError(f"{where}: an estimator is {{\"class\": \"module:Class\", "
+                         f"\"params\": {{...}}}}, got {spec!r}")
+    params = spec.get("params", {})
+    if not isinstance(params, dict):
+        raise ValueError(f"{where}: params must be an object, got {params!r}")
+    params = {k: _estimator_from_json(v, f"{where}.{k}")
+              if isinstance(v, dict) and "class" in v else v for k, v in params.items()}
+    cls = _import_object(spec["class"])
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {spec['class']}: {exc}") from None
+
+
+def _own_classifiers(args):
+    """The user's estimators: ``--classifier NAME=module:Class`` (a class, instantiated
+    without arguments, or an estimator object) and ``--classifiers-from FILE`` (a .py file
+    defining ``classifiers``: a list of (name, estimator) pairs or a dict, or a JSON list of
+    ``{"name": ..., "class": "module:Class", "params": {...}}``)."""
+    own = []
+    for item in args.classifier:
+        name, sep, target = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--classifier expects NAME=module:Class, got {item!r}")
+        obj = _import_object(target.strip())
+        own.append((name.strip(), obj() if isinstance(obj, type) else obj))
+    if args.classifiers_from:
+        path = args.classifiers_from
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no such file: {path}")
+        if path.lower().endswith(".py"):
+            import runpy
+            found = runpy.run_path(path).get("classifiers")
+            if isinstance(found, dict):
+                found = list(found.items())
+            if not isinstance(found, (list, tuple)):
+                raise ValueError(f"{path} must define classifiers: a list of (name, "
+                                 "estimator) pairs or a dict of them")
+            own += [tuple(pair) if isinstance(pair, (list, tuple)) else pair
+                    for pair in found]
+        else:
+            with open(path, encoding="utf-8") as f:
+                try:
+                    specs = json.load(f)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path} is not JSON: {exc}") from None
+            if not isinstance(specs, list):
+                raise ValueError(f"{path} must hold a JSON list of estimator specs")
+            for i, spec in enumerate(specs):
+                if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+                    raise ValueError(f"{path}[{i}]: each spec needs a \"name\"")
+                own.append((spec["name"], _estimator_from_json(spec, f"{path}[{i}]")))
+    return own
+
+
+class _Progress:
+    """Progress of the study's classifier × fold tasks on stderr: a live bar with ETA when
+    stderr is a terminal and tqdm is installed, plain lines otherwise, nothing with
+    --quiet."""
+
+    def __init__(self, total, quiet, stream=None):
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.stream = sys.stderr if stream is None else stream
+        self.bar = None
+        if not quiet and self.stream.isatty():
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, file=self.stream, unit="task", dynamic_ncols=True,
+                                smoothing=0.1)
+
+    def __call__(self, msg, done=None):
+        step = 1 if done is None else done - self.done
+        self.done += step
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(msg.split(" (")[0], refresh=False)
+            self.bar.update(step)
+        else:
+            print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {msg}",
+                  file=self.stream, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
 def _cmd_study(args):
-    from .report import check_output_dir, terminal_summary, write_study
+    from .report import (BENCHMARK_FILES, OUTPUT_FILES, check_output_dir, terminal_summary,
+                         write_benchmark, write_study)
     from .study import CLASSIFIERS, run_study
-    check_output_dir(args.out)  # before anything is computed
+    specs = _dataset_specs(args.dataset)
+    # before anything is computed
+    check_output_dir(args.out, OUTPUT_FILES if len(specs) == 1 else BENCHMARK_FILES)
     classifiers = _csv(args.classifiers)
-    if not classifiers:
-        raise ValueError(f"--classifiers names no classifier; choose from "
-                         f"{', '.join(CLASSIFIERS)}")
     for c in classifiers:
         if c not in CLASSIFIERS:
             raise ValueError(f"unknown classifier {c!r}; valid: {', '.join(CLASSIFIERS)}")
+    own = _own_classifiers(args)
+    if not classifiers and not own:
+        raise ValueError(f"--classifiers names no classifier; choose from "
+                         f"{', '.join(CLASSIFIERS)}, or add --classifier NAME=module:Class")
     overrides = _parse_overrides(args.set, classifiers)
+    options = dict(folds=args.folds, ties=_csv(args.ties), random_state=args.seed,
+                   calibrate=args.calibrate, n_jobs=args.n_jobs, params=overrides)
     cluster = contextlib.nullcontext()  # yields None: the study runs in this process
     if args.scheduler is not None:
         from .dask import connect
         cluster = connect(args.scheduler)
     with cluster as client:  # reached, or started, before anything is computed
-        total = len(classifiers) * args.folds
-        done = [0]
-
-        def progress(msg):
-            done[0] += 1
-            if not args.quiet:
-                print(f"[{done[0]:>{len(str(total))}}/{total}] {msg}", file=sys.stderr,
-                      flush=True)
+        progress = _Progress(len(specs) * (len(classifiers) + len(own)) * args.folds,
+                             args.quiet)
 
         def study():
-            return run_study(_load_dataset(args.dataset, args.format, args.labels),
-                             classifiers=classifiers, folds=args.folds, ties=_csv(args.ties),
-                             random_state=args.seed, calibrate=args.calibrate,
-                             n_jobs=args.n_jobs, params=overrides, progress=progress,
-                             scheduler=client)
+            if len(specs) == 1:
+                return run_study(_load_dataset(specs[0], args.format, args.labels),
+                                 classifiers=[*classifiers, *own], progress=progress,
+                                 scheduler=client, **options)
+            if args.format is not None or args.labels is not None:
+                raise ValueError("--format and --labels apply to a single data set")
+            from .benchmark import run_benchmark
+            # each finished data set's output set is written as it finishes (resumable)
+            return run_benchmark(specs, [*classifiers, *own], out_dir=args.out,
+                                 progress=progress, scheduler=client, **options)
 
-        result = _interruptible(study)
-    paths = write_study(result, args.out)  # in the main thread: interrupted, it writes nothing
-    report = next(p for p in paths if p.endswith("report.html"))
-    print(terminal_summary(result, report_path=report))
+        try:
+            result = _interruptible(study)
+        finally:
+            progress.close()
+    # in the main thread: interrupted, it writes nothing
+    if len(specs) == 1:
+        paths = write_study(result, args.out)
+        report = next(p for p in paths if p.endswith("report.html"))
+        print(terminal_summary(result, report_path=report))
+    else:
+        paths = write_benchmark(result, args.out)
+        print(f"{len(result.datasets)} data sets: "
+              + ", ".join(result.datasets) + "\nReport: "
+              + next(p for p in paths if p.endswith("report.html")))
     return 0
 
 
-_ABANDONED = []  # the "finished" flags of computations interrupted in _interruptible
+_ABANDONED: list[threading.Event] = []  # the "finished" flags of computations interrupted in _interruptible
 
 
 def _interruptible(compute):
@@ -253,12 +405,23 @@ def build_parser():
     p = sub.add_parser("study", help="run the cross-validated tie study (default: yeast)",
                        formatter_class=defaults)
     p.add_argument("--dataset", default="yeast",
-                   help="embedded name or file (.arff with .xml beside it, .svm, .json, .csv)")
+                   help="embedded name, file (.arff with .xml beside it, .svm, .json, .csv), "
+                        "Mulan name (downloaded once), or a folder of data files; several, "
+                        "comma-separated, run the study on each (in OUT/NAME/, resumed from "
+                        "the finished ones) and compare the classifiers across them")
     p.add_argument("--format", choices=sorted(STUDY_FORMATS), help="file format (default: "
                    "from the extension)")
     p.add_argument("--labels", help="ARFF: the label XML file or the number of labels")
     p.add_argument("--classifiers", default="knn,mlknn,vgram,vgramcor",
-                   help="comma-separated subset of knn,mlknn,vgram,vgramcor")
+                   help="comma-separated subset of knn,mlknn,vgram,vgramcor (empty: only "
+                        "your own)")
+    p.add_argument("--classifier", action="append", default=[], metavar="NAME=module:Class",
+                   help="add your own scikit-learn estimator (a class, made without "
+                        "arguments, or an estimator object) shown as NAME; repeatable")
+    p.add_argument("--classifiers-from", metavar="FILE",
+                   help="add your own estimators from a .py file defining 'classifiers' "
+                        "(list of (name, estimator) pairs) or a JSON list of "
+                        "{\"name\", \"class\": \"module:Class\", \"params\"}")
     p.add_argument("--folds", type=int, default=10)
     p.add_argument("--ties", default="ordinal,dense,standard,modified",
                    help="ranking types, comma-separated; add 'expected' for the exact mean "
@@ -277,7 +440,8 @@ def build_parser():
                         "core), 'local:N' (N of them) or a running scheduler's address "
                         "'tcp://HOST:PORT'; results.json is byte-identical to the run without "
                         "it")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar with ETA on a terminal, lines otherwise)")
     p.set_defaults(func=_cmd_study)
 
     p = sub.add_parser("evaluate", help="the 19 metrics of a belief matrix",

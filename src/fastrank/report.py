@@ -39,7 +39,7 @@ from ._atomic import atomic_file, check_regular, replace_together
 from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
 from .stats import critical_difference_diagram, friedman
-from .study import CLASSIFIERS, LOWER_IS_BETTER, TIE_LETTERS, StudyResult
+from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, display_name
 
 #: ranking type -> the name shown in tables and figures
 TIE_NAMES = {"ordinal": "Ordinal", "dense": "Dense", "standard": "Standard",
@@ -61,10 +61,13 @@ MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r
                 "f1_micro_c", "f1_macro_c")
 
 #: the output files of a study, beside ``figures/`` (see :func:`write_study`)
-OUTPUT_FILES = ("results.json", "tables.md", "report.html")
+OUTPUT_FILES = ("results.json", "tables.md", "tables.tex", "report.html")
+#: the output files of a benchmark, beside ``figures/`` and one folder per data set (see
+#: :func:`write_benchmark`)
+BENCHMARK_FILES = ("benchmark.json", "tables.md", "tables.tex", "report.html")
 #: the folder of the figure files, inside the output folder
 FIGURES_DIR = "figures"
-_FIGURE_FILE = re.compile(r"(ties|cd-[a-z-]+|metric-[a-z0-9_]+)\.(svg|pdf)")
+_FIGURE_FILE = re.compile(r"(ties|cd-[a-z0-9_-]+|metric-[a-z0-9_]+)\.(svg|pdf)")
 
 
 def metric_name(metric: str) -> str:
@@ -203,8 +206,7 @@ class Table:
         return "\n".join(out + ([self.note] if self.note else []))
 
 
-def _name(c):
-    return CLASSIFIERS[c][0] if c in CLASSIFIERS else c
+_name = display_name
 
 
 def _sd(v):
@@ -424,6 +426,112 @@ def terminal_summary(result: StudyResult, alpha: float = 0.05,
         parts.append(_partial_order_table(result, result.metrics, alpha).text())
     return "\n\n".join(parts) + "\n\n" + REPORT_LINE + (
         "" if report_path is None else os.fsdecode(report_path))
+
+
+# ---- LaTeX ------------------------------------------------------------------------------
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                "^": r"\textasciicircum{}", "≡": r"$\equiv$", "α": r"$\alpha$",
+                "τ": r"$\tau$", "±": r"$\pm$", "−": "--"}
+
+
+def tex_escape(text):
+    """``text`` with LaTeX's special characters escaped, for a table cell or caption.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(tex_escape("F1 (macro, category) & 50% of C_j"))
+    F1 (macro, category) \\& 50\\% of C\\_j
+    """
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _tex_table(caption, label, header, rows, align):
+    """A booktabs table environment: ``header`` and ``rows`` hold LaTeX cell text."""
+    lines = [r"\begin{table}[htbp]", r"\centering", r"\small",
+             rf"\caption{{{caption}}}", rf"\label{{{label}}}",
+             rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(header) + r" \\", r"\midrule"]
+    lines += [" & ".join(row) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def _tex_label(text):
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+
+
+def _best_mask(means, metric):
+    """True where a mean is the most favourable of its row (every tied best)."""
+    v = -np.asarray(means) if metric in LOWER_IS_BETTER else np.asarray(means)
+    return v == v.max()
+
+
+_TEX_HEAD = ("% fastrank tables; needs \\usepackage{booktabs} in the preamble.\n"
+             "% Generated from results.json: mean +- sd over the folds, best value per row in "
+             "bold.\n")
+
+
+def render_latex(result, alpha=0.05):
+    """The mean ± sd tables of a study as LaTeX (booktabs), for a paper.
+
+    One table per ranking type: rows are the metrics, columns the classifiers, each cell
+    ``mean ± sd`` over the folds (4 decimals, sd with ``ddof=1``); the most favourable mean
+    of each row (lowest for a loss, highest otherwise; every tied one) is bold; under a
+    ranking type other than ordinal, ``†`` marks a value that differs significantly from the
+    same classifier's ordinal value (the study's paired two-tailed t-test at ``alpha``).
+
+    Parameters
+    ----------
+    result : StudyResult
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    str
+        LaTeX source of ``table`` environments; the document needs
+        ``\\usepackage{booktabs}``.
+
+    Examples
+    --------
+    >>> print(render_latex(run_study("yeast", ["knn", "mlknn"], folds=3)))  # doctest: +SKIP
+    """
+    parts = [_TEX_HEAD]
+    names = [tex_escape(_name(c)) for c in result.classifiers]
+    name = str(result.dataset.get("name", ""))
+    compare = _compares_ordinal(result)
+    for t in result.ties:
+        rows = []
+        for m in result.metrics:
+            vals = [result.fold_values(c, t, m) for c in result.classifiers]
+            best = _best_mask([v.mean() for v in vals], m)
+            cells = [tex_escape(metric_name(m))]
+            for c, v, b in zip(result.classifiers, vals, best):
+                mean = f"{v.mean():.4f}"
+                mark = (r"$^{\dagger}$" if compare and t != "ordinal"
+                        and result.ttest(c, m, t, alpha).significant else "")
+                tilde = r"$\sim$" if t == "expected" and m in ESTIMATED_KEYS else ""
+                cells.append(tilde + (rf"\textbf{{{mean}}}" if b else mean)
+                             + rf" $\pm$ {_sd(v):.4f}" + mark)
+            rows.append(cells)
+        caption = (f"{tex_escape(name)}: mean $\\pm$ sd over {result.folds} folds under the "
+                   f"{TIE_NAMES[t].lower()} ranking. Bold: the best classifier of each "
+                   f"metric.")
+        if compare and t != "ordinal":
+            caption += (f" $^{{\\dagger}}$: differs significantly from the ordinal ranking "
+                        f"(paired two-tailed t-test over the folds, $\\alpha = {alpha:g}$).")
+        parts.append(_tex_table(caption, f"tab:{_tex_label(name)}-{t}",
+                                ["Metric", *names], rows, "l" + "r" * len(names)))
+    return "\n".join(parts)
 
 
 # ---- figures ------------------------------------------------------------------------------
@@ -737,9 +845,7 @@ def render_figures(result: StudyResult, alpha: float = 0.05
     --------
     See :func:`write_study`, which writes these figures, and :class:`FigureSpec` for one.
     """
-    draw = _have_matplotlib()
-    return [(spec, *(spec.render() if draw else (None, None)))
-            for spec in figure_specs(result, alpha)]
+    return _render_specs(figure_specs(result, alpha))
 
 
 # ---- HTML ---------------------------------------------------------------------------------
@@ -888,14 +994,14 @@ def write_atomic(path: PathLikeStr, text: str) -> None:
 _VIRTUAL = ("/proc", "/sys")
 
 
-def check_output_dir(path: PathLikeStr) -> None:
+def check_output_dir(path: PathLikeStr, files: tuple = OUTPUT_FILES) -> None:
     """Check that a study can write its outputs into the folder ``path``, before any
     computation.
 
     Refused: a ``path`` that exists and is not a folder; a folder under ``/proc`` or
     ``/sys`` (virtual file systems); a folder (or, when ``path`` does not exist yet, its
     nearest existing parent) that this process cannot write; an entry named like an output
-    (``results.json``, ``tables.md``, ``report.html``, ``figures/*.svg|pdf``) that is not a
+    (``files``, by default :data:`OUTPUT_FILES`, and ``figures/*.svg|pdf``) that is not a
     regular file, and a ``figures`` that is not a folder.
 
     Raises
@@ -932,7 +1038,7 @@ def check_output_dir(path: PathLikeStr) -> None:
                                  "not)"))
     if existing != real:
         return
-    for fname in OUTPUT_FILES:
+    for fname in files:
         check_regular(os.path.join(real, fname))
     figures = os.path.join(real, FIGURES_DIR)
     if os.path.lexists(figures) and not os.path.isdir(figures):
@@ -948,7 +1054,7 @@ def check_output_dir(path: PathLikeStr) -> None:
 def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
                 ) -> list[str]:
     """Write a study's output set into ``out_dir``: ``results.json``, ``tables.md``,
-    ``report.html`` and, with matplotlib, ``figures/NAME.svg`` and ``figures/NAME.pdf``.
+    ``tables.tex`` (:func:`render_latex`), ``report.html`` and, with matplotlib, ``figures/NAME.svg`` and ``figures/NAME.pdf``.
 
     All or nothing (:func:`fastrank._atomic.replace_together`): everything is rendered in
     memory, written to temporary files in the output folders, and only then renamed over
@@ -969,7 +1075,8 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     Returns
     -------
     list of str
-        The paths of the three files, then the figures folder if figures were written.
+        The paths of :data:`OUTPUT_FILES`, then the figures folder if figures were
+        written.
 
     Raises
     ------
@@ -988,7 +1095,7 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     ...     paths = write_study(result, os.path.join(tmp, "out"))
     ...     figures = sorted(os.listdir(os.path.join(tmp, "out", "figures")))
     >>> [os.path.basename(p) for p in paths]
-    ['results.json', 'tables.md', 'report.html', 'figures']
+    ['results.json', 'tables.md', 'tables.tex', 'report.html', 'figures']
     >>> figures[:3]
     ['cd-ranking-types.pdf', 'cd-ranking-types.svg', 'metric-average_precision.pdf']
     """
@@ -997,6 +1104,7 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     figures = render_figures(result, alpha)
     contents: dict[str, Any] = {os.path.join(out_dir, "results.json"): result.to_json().encode(),
                 os.path.join(out_dir, "tables.md"): render_markdown(result, alpha).encode(),
+                os.path.join(out_dir, "tables.tex"): render_latex(result, alpha).encode(),
                 os.path.join(out_dir, "report.html"):
                     render_html(result, alpha, figures).encode()}
     fig_dir = os.path.join(out_dir, FIGURES_DIR)
@@ -1010,3 +1118,289 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     replace_together(contents, remove=stale)
     paths = [os.path.join(out_dir, f) for f in OUTPUT_FILES]
     return paths + ([fig_dir] if len(contents) > len(OUTPUT_FILES) else [])
+
+
+# ---- many data sets -----------------------------------------------------------------------
+
+def _p(p):
+    return "—" if np.isnan(p) else f"{p:.3g}"
+
+
+def benchmark_tables(bench, alpha=0.05):
+    """The tables of a :class:`fastrank.benchmark.BenchmarkResult`, in order: data sets,
+    configuration, per ranking type the average ranks with the Friedman / Iman–Davenport
+    test and the critical differences, per ranking type the Wilcoxon–Holm pairwise tests,
+    the agreement of each ranking type with ordinal (Kendall τ, best-classifier changes,
+    Nemenyi-significant pairs gained and lost), and the cells whose best classifier
+    changes.
+
+    Parameters
+    ----------
+    bench : BenchmarkResult
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    list of Table
+    """
+    first = next(iter(bench.studies.values()))
+    names = [_name(c) for c in bench.classifiers]
+    n = len(bench.datasets)
+    keys = ("documents", "features", "labels", "cardinality", "density")
+    out = [Table("Data sets", ["data set", *keys],
+                 [[d] + [f"{s.dataset[k]:.3f}" if isinstance(s.dataset.get(k), float)
+                         else str(s.dataset.get(k, "")) for k in keys]
+                  for d, s in bench.studies.items()]),
+           Table("Configuration", ["classifier", "parameters"],
+                 [[_name(c), ", ".join(f"{k}={v}" for k, v in first.params[c].items())]
+                  for c in bench.classifiers],
+                 note=f"{first.folds}-fold cross-validation on each data set, seed "
+                      f"{first.random_state}, cutoff '{first.cutoff}'.")]
+    if n < 2 or len(names) < 2:
+        return out
+    for t in bench.ties:
+        rows = []
+        for m in bench.metrics:
+            res = bench.friedman(m, t, alpha)
+            rows.append([metric_name(m)] + [f"{r:.2f}" for r in res.mean_ranks]
+                        + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), f"{res.f:.2f}",
+                           _p(res.f_pvalue) + ("*" if res.significant else "")])
+        res0 = bench.friedman(bench.metrics[0], t, alpha)
+        out.append(Table(
+            f"Average ranks: {TIE_NAMES[t].lower()} ranking",
+            ["metric", *names, "χ²", "p (χ²)", "F", "p (F)"],
+            rows, note=f"Rank of each classifier's mean over the folds on each of the {n} "
+                       "data sets (1 = the most favourable value), averaged over the data "
+                       f"sets. χ²: Friedman statistic, χ²({res0.df[0]}); F: Iman–Davenport "
+                       f"statistic, F({res0.df[0]}, {res0.df[1]}), the test that decides "
+                       f"(* p < {alpha:g}); F is infinite when every data set ranks the "
+                       "classifiers alike. "
+                       f"Critical differences at α = {alpha:g}: Nemenyi "
+                       f"{res0.cd_nemenyi:.2f}, Bonferroni–Dunn {res0.cd_bonferroni_dunn:.2f}."))
+    pairs = [f"{_name(a)} vs {_name(b)}" for i, a in enumerate(bench.classifiers)
+             for b in bench.classifiers[i + 1:]]
+    for t in bench.ties:
+        out.append(Table(
+            f"Wilcoxon–Holm: {TIE_NAMES[t].lower()} ranking", ["metric", *pairs],
+            [[metric_name(m)] + [f"{_name(r.better) if r.better else '='} "
+                                 f"{_p(r.adjusted)}{'*' if r.significant else ''}"
+                                 for r in bench.pairwise(m, t, alpha)]
+             for m in bench.metrics],
+            note="Each pair of classifiers: two-sided Wilcoxon signed-rank test of their "
+                 f"means over the {n} data sets, p-values adjusted by Holm's step-down "
+                 f"procedure over the {len(pairs)} pairs of a metric; the cell names the "
+                 f"classifier with the better average rank; * significant at α = {alpha:g}."))
+    others = [t for t in bench.ties if t != "ordinal"]
+    if "ordinal" in bench.ties and others:
+        header = ["metric"]
+        for t in others:
+            header += [f"τ {TIE_LETTERS[t]}", f"best changes {TIE_LETTERS[t]}",
+                       f"Nemenyi ± {TIE_LETTERS[t]}"]
+        changes = bench.winner_changes()
+        rows = []
+        for m in bench.metrics:
+            row = [metric_name(m)]
+            for t in others:
+                gained, lost = bench.significance_changes(m, t, alpha)
+                tau = bench.kendall_tau(m, t)
+                row += ["—" if np.isnan(tau) else f"{tau:.2f}",
+                        f"{sum(1 for c in changes if c['metric'] == m and c['ties'] == t)}"
+                        f"/{n}", f"+{len(gained)} −{len(lost)}"]
+            rows.append(row)
+        out.append(Table(
+            "Ranking type against ordinal", header, rows,
+            note="τ: Kendall's τ-b between the classifiers' average ranks under ordinal and "
+                 "under the type (1: the same order); best changes: data sets whose best "
+                 "classifier differs; Nemenyi ±: pairs of classifiers significantly "
+                 "different (average ranks further apart than the Nemenyi CD) under the "
+                 "type but not under ordinal, and the reverse. "
+                 + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in bench.ties)
+                 + "."))
+        out.append(Table(
+            "Cells whose best classifier changes", ["metric", "data set", "ranking type",
+                                                    "best under ordinal", "best under type"],
+            [[metric_name(c["metric"]), c["dataset"], TIE_NAMES[c["ties"]],
+              ", ".join(_name(x) for x in c["reference_best"]),
+              ", ".join(_name(x) for x in c["best"])] for c in changes],
+            note="Best: the most favourable mean over the folds (every tied one)."
+                 + ("" if changes else " No cell changes.")))
+    return out
+
+
+def _benchmark_cd_caption(bench, metric, ties, res):
+    verdict = ("the classifiers differ significantly" if res.significant else
+               "no significant difference, so the grouping is only descriptive")
+    return (f"{metric_name(metric)} ({direction(metric)}) under the "
+            f"{TIE_NAMES[ties].lower()} ranking: average rank of each classifier over the "
+            f"{res.n_datasets} data sets (1 = best). Thick lines join classifiers whose "
+            f"average ranks differ by less than the Nemenyi critical difference CD = "
+            f"{res.cd_nemenyi:.2f} (α = {res.alpha:g}; Bonferroni–Dunn against one control: "
+            f"{res.cd_bonferroni_dunn:.2f}). Friedman χ² = {res.chi2:.2f}, Iman–Davenport "
+            f"F = {res.f:.2f}, p = {res.f_pvalue:.3g}: {verdict}.")
+
+
+def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
+    """Critical-difference diagrams of a benchmark: one per metric of ``metrics`` (those
+    the benchmark has) and ranking type, named ``cd-METRIC-TIES``; none with fewer than
+    two data sets or classifiers (every metric's ranks are in :func:`benchmark_tables`).
+
+    Returns
+    -------
+    list of FigureSpec
+    """
+    if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
+        return []
+    names = [_name(c) for c in bench.classifiers]
+    specs = []
+    for m in (m for m in metrics if m in bench.metrics):
+        for t in bench.ties:
+            res = bench.friedman(m, t, alpha)
+            specs.append(FigureSpec(
+                f"cd-{m}-{t}", f"{metric_name(m)}, {TIE_NAMES[t].lower()} ranking",
+                _benchmark_cd_caption(bench, m, t, res),
+                (_WIDTH * 0.7, 0.9 + 0.2 * len(names)),
+                _draw_cd(res.mean_ranks, names, res.cd_nemenyi)))
+    return specs
+
+
+def render_benchmark_markdown(bench, alpha=0.05):
+    """:func:`benchmark_tables` as Markdown."""
+    return ("# fastrank tie study on many data sets\n\n"
+            + "\n".join(t.markdown() for t in benchmark_tables(bench, alpha)))
+
+
+def _tex_number(x):
+    return r"$\infty$" if np.isinf(x) else f"{x:.2f}"
+
+
+def render_benchmark_latex(bench, alpha=0.05):
+    """The average-rank tables of a benchmark as LaTeX (booktabs): one per ranking type,
+    rows the metrics, columns the classifiers' average ranks over the data sets (the best,
+    lowest, in bold), the Friedman χ² and the Iman–Davenport F with their p-values. Each data set's mean ± sd
+    tables are in its own folder (:func:`render_latex`).
+
+    Returns
+    -------
+    str
+        LaTeX source of ``table`` environments (needs ``\\usepackage{booktabs}``);
+        empty tables are not written for fewer than two data sets or classifiers.
+    """
+    parts = [_TEX_HEAD.replace("mean +- sd over the folds, best value per row in bold",
+                               "average ranks over the data sets, best per row in bold")]
+    if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
+        return "\n".join(parts)
+    names = [tex_escape(_name(c)) for c in bench.classifiers]
+    n = len(bench.datasets)
+    for t in bench.ties:
+        rows = []
+        for m in bench.metrics:
+            res = bench.friedman(m, t, alpha)
+            best = res.mean_ranks == res.mean_ranks.min()
+            rows.append([tex_escape(metric_name(m))]
+                        + [rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
+                           for r, b in zip(res.mean_ranks, best)]
+                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", _tex_number(res.f),
+                           f"{res.f_pvalue:.3g}" + (r"$^{*}$" if res.significant else "")])
+        res0 = bench.friedman(bench.metrics[0], t, alpha)
+        caption = (f"Average ranks over {n} data sets under the {TIE_NAMES[t].lower()} "
+                   f"ranking (1 = best; bold: the best). $\\chi^2$: Friedman statistic, "
+                   f"$\\chi^2({res0.df[0]})$; $F$: Iman--Davenport statistic, "
+                   f"$F({res0.df[0]}, {res0.df[1]})$; each with its $p$-value ($^{{*}}$: "
+                   f"$p < {alpha:g}$ for $F$). Critical differences at $\\alpha = {alpha:g}$: "
+                   f"Nemenyi {res0.cd_nemenyi:.2f}, Bonferroni--Dunn "
+                   f"{res0.cd_bonferroni_dunn:.2f}.")
+        parts.append(_tex_table(caption, f"tab:ranks-{t}",
+                                ["Metric", *names, r"$\chi^2$", "$p$", "$F$", "$p$"],
+                                rows, "l" + "r" * (len(names) + 4)))
+    return "\n".join(parts)
+
+
+def render_benchmark_html(bench, alpha=0.05, figures=None):
+    """A self-contained HTML report of a benchmark: the tables of
+    :func:`benchmark_tables` and the critical-difference diagrams as inline SVG.
+    ``figures`` is ``[(spec, svg, pdf), ...]`` (drawn here when None)."""
+    if figures is None:
+        figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    esc = html.escape
+    drawn = all(svg is not None for _, svg, _ in figures)
+    all_tables = benchmark_tables(bench, alpha)
+    first = next(iter(bench.studies.values()))
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             f"<title>fastrank tie study on many data sets</title><style>{_CSS}</style>"
+             f"</head><body>",
+             "<h1>fastrank tie study on many data sets</h1>",
+             f"<p>{esc(', '.join(_name(c) for c in bench.classifiers))} on "
+             f"{len(bench.datasets)} data sets ({esc(', '.join(bench.datasets))}), "
+             f"{first.folds}-fold cross-validation each (seed {first.random_state}), "
+             f"compared across the data sets as in Demšar (2006): average ranks, the "
+             f"Friedman and Iman–Davenport tests, Nemenyi and Bonferroni–Dunn critical "
+             f"differences and Wilcoxon signed-rank tests with Holm's correction, at "
+             f"α = {alpha:g}, separately under each ranking type. Each data set's own "
+             f"report is in its folder (<code>NAME/report.html</code>).</p>"]
+    if not drawn and figures:
+        parts.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
+                     "installed (pip install 'fastrank-mlc[report]').</strong></p>")
+    by_title = {t.title: t for t in all_tables}
+    parts.append("<h2>Data and configuration</h2>")
+    parts += [by_title["Data sets"].html(), by_title["Configuration"].html()]
+    ranks = [t for t in all_tables if t.title.startswith("Average ranks")]
+    if ranks:
+        parts.append("<h2>Average ranks and critical differences</h2>")
+        parts += [t.html() for t in ranks]
+        parts += [_figure_html(i, spec, svg)
+                  for i, (spec, svg, _) in enumerate(figures, 1)]
+        parts.append("<h2>Pairwise comparisons</h2>")
+        parts += [t.html() for t in all_tables if t.title.startswith("Wilcoxon")]
+    changes = [t for t in all_tables if t.title in ("Ranking type against ordinal",
+                                                    "Cells whose best classifier changes")]
+    if changes:
+        parts.append("<h2>Where the ranking type changes the comparison</h2>")
+        parts += [t.html() for t in changes]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _render_specs(specs):
+    draw = _have_matplotlib()
+    return [(spec, *(spec.render() if draw else (None, None))) for spec in specs]
+
+
+def write_benchmark(bench, out_dir, alpha=0.05):
+    """Write a benchmark's across-data-set outputs into ``out_dir``: ``benchmark.json``
+    (:meth:`BenchmarkResult.to_json`), ``tables.md``, ``tables.tex``
+    (:func:`render_benchmark_latex`), ``report.html`` and, with matplotlib,
+    ``figures/cd-METRIC-TIES.svg|pdf``; all or nothing, as :func:`write_study`. Each data
+    set's own output set is written by :func:`fastrank.benchmark.run_benchmark` into
+    ``out_dir/NAME/``.
+
+    Returns
+    -------
+    list of str
+        The paths of :data:`BENCHMARK_FILES`, then the figures folder if figures were
+        written.
+
+    Raises
+    ------
+    ValueError, PermissionError
+        As :func:`check_output_dir`.
+    """
+    check_output_dir(out_dir, BENCHMARK_FILES)
+    out_dir = os.fsdecode(out_dir)
+    figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    texts = {"benchmark.json": bench.to_json(),
+             "tables.md": render_benchmark_markdown(bench, alpha),
+             "tables.tex": render_benchmark_latex(bench, alpha),
+             "report.html": render_benchmark_html(bench, alpha, figures)}
+    contents = {os.path.join(out_dir, k): v.encode() for k, v in texts.items()}
+    fig_dir = os.path.join(out_dir, FIGURES_DIR)
+    for spec, svg, pdf in figures:
+        if svg is not None:
+            contents[os.path.join(fig_dir, spec.name + ".svg")] = svg.encode()
+            contents[os.path.join(fig_dir, spec.name + ".pdf")] = pdf
+    stale = [os.path.join(fig_dir, f) for f in
+             (os.listdir(fig_dir) if os.path.isdir(fig_dir) else ())
+             if _FIGURE_FILE.fullmatch(f) and os.path.join(fig_dir, f) not in contents]
+    replace_together(contents, remove=stale)
+    paths = [os.path.join(out_dir, f) for f in BENCHMARK_FILES]
+    return paths + ([fig_dir] if len(contents) > len(BENCHMARK_FILES) else [])

@@ -9,7 +9,8 @@ Two classifiers over folds or data sets:
 Many classifiers over many data sets (Demšar 2006, as used in matsubara2008):
 
 * :func:`friedman` -- average ranks, Friedman chi², Iman-Davenport F, Nemenyi and
-  Bonferroni-Dunn critical differences; :func:`critical_difference_groups` and
+  Bonferroni-Dunn critical differences; :func:`holm` -- Holm's step-down correction of
+  pairwise p-values (e.g. :func:`wilcoxon` between every pair of classifiers); :func:`critical_difference_groups` and
   :func:`critical_difference_diagram` (matplotlib, the ``report`` extra).
 
 Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true class),
@@ -415,6 +416,70 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
         f_critical=float(_sps.f.ppf(1.0 - alpha, df1, df2)), significant=bool(f_p < alpha),
         cd_nemenyi=float(q_nemenyi * scale), cd_bonferroni_dunn=float(q_dunn * scale),
         n_datasets=n, n_classifiers=k, alpha=alpha)
+
+
+@dataclass(frozen=True)
+class HolmResult:
+    """Result of :func:`holm`.
+
+    Attributes
+    ----------
+    adjusted : ndarray
+        Holm-adjusted p-values, in the order of the input.
+    reject : ndarray of bool
+        ``adjusted <= alpha``: the hypotheses the step-down procedure rejects.
+    alpha : float
+    """
+
+    adjusted: np.ndarray
+    reject: np.ndarray
+    alpha: float
+
+
+def holm(pvalues, alpha=0.05):
+    """Holm's step-down correction of ``m`` p-values for multiple comparisons (Holm 1979;
+    Demšar 2006 §3.2.2).
+
+    With the p-values sorted increasingly, ``p_(1) <= ... <= p_(m)``, the procedure rejects
+    ``H_(1), ..., H_(i-1)`` where ``i`` is the first index with ``p_(i) > alpha / (m - i +
+    1)``. Equivalently, the adjusted p-values ``p~_(i) = max_{j <= i} min(1, (m - j + 1)
+    p_(j))`` are compared with ``alpha`` (the procedure's rejections are exactly
+    ``p~ <= alpha``); this equals ``statsmodels.stats.multitest.multipletests(p,
+    method="holm")``.
+
+    Parameters
+    ----------
+    pvalues : 1-D array_like of floats in [0, 1]
+    alpha : float in (0, 1), default 0.05
+
+    Returns
+    -------
+    HolmResult
+
+    Raises
+    ------
+    ValueError
+        For an empty or non-1-D input, p-values outside [0, 1] or NaN, or ``alpha``
+        outside (0, 1).
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03]).adjusted
+    array([0.03, 0.06, 0.06])
+    """
+    p = as_real_array(pvalues, "pvalues")
+    if p.ndim != 1 or p.size == 0:
+        raise ValueError(f"pvalues must be a non-empty 1-D array, got shape {p.shape}")
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("pvalues must lie in [0, 1] (no NaN)")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(steps)
+    return HolmResult(adjusted, adjusted <= alpha, float(alpha))
 
 
 def _check_mean_ranks(mean_ranks):

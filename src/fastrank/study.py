@@ -22,6 +22,10 @@ Conventions chosen here (the thesis is silent or specific to its data):
   classifier's fold tasks wait for. The same functions compute every task either way, so
   the results, and ``results.json``, are byte-identical; a task whose worker died is run
   again by Dask, with the same result.
+* A user's own estimator (``run_study(classifiers=[..., (name, estimator)])``) is cloned
+  for each fold and fitted as given, keeping its own ``random_state``; its beliefs are its
+  ``decision_function``, else its ``predict_proba``; its recorded parameters are its
+  one-line repr.
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
@@ -40,6 +44,7 @@ import concurrent.futures
 import json
 import numbers
 import operator
+import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -221,6 +226,37 @@ class StudyResult:
         kept = [o for o in others if all(rel[c, o] != favouring for c in self.classifiers)]
         return "/".join(TIE_LETTERS[o] for o in kept) or "none"
 
+    def to_frame(self):
+        """The fold values as a tidy pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per classifier × ranking type × metric × fold, with columns
+            ``classifier`` (display name), ``ties``, ``metric`` (key, as in
+            :data:`fastrank.metrics.METRIC_KEYS`), ``fold`` (0-based) and ``value``.
+
+        Raises
+        ------
+        ImportError
+            When pandas is not installed.
+
+        Examples
+        --------
+        >>> frame = run_study("yeast", ["knn"], folds=2).to_frame()  # doctest: +SKIP
+        >>> frame.groupby(["ties", "metric"]).value.mean()  # doctest: +SKIP
+        """
+        pd = _pandas()
+        n_t, n_m, n_f = len(self.ties), len(self.metrics), self.folds
+        return pd.DataFrame({
+            "classifier": np.repeat([display_name(c) for c in self.classifiers],
+                                    n_t * n_m * n_f),
+            "ties": np.tile(np.repeat(self.ties, n_m * n_f), len(self.classifiers)),
+            "metric": np.tile(np.repeat(self.metrics, n_f), len(self.classifiers) * n_t),
+            "fold": np.tile(np.arange(n_f), len(self.classifiers) * n_t * n_m),
+            "value": np.concatenate([self.values[c].ravel() for c in self.classifiers]),
+        })
+
     # ---- persistence ----------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
@@ -268,8 +304,8 @@ class StudyResult:
                     len(value) or not all(isinstance(v, str) for v in value):
                 raise ValueError(f"corrupt study result: {key} is not a list of distinct names")
         classifiers, ties, metrics = (tuple(names[k]) for k in ("classifiers", "ties", "metrics"))
-        for key, known in (("classifiers", CLASSIFIERS), ("ties", ALLOWED_TIES),
-                           ("metrics", METRIC_KEYS)):
+        # classifiers: built-in names or the display names of own estimators, any str
+        for key, known in (("ties", ALLOWED_TIES), ("metrics", METRIC_KEYS)):
             if not set(names[key]) <= set(known):
                 raise ValueError(f"corrupt study result: unknown {key} "
                                  f"{sorted(set(names[key]) - set(known))}")
@@ -335,6 +371,78 @@ class StudyResult:
             raise ValueError(f"corrupt study result: {exc}") from None
 
 
+def load_dataset(spec):
+    """The data set a study names.
+
+    Parameters
+    ----------
+    spec : Dataset, str or path
+        A :class:`fastrank.datasets.Dataset` (returned as is); an embedded name
+        (:func:`fastrank.datasets.load`); a file path (``.arff`` with the Mulan label file
+        ``<stem>.xml`` beside it, ``.svm``/``.libsvm``, ``.json``, ``.csv``: see
+        :func:`fastrank.datasets.load`); any other name is fetched into the local cache by
+        :func:`fastrank.datasets.fetch`.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    FileNotFoundError
+        For a path with a data file extension that does not exist.
+    ValueError
+        For a name that is neither embedded nor known to :func:`fastrank.datasets.fetch`.
+
+    Examples
+    --------
+    >>> load_dataset("yeast").n_documents
+    2417
+    """
+    if isinstance(spec, _datasets.Dataset):
+        return spec
+    key = os.fspath(spec)
+    ext = os.path.splitext(key)[1].lower()
+    if key in _datasets._EMBEDDED or ext in _datasets._LOADERS_BY_EXTENSION:
+        return _datasets.load(key)
+    return _datasets.fetch(key)
+
+
+def dataset_name(spec):
+    """The name under which a study reports a data set.
+
+    Parameters
+    ----------
+    spec : Dataset, str or path
+        As for :func:`load_dataset`.
+
+    Returns
+    -------
+    str
+        The Dataset's name, the file's stem for a path, else the name itself (known without
+        loading anything).
+
+    Examples
+    --------
+    >>> dataset_name("data/emotions/emotions.arff"), dataset_name("yeast")
+    ('emotions', 'yeast')
+    """
+    if isinstance(spec, _datasets.Dataset):
+        return spec.name
+    key = os.fspath(spec)
+    if os.path.splitext(key)[1].lower() in _datasets._LOADERS_BY_EXTENSION:
+        return os.path.splitext(os.path.basename(key))[0]
+    return key
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_frame needs pandas: pip install pandas") from None
+    return pandas
+
+
 def _result_entry(node, *path):
     """``node[path[0]][path[1]]...`` of a study result's dict; ValueError naming the path
     when an entry is missing."""
@@ -387,11 +495,128 @@ def tie_statistics(y_true: LabelsLike, y_score: MatrixLike) -> dict[str, float]:
     return {"top": top, "boundary": boundary, "group_size": group_size}
 
 
+def display_name(classifier):
+    """The name shown for a study's classifier.
+
+    Parameters
+    ----------
+    classifier : str
+        A key of :attr:`StudyResult.classifiers`.
+
+    Returns
+    -------
+    str
+        A built-in's readable name, or the display name a user's own estimator was given.
+
+    Examples
+    --------
+    >>> display_name("knn"), display_name("OvR logistic")
+    ('kNN', 'OvR logistic')
+    """
+    return CLASSIFIERS[classifier][0] if classifier in CLASSIFIERS else classifier
+
+
 def _make_classifier(name, params, seed):
+    """A fresh classifier for one fold: a built-in one from its parameters (seeded with
+    ``seed`` when it has randomness), or a clone of a user's estimator (``params``), whose
+    own ``random_state``, if any, is kept as the user set it."""
+    if name not in CLASSIFIERS:
+        from sklearn.base import clone
+        return clone(params)
     _, cls, _ = CLASSIFIERS[name]
     if "random_state" in cls._param_names():
         params = {**params, "random_state": seed}
     return cls(**params)
+
+
+def _beliefs(model, X, n_labels, name):
+    """The (n_documents, n_labels) belief matrix of a fitted classifier: its
+    ``decision_function``, else its ``predict_proba``."""
+    method = "decision_function" if hasattr(model, "decision_function") else "predict_proba"
+    scores = getattr(model, method)(X)
+    if isinstance(scores, list):  # scikit-learn's multi-output predict_proba
+        raise ValueError(f"classifier {name!r}: predict_proba returned a list of "
+                         f"{len(scores)} per-label arrays, not one (n_documents, n_labels) "
+                         "belief matrix; wrap the estimator in "
+                         "sklearn.multiclass.OneVsRestClassifier")
+    scores = scores.toarray() if hasattr(scores, "toarray") else np.asarray(scores)
+    expected = (X.shape[0], n_labels)
+    if scores.shape != expected:
+        raise ValueError(f"classifier {name!r}: {method} returned shape {scores.shape}, "
+                         f"expected {expected} (documents x labels) beliefs")
+    return scores
+
+
+def _check_estimator(name, estimator):
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"an own classifier is a (display_name, estimator) pair with a "
+                        f"non-empty str name, got name {name!r}")
+    if name in CLASSIFIERS or name in {v[0] for v in CLASSIFIERS.values()}:
+        raise ValueError(f"display name {name!r} is taken by a built-in classifier; "
+                         "choose another")
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
+        raise TypeError(f"classifier {name!r}: {type(estimator).__name__} is not a "
+                        "scikit-learn estimator (needs fit and get_params)")
+    if not (hasattr(estimator, "decision_function") or hasattr(estimator, "predict_proba")):
+        raise TypeError(f"classifier {name!r}: {type(estimator).__name__} has neither "
+                        "decision_function nor predict_proba, so it gives no beliefs to "
+                        "rank")
+
+
+def _estimator_params(estimator):
+    """The recorded parameters of a user's estimator: its one-line repr."""
+    return {"estimator": " ".join(repr(estimator).split())}
+
+
+def _plan(classifiers, params):
+    """Check the classifiers of a study and their parameter overrides.
+
+    Returns ``(keys, config)``: the classifiers' keys (built-in names, or the display
+    names of own estimators) and per key the built-in parameters or the estimator."""
+    if isinstance(classifiers, str):
+        raise TypeError(f"classifiers must be a sequence of names, got the str "
+                        f"{classifiers!r}")
+    if isinstance(classifiers, tuple) and len(classifiers) == 2 and \
+            isinstance(classifiers[0], str) and hasattr(classifiers[1], "fit"):
+        raise TypeError("classifiers must be a sequence of names and (display_name, "
+                        "estimator) pairs; wrap a single pair in a list")
+    keys, config = [], {}
+    for item in classifiers:
+        if isinstance(item, str):
+            check_option("classifier", item, tuple(CLASSIFIERS))
+            key, value = item, None
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            key, value = item
+            _check_estimator(key, value)
+        else:
+            raise TypeError(f"a classifier is a built-in name ({', '.join(CLASSIFIERS)}) or a "
+                            f"(display_name, estimator) pair, got {item!r}")
+        if key in config or display_name(key) in {display_name(k) for k in keys}:
+            raise ValueError(f"classifier {display_name(key)!r} named twice")
+        keys.append(key)
+        config[key] = value
+    if not keys:
+        raise ValueError("no classifier given")
+    params = {} if params is None else params
+    if not isinstance(params, dict) or not all(isinstance(p, dict) for p in params.values()):
+        raise TypeError(f"params must be a dict of classifier name -> dict of parameters, got "
+                        f"{params!r:.100}")
+    unknown = set(params) - set(keys)
+    if unknown:
+        raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
+    own = sorted(set(params) - set(CLASSIFIERS))
+    if own:
+        raise ValueError(f"parameters given for own estimators {own}: set them on the "
+                         "estimator instead")
+    for c, given in params.items():
+        valid = CLASSIFIERS[c][1]._param_names()
+        if not set(given) <= set(valid) - {"random_state"}:
+            raise ValueError(f"unknown {c} parameters {sorted(map(str, set(given) - set(valid)))}"
+                             f"; valid: {[v for v in valid if v != 'random_state']}")
+    for c in keys:
+        if c in CLASSIFIERS:
+            config[c] = {**CLASSIFIERS[c][2], **params.get(c, {})}
+    return tuple(keys), config
 
 
 def _features(dataset, train, test):
@@ -533,7 +758,7 @@ def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
         t0 = time.perf_counter()
         model.fit(fold.X_train, fold.Y_train)
         t1 = time.perf_counter()
-        scores = model.decision_function(fold.X_test)
+        scores = _beliefs(model, fold.X_test, fold.Y_test.shape[1], name)
         t2 = time.perf_counter()
         result = evaluate(fold.Y_test, scores, ties=ties, cutoff=cutoff, random_state=seed)
         stats = tie_statistics(fold.Y_test, scores)
@@ -655,7 +880,7 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
 
 
-def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIFIERS),
+def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIFIERS),
               folds: int = 10, ties: Sequence[str] = STUDY_TIES, cutoff: str | int = "perfect",
               calibrate: bool = False, random_state: int = 0, n_jobs: int | None = None,
               params: Mapping[str, Mapping[str, Any]] | None = None,
@@ -668,12 +893,19 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
 
     Parameters
     ----------
-    dataset : Dataset or str
-        A :class:`fastrank.datasets.Dataset`, or a name/path for
-        :func:`fastrank.datasets.load`. Raw-text data sets are indexed with
-        :class:`fastrank.text.TfidfIndexer` fitted on each training fold.
-    classifiers : sequence of {"knn", "mlknn", "vgram", "vgramcor"}, default all four
-        The classifiers, in their thesis configuration (:data:`CLASSIFIERS`).
+    dataset : Dataset, str or path
+        A :class:`fastrank.datasets.Dataset`, or a name or path for :func:`load_dataset`.
+        Raw-text data sets are indexed with :class:`fastrank.text.TfidfIndexer` fitted on
+        each training fold.
+    classifiers : sequence of str or (str, estimator) pairs
+        Built-in classifiers by name ({"knn", "mlknn", "vgram", "vgramcor"}, in the
+        thesis configuration of :data:`CLASSIFIERS`) and/or a user's own
+        ``(display_name, estimator)``: any scikit-learn-compatible multi-label estimator
+        whose ``decision_function`` (else ``predict_proba``) gives an (n_documents,
+        n_labels) belief matrix, e.g. ``OneVsRestClassifier(LogisticRegression())`` or a
+        Pipeline. It is cloned (:func:`sklearn.base.clone`) and fitted on each training
+        fold as given (its own ``random_state`` is kept); its parameters are recorded as
+        its one-line repr. Outputs show the display names.
     folds : int, default 10
         Cross-validation folds (>= 2).
     ties : sequence of str, default :data:`STUDY_TIES`
@@ -709,7 +941,10 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
     Raises
     ------
     ValueError, TypeError
-        For an invalid argument, before anything is computed.
+        For an invalid argument, before anything is computed: among them a classifier
+        named twice, an unknown name, an estimator without ``decision_function`` or
+        ``predict_proba``, ``params`` for an own estimator. ValueError also when an own
+        estimator's beliefs do not have the shape (test documents, labels).
     ConnectionError
         When the scheduler cannot be reached, before anything is computed.
 
@@ -730,18 +965,13 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
     >>> result.partial_order("knn", "coverage")
     'O ≻ D|P; O ≺ M; O ≡ E'
     """
-    if isinstance(dataset, str):
-        dataset = _datasets.load(dataset)
-    if not isinstance(dataset, _datasets.Dataset):
+    if not isinstance(dataset, (str, os.PathLike, _datasets.Dataset)):
         raise TypeError(f"dataset must be a fastrank.datasets.Dataset or a name/path, got "
                         f"{type(dataset).__name__}")
+    dataset = load_dataset(dataset)
     if not isinstance(calibrate, bool) or not (progress is None or callable(progress)):
         raise TypeError("calibrate must be True or False, progress a callable or None")
-    classifiers = tuple(classifiers)
-    for name in classifiers:
-        check_option("classifier", name, tuple(CLASSIFIERS))
-    if len(set(classifiers)) != len(classifiers):
-        raise ValueError(f"classifiers named twice: {classifiers}")
+    classifiers, config = _plan(classifiers, params)
     if not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool):
         raise TypeError(f"random_state must be an int (fold f uses random_state + f), "
                         f"got {random_state!r}")
@@ -754,19 +984,6 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
     if folds > dataset.n_documents:
         raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
     effective_n_jobs(n_jobs)
-    params = {} if params is None else params
-    if not isinstance(params, dict) or not all(isinstance(p, dict) for p in params.values()):
-        raise TypeError(f"params must be a dict of classifier name -> dict of parameters, got "
-                        f"{params!r:.100}")
-    unknown = set(params) - set(classifiers)
-    if unknown:
-        raise ValueError(f"parameters given for classifiers not in the study: {sorted(unknown)}")
-    for c, given in params.items():
-        valid = CLASSIFIERS[c][1]._param_names()
-        if not set(given) <= set(valid) - {"random_state"}:
-            raise ValueError(f"unknown {c} parameters {sorted(map(str, set(given) - set(valid)))}"
-                             f"; valid: {[v for v in valid if v != 'random_state']}")
-    config = {c: {**CLASSIFIERS[c][2], **params.get(c, {})} for c in classifiers}
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))
     values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
@@ -787,7 +1004,7 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
             timings[c][stage][f] = seconds
         timings["indexing"][f] = outcome.indexing
         if progress:
-            progress(f"{CLASSIFIERS[c][0]}: fold {f + 1}/{folds} "
+            progress(f"{display_name(c)}: fold {f + 1}/{folds} "
                      f"(fit {outcome.seconds['fit']:.2f}s, "
                      f"predict {outcome.seconds['predict']:.2f}s)")
 
@@ -803,7 +1020,9 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[str] = tuple(CLASSIF
     return StudyResult(
         dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
         classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
-        cutoff=cutoff, params=config, values=values, tie_stats=tie_stats,
+        cutoff=cutoff, values=values,
+        params={c: config[c] if c in CLASSIFIERS else _estimator_params(config[c])
+                for c in classifiers}, tie_stats=tie_stats,
         calibration={c: tried for c, tried in calibration.items() if tried}, stderr=stderr,
         timings=timings)
 

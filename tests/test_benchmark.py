@@ -1,0 +1,344 @@
+"""The study on many data sets: the across-data-set statistics on hand-built studies checked
+against SciPy and direct formulas, run_benchmark against run_study, resuming, refusals,
+persistence and the written outputs."""
+import itertools
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.stats as ss
+from latex_check import check_latex_structure, latex_rows
+
+from fastrank import study as study_module
+from fastrank.benchmark import BenchmarkResult, run_benchmark
+from fastrank.datasets import load
+from fastrank.metrics import METRIC_KEYS
+from fastrank.report import (BENCHMARK_FILES, benchmark_tables, render_benchmark_latex,
+                             write_benchmark)
+from fastrank.study import LOWER_IS_BETTER, STUDY_TIES, StudyResult, run_study
+
+CLFS = ("knn", "mlknn", "vgram")
+
+
+def hand_study(name, means, folds=3, seed=0):
+    """A StudyResult whose classifier ``c`` has, under ranking type ``t`` and every metric,
+    fold values scattered around ``means[t][c]``."""
+    rng = np.random.default_rng(seed)
+    values = {}
+    for ci, c in enumerate(CLFS):
+        arr = np.empty((len(STUDY_TIES), len(METRIC_KEYS), folds))
+        for ti, t in enumerate(STUDY_TIES):
+            noise = rng.normal(0, 0.01, folds)
+            arr[ti] = means[t][ci] + noise - noise.mean()
+        values[c] = arr
+    return StudyResult(dataset={"name": name, "documents": 100}, classifiers=CLFS,
+                       ties=STUDY_TIES, folds=folds, random_state=0, cutoff="perfect",
+                       params={c: {} for c in CLFS}, values=values,
+                       tie_stats={c: {"top": [0.0] * folds, "boundary": [0.0] * folds,
+                                      "group_size": [1.0] * folds} for c in CLFS})
+
+
+def hand_benchmark(n=8, seed=1):
+    """n data sets: knn best under ordinal, mlknn best under the tie-aware types on most of
+    them; vgram mostly last."""
+    rng = np.random.default_rng(seed)
+    studies = {}
+    for d in range(n):
+        base = rng.uniform(0.3, 0.6)
+        ordinal = [base + 0.10, base + 0.05 + 0.02 * (d % 3 == 0), base]
+        aware = [base + 0.05, base + 0.10 * (d % 4 != 0), base - 0.01]
+        means = {"ordinal": ordinal, "dense": aware, "standard": aware, "modified": aware}
+        studies[f"set{d}"] = hand_study(f"set{d}", means, seed=seed * 100 + d)
+    return BenchmarkResult(studies)
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return hand_benchmark()
+
+
+def test_tables_are_the_fold_means(bench):
+    t = bench.table("average_precision", "dense")
+    assert t.shape == (8, 3)
+    for i, s in enumerate(bench.studies.values()):
+        for j, c in enumerate(CLFS):
+            k = METRIC_KEYS.index("average_precision")
+            assert t[i, j] == s.values[c][STUDY_TIES.index("dense"), k].mean()
+
+
+@pytest.mark.parametrize("metric", ["average_precision", "ranking_loss"])
+def test_friedman_ranks_match_scipy(bench, metric):
+    table = bench.table(metric, "ordinal")
+    res = bench.friedman(metric, "ordinal")
+    sign = -1 if metric in LOWER_IS_BETTER else 1  # rank 1 = most favourable
+    expected = np.array([ss.rankdata(-sign * row) for row in table])
+    np.testing.assert_allclose(res.ranks, expected)
+    np.testing.assert_allclose(res.mean_ranks, expected.mean(axis=0))
+    chi2 = ss.friedmanchisquare(*table.T)  # no ties in this table: no correction applies
+    assert res.chi2 == pytest.approx(chi2.statistic)
+    assert res.chi2_pvalue == pytest.approx(chi2.pvalue)
+
+
+def _holm_step_down(p, alpha):
+    """Holm (1979) as a procedure: reject in increasing order of p while p_(i) <= alpha /
+    (m - i + 1)."""
+    order = np.argsort(p)
+    reject = np.zeros(len(p), bool)
+    for i, j in enumerate(order):
+        if p[j] > alpha / (len(p) - i):
+            break
+        reject[j] = True
+    return reject
+
+
+def test_pairwise_is_wilcoxon_with_holm(bench):
+    for metric, ties in (("average_precision", "ordinal"), ("one_error", "modified")):
+        table = bench.table(metric, ties)
+        oriented = -table if metric in LOWER_IS_BETTER else table
+        res = bench.pairwise(metric, ties)
+        pairs = list(itertools.combinations(range(3), 2))
+        assert [(r.first, r.second) for r in res] == [(CLFS[i], CLFS[j]) for i, j in pairs]
+        p = np.array([ss.wilcoxon(oriented[:, i], oriented[:, j]).pvalue for i, j in pairs])
+        np.testing.assert_allclose([r.pvalue for r in res], p, rtol=1e-12)
+        m = len(p)
+        adjusted = [max(min(1.0, (m - k) * np.sort(p)[k]) for k in range(i + 1))
+                    for i in range(m)]
+        np.testing.assert_allclose(sorted(r.adjusted for r in res), adjusted, rtol=1e-12)
+        assert [r.significant for r in res] == list(_holm_step_down(p, 0.05))
+        means = bench.friedman(metric, ties).mean_ranks
+        for r, (i, j) in zip(res, pairs):
+            assert r.better == (CLFS[i] if means[i] < means[j] else CLFS[j])
+
+
+def test_kendall_tau_and_winner_changes(bench):
+    m = "average_precision"
+    a = bench.friedman(m, "ordinal").mean_ranks
+    b = bench.friedman(m, "dense").mean_ranks
+    assert bench.kendall_tau(m, "dense") == pytest.approx(ss.kendalltau(a, b).statistic)
+    assert bench.kendall_tau(m, "ordinal") == 1.0
+    # by construction: ordinal best is knn on every set; dense best is mlknn where d % 4
+    # != 0 and knn where d % 4 == 0
+    changes = [c for c in bench.winner_changes() if c["metric"] == m]
+    expected = [(f"set{d}", t) for d in range(8) if d % 4 != 0
+                for t in ("dense", "standard", "modified")]
+    assert [(c["dataset"], c["ties"]) for c in changes] == expected
+    assert all(c["reference_best"] == ("knn",) and c["best"] == ("mlknn",) for c in changes)
+    # a loss flips orientation: the best is the lowest mean, vgram everywhere
+    assert set(bench.best("ranking_loss", "ordinal").values()) == {("vgram",)}
+
+
+def test_significance_changes_are_set_differences(bench):
+    for m in ("average_precision", "coverage"):
+        for t in ("dense", "modified"):
+            ref = bench.friedman(m, "ordinal")
+            oth = bench.friedman(m, t)
+
+            def sig(res):
+                r = res.mean_ranks
+                return {(CLFS[i], CLFS[j]) for i in range(3) for j in range(3)
+                        if r[j] - r[i] > res.cd_nemenyi}
+            gained, lost = bench.significance_changes(m, t)
+            assert gained == sorted(sig(oth) - sig(ref))
+            assert lost == sorted(sig(ref) - sig(oth))
+
+
+def test_ties_in_the_best_are_all_kept():
+    means = {t: [0.5, 0.5, 0.4] for t in STUDY_TIES}
+    s = hand_study("x", means)
+    for c in CLFS[:2]:
+        s.values[c][:] = s.values["knn"]  # exactly equal
+    b = BenchmarkResult({"x": s, "y": hand_study("y", means)})
+    assert b.best("average_precision", "ordinal")["x"] == ("knn", "mlknn")
+
+
+def test_json_round_trip_and_frame(bench):
+    text = bench.to_json()
+    back = BenchmarkResult.from_json(text)
+    assert back.to_json() == text and back.datasets == bench.datasets
+    frame = bench.to_frame()
+    assert list(frame.columns) == ["dataset", "classifier", "ties", "metric", "fold", "value"]
+    assert len(frame) == 8 * 3 * 4 * 19 * 3
+    row = frame[(frame.dataset == "set2") & (frame.classifier == "ML-kNN")
+                & (frame.ties == "dense") & (frame.metric == "coverage") & (frame.fold == 1)]
+    s = bench.studies["set2"]
+    assert row.value.item() == s.values["mlknn"][1, METRIC_KEYS.index("coverage"), 1]
+    with pytest.raises(ValueError, match="not a fastrank benchmark result"):
+        BenchmarkResult.from_json(json.dumps({"format": "fastrank-study/1"}))
+    with pytest.raises(ValueError, match="corrupt benchmark result"):
+        BenchmarkResult.from_json(text[:100])
+
+
+def test_studies_must_agree():
+    a = hand_study("a", {t: [0.5, 0.4, 0.3] for t in STUDY_TIES})
+    b = hand_study("b", {t: [0.5, 0.4, 0.3] for t in STUDY_TIES})
+    b.classifiers = ("knn", "vgram", "mlknn")
+    with pytest.raises(ValueError, match="has classifiers"):
+        BenchmarkResult({"a": a, "b": b})
+    with pytest.raises(ValueError, match="at least one study"):
+        BenchmarkResult({})
+
+
+def test_benchmark_latex_ranks_and_tables(bench):
+    tex = render_benchmark_latex(bench)
+    check_latex_structure(tex)
+    tables = latex_rows(tex)
+    assert len(tables) == len(STUDY_TIES)
+    for t, rows in zip(STUDY_TIES, tables):
+        for m, row in zip(METRIC_KEYS, rows):
+            res = bench.friedman(m, t)
+            ranks = [float(c.replace(r"\textbf{", "").rstrip("}")) for c in row[1:4]]
+            np.testing.assert_allclose(ranks, np.round(res.mean_ranks, 2))
+            bold = [c.startswith(r"\textbf") for c in row[1:4]]
+            assert bold == list(res.mean_ranks == res.mean_ranks.min())
+    md = "\n".join(t.markdown() for t in benchmark_tables(bench))
+    assert "Average ranks: dense ranking" in md and "Wilcoxon–Holm" in md
+    assert "Cells whose best classifier changes" in md
+
+
+# ---- end to end on real data --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_sets():
+    """Three small data sets cut from the embedded yeast (fast, distinct names)."""
+    y = load("yeast")
+    rng = np.random.default_rng(0)
+    return [y.take(np.sort(rng.choice(y.n_documents, 240, replace=False)), name=f"yeast{i}")
+            for i in range(3)]
+
+
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Per-data-set output sets written without figures (drawing them is tested with the
+    report; here they would only take time)."""
+    import fastrank.report
+    monkeypatch.setattr(fastrank.report, "_have_matplotlib", lambda: False)
+
+
+OPTS = dict(folds=2, random_state=5, params={"vgram": {"n_neurons": 8, "n_synapses": 32}})
+
+
+@pytest.fixture(scope="module")
+def plain(small_sets):
+    """The benchmark of the small sets, computed without an output folder."""
+    return run_benchmark(small_sets, CLFS, **OPTS)
+
+
+def test_run_benchmark_is_run_study_per_data_set(small_sets, plain):
+    bench = plain
+    assert bench.datasets == ("yeast0", "yeast1", "yeast2")
+    for d in small_sets:
+        direct = run_study(d, classifiers=CLFS, **OPTS)
+        assert bench.studies[d.name].to_json() == direct.to_json()
+    assert set(bench.timings) == set(bench.datasets)
+    assert all(v >= 0 for t in bench.timings.values() for v in t.values())
+
+
+def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
+        small_sets, plain, tmp_path, monkeypatch, no_figures):
+    out = tmp_path / "bench"
+    calls = []
+
+    def interrupt(msg, done):
+        calls.append((msg, done))
+        if msg.startswith("yeast1"):
+            raise KeyboardInterrupt  # stopped during the second data set
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(small_sets, CLFS, out_dir=out, progress=interrupt, **OPTS)
+    assert calls[-1][1] == 3 * 2 + 1  # the tasks are counted across data sets
+    assert (out / "yeast0" / "results.json").is_file()
+    assert not (out / "yeast1").exists()  # nothing half-written
+    first = (out / "yeast0" / "results.json").read_bytes()
+
+    computed = []
+    real = study_module.run_study
+    monkeypatch.setattr(study_module, "run_study",
+                        lambda d, **kw: computed.append(d.name) or real(d, **kw))
+    seen = []
+    bench = run_benchmark(small_sets, CLFS, out_dir=out,
+                          progress=lambda msg, done: seen.append((msg, done)), **OPTS)
+    assert computed == ["yeast1", "yeast2"]
+    assert seen[0] == ("yeast0: done earlier", 6) and seen[-1][1] == 18
+    assert (out / "yeast0" / "results.json").read_bytes() == first
+    assert bench.to_json() == plain.to_json()  # as computed in one go without out_dir
+    assert "yeast0" not in bench.timings
+
+    for change, word in (({"folds": 3}, "folds 2 instead of 3"),
+                         ({"random_state": 6}, "random_state 5 instead of 6"),
+                         ({"ties": ("ordinal", "dense")}, "ties"),
+                         ({"params": {}}, "params")):
+        with pytest.raises(ValueError, match=f"another configuration .*{word}"):
+            run_benchmark(small_sets, CLFS, out_dir=out, **{**OPTS, **change})
+    with pytest.raises(ValueError, match="classifiers"):
+        run_benchmark(small_sets, CLFS[:2], out_dir=out, **OPTS)
+
+
+TWO_TYPES = {**OPTS, "params": {}, "ties": ("ordinal", "modified")}
+
+
+def test_own_estimator_in_a_benchmark_and_written_outputs(small_sets, tmp_path,
+                                                          monkeypatch):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+    own = ("OvR logistic", OneVsRestClassifier(LogisticRegression(max_iter=300)))
+    sets = small_sets[:2]
+    import fastrank.report
+    with monkeypatch.context() as m:  # the data sets' own figures: tested with the report
+        m.setattr(fastrank.report, "_have_matplotlib", lambda: False)
+        bench = run_benchmark(sets, ["knn", "mlknn", own], out_dir=tmp_path, **TWO_TYPES)
+    assert bench.classifiers == ("knn", "mlknn", "OvR logistic")
+    paths = write_benchmark(bench, tmp_path)
+    for f in BENCHMARK_FILES:
+        assert os.path.join(tmp_path, f) in paths
+    html = (tmp_path / "report.html").read_text()
+    assert "OvR logistic" in html and html.count("<svg") == 7 * 2  # main metrics x types
+    assert BenchmarkResult.from_json((tmp_path / "benchmark.json").read_text()).to_json() \
+        == bench.to_json()
+    svgs = sorted(os.listdir(tmp_path / "figures"))
+    assert "cd-ranking_loss-modified.svg" in svgs and "cd-ranking_loss-modified.pdf" in svgs
+    # a resumed run with the same own estimator skips every data set
+    again = run_benchmark(sets, ["knn", "mlknn", own], out_dir=tmp_path,
+                          **TWO_TYPES)
+    assert again.timings == {}
+    other = ("OvR logistic", OneVsRestClassifier(LogisticRegression(C=0.5, max_iter=300)))
+    with pytest.raises(ValueError, match="another configuration"):
+        run_benchmark(sets, ["knn", "mlknn", other], out_dir=tmp_path,
+                      **TWO_TYPES)
+
+
+def test_bad_benchmark_arguments(small_sets):
+    with pytest.raises(ValueError, match="two data sets are named 'yeast0'"):
+        run_benchmark([small_sets[0], small_sets[0]], CLFS)
+    with pytest.raises(TypeError, match="sequence of data sets"):
+        run_benchmark("yeast", CLFS)
+    with pytest.raises(ValueError, match="non-empty"):
+        run_benchmark([], CLFS)
+    with pytest.raises(TypeError, match="unknown study options"):
+        run_benchmark(small_sets, CLFS, fold=2)
+    with pytest.raises(ValueError, match="named twice"):
+        run_benchmark(small_sets, ["knn", "knn"])
+
+
+def test_names_that_are_neither_embedded_nor_files_are_fetched(monkeypatch, small_sets):
+    import fastrank.datasets as ds
+    asked = []
+
+    def fake_fetch(name, data_home=None):
+        asked.append(name)
+        return small_sets[0].take(np.arange(small_sets[0].n_documents), name=name)
+
+    monkeypatch.setattr(ds, "fetch", fake_fetch, raising=False)
+    bench = run_benchmark(["emotions", "yeast"], ["knn", "mlknn"], folds=2)
+    assert asked == ["emotions"]
+    assert bench.datasets == ("emotions", "yeast")
+    assert bench.studies["yeast"].dataset["documents"] == 2417
+
+
+@pytest.mark.shared_data
+def test_mulan_files_by_path(shared_data, tmp_path, no_figures):
+    paths = [str(shared_data / "mulan" / n / f"{n}.arff") for n in ("emotions", "medical")]
+    bench = run_benchmark(paths, ["knn", "mlknn"], folds=2, out_dir=tmp_path)
+    assert bench.datasets == ("emotions", "medical")
+    assert bench.studies["medical"].dataset["labels"] == 45
+    assert (tmp_path / "emotions" / "tables.tex").is_file()
