@@ -236,3 +236,129 @@ def test_sparse_negative_values_explicit_zeros_and_int64_indices(average):
     if average is None:
         reference = [pairwise_auc(Y[:, j], dense[:, j]) for j in range(15)]
         np.testing.assert_allclose(expected, reference)
+
+
+# ---- sample_weight -----------------------------------------------------------------------
+
+def weighted_pairwise_auc(y, s, w):
+    """Sum over positive/negative pairs of w+ w- ([s+ > s-] + [s+ == s-] / 2) / (W+ W-)."""
+    y = np.asarray(y).astype(bool)
+    diff = s[y][:, None] - s[~y][None, :]
+    pair_w = w[y][:, None] * w[~y][None, :]
+    if pair_w.sum() == 0:
+        return np.nan
+    return (pair_w * ((diff > 0) + 0.5 * (diff == 0))).sum() / pair_w.sum()
+
+
+def weighted_problem(seed):
+    Y, S = tied_problem(150, 12, seed=seed)
+    Y[:, 0], Y[:, 1] = 1, 0
+    Y[0, 0], Y[1, 1] = 0, 1
+    w = np.random.default_rng(seed).random(150) * 3
+    w[5::9] = 0.0  # zero-weight documents count for nothing
+    return Y, S, w
+
+
+@pytest.mark.parametrize("average", [None, "macro", "micro", "samples"])
+@pytest.mark.parametrize("layout", ["C", "F", "float32", "csr", "csc"])
+def test_weighted_auc_matches_sklearn(average, layout):
+    Y, S, w = weighted_problem(6)
+    S[S < 0.4] = 0.0
+    X = {"C": S, "F": np.asfortranarray(S), "float32": S.astype(np.float32),
+         "csr": sp.csr_matrix(S), "csc": sp.csc_matrix(S)}[layout]
+    ref = roc_auc_score(Y, S, average=average, sample_weight=w)
+    np.testing.assert_allclose(auc(Y, X, average=average, sample_weight=w), ref, rtol=1e-12)
+
+
+def test_weighted_auc_against_pairwise_reference():
+    Y, S, w = weighted_problem(7)
+    per_label = auc(Y, S, average=None, sample_weight=w)
+    np.testing.assert_allclose(per_label,
+                               [weighted_pairwise_auc(Y[:, j], S[:, j], w) for j in range(12)])
+    flat_w = np.repeat(w, 12)
+    assert auc(Y, S, average="micro", sample_weight=w) == \
+        pytest.approx(weighted_pairwise_auc(Y.ravel(), S.ravel(), flat_w))
+    rows = np.array([pairwise_auc(Y[i], S[i]) for i in range(150)])
+    assert auc(Y, S, average="samples", sample_weight=w) == \
+        pytest.approx(np.average(rows, weights=w))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 30), st.integers(0, 2**32 - 1))
+def test_integer_weights_equal_repeated_documents(m, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, m)
+    y[0], y[1] = 0, 1
+    s = rng.integers(0, 4, m).astype(float)
+    w = rng.integers(0, 4, m)
+    w[0] = w[1] = 1
+    rep_y, rep_s = np.repeat(y, w), np.repeat(s, w)
+    assert auc(y, s, sample_weight=w) == pytest.approx(auc(rep_y, rep_s))
+    fp, tp, thr = coverage_curve(y, s, sample_weight=w)
+    rfp, rtp, rthr = coverage_curve(rep_y, rep_s)
+    assert fp.dtype == np.float64
+    np.testing.assert_array_equal(thr, rthr)
+    np.testing.assert_array_equal(fp, rfp)
+    np.testing.assert_array_equal(tp, rtp)
+    for got, want in zip(roc_convex_hull(y, s, sample_weight=w), roc_convex_hull(rep_y, rep_s)):
+        np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weighted_roc_curve_matches_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 300)
+    s = rng.integers(0, 20, 300) / 7.0
+    w = rng.random(300)
+    w[rng.random(300) < 0.2] = 0.0
+    fpr, tpr, thr = roc_curve(y, s, sample_weight=w)
+    sk_fpr, sk_tpr, sk_thr = sk_roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    np.testing.assert_array_equal(thr, sk_thr)
+    np.testing.assert_allclose(fpr, sk_fpr)
+    np.testing.assert_allclose(tpr, sk_tpr)
+    assert np.trapezoid(tpr, fpr) == pytest.approx(auc(y, s, sample_weight=w))
+    assert auc(y, s, sample_weight=w) == pytest.approx(roc_auc_score(y, s, sample_weight=w))
+
+
+def test_unit_weights_change_nothing():
+    Y, S, _ = weighted_problem(8)
+    ones = np.ones(150)
+    for average in (None, "macro", "micro", "samples"):
+        np.testing.assert_allclose(auc(Y, S, average, sample_weight=ones), auc(Y, S, average),
+                                   rtol=1e-14)
+    fp, tp, thr = coverage_curve(Y[:, 3], S[:, 3], sample_weight=ones)
+    ufp, utp, uthr = coverage_curve(Y[:, 3], S[:, 3])
+    np.testing.assert_array_equal(fp, ufp)
+    np.testing.assert_array_equal(tp, utp)
+    np.testing.assert_array_equal(thr, uthr)
+
+
+def test_weighted_thread_count_does_not_change_results():
+    Y, S = tied_problem(500, 40, seed=9)
+    w = np.random.default_rng(9).random(500)
+    out = {}
+    for n in (1, 2):
+        with threadpool_limits(n, user_api="openmp"):
+            out[n] = [auc(Y, S, a, sample_weight=w) for a in (None, "micro", "samples")]
+    for a, b in zip(out[1], out[2]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bad_sample_weight():
+    y, s = [0, 1, 1], [0.1, 0.2, 0.3]
+    with pytest.raises(ValueError, match="sample_weight"):
+        auc(y, s, sample_weight=[1, 1])
+    with pytest.raises(ValueError, match="sample_weight"):
+        auc(y, s, sample_weight=[1, -1, 1])
+    with pytest.raises(ValueError, match="sample_weight"):
+        roc_curve(y, s, sample_weight=[1, np.nan, 1])
+    with pytest.raises(TypeError, match="sample_weight"):
+        auc(y, s, sample_weight=["a", "b", "c"])
+    with pytest.raises(ValueError, match="positive weight"):
+        auc(y, s, sample_weight=[0, 1, 1])   # the only negative weighs 0
+    with pytest.raises(ValueError, match="positive weight"):
+        roc_curve(y, s, sample_weight=[0, 0, 0])
+    fp, tp, thr = coverage_curve(y, s, sample_weight=[0, 0, 0])
+    assert fp.tolist() == [0.0] and tp.tolist() == [0.0] and thr.tolist() == [np.inf]
+    with pytest.raises(ValueError, match="sample_weight"):
+        auc(np.eye(3), np.eye(3), sample_weight=np.ones(4))

@@ -422,6 +422,21 @@ def test_random_policy_reproducible(cls):
 
 
 @pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
+def test_default_seed_is_zero_and_reproducible(cls):
+    X, Y, X_test = tie_heavy_data(7)
+    assert cls().get_params()["random_state"] == 0
+    a = cls(n_neurons=32, n_synapses=16).fit(X, Y)
+    b = cls(n_neurons=32, n_synapses=16).fit(X, Y)
+    np.testing.assert_array_equal(a.synapses_, b.synapses_)
+    assert a.seed_ == b.seed_
+    np.testing.assert_array_equal(a.predict(X_test), b.predict(X_test))
+    np.testing.assert_array_equal(a.decision_function(X_test), b.decision_function(X_test))
+    # the default is the seed 0, not a fixed draw of another seed
+    c = cls(n_neurons=32, n_synapses=16, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(a.decision_function(X_test), c.decision_function(X_test))
+
+
+@pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
 @pytest.mark.parametrize("tie_policy", ["random", "all"])
 def test_thread_count_does_not_change_results(cls, tie_policy):
     X, Y, _ = tie_heavy_data(6, n_train=80, n_test=0)

@@ -6,11 +6,16 @@ A *line* is one binary problem: a column of an (n, q) belief matrix (one label),
 document's labels) or the whole flattened matrix (micro). Each line is sorted once with the
 shared core (``_tiesort``); a tie group with g+ positives and g- negatives is one diagonal
 ROC segment, so AUC counts its g+ * g- pairs as 1/2. Pair counts are kept exactly in int64
-(twice the wrong-pair count), so the AUC is exact up to the final division.
+(twice the wrong-pair count), so the AUC is exact up to the final division. With per-element
+weights the counts become weight sums (float64): a pair (a, b) counts ``w_a * w_b``.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport NAN
 from libc.stdint cimport int32_t, int64_t
+
+ctypedef fused count_t:
+    int64_t
+    double
 
 from _tiesort cimport (
     SortWork, floating, index_t, sort_dense_row, sort_row_at, sort_work_free, sort_work_new,
@@ -38,20 +43,48 @@ cdef inline double _auc_sorted(const int32_t* order, const int32_t* end, Py_ssiz
     return 1.0 - <double> wrong2 / (2.0 * <double> pos * <double> neg)
 
 
+cdef inline double _auc_sorted_weighted(const int32_t* order, const int32_t* end, Py_ssize_t m,
+                                        const unsigned char* truth, const double* weight,
+                                        Py_ssize_t t_stride, Py_ssize_t w_stride) noexcept nogil:
+    """As _auc_sorted with element weights: 1 - (wrong + tied / 2) / (P N), P and N the
+    weight sums of the positives and negatives, a pair weighing the product of its weights."""
+    cdef Py_ssize_t start = 0, stop, p, e
+    cdef double g_pos, g_neg, pos = 0, neg = 0, wrong = 0
+    while start < m:
+        stop = end[start]
+        g_pos = 0
+        g_neg = 0
+        for p in range(start, stop):
+            e = order[p]
+            if truth[e * t_stride]:
+                g_pos += weight[e * w_stride]
+            else:
+                g_neg += weight[e * w_stride]
+        wrong += g_pos * (neg + 0.5 * g_neg)
+        pos += g_pos
+        neg += g_neg
+        start = stop
+    if pos == 0 or neg == 0:
+        return NAN
+    return 1.0 - wrong / (pos * neg)
+
+
 def auc_lines(const floating[::1] values, Py_ssize_t line_stride, Py_ssize_t elem_stride,
               const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n_lines,
               Py_ssize_t length, const unsigned char[::1] truth, Py_ssize_t t_line_stride,
-              Py_ssize_t t_elem_stride, double[::1] out):
+              Py_ssize_t t_elem_stride, const double[::1] weights, double[::1] out):
     """out[i] <- AUC of line i, in parallel (OpenMP), one sort each. Lines of a dense buffer
     (indices/indptr empty): element e of line i is values[i * line_stride + e *
     elem_stride]; or the lines of a canonical compressed matrix (CSR rows, or CSC columns as
     the CSR of the transpose; strides unused), whose implicit zeros form one tie group.
-    The truth of element e of line i is truth[i * t_line_stride + e * t_elem_stride]."""
+    The truth of element e of line i is truth[i * t_line_stride + e * t_elem_stride]; its
+    weight (when ``weights`` is not empty) weights[e], the same for every line."""
     cdef SortWork* w
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef const double* wp = &weights[0] if weights.shape[0] else NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -63,19 +96,30 @@ def auc_lines(const floating[::1] values, Py_ssize_t line_stride, Py_ssize_t ele
             if w == NULL:
                 continue
             sort_row_at(vp, line_stride, elem_stride, ip, pp, i, length, w)
-            out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
-                                 t_elem_stride)
+            if wp == NULL:
+                out[i] = _auc_sorted(w.order, w.end, length, &truth[i * t_line_stride],
+                                     t_elem_stride)
+            else:
+                out[i] = _auc_sorted_weighted(w.order, w.end, length,
+                                              &truth[i * t_line_stride], wp, t_elem_stride, 1)
         sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate AUC scratch")
 
 
 def coverage_points(const floating[::1] scores, const unsigned char[::1] truth,
-                    double[::1] thresholds, int64_t[::1] tp, int64_t[::1] fp):
+                    double[::1] thresholds, count_t[::1] tp, count_t[::1] fp,
+                    const double[::1] weights=None):
     """One point per distinct score, in decreasing score order: thresholds[g] is the score of
-    tie group g, tp[g]/fp[g] the positives/negatives scoring >= it. Returns the group count."""
+    tie group g, tp[g]/fp[g] the positives/negatives scoring >= it (counts, int64; or weight
+    sums, float64, when ``weights`` are given). Returns the group count."""
     cdef Py_ssize_t m = scores.shape[0], start = 0, stop, p, g = 0
-    cdef int64_t pos = 0, neg = 0, g_pos
+    cdef count_t pos = 0, neg = 0, g_pos, g_neg
+    cdef const double* wp = NULL
+    if weights is not None and weights.shape[0]:
+        wp = &weights[0]
+    if count_t is int64_t and wp != NULL:
+        raise TypeError("weighted ROC points are float64 sums")
     cdef SortWork* w = sort_work_new(m)
     if w == NULL:
         raise MemoryError("fastrank: cannot allocate ROC scratch")
@@ -84,10 +128,19 @@ def coverage_points(const floating[::1] scores, const unsigned char[::1] truth,
         while start < m:
             stop = w.end[start]
             g_pos = 0
-            for p in range(start, stop):
-                g_pos += truth[w.order[p]]
+            g_neg = 0
+            if wp == NULL:
+                for p in range(start, stop):
+                    g_pos += truth[w.order[p]]
+                g_neg = (stop - start) - g_pos
+            else:
+                for p in range(start, stop):
+                    if truth[w.order[p]]:
+                        g_pos += <count_t> wp[w.order[p]]
+                    else:
+                        g_neg += <count_t> wp[w.order[p]]
             pos += g_pos
-            neg += (stop - start) - g_pos
+            neg += g_neg
             thresholds[g] = <double> scores[w.order[start]]
             tp[g] = pos
             fp[g] = neg
@@ -97,9 +150,10 @@ def coverage_points(const floating[::1] scores, const unsigned char[::1] truth,
     return g
 
 
-def upper_hull(const int64_t[::1] x, const int64_t[::1] y, int64_t[::1] out):
+def upper_hull(const count_t[::1] x, const count_t[::1] y, int64_t[::1] out):
     """Indices of the upper convex hull of points sorted by (x, y) ascending (a coverage
-    curve): collinear and dominated points are dropped. Exact integer arithmetic."""
+    curve): collinear and dominated points are dropped. Exact integer arithmetic on counts,
+    floating point on weight sums (float64)."""
     cdef Py_ssize_t m = x.shape[0], i, k = 0
     cdef int64_t a, b
     with nogil:

@@ -13,6 +13,7 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.datasets``, ``fastrank.text``, ``fastrank.model_selection``,
   ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``, ``fastrank.report``
 - ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
+- :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
 
 References
 ----------
@@ -65,6 +66,7 @@ _EXPORTS = {
     "VGRAM": "wnn",
     "VGRAMCor": "wnn",
     "run_study": "study",
+    "show_config": "_config",
 }
 
 _SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "model_selection",

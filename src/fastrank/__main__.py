@@ -2,7 +2,8 @@
 
 Commands: ``study`` (the whole cross-validated tie study), ``evaluate`` (the 19 metrics of a
 user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melotti2009 Fig.
-2.1), ``datasets`` (list, fetch or describe data sets). Errors in the input end the program with
+2.1), ``datasets`` (list, fetch or describe data sets), ``config`` (versions, build, CPU and
+the kernels' instruction-set paths). Errors in the input end the program with
 one readable line on stderr and exit code 2, leaving no partial output file. Ctrl-C and
 SIGTERM end it at once with one line and exit code 130 / 143 (``study`` computes in a worker
 thread, so a long kernel call does not delay them), a closed pipe quietly with 141; output
@@ -391,6 +392,15 @@ def _cmd_datasets(args):
     return 0
 
 
+def _cmd_config(args):
+    from ._config import show_config
+    if args.json:
+        print(json.dumps(show_config(mode="dict"), indent=1))
+    else:
+        show_config()
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastrank", description="Tie-aware multi-label ranking metrics and classifiers.")
@@ -475,6 +485,10 @@ def build_parser():
                    "standard output")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
     p.set_defaults(func=_cmd_rank)
+    p = sub.add_parser("config", help="versions, build, CPU and the kernels' instruction-set "
+                       "paths")
+    p.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    p.set_defaults(func=_cmd_config)
     parser.commands = sub.choices  # each command's parser, for its own usage line
     return parser
 

@@ -4,7 +4,14 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._ext import checks as _checks
+
 FLOAT_DTYPES = (np.float32, np.float64)
+#: dtypes whose 0/1 check and conversion to uint8 is one parallel pass of the checks kernel
+BINARY_CHECKED_DTYPES = tuple(map(np.dtype, (np.uint8, np.int8, np.int16, np.int32, np.int64,
+                                            np.uint16, np.uint32, np.uint64, np.float32,
+                                            np.float64)))
+_NO_OUTPUT = np.empty(0, dtype=np.uint8)
 
 
 def check_random_state(random_state):
@@ -40,8 +47,10 @@ def check_real_dtype(dtype, name):
 
 
 def _first_nan_row(values, row_of):
-    bad = np.flatnonzero(np.isnan(values))
-    return None if bad.size == 0 else int(row_of(bad[0]))
+    """The row (``row_of`` a position) of the first NaN of the contiguous float32/float64
+    ``values``, or None; one parallel pass of the checks kernel."""
+    bad = _checks.first_nan(values)
+    return None if bad < 0 else int(row_of(bad))
 
 
 def as_real_array(x, name, dtype=np.float64) -> np.ndarray:
@@ -272,7 +281,7 @@ def check_features(X, name="X"):
         data = X
     check_nonempty_2d(X.shape, name, columns="n_features")
     _check_columns(X.shape, name, "features")
-    if not np.isfinite(data).all():
+    if _checks.first_nan(data.ravel(), nonfinite=True) >= 0:
         raise ValueError(f"{name} contains NaN or infinity")
     return X
 
@@ -303,18 +312,32 @@ def check_truth(y_true, n_labels=None, name="y_true"):
         check_nonempty_2d(arr.shape, name)
         if arr.dtype != bool:
             check_real_dtype(arr.dtype, name)
-            # one cheap pass: a max for unsigned ints, two comparisons otherwise
-            binary = arr.max() <= 1 if np.issubdtype(arr.dtype, np.unsignedinteger) \
-                else ((arr == 0) | (arr == 1)).all()
-            if not binary:
-                bad = np.unique(arr[(arr != 0) & (arr != 1)])[:5]
-                hint = " (to pass label sets, give a list of sets)" \
-                    if isinstance(y_true, (list, tuple)) else ""
-                raise ValueError(f"{name} must be binary (0/1); found values {bad}{hint}")
-        dense = np.ascontiguousarray(arr, dtype=np.uint8)
+        dense = _binary_uint8(arr)
+        if dense is None:
+            bad = np.unique(arr[(arr != 0) & (arr != 1)])[:5]
+            hint = " (to pass label sets, give a list of sets)" \
+                if isinstance(y_true, (list, tuple)) else ""
+            raise ValueError(f"{name} must be binary (0/1); found values {bad}{hint}")
     if n_labels is not None and dense.shape[1] != n_labels:
         raise ValueError(f"{name} has {dense.shape[1]} labels, expected {n_labels}")
     return dense
+
+
+def _binary_uint8(arr):
+    """The real or boolean matrix ``arr`` as a C-contiguous uint8 matrix (``arr`` itself when
+    it already is one), or None when a value is neither 0 nor 1. One parallel pass checks and
+    converts the common dtypes; others (float16, long double, non-native byte order) take
+    NumPy's serial path."""
+    if arr.dtype == bool:  # 0/1 by definition, whatever bytes a view may have put there
+        return np.ascontiguousarray(arr, dtype=np.uint8)
+    if arr.dtype not in BINARY_CHECKED_DTYPES:
+        if not ((arr == 0) | (arr == 1)).all():
+            return None
+        return np.ascontiguousarray(arr, dtype=np.uint8)
+    arr = np.ascontiguousarray(arr)
+    out = arr if arr.dtype == np.uint8 else np.empty(arr.shape, dtype=np.uint8)
+    bad = _checks.binary_to_uint8(arr.ravel(), _NO_OUTPUT if out is arr else out.ravel())
+    return None if bad >= 0 else out
 
 
 def is_label_sets(y):

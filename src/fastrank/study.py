@@ -14,8 +14,8 @@ Conventions chosen here (the thesis is silent or specific to its data):
   machine in which a task runs.
 * Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
   (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
-  features and shared by its classifiers. In process, they run one after the other; with
-  ``scheduler`` they are Dask tasks, running single-threaded unless ``n_jobs`` says
+  features and shared by its classifiers. In process, they run side by side on ``n_jobs``
+  threads (one after the other on one thread); with ``scheduler`` they are Dask tasks, running single-threaded unless ``n_jobs`` says
   otherwise, since Dask runs one task per worker thread. The data set is sent to the
   cluster once, as the value of a task (so that Dask can rebuild a fold lost with a
   worker). Calibration (``calibrate=True``) is one task per classifier there, which that
@@ -39,6 +39,8 @@ Conventions chosen here (the thesis is silent or specific to its data):
   the report, but not in ``results.json``, so that a seed gives a byte-identical file on
   any number of threads.
 """
+import collections
+import concurrent.futures
 import json
 import numbers
 import operator
@@ -767,7 +769,63 @@ def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
 
 def _run_in_process(dataset, splits, classifiers, config, calibrate, random_state, ties, cutoff,
                     n_jobs, record):
-    """Every task in turn; returns the calibrated parameters and the calibration scores."""
+    """Every task in this process; returns the calibrated parameters and the calibration
+    scores.
+
+    With more than one thread (``n_jobs``), the tasks run side by side on a pool of that many
+    Python threads, each task's kernels on one thread (the kernels release the GIL, so the
+    Python between them overlaps with another task's kernels): the independent calibrations
+    first, then each fold's features and its classifiers. Outcomes are recorded on the
+    calling thread in the order of the folds and classifiers, whatever the order in which
+    they complete, so the results and the progress messages are the same on any number of
+    threads."""
+    n_threads = effective_n_jobs(n_jobs)
+    n_workers = max(1, min(n_threads, len(splits) * len(classifiers)))
+    if n_workers == 1:
+        return _run_serially(dataset, splits, classifiers, config, calibrate, random_state,
+                             ties, cutoff, n_jobs, record)
+    task_jobs = max(1, n_threads // n_workers)
+    calibration = {}
+    with concurrent.futures.ThreadPoolExecutor(n_workers,
+                                               thread_name_prefix="fastrank-study") as pool:
+        try:
+            if calibrate:  # fewer calibrations than threads: each gets more threads
+                calibration_jobs = max(1, n_threads // min(n_workers, len(classifiers)))
+                found = {c: pool.submit(_calibration_task, dataset, c, config[c],
+                                        splits[0][0], random_state, calibration_jobs)
+                         for c in classifiers}
+                for c in classifiers:
+                    config[c], calibration[c] = found[c].result()
+            # tasks are queued in order and a worker takes the oldest: a fold's features
+            # are taken before its classifiers, which wait for them on another worker
+            pending = collections.deque()
+            window = 4 * n_workers  # outcomes awaiting their turn: bounds the folds in memory
+            for f, (train, test) in enumerate(splits):
+                fold = pool.submit(_fold_task, dataset, train, test, task_jobs)
+                for c in classifiers:
+                    pending.append((f, c, pool.submit(_classifier_task_of, fold, c, config[c],
+                                                      random_state + f, ties, cutoff,
+                                                      task_jobs)))
+                while len(pending) > window:
+                    f_done, c_done, outcome = pending.popleft()
+                    record(f_done, c_done, outcome.result())
+            while pending:
+                f_done, c_done, outcome = pending.popleft()
+                record(f_done, c_done, outcome.result())
+        except BaseException:  # a task failed, or an interrupt: drop the tasks not started
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return config, calibration
+
+
+def _classifier_task_of(fold, name, params, seed, ties, cutoff, n_jobs):
+    """:func:`_classifier_task` on the fold that the future ``fold`` computes."""
+    return _classifier_task(fold.result(), name, params, seed, ties, cutoff, n_jobs)
+
+
+def _run_serially(dataset, splits, classifiers, config, calibrate, random_state, ties, cutoff,
+                  n_jobs, record):
+    """Every task in turn, on the calling thread."""
     calibration = {}
     if calibrate:
         for c in classifiers:
@@ -861,8 +919,9 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     random_state : int, default 0
         Seeds the folds, the ordinal rankings and the classifiers (module docstring).
     n_jobs : None, -1 or int
-        Threads for the compiled kernels of each task; results do not depend on it. None:
-        the OpenMP default in process, one thread per task on a Dask cluster.
+        Threads; results do not depend on it. In process: that many tasks side by side, each
+        on one kernel thread (None: the OpenMP default). On a Dask cluster: the kernel
+        threads of each task (None: one).
     params : dict, optional
         Per-classifier parameter overrides, e.g. ``{"vgram": {"n_neurons": 64}}``.
     progress : callable(str), optional

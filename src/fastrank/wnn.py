@@ -145,7 +145,7 @@ class _VGRAMBase(MultiLabelEstimator):
 
     def __init__(self, n_neurons: int = 1024, n_synapses: int = 1024,
                  tie_policy: Literal["random", "all"] = "random",
-                 random_state: RandomStateLike = None) -> None:
+                 random_state: RandomStateLike = 0) -> None:
         self.n_neurons = n_neurons
         self.n_synapses = n_synapses
         self.tie_policy = tie_policy
@@ -398,8 +398,9 @@ class VGRAM(_VGRAMBase):
         Synapses per neuron (bits per stored pattern).
     tie_policy : {"random", "all"}, default "random"
         How a neuron chooses among the entries at the minimum distance (see above).
-    random_state : None, int or numpy.random.Generator, default None
-        Seeds the wiring and the tie choices.
+    random_state : None, int or numpy.random.Generator, default 0
+        Seeds the wiring and the tie choices (the default makes fits reproducible; None
+        draws fresh entropy).
 
     Attributes
     ----------

@@ -11,6 +11,10 @@ a tied positive/negative pair as 1/2: AUC is the Wilcoxon-Mann-Whitney statistic
 Scores are compared with exact floating equality (-0.0 == 0.0); NaN is an error, ±inf are
 ordinary values. The kernels are in ``fastrank._ext.roc``: one sort per column/row, columns
 or rows in parallel (OpenMP), sparse (CSR/CSC) beliefs without densifying.
+
+``sample_weight`` (optional, one finite weight >= 0 per document) replaces counts by weight
+sums: a document moves the curve by its weight, a positive/negative pair counts the product
+of their weights, and a document of weight 0 is as if absent (as in scikit-learn).
 """
 from typing import Literal
 
@@ -21,14 +25,17 @@ import scipy.sparse as sp
 from .._ext import roc as _kernel
 from .._typing import LabelsLike, MatrixLike
 from .._validation import NO_INDEX, check_option, check_same_shape, check_scores, check_truth
+from ._common import check_sample_weight
 
 #: The ``average`` options of :func:`auc`.
 AUC_AVERAGES = (None, "macro", "micro", "samples")
 _INT32_MAX = np.iinfo(np.int32).max
+_NO_WEIGHTS = np.empty(0)
 
 
-def _check_binary(y_true, y_score):
-    """1-D truth (uint8) and scores (float32/float64, contiguous) of one binary problem."""
+def _check_binary(y_true, y_score, sample_weight=None):
+    """1-D truth (uint8), scores (float32/float64, contiguous) and weights (None or float64)
+    of one binary problem."""
     y_true = np.asarray(y_true)
     y_score_arr = np.asarray(y_score)
     if y_true.ndim != 1 or y_score_arr.ndim != 1:
@@ -38,10 +45,11 @@ def _check_binary(y_true, y_score):
         raise ValueError(f"y_true has {y_true.size} values but y_score has {y_score_arr.size}")
     truth = check_truth(y_true.reshape(-1, 1)).ravel()
     scores = check_scores(y_score_arr.reshape(-1, 1), allow_sparse=False).ravel()
-    return truth, np.ascontiguousarray(scores)
+    return truth, np.ascontiguousarray(scores), check_sample_weight(sample_weight, truth.size)
 
 
-def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
+def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike,
+                   sample_weight: npt.ArrayLike | None = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ROC points in coverage space (counts of negatives and positives) of a binary problem.
 
@@ -51,10 +59,12 @@ def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
         The classes (1 positive).
     y_score : array-like of float, shape (n,)
         Higher = more likely positive.
+    sample_weight : array-like of float, shape (n,), optional
+        Per-example weights (finite, >= 0); examples of weight 0 are left out.
 
     Returns
     -------
-    fp, tp : ndarray of int64, shape (n_distinct + 1,)
+    fp, tp : ndarray of int64 (float64 weight sums with sample_weight), shape (n_distinct + 1,)
         Negatives and positives scoring ``>= thresholds[k]``; the first point is (0, 0).
     thresholds : ndarray of float64, shape (n_distinct + 1,)
         ``+inf`` for the first point, then every distinct score in decreasing order
@@ -63,7 +73,7 @@ def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
     Raises
     ------
     ValueError
-        Input not 1-D, of different lengths, non-binary truth, NaN scores.
+        Input not 1-D, of different lengths, non-binary truth, NaN scores, bad weights.
 
     References
     ----------
@@ -79,31 +89,39 @@ def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
     >>> print(fp, tp, thresholds)
     [0 0 1 2 3] [0 1 2 3 3] [inf 0.9 0.7 0.5 0.1]
     """
-    truth, scores = _check_binary(y_true, y_score)
+    truth, scores, weights = _check_binary(y_true, y_score, sample_weight)
+    if weights is not None and not weights.all():
+        kept = weights > 0
+        truth, scores, weights = truth[kept], scores[kept], weights[kept]
     m = scores.size
+    count = np.int64 if weights is None else np.float64
     thresholds = np.empty(m + 1)
-    tp = np.empty(m + 1, dtype=np.int64)
-    fp = np.empty(m + 1, dtype=np.int64)
+    tp = np.empty(m + 1, dtype=count)
+    fp = np.empty(m + 1, dtype=count)
     thresholds[0], tp[0], fp[0] = np.inf, 0, 0
-    g = _kernel.coverage_points(scores, truth, thresholds[1:], tp[1:], fp[1:])
+    g = _kernel.coverage_points(scores, truth, thresholds[1:], tp[1:], fp[1:], weights) \
+        if m else 0  # every weight 0: the curve is the point (0, 0)
     return fp[:g + 1], tp[:g + 1], thresholds[:g + 1]
 
 
 def _rates(fp, tp):
     pos, neg = tp[-1], fp[-1]
     if pos == 0 or neg == 0:
-        raise ValueError(f"ROC rates need both classes in y_true; got {pos} positives and "
-                         f"{neg} negatives (coverage_curve gives the counts)")
+        raise ValueError(f"ROC rates need both classes in y_true (with positive weight); got "
+                         f"{pos} positives and {neg} negatives (coverage_curve gives the "
+                         "counts)")
     return fp / neg, tp / pos
 
 
-def roc_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
+def roc_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike,
+              sample_weight: npt.ArrayLike | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ROC curve of a binary problem, one point per distinct score.
 
-    :func:`coverage_curve` divided by the number of negatives and positives. A tie block is
-    one diagonal segment between consecutive points. Equals
-    ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)``; scikit-learn's
+    :func:`coverage_curve` divided by the number (with ``sample_weight``, the weight) of
+    negatives and positives. A tie block is one diagonal segment between consecutive points.
+    Equals ``sklearn.metrics.roc_curve(y_true, y_score, sample_weight=sample_weight,
+    drop_intermediate=False)``; scikit-learn's
     default ``drop_intermediate=True`` additionally drops collinear points (same curve and
     area, fewer points).
 
@@ -113,6 +131,8 @@ def roc_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
         The classes (1 positive).
     y_score : array-like of float, shape (n,)
         Higher = more likely positive.
+    sample_weight : array-like of float, shape (n,), optional
+        Per-example weights (finite, >= 0); examples of weight 0 are left out.
 
     Returns
     -------
@@ -141,17 +161,19 @@ def roc_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike
     >>> print(np.round(fpr, 3), np.round(tpr, 3))
     [0.    0.    0.333 0.667 1.   ] [0.    0.333 0.667 1.    1.   ]
     """
-    fp, tp, thresholds = coverage_curve(y_true, y_score)
+    fp, tp, thresholds = coverage_curve(y_true, y_score, sample_weight)
     fpr, tpr = _rates(fp, tp)
     return fpr, tpr, thresholds
 
 
-def roc_convex_hull(y_true: npt.ArrayLike, y_score: npt.ArrayLike
+def roc_convex_hull(y_true: npt.ArrayLike, y_score: npt.ArrayLike,
+                    sample_weight: npt.ArrayLike | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ROC convex hull (ROCCH) of a binary problem (Matsubara 2008 §4.1.6, §5.2).
 
     The points of :func:`roc_curve` on the upper convex hull, from (0, 0) to (1, 1),
-    collinear points dropped; computed on exact integer counts. The slopes of its segments
+    collinear points dropped; computed on exact integer counts (on weight sums with
+    ``sample_weight``). The slopes of its segments
     in coverage space are the probabilities isotonic regression (PAV) assigns
     (:class:`fastrank.calibration.Isotonic`).
 
@@ -161,6 +183,8 @@ def roc_convex_hull(y_true: npt.ArrayLike, y_score: npt.ArrayLike
         The classes (1 positive).
     y_score : array-like of float, shape (n,)
         Higher = more likely positive.
+    sample_weight : array-like of float, shape (n,), optional
+        Per-example weights (finite, >= 0); examples of weight 0 are left out.
 
     Returns
     -------
@@ -187,7 +211,7 @@ def roc_convex_hull(y_true: npt.ArrayLike, y_score: npt.ArrayLike
     >>> print(np.round(fpr, 3), np.round(tpr, 3), thresholds)
     [0.    0.    0.667 1.   ] [0.    0.333 1.    1.   ] [inf 0.9 0.5 0.1]
     """
-    fp, tp, thresholds = coverage_curve(y_true, y_score)
+    fp, tp, thresholds = coverage_curve(y_true, y_score, sample_weight)
     keep = np.empty(fp.size, dtype=np.int64)
     k = _kernel.upper_hull(fp, tp, keep)
     keep = keep[:k]
@@ -195,12 +219,21 @@ def roc_convex_hull(y_true: npt.ArrayLike, y_score: npt.ArrayLike
     return fpr, tpr, thresholds[keep]
 
 
-def _lines_auc(truth, scores, by):
+def _lines_auc(truth, scores, by, weights):
     """AUC of every column (by="label"), row (by="sample") or of the flattened matrix
-    (by="micro") of a validated (n, q) problem."""
+    (by="micro") of a validated (n, q) problem; ``weights`` (None or one per document) weight
+    the elements of a column or of the flattened matrix (rows are weighted by the caller)."""
     n, q = scores.shape
     if by == "micro" and n * q > _INT32_MAX:
         raise ValueError(f"micro AUC over {n * q} entries exceeds the 2**31 - 1 supported")
+    if weights is None or by == "sample":
+        elem_weights = _NO_WEIGHTS
+    elif by == "label":
+        elem_weights = weights
+    elif sp.issparse(scores) or scores.flags.c_contiguous:  # entry i * q + j
+        elem_weights = np.repeat(weights, q)
+    else:  # Fortran order: entry j * n + i
+        elem_weights = np.tile(weights, q)
     if sp.issparse(scores):
         if by == "label":
             csc = scores.tocsc()
@@ -218,7 +251,7 @@ def _lines_auc(truth, scores, by):
             length, t_line, t_elem = n * q, 0, 1
         out = np.empty(indptr.size - 1)
         _kernel.auc_lines(data, 0, 0, indices, indptr.astype(indices.dtype, copy=False),
-                          out.size, length, truth.ravel(), t_line, t_elem, out)
+                          out.size, length, truth.ravel(), t_line, t_elem, elem_weights, out)
         return out
     c_order = scores.flags.c_contiguous
     flat = scores.ravel(order="K")
@@ -235,12 +268,13 @@ def _lines_auc(truth, scores, by):
         truth = truth if c_order else np.asfortranarray(truth)
     out = np.empty(lines)
     _kernel.auc_lines(flat, line_stride, elem_stride, NO_INDEX, NO_INDEX, lines, length,
-                      truth.ravel(order="K"), t_line, t_elem, out)
+                      truth.ravel(order="K"), t_line, t_elem, elem_weights, out)
     return out
 
 
 def auc(y_true: LabelsLike, y_score: MatrixLike,
-        average: Literal["macro", "micro", "samples"] | None = "macro") -> float | np.ndarray:
+        average: Literal["macro", "micro", "samples"] | None = "macro",
+        sample_weight: npt.ArrayLike | None = None) -> float | np.ndarray:
     """Area under the ROC curve with tied pairs counted 1/2 (Wilcoxon-Mann-Whitney).
 
     ``AUC = (#{s+ > s-} + #{s+ = s-} / 2) / (Pos * Neg)`` over positive/negative pairs
@@ -260,6 +294,12 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
         n * q entries, with about 33 bytes of scratch per entry). "samples": mean over
         documents of the AUC computed over each document's labels; per document this is
         1 - ranking loss with a tied relevant/irrelevant pair counted 1/2.
+    sample_weight : array-like of float, shape (n,), optional
+        Per-document weights (finite, >= 0). For a binary problem, None, "macro" and
+        "micro" a positive/negative pair of documents counts ``w_a * w_b`` ("micro": each
+        (document, label) entry has its document's weight, about 8 more bytes per entry);
+        for "samples" each document's AUC is unweighted and the mean over documents
+        weighted.
 
     Returns
     -------
@@ -268,7 +308,8 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
         "samples", a document) whose truth is all 0 or all 1 has no defined AUC: it is NaN
         in the ``average=None`` output and left out of the "macro"/"samples" means (NaN if
         none is defined) -- scikit-learn raises instead. Equals
-        ``sklearn.metrics.roc_auc_score`` wherever both are defined.
+        ``sklearn.metrics.roc_auc_score`` (also with ``sample_weight``) wherever both are
+        defined.
 
     Raises
     ------
@@ -298,26 +339,31 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
     """
     check_option("average", average, AUC_AVERAGES)
     if not sp.issparse(y_score) and np.ndim(y_score) == 1:
-        truth, scores = _check_binary(y_true, y_score)
-        value = _kernel_auc_binary(truth, scores)
+        truth, scores, weights = _check_binary(y_true, y_score, sample_weight)
+        value = _kernel_auc_binary(truth, scores, weights)
         if np.isnan(value):
-            raise ValueError(f"AUC needs both classes in y_true; got {int(truth.sum())} "
-                             f"positives among {truth.size}")
+            raise ValueError(f"AUC needs both classes in y_true (with positive weight); got "
+                             f"{int(truth.sum())} positives among {truth.size}")
         return value
     scores = check_scores(y_score)
     truth = check_truth(y_true, n_labels=scores.shape[1])
     check_same_shape(truth.shape, scores.shape)
+    weights = check_sample_weight(sample_weight, scores.shape[0])
     by = {None: "label", "macro": "label", "micro": "micro", "samples": "sample"}[average]
-    values = _lines_auc(truth, scores, by)
+    values = _lines_auc(truth, scores, by, weights)
     if average is None:
         return values
     if average == "micro":
         return float(values[0])
-    defined = values[~np.isnan(values)]
-    return float(defined.mean()) if defined.size else float("nan")
+    defined = ~np.isnan(values)
+    if average == "samples" and weights is not None:
+        total = weights[defined].sum()
+        return float(weights[defined] @ values[defined] / total) if total > 0 else float("nan")
+    return float(values[defined].mean()) if defined.any() else float("nan")
 
 
-def _kernel_auc_binary(truth, scores):
+def _kernel_auc_binary(truth, scores, weights):
     out = np.empty(1)
-    _kernel.auc_lines(scores, 0, 1, NO_INDEX, NO_INDEX, 1, scores.size, truth, 0, 1, out)
+    _kernel.auc_lines(scores, 0, 1, NO_INDEX, NO_INDEX, 1, scores.size, truth, 0, 1,
+                      _NO_WEIGHTS if weights is None else weights, out)
     return float(out[0])
