@@ -11,7 +11,8 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.neighbors`` -- :func:`topk_cosine`, :class:`KNN`, :class:`MLkNN`
 - ``fastrank.wnn``       -- :class:`VGRAM`, :class:`VGRAMCor`
 - ``fastrank.datasets``, ``fastrank.text``, ``fastrank.model_selection``,
-  ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``, ``fastrank.report``
+  ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``, ``fastrank.report``,
+  ``fastrank.benchmark`` (:func:`run_benchmark`, the study over many data sets)
 - ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
 - :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
 
@@ -66,11 +67,12 @@ _EXPORTS = {
     "VGRAM": "wnn",
     "VGRAMCor": "wnn",
     "run_study": "study",
+    "run_benchmark": "benchmark",
     "show_config": "_config",
 }
 
 _SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "model_selection",
-               "calibration", "stats", "study"}
+               "calibration", "stats", "study", "benchmark"}
 
 __all__ = ["__version__", *_EXPORTS]
 
