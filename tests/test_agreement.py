@@ -192,13 +192,24 @@ def test_precision_recall_f(predicted, average, orient, zero_division):
     close(M.fbeta(Y, P, beta=2.0, **ours), skm.fbeta_score(Y, P, beta=2.0, **sk))
 
 
-def test_contingency_is_multilabel_confusion_matrix(predicted):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_contingency_is_multilabel_confusion_matrix(predicted, weighted):
     Y, P, _ = predicted
+    w = np.random.default_rng(3).uniform(0, 2, Y.shape[0]) if weighted else None
     for orient, samplewise in (("category", False), ("document", True)):
-        c = M.contingency(Y, P, orient=orient)
-        mcm = skm.multilabel_confusion_matrix(Y, P, samplewise=samplewise)
-        np.testing.assert_array_equal(np.stack([c.tn, c.fp, c.fn, c.tp], axis=1),
-                                      mcm.reshape(-1, 4))
+        c = M.contingency(Y, P, orient=orient, sample_weight=w)
+        mcm = skm.multilabel_confusion_matrix(Y, P, samplewise=samplewise, sample_weight=w)
+        # (scikit-learn derives tn by subtraction: a residue of a few ulp where it is 0)
+        np.testing.assert_allclose(np.stack([c.tn, c.fp, c.fn, c.tp], axis=1),
+                                   mcm.reshape(-1, 4), rtol=1e-12, atol=1e-12)
+        # a direct reference: every document adds its weight to the cells it falls in
+        ref = np.zeros((Y.shape[0 if samplewise else 1], 4))
+        for j in range(Y.shape[0]):
+            for c_ in range(Y.shape[1]):
+                cell = 2 * int(Y[j, c_]) + int(P[j, c_])   # tn, fp, fn, tp
+                ref[j if samplewise else c_, cell] += 1.0 if w is None else w[j]
+        np.testing.assert_allclose(np.stack([c.tn, c.fp, c.fn, c.tp], axis=1), ref,
+                                   rtol=1e-12, atol=1e-12)
 
 
 # ---- MULAN's ranking ---------------------------------------------------------------------

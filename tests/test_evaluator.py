@@ -241,6 +241,8 @@ def test_weights_are_checked():
             M.coverage(y, s, sample_weight=bad)
         with pytest.raises(err, match="sample_weight"):
             M.precision(y, y, sample_weight=bad)
+        with pytest.raises(err, match="sample_weight"):
+            M.contingency(y, y, sample_weight=bad)
     for f in (lambda w: M.evaluate(y, s, sample_weight=w),
               lambda w: M.coverage(y, s, sample_weight=w),
               lambda w: M.hamming_loss(y, y, sample_weight=w)):

@@ -651,11 +651,14 @@ def f1(y_true: LabelsLike, y_pred: LabelsLike, *,
 
 def contingency(y_true: LabelsLike, y_pred: LabelsLike, *,
                 orient: Literal["category", "document"] = "category",
-                n_labels: int | None = None) -> Contingency:
+                n_labels: int | None = None,
+                sample_weight: npt.ArrayLike | None = None) -> Contingency:
     """TP, FP, FN, TN per label or per document.
 
     Per label over documents (``orient="category"``, Melotti 2009 Table 4.7) or per document
-    over labels (``"document"``, Table 4.14).
+    over labels (``"document"``, Table 4.14). With ``sample_weight`` a document counts its
+    weight instead of 1: per label the weighted sums over documents, per document its counts
+    times its weight (as scikit-learn's ``multilabel_confusion_matrix``).
 
     Parameters
     ----------
@@ -668,17 +671,20 @@ def contingency(y_true: LabelsLike, y_pred: LabelsLike, *,
     n_labels : int, optional
         The number of labels ``q`` (the length of the per-label arrays, and what TN counts
         against); required when both arguments are label sets.
+    sample_weight : array of shape (n_documents,), optional
+        Per-document weights, finite and >= 0.
 
     Returns
     -------
     Contingency
-        Named tuple ``(tp, fp, fn, tn)`` of int64 arrays, one entry per unit.
+        Named tuple ``(tp, fp, fn, tn)`` of arrays, one entry per unit: int64 counts, or
+        float64 weighted counts with ``sample_weight``.
 
     Raises
     ------
     ValueError
         Shapes that differ, non-binary input, both arguments label sets without
-        ``n_labels``, an unknown ``orient``.
+        ``n_labels``, an unknown ``orient``, bad ``sample_weight``.
     TypeError
         Non-numeric input.
 
@@ -697,14 +703,19 @@ def contingency(y_true: LabelsLike, y_pred: LabelsLike, *,
     >>> c = contingency(Y, P)
     >>> c.tp, c.fp, c.fn, c.tn
     (array([1, 1, 0, 0]), array([0, 0, 1, 0]), array([0, 0, 1, 0]), array([1, 1, 0, 2]))
+    >>> contingency(Y, P, sample_weight=[2, 0.5]).tn
+    array([0.5, 2. , 0. , 2.5])
     """
     check_option("orient", orient, ORIENTS)
     y_true, y_pred = _truth_pair(y_true, y_pred, n_labels)
+    weights = check_sample_weight(sample_weight, y_true.shape[0])
     y_true, y_pred = y_true.astype(bool), y_pred.astype(bool)
     axis = 0 if orient == "category" else 1
 
     def count(m):
-        return m.sum(axis=axis, dtype=np.int64)
+        if weights is None:
+            return m.sum(axis=axis, dtype=np.int64)
+        return weights @ m if axis == 0 else m.sum(axis=1, dtype=np.float64) * weights
     return Contingency(count(y_true & y_pred), count(~y_true & y_pred),
                        count(y_true & ~y_pred), count(~y_true & ~y_pred))
 
