@@ -1168,12 +1168,18 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
 
     Examples
     --------
+    Downloading needs the network, so these lines are shown, not run by the tests::
+
+        emotions = fetch("emotions")       # X (593, 72), Y (593, 6)
+        fetch("emotions", data_home="/tmp/mulan-cache",
+              source="https://example.org/mirror/multi-label")
+
+    A name outside the list is refused before anything is downloaded:
+
     >>> from fastrank.datasets import fetch
-    >>> emotions = fetch("emotions")  # doctest: +SKIP
-    >>> emotions.X.shape, emotions.Y.shape  # doctest: +SKIP
-    ((593, 72), (593, 6))
-    >>> fetch("emotions", data_home="/tmp/mulan-cache",
-    ...       source="https://example.org/mirror/multi-label")  # doctest: +SKIP
+    >>> fetch("emotion")
+    Traceback (most recent call last):
+    ValueError: unknown Mulan data set 'emotion'; known: bibtex, cal500, delicious, emotions, enron, genbase, medical, tmc2007, yeast
     """
     key = _mulan_key(name)
     home, base = _data_home(data_home), _source_url(source)
