@@ -503,7 +503,13 @@ def render_latex(result, alpha=0.05):
 
     Examples
     --------
-    >>> print(render_latex(run_study("yeast", ["knn", "mlknn"], folds=3)))  # doctest: +SKIP
+    >>> from fastrank.report import render_latex
+    >>> from fastrank.study import run_study
+    >>> tex = render_latex(run_study("yeast", ["knn", "mlknn"], folds=2))
+    >>> print(tex.splitlines()[0])
+    % fastrank tables; needs \\usepackage{booktabs} in the preamble.
+    >>> tex.count(r"\\begin{table}"), tex.count(r"\\toprule")   # one table per ranking type
+    (4, 4)
     """
     parts = [_TEX_HEAD]
     names = [tex_escape(_name(c)) for c in result.classifiers]
