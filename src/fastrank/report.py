@@ -1106,13 +1106,22 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     ['cd-ranking-types.pdf', 'cd-ranking-types.svg', 'metric-average_precision.pdf']
     """
     check_output_dir(out_dir)
-    out_dir = os.fsdecode(out_dir)
     figures = render_figures(result, alpha)
-    contents: dict[str, Any] = {os.path.join(out_dir, "results.json"): result.to_json().encode(),
-                os.path.join(out_dir, "tables.md"): render_markdown(result, alpha).encode(),
-                os.path.join(out_dir, "tables.tex"): render_latex(result, alpha).encode(),
-                os.path.join(out_dir, "report.html"):
-                    render_html(result, alpha, figures).encode()}
+    return _write_outputs(out_dir, {"results.json": result.to_json(),
+                                    "tables.md": render_markdown(result, alpha),
+                                    "tables.tex": render_latex(result, alpha),
+                                    "report.html": render_html(result, alpha, figures)},
+                          figures)
+
+
+def _write_outputs(out_dir, texts, figures):
+    """Write ``texts`` (file name -> text) and the rendered ``figures`` (SVG and PDF in
+    ``figures/``) into ``out_dir`` all together or not at all, removing the figures of an
+    earlier run that this one does not draw; the paths written (files, then the figure
+    folder when there are figures)."""
+    out_dir = os.fsdecode(out_dir)
+    contents: dict[str, Any] = {os.path.join(out_dir, name): text.encode()
+                                for name, text in texts.items()}
     fig_dir = os.path.join(out_dir, FIGURES_DIR)
     for spec, svg, pdf in figures:
         if svg is not None:
@@ -1122,8 +1131,8 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
              (os.listdir(fig_dir) if os.path.isdir(fig_dir) else ())
              if _FIGURE_FILE.fullmatch(f) and os.path.join(fig_dir, f) not in contents]
     replace_together(contents, remove=stale)
-    paths = [os.path.join(out_dir, f) for f in OUTPUT_FILES]
-    return paths + ([fig_dir] if len(contents) > len(OUTPUT_FILES) else [])
+    paths = [os.path.join(out_dir, name) for name in texts]
+    return paths + ([fig_dir] if len(contents) > len(texts) else [])
 
 
 # ---- many data sets -----------------------------------------------------------------------
@@ -1392,21 +1401,9 @@ def write_benchmark(bench, out_dir, alpha=0.05):
         As :func:`check_output_dir`.
     """
     check_output_dir(out_dir, BENCHMARK_FILES)
-    out_dir = os.fsdecode(out_dir)
     figures = _render_specs(benchmark_figure_specs(bench, alpha))
-    texts = {"benchmark.json": bench.to_json(),
-             "tables.md": render_benchmark_markdown(bench, alpha),
-             "tables.tex": render_benchmark_latex(bench, alpha),
-             "report.html": render_benchmark_html(bench, alpha, figures)}
-    contents = {os.path.join(out_dir, k): v.encode() for k, v in texts.items()}
-    fig_dir = os.path.join(out_dir, FIGURES_DIR)
-    for spec, svg, pdf in figures:
-        if svg is not None:
-            contents[os.path.join(fig_dir, spec.name + ".svg")] = svg.encode()
-            contents[os.path.join(fig_dir, spec.name + ".pdf")] = pdf
-    stale = [os.path.join(fig_dir, f) for f in
-             (os.listdir(fig_dir) if os.path.isdir(fig_dir) else ())
-             if _FIGURE_FILE.fullmatch(f) and os.path.join(fig_dir, f) not in contents]
-    replace_together(contents, remove=stale)
-    paths = [os.path.join(out_dir, f) for f in BENCHMARK_FILES]
-    return paths + ([fig_dir] if len(contents) > len(BENCHMARK_FILES) else [])
+    return _write_outputs(out_dir, {"benchmark.json": bench.to_json(),
+                                    "tables.md": render_benchmark_markdown(bench, alpha),
+                                    "tables.tex": render_benchmark_latex(bench, alpha),
+                                    "report.html": render_benchmark_html(bench, alpha, figures)},
+                          figures)
