@@ -410,8 +410,12 @@ def test_evaluation_object():
 
 def test_validation_errors():
     y, s = tied_data(5, 4, 0)
-    with pytest.raises(ValueError, match="3 labels, expected 4"):
+    with pytest.raises(ValueError, match="y_true has 3 labels but y_score has 4 columns"):
         M.coverage(y[:, :3], s)
+    with pytest.raises(ValueError, match="y_true has 4 labels but y_score has 3 columns"):
+        M.evaluate(y, s[:, :3])
+    with pytest.raises(ValueError, match="y_true has 4 labels but y_score has 3 columns"):
+        M.auc(y, s[:, :3])
     with pytest.raises(ValueError, match=r"shape \(4, 4\) but y_score has shape \(5, 4\)"):
         M.coverage(y[:4], s)
     with pytest.raises(ValueError, match="binary"):

@@ -286,14 +286,15 @@ def check_features(X, name="X"):
     return X
 
 
-def check_truth(y_true, n_labels=None, name="y_true"):
+def check_truth(y_true, n_labels=None, name="y_true", against=None):
     """Return the truth as a C-contiguous uint8 0/1 matrix (n_documents, n_labels).
 
     Accepts a dense 0/1 (or boolean) array, a SciPy sparse matrix (structure checked by
     :func:`check_csr`), or a list of label-index sets (then ``n_labels`` is required, or
     inferred as max index + 1; see :func:`label_sets_to_matrix`).
     Raises ValueError for non-binary values or a wrong shape, TypeError for non-numeric or
-    complex values.
+    complex values. ``against`` names the argument ``n_labels`` was taken from (e.g.
+    "y_score"), so that a width mismatch names both.
     """
     if sp.issparse(y_true):
         check_nonempty_2d(y_true.shape, name)
@@ -319,7 +320,10 @@ def check_truth(y_true, n_labels=None, name="y_true"):
                 if isinstance(y_true, (list, tuple)) else ""
             raise ValueError(f"{name} must be binary (0/1); found values {bad}{hint}")
     if n_labels is not None and dense.shape[1] != n_labels:
-        raise ValueError(f"{name} has {dense.shape[1]} labels, expected {n_labels}")
+        if against is None:
+            raise ValueError(f"{name} has {dense.shape[1]} labels, expected {n_labels}")
+        raise ValueError(f"{name} has {dense.shape[1]} labels but {against} has {n_labels} "
+                         f"columns")
     return dense
 
 

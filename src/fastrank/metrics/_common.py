@@ -63,7 +63,7 @@ def column(ties, name):
 def check_inputs(y_true, y_score):
     """Validated (y_true uint8 C-contiguous, y_score float ndarray or canonical CSR)."""
     y_score = check_scores(y_score)
-    y_true = check_truth(y_true, n_labels=y_score.shape[1])
+    y_true = check_truth(y_true, n_labels=y_score.shape[1], against="y_score")
     check_same_shape(y_true.shape, y_score.shape)
     return y_true, y_score
 

@@ -335,7 +335,7 @@ def cutoff(y_score: MatrixLike, y_true: LabelsLike | None = None,
     if policy == "perfect":
         if y_true is None:
             raise ValueError('policy="perfect" needs y_true (it takes |C_j| labels per document)')
-        k = check_truth(y_true, n_labels=q).sum(axis=1, dtype=np.int64)
+        k = check_truth(y_true, n_labels=q, against="y_score").sum(axis=1, dtype=np.int64)
         if k.shape[0] != n:
             raise ValueError(f"y_true has {k.shape[0]} documents but y_score has {n}")
     else:

@@ -346,7 +346,7 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
                              f"{int(truth.sum())} positives among {truth.size}")
         return value
     scores = check_scores(y_score)
-    truth = check_truth(y_true, n_labels=scores.shape[1])
+    truth = check_truth(y_true, n_labels=scores.shape[1], against="y_score")
     check_same_shape(truth.shape, scores.shape)
     weights = check_sample_weight(sample_weight, scores.shape[0])
     by = {None: "label", "macro": "label", "micro": "micro", "samples": "sample"}[average]
