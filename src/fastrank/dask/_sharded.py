@@ -6,6 +6,7 @@ from typing import Any
 
 import distributed
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -31,13 +32,16 @@ def _neighbor_shard(X, offset):
 
 
 def _shard_base(shard, Q):
-    """Q converted to the kind and dtype it is searched in, and the shard's base for it."""
-    Qc, B = _same_kind(Q, shard["X"])
-    key = (B.format if hasattr(B, "format") else "dense", B.dtype.str)
+    """Q converted to the kind and dtype it is searched in, and the shard's base for it
+    (the shard's rows converted and prepared only the first time that kind is asked for)."""
+    X = shard["X"]
+    key = (sp.issparse(Q) or sp.issparse(X), Q.dtype == X.dtype == np.float32)
     base = shard["bases"].get(key)
     if base is None:
+        _, B = _same_kind(Q, X)
         base = shard["bases"][key] = _Base(B)
-    return Qc, base
+    dtype = base.unit.dtype
+    return (sp.csr_matrix(Q, dtype=dtype) if base.sparse else Q.astype(dtype, copy=False)), base
 
 
 def _neighbor_partial(shard, Q, k, exclude_self=False):
