@@ -80,8 +80,10 @@ def test_interval_matches_scipy(alpha):
         lo, hi = sps.t.interval(1 - alpha, n - 1, loc=v.mean(), scale=sps.sem(v))
         assert mean == pytest.approx(v.mean()) and half == pytest.approx((hi - lo) / 2)
     assert interval([0.25, 0.25, 0.25]) == (0.25, 0.0)
-    with pytest.raises(ValueError, match="at least 2 values"):
+    with pytest.raises(ValueError, match="at least 2"):
         interval([1.0])
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        interval([1.0, np.nan])
     with pytest.raises(ValueError, match="alpha"):
         interval([1.0, 2.0], alpha=1.0)
 
@@ -418,7 +420,7 @@ def test_cli_study_end_to_end(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--dataset", "no-such-set"], "unknown Mulan data set 'no-such-set'"),  # from fetch
     (["--dataset", "missing.arff"], "no such file: missing.arff"),
-    (["--classifiers", "knn,svm"], "unknown classifier 'svm'"),
+    (["--classifiers", "knn,svm"], "unknown classifier='svm'"),
     (["--set", "vgram.n_neurons"], "--set expects CLASSIFIER.PARAM=VALUE"),
     (["--classifiers", "knn", "--set", "vgram.n_neurons=4"], "not in the study"),
     (["--set", "knn.k=-3"], "k"),

@@ -275,19 +275,20 @@ class _Progress:
 def _cmd_study(args):
     from .report import (BENCHMARK_FILES, OUTPUT_FILES, check_output_dir, terminal_summary,
                          write_benchmark, write_study)
-    from .study import CLASSIFIERS, run_study
+    from .study import CLASSIFIERS, _plan, run_study
     specs = _dataset_specs(args.dataset)
-    # before anything is computed
+    # everything that depends on the arguments only is checked before anything is computed
+    # (or a cluster started)
     check_output_dir(args.out, OUTPUT_FILES if len(specs) == 1 else BENCHMARK_FILES)
+    if len(specs) > 1 and (args.format is not None or args.labels is not None):
+        raise ValueError("--format and --labels apply to a single data set")
     classifiers = _csv(args.classifiers)
-    for c in classifiers:
-        if c not in CLASSIFIERS:
-            raise ValueError(f"unknown classifier {c!r}; valid: {', '.join(CLASSIFIERS)}")
     own = _own_classifiers(args)
     if not classifiers and not own:
         raise ValueError(f"--classifiers names no classifier; choose from "
                          f"{', '.join(CLASSIFIERS)}, or add --classifier NAME=module:Class")
     overrides = _parse_overrides(args.set, classifiers)
+    _plan([*classifiers, *own], overrides)
     options = dict(folds=args.folds, ties=_csv(args.ties), random_state=args.seed,
                    calibrate=args.calibrate, n_jobs=args.n_jobs, params=overrides)
     cluster = contextlib.nullcontext()  # yields None: the study runs in this process
@@ -303,8 +304,6 @@ def _cmd_study(args):
                 return run_study(_load_dataset(specs[0], args.format, args.labels),
                                  classifiers=[*classifiers, *own], progress=progress,
                                  scheduler=client, **options)
-            if args.format is not None or args.labels is not None:
-                raise ValueError("--format and --labels apply to a single data set")
             from .benchmark import run_benchmark
             # each finished data set's output set is written as it finishes (resumable)
             return run_benchmark(specs, [*classifiers, *own], out_dir=args.out,

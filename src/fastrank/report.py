@@ -38,7 +38,7 @@ from scipy import stats as _sps
 from ._atomic import atomic_file, check_regular, replace_together
 from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
-from .stats import critical_difference_diagram, friedman
+from .stats import critical_difference_diagram, friedman, mean_se
 from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, display_name
 
 #: ranking type -> the name shown in tables and figures
@@ -115,7 +115,8 @@ def interval(values: npt.ArrayLike, alpha: float = 0.05) -> tuple[float, float]:
     Raises
     ------
     ValueError
-        Fewer than 2 values, not 1-D, or ``alpha`` outside (0, 1).
+        Fewer than 2 values, not 1-D, a NaN or infinity (as :func:`fastrank.stats.mean_se`),
+        or ``alpha`` outside (0, 1).
 
     Examples
     --------
@@ -124,15 +125,10 @@ def interval(values: npt.ArrayLike, alpha: float = 0.05) -> tuple[float, float]:
     >>> round(mean, 4), round(half, 4)
     (0.6, 0.2484)
     """
-    v = np.asarray(values, dtype=np.float64)
-    if v.ndim != 1 or v.size < 2:
-        raise ValueError(f"an interval needs a 1-D sample of at least 2 values, got shape "
-                         f"{v.shape}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    n = v.size
-    return float(v.mean()), float(_sps.t.ppf(1.0 - alpha / 2.0, n - 1)
-                                  * v.std(ddof=1) / np.sqrt(n))
+    mean, se = mean_se(values)
+    return mean, float(_sps.t.ppf(1.0 - alpha / 2.0, np.size(values) - 1) * se)
 
 
 class Table:
@@ -641,6 +637,8 @@ def _draw_metric(result, metric, alpha):
         compare = _compares_ordinal(result)
         axes = fig.subplots(1, 2 if compare else 1, squeeze=False)[0]
         x = np.arange(len(result.classifiers))
+        significant = {(c, t): result.ttest(c, metric, t, alpha).significant
+                       for c in result.classifiers for t in _others(result)} if compare else {}
         ax = axes[0]
         for t, dx in zip(result.ties, _offsets(len(result.ties))):
             mh = np.array([interval(result.fold_values(c, t, metric), alpha)
@@ -648,7 +646,7 @@ def _draw_metric(result, metric, alpha):
             _dot_interval(ax, x + dx, mh[:, 0], mh[:, 1], t, label=TIE_NAMES[t])
             if compare and t != "ordinal":
                 for i, c in enumerate(result.classifiers):
-                    if result.ttest(c, metric, t, alpha).significant:
+                    if significant[c, t]:
                         ax.annotate("*", (x[i] + dx, mh[i, 0] + mh[i, 1]),
                                     xytext=(0, 0.5), textcoords="offset points",
                                     ha="center", va="bottom", fontsize=9,
@@ -667,7 +665,7 @@ def _draw_metric(result, metric, alpha):
                             - result.fold_values(c, "ordinal", metric))
                     mean, half = interval(diff, alpha)
                     _dot_interval(ax, [x[i] + dx], [mean], [half], t,
-                                  filled=result.ttest(c, metric, t, alpha).significant)
+                                  filled=significant[c, t])
             ax.margins(y=0.12)
             _classifier_axis(ax, result)
             ax.set_ylabel("Difference from ordinal\n(type − ordinal)")

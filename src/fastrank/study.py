@@ -694,7 +694,7 @@ def calibrate_classifier(dataset: Any, name: str, params: dict[str, Any],
     n_val = max(1, len(shuffled) // 10)
     fit_idx, val_idx = np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val])
     X_fit, X_val = _features(dataset, fit_idx, val_idx)
-    Y = _dense_truth(dataset.Y)
+    Y = dataset.Y   # a C-contiguous uint8 0/1 matrix (Dataset's invariant)
     keys = sorted(grid)
     tried: list[dict[str, Any]] = []
     for point in np.array(np.meshgrid(*[grid[k] for k in keys], indexing="ij")).reshape(
@@ -707,10 +707,6 @@ def calibrate_classifier(dataset: Any, name: str, params: dict[str, Any],
         tried.append({"params": {k: candidate[k] for k in keys}, "ranking_loss": loss})
     best = min(tried, key=lambda r: r["ranking_loss"])
     return {**params, **best["params"]}, tried
-
-
-def _dense_truth(Y):
-    return np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.uint8)
 
 
 # ---- the study's tasks: one code path, in process or on a Dask cluster -------------------
@@ -749,8 +745,7 @@ def _fold_task(dataset, train, test, n_jobs):
     t0 = time.perf_counter()
     with num_threads(n_jobs):
         X_train, X_test = _features(dataset, train, test)
-    Y = _dense_truth(dataset.Y)
-    return _Fold(X_train, X_test, Y[train], Y[test], time.perf_counter() - t0)
+    return _Fold(X_train, X_test, dataset.Y[train], dataset.Y[test], time.perf_counter() - t0)
 
 
 def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
