@@ -275,9 +275,7 @@ def check_features(X, name="X"):
     else:
         X = np.asarray(X)
         check_real_dtype(X.dtype, name)
-        if X.dtype not in FLOAT_DTYPES:
-            X = X.astype(np.float64)
-        X = np.ascontiguousarray(X)
+        X = np.ascontiguousarray(X, dtype=None if X.dtype in FLOAT_DTYPES else np.float64)
         data = X
     check_nonempty_2d(X.shape, name, columns="n_features")
     _check_columns(X.shape, name, "features")
@@ -303,7 +301,7 @@ def check_truth(y_true, n_labels=None, name="y_true", against=None):
         if bad.size:
             raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
         _check_indicator_size(csr.shape, name)
-        dense = csr.toarray().astype(np.uint8)
+        dense = csr.astype(np.uint8).toarray()   # 0/1 checked: the cast is exact
     elif is_label_sets(y_true):
         dense = label_sets_to_matrix(y_true, n_labels, name)
     else:
