@@ -58,10 +58,11 @@ _AGGREGATES = {"max": 0, "sum": 1, "count": 2}
 
 # ---- the search -------------------------------------------------------------------------------
 
-def _unit_rows(X):
+def _pow2_scaled_rows(X):
     """A copy of a validated X (C-contiguous ndarray or CSR), each row multiplied by the power
-    of two that brings its largest absolute value into [1/2, 1): exact (integer rows stay
-    integers times a power of two), cosine-preserving, and safe from overflow in the sums."""
+    of two that brings its largest absolute value into [1/2, 1): scaling by a power of two is
+    exact, so exact ties survive (integer rows stay integers times a power of two), cosines
+    are unchanged, and the sums cannot overflow."""
     if sp.issparse(X):
         data = np.empty_like(X.data)
         _kernel.scale_csr(X.data, X.indptr, data)
@@ -69,6 +70,10 @@ def _unit_rows(X):
     out = np.empty_like(X)
     _kernel.scale_dense(X, out)
     return out
+
+
+# the former name, still imported by fastrank.dask
+_unit_rows = _pow2_scaled_rows
 
 
 def _sqnorms(X):
@@ -91,30 +96,38 @@ def _index_arrays(*mats):
 
 
 class _Base:
-    """Base documents prepared once for many searches: rows scaled by :func:`_unit_rows`,
-    their squared norms, and for CSR the transposed form (the inverted index of the search)."""
+    """Base documents prepared once for many searches: rows scaled by
+    :func:`_pow2_scaled_rows`, their squared and inverse norms, and for CSR the transposed
+    form (the inverted index of the search) with its index arrays in the kernel's dtype."""
 
     def __init__(self, X):
         self.n = X.shape[0]
-        self.unit = _unit_rows(X)
+        self.unit = _pow2_scaled_rows(X)
         self.sqnorms = _sqnorms(self.unit)
+        self.inv_norms = np.empty(self.n, dtype=np.float64)
+        _kernel.inv_norms(self.sqnorms, self.inv_norms)
         self.sparse = sp.issparse(X)
         self.index = self.unit.T.tocsr() if self.sparse else self.unit
+        if self.sparse:
+            [self.index_arrays] = _index_arrays(self.index)
 
     def search(self, Qn, k, exclude_self=False):
-        """Top-k of queries Qn scaled by :func:`_unit_rows` (same kind and dtype as the
-        base)."""
+        """Top-k of queries Qn scaled by :func:`_pow2_scaled_rows` (same kind and dtype as
+        the base)."""
         nq = Qn.shape[0]
         sims = np.empty((nq, k), dtype=self.unit.dtype)
         idx = np.empty((nq, k), dtype=np.int64)
         qa = self.sqnorms if Qn is self.unit else _sqnorms(Qn)
         if self.sparse:
-            (qi, qp), (ti, tp) = _index_arrays(Qn, self.index)
+            ti, tp = self.index_arrays
+            qi, qp = Qn.indices, Qn.indptr
+            if not qi.dtype == qp.dtype == ti.dtype:  # 64-bit indices on one side only
+                (qi, qp), (ti, tp) = _index_arrays(Qn, self.index)
             _kernel.topk_csr(Qn.data, qi, qp, self.index.data, ti, tp, qa, self.sqnorms,
-                             sims, idx, exclude_self)
+                             self.inv_norms, sims, idx, exclude_self)
         else:
-            _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, sims, idx, exclude_self,
-                               min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
+            _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, self.inv_norms, sims, idx,
+                               exclude_self, min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
         return sims, idx
 
 
@@ -213,7 +226,7 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
                  "other base documents" if exclude_self else "base documents")
     Qv, Bv = _same_kind(Qv, Bv)
     base = _Base(Bv)
-    Qn = base.unit if B is Q else _unit_rows(Qv)
+    Qn = base.unit if B is Q else _pow2_scaled_rows(Qv)
     return base.search(Qn, k, bool(exclude_self))
 
 
