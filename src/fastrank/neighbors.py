@@ -36,6 +36,7 @@ base and merging their top-k by the same order gives exactly the search of the w
 (what :class:`fastrank.dask.ShardedEstimator` does).
 """
 import numbers
+from os import PathLike
 from typing import Literal
 
 import numpy as np
@@ -131,13 +132,23 @@ class _Base:
         return sims, idx
 
 
+def _search_kind(Q, B):
+    """The kind a search of Q against B runs in: (CSR, float32) -- CSR if either is sparse,
+    float32 only if both are float32."""
+    return sp.issparse(Q) or sp.issparse(B), Q.dtype == B.dtype == np.float32
+
+
+def _as_kind(X, kind):
+    """X converted to a kind of :func:`_search_kind` (not copied when it is of that kind)."""
+    sparse, single = kind
+    dtype = np.float32 if single else np.float64
+    return sp.csr_matrix(X, dtype=dtype) if sparse else X.astype(dtype, copy=False)
+
+
 def _same_kind(Q, B):
-    """Q and B converted to one kind (CSR if either is sparse) and one dtype (float32 only if
-    both are float32)."""
-    dtype = np.float32 if Q.dtype == B.dtype == np.float32 else np.float64
-    if sp.issparse(Q) or sp.issparse(B):
-        return (sp.csr_matrix(Q, dtype=dtype), sp.csr_matrix(B, dtype=dtype))
-    return Q.astype(dtype, copy=False), B.astype(dtype, copy=False)
+    """Q and B converted to the kind their search runs in (:func:`_search_kind`)."""
+    kind = _search_kind(Q, B)
+    return _as_kind(Q, kind), _as_kind(B, kind)
 
 
 def _check_k(k, available, what):
@@ -239,13 +250,51 @@ def _label_lists(Y):
 
 
 class _NeighborClassifier(MultiLabelEstimator):
-    """Training documents kept as given; predictions search them for neighbours."""
+    """Training documents kept as given; predictions search them for neighbours.
+
+    The search bases (:class:`_Base`) of the training documents are kept in ``_bases`` by
+    search kind (:func:`_search_kind`): the training documents' own kind is built at fit and
+    at load, another kind the first time a query of that kind comes. They are derived data:
+    never saved nor pickled, rebuilt from ``X_fit_``.
+    """
 
     _fitted_arrays: tuple[str, ...] = ("X_fit_", "Y_")
 
     def _store(self, X, Y):
         self.X_fit_ = X
         self.Y_ = Y
+        self._bases = {}
+        self._base_for(X)
+
+    @classmethod
+    def load(cls, path: str | PathLike) -> "_NeighborClassifier":
+        """Read a model written by :meth:`save` (checked and memory-mapped as
+        :meth:`fastrank._base.MultiLabelEstimator.load` describes) and build the search base
+        of its training documents.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to read.
+
+        Returns
+        -------
+        KNN or MLkNN
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            The file is corrupt, truncated, foreign or holds another estimator.
+        """
+        model = super().load(path)
+        model._base_for(model.X_fit_)
+        return model
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the search bases stay with self
+        state.pop("_bases", None)
+        return state
 
     def _loaded_problem(self):
         self._check_params()
@@ -260,13 +309,19 @@ class _NeighborClassifier(MultiLabelEstimator):
         return None
 
     def _queries(self, X):
-        """:meth:`_prepared` of X checked against the fitted model."""
-        return self._prepared(self._check_predict_input(X))
+        """X checked against the fitted model and scaled by :func:`_pow2_scaled_rows` in the
+        kind it is searched in, and the training documents' search base for that kind."""
+        X, base = self._base_for(self._check_predict_input(X))
+        return _pow2_scaled_rows(X), base
 
-    def _prepared(self, X):
-        """Checked X scaled by _unit_rows (the base's kind and dtype), and the base."""
-        X, B = _same_kind(X, self.X_fit_)
-        return _unit_rows(X), _Base(B)
+    def _base_for(self, X):
+        """X (checked) converted to the kind it is searched in (:func:`_search_kind`), and the
+        training documents' search base for that kind (built once, then kept)."""
+        bases = self.__dict__.setdefault("_bases", {})  # absent after unpickling
+        kind = _search_kind(X, self.X_fit_)
+        if kind not in bases:
+            bases[kind] = _Base(_as_kind(self.X_fit_, kind))
+        return _as_kind(X, kind), bases[kind]
 
     def predict(self, X: MatrixLike) -> np.ndarray:
         """Predicted label sets by the model's rule (see the class docstring).
@@ -355,6 +410,17 @@ class KNN(_NeighborClassifier):
         Number of features.
     feature_names_in_ : ndarray of str
         Column names, when fitted on a DataFrame.
+
+    Notes
+    -----
+    Memory: besides ``X_fit_``, a fitted model keeps the search base of its training
+    documents, built at fit and at load (never saved, never pickled): one copy of
+    ``X_fit_`` with each row scaled by a power of two, two norms per document and, for
+    sparse input, the transposed copy the sparse search runs on -- about as much memory as
+    ``X_fit_`` again (dense) or twice (sparse). Queries of another kind than the training
+    documents (sparse queries to a dense model, float64 queries to a float32 one) get a
+    base of their kind the first time, kept as well. So a call pays only for the search
+    itself, as scikit-learn's ``NearestNeighbors`` keeps its fitted data.
 
     References
     ----------
@@ -478,6 +544,11 @@ class MLkNN(_NeighborClassifier):
     cond_true_, cond_false_ : ndarray of float64, shape (n_labels, k + 1)
         The likelihoods ``P(E_δ^c | H1^c)`` and ``P(E_δ^c | H0^c)``, indexed by ``δ``.
 
+    Notes
+    -----
+    Memory: as :class:`KNN`, a fitted model keeps the search base of its training documents
+    (about one more copy of ``X_fit_``, two for sparse input), built at fit and at load.
+
     References
     ----------
     .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
@@ -533,8 +604,8 @@ class MLkNN(_NeighborClassifier):
         X, Y = self._check_fit_input(X, Y)
         k = self._training_k(X.shape[0])
         self._store(X, Y)
-        Xn, base = self._prepared(X)
-        _, idx = base.search(Xn, k, exclude_self=True)
+        _, base = self._base_for(X)
+        _, idx = base.search(base.unit, k, exclude_self=True)
         self._set_tables(*self._count_tables(idx, Y))
         return self
 
