@@ -252,10 +252,11 @@ def _label_lists(Y):
 class _NeighborClassifier(MultiLabelEstimator):
     """Training documents kept as given; predictions search them for neighbours.
 
-    The search bases (:class:`_Base`) of the training documents are kept in ``_bases`` by
-    search kind (:func:`_search_kind`): the training documents' own kind is built at fit and
-    at load, another kind the first time a query of that kind comes. They are derived data:
-    never saved nor pickled, rebuilt from ``X_fit_``.
+    What every prediction reads from the training set is built once and kept: the search
+    bases (:class:`_Base`) of the training documents in ``_bases`` by search kind
+    (:func:`_search_kind`; their own kind built at fit and at load, another kind the first
+    time a query of that kind comes) and their label lists in ``_labels``. Derived data:
+    never saved nor pickled, rebuilt from ``X_fit_`` and ``Y_``.
     """
 
     _fitted_arrays: tuple[str, ...] = ("X_fit_", "Y_")
@@ -263,8 +264,13 @@ class _NeighborClassifier(MultiLabelEstimator):
     def _store(self, X, Y):
         self.X_fit_ = X
         self.Y_ = Y
+        self._keep_derived()
+
+    def _keep_derived(self):
+        """Build the search base of the training documents' own kind and their label lists."""
         self._bases = {}
-        self._base_for(X)
+        self._base_for(self.X_fit_)
+        self._labels = _label_lists(self.Y_)
 
     @classmethod
     def load(cls, path: str | PathLike) -> "_NeighborClassifier":
@@ -288,12 +294,13 @@ class _NeighborClassifier(MultiLabelEstimator):
             The file is corrupt, truncated, foreign or holds another estimator.
         """
         model = super().load(path)
-        model._base_for(model.X_fit_)
+        model._keep_derived()
         return model
 
     def __getstate__(self):
-        state = dict(super().__getstate__())  # a copy: the search bases stay with self
+        state = dict(super().__getstate__())  # a copy: the derived data stay with self
         state.pop("_bases", None)
+        state.pop("_labels", None)
         return state
 
     def _loaded_problem(self):
@@ -322,6 +329,14 @@ class _NeighborClassifier(MultiLabelEstimator):
         if kind not in bases:
             bases[kind] = _Base(_as_kind(self.X_fit_, kind))
         return _as_kind(X, kind), bases[kind]
+
+    def _training_labels(self):
+        """(indptr, indices) of the training documents' labels (:func:`_label_lists` of
+        ``Y_``), kept."""
+        labels = self.__dict__.get("_labels")  # absent after unpickling
+        if labels is None:
+            labels = self._labels = _label_lists(self.Y_)
+        return labels
 
     def predict(self, X: MatrixLike) -> np.ndarray:
         """Predicted label sets by the model's rule (see the class docstring).
@@ -488,15 +503,13 @@ class KNN(_NeighborClassifier):
         Xn, base = self._queries(X)
         k = _check_k(self.k, base.n, "training documents")
         step = max(1, _CHUNK_PAIRS // k)
-        labels = _label_lists(self.Y_)  # once per call, not once per block of queries
-        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k), labels)
+        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k))
                  for lo in range(0, Xn.shape[0], step)]
         return tuple(np.concatenate(p) for p in zip(*parts))
 
-    def _from_neighbors(self, sims, idx, labels=None):
-        """(beliefs, predictions) of queries from their k nearest training documents;
-        ``labels``: ``_label_lists(self.Y_)`` when the caller already has it."""
-        y_indptr, y_indices = _label_lists(self.Y_) if labels is None else labels
+    def _from_neighbors(self, sims, idx):
+        """(beliefs, predictions) of queries from their k nearest training documents."""
+        y_indptr, y_indices = self._training_labels()
         out = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.float64)
         _kernel.knn_aggregate(sims, idx, y_indptr, y_indices, _AGGREGATES[self.aggregate], out)
         return out, (out > 0).astype(np.uint8)
@@ -666,7 +679,7 @@ class MLkNN(_NeighborClassifier):
 
     def _counts(self, idx):
         """δ(c) for each row of neighbour indices into the training set (eq. 2.4)."""
-        y_indptr, y_indices = _label_lists(self.Y_)
+        y_indptr, y_indices = self._training_labels()
         delta = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.int32)
         _kernel.label_counts(idx, y_indptr, y_indices, delta)
         return delta
