@@ -2,8 +2,8 @@
 """Exact top-k cosine neighbours and the label aggregation of kNN / ML-kNN.
 
 The Python wrapper is ``fastrank.neighbors``; it validates input, scales each row by a power
-of two (exact) into [-1, 1), computes the squared norms (with the kernels below) and
-allocates the outputs.
+of two (exact) into [-1, 1), computes the squared and inverse norms (with the kernels below,
+once per base) and allocates the outputs.
 
 Cosine: from the dot product d and the squared norms aa, bb of the two scaled rows,
 sign(d) * sqrt(d^2 / (aa bb)) with the ratio rounded once in float64 (``fr_cosine``). For
@@ -19,9 +19,16 @@ inside its output row (root = the worst kept pair), sorted in place at the end; 
 search a reservoir holds up to 4k candidates that beat a bar (the k-th best so far), compacted
 by quickselect when full, and only the final k are sorted.
 
+Both searches compute the exact cosine only for the candidates that may enter: the
+approximation dot * (1/|q|) * (1/|b|) (``_approx``), within a relative APPROX of the exact
+cosine, is compared first with the k-th best so far, and a candidate whose approximation,
+raised by its error bound, stays below it cannot enter; the others get their exact cosine
+(``fr_cosine``). So the results are those of computing every cosine exactly.
+
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
-(query block x base block) block of dot products with ``fr_dots`` below, turning it into
-cosines and selecting from it. Every dot product there is summed in one fixed order that
+(query block x base block) block of dot products with ``fr_dots`` below (float32 on AVX-512:
+packed base rows, blocked like a GEMM) and offering them to the queries' heaps. Every dot
+product there is summed in one fixed order that
 depends only on the number of features (8 interleaved partial sums of fused multiply-adds,
 then a fixed pairwise reduction), so a similarity depends only on its two rows: not on the
 block shapes, the position of the rows in the base, the thread count, or which part of the
