@@ -188,6 +188,25 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features):
                                atol=1e-6 if dtype == np.float32 else 1e-13)
 
 
+def test_dense_large_query_blocks_same_bits():
+    """A float32 block of 256 queries beyond 4 MB (here 4 103 features) is searched with
+    taller base tiles on AVX-512: the same bits as the AVX2 code."""
+    from fastrank._ext import neighbors as kernel
+    rng = np.random.default_rng(1)
+    X = (rng.standard_normal((300, 4103)) * (rng.random((300, 4103)) < 0.3)).astype(np.float32)
+    previous = kernel.use_simd(2)
+    try:
+        wide = topk_cosine(X, X[:150], None)
+        kernel.use_simd(1)
+        narrow = topk_cosine(X, X[:150], None)
+    finally:
+        kernel.use_simd(previous)
+    np.testing.assert_array_equal(wide[1], narrow[1])
+    np.testing.assert_array_equal(wide[0], narrow[0])
+    np.testing.assert_allclose(wide[0], np.take_along_axis(cosine_matrix(X, X[:150]), wide[1],
+                                                           1), atol=1e-6)
+
+
 @pytest.mark.parametrize("n_features", [1, 8, 37, 200, 1000])
 @pytest.mark.parametrize("kind", KINDS)
 def test_similarities_depend_only_on_the_two_rows(kind, n_features):

@@ -521,6 +521,7 @@ cdef extern from *:
     #define FR_KC 32     /* 8-feature chunks per pass */
     #define FR_MC 64     /* query rows per pass */
     #define FR_L1 24576  /* bytes of the tile's slice of one pass */
+    #define FR_QBIG (4.0 * 1024 * 1024)  /* bytes of a large query block */
     FR_T512 static inline void fr_f32_4x8_packed(
             const float* a, int64_t d, const float* pb, int64_t ps, int64_t t0, int64_t n,
             float* acc, const float* b, float* s, int64_t ss) {
@@ -580,6 +581,9 @@ cdef extern from *:
         int64_t nch = d / 8, d8 = 8 * (d / 8), mq4 = mq / 4 * 4;
         int64_t kc = nch < FR_KC ? nch : FR_KC;
         int64_t nt = kc > 0 ? FR_L1 / (32 * kc) / 8 * 8 : 0;
+        /* the query block is read again for every tile: when it is large (many features),
+           tiles of 4x the rows, their slice in L2, read it a quarter as often */
+        if ((double) mq * d * sizeof(float) > FR_QBIG) nt *= 4;
         int64_t j0, j1, jn, j, p, t, h, r0, r1, r, t0;
         float *pk, *acc;
         if (nt < 8) nt = 8;
