@@ -269,7 +269,7 @@ def tfidf_from_counts(counts: MatrixLike, idf: npt.ArrayLike | None = None
     return _weight(X, idf), idf
 
 
-def _idf(X):
+def _idf(X) -> np.ndarray:
     """``ln(|TV| / #TV(t_k))`` of every column of the CSR count matrix ``X`` (its rows the
     training documents), 0 for a term in no document."""
     n, n_terms = X.shape
