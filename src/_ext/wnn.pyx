@@ -79,6 +79,7 @@ cdef extern from *:
     #define FR_T_AVX2 __attribute__((target("avx2,popcnt")))
     #define FR_T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
     #define FR_T_VPOPCNT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))
+    #define FR_T_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx512vbmi,avx2,popcnt")))
     #endif
 
     #if defined(__GNUC__) || defined(__clang__)
@@ -111,7 +112,8 @@ cdef extern from *:
         if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))) return 0;
         if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
               && __builtin_cpu_supports("avx512vl"))) return 1;
-        return __builtin_cpu_supports("avx512vpopcntdq") ? 3 : 2;
+        return __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512vbmi")
+               ? 3 : 2;
     #else
         return 0;
     #endif
@@ -557,7 +559,28 @@ cdef extern from *:
             (A)[k_] = _mm512_xor_si512((A)[k_], _mm512_slli_epi64(t_, J));          \
             (A)[k_ | (J)] = _mm512_xor_si512((A)[k_ | (J)], t_);                    \
         } } while (0)
-    #define FR_ENCODE_RANKED(NAME, T, LANES, SET1, LOADU, MASKZ_LOADU, CMPLT, MASKT) \
+    /* The rank of each of the n_cols values of row x (the number of the row's values below
+       it) into rank[a * step] for value a; returns 0 when a value is NaN. */
+    #define FR_ROW_RANKS(NAME, T, LANES, SET1, LOADU, MASKZ_LOADU, CMPLT, MASKT)       \
+        FR_T_AVX512 static inline int NAME(const T* x, int64_t n_cols, uint8_t* rank,   \
+                                           int64_t step) {                              \
+            int64_t a, b;                                                               \
+            for (a = 0; a < n_cols; a++) {                                              \
+                unsigned below = 0;                                                     \
+                const T xa = x[a];                                                      \
+                if (xa != xa) return 0;                                                 \
+                for (b = 0; b + (LANES) <= n_cols; b += (LANES))                        \
+                    below += (unsigned) __builtin_popcountll(                           \
+                        (uint64_t) CMPLT(LOADU(x + b), SET1(xa)));                      \
+                if (b < n_cols)                                                         \
+                    below += (unsigned) __builtin_popcountll((uint64_t) CMPLT(          \
+                        MASKZ_LOADU((MASKT) ((1ULL << (n_cols - b)) - 1), x + b),       \
+                        SET1(xa)) & ((1ULL << (n_cols - b)) - 1));                      \
+                rank[a * step] = (uint8_t) below;                                       \
+            }                                                                           \
+            return 1;                                                                   \
+        }
+    #define FR_ENCODE_RANKED(NAME, T, RANKS)                                           \
         FR_T_AVX512 static int NAME(const T* X, int64_t n_cols, const int64_t* rows,   \
                                     int64_t n_rows, const int32_t* syn,                \
                                     int64_t n_neurons, int64_t S, int64_t W,           \
@@ -567,25 +590,12 @@ cdef extern from *:
             uint64_t lanes[8] __attribute__((aligned(64)));                            \
             uint64_t rows_out[64 * 32] __attribute__((aligned(64))); /* a neuron's rows */\
             __m512i A[64];                                                             \
-            int64_t r, a, b, g0, l, w, i, si, nl, n;                                   \
+            int64_t r, g0, l, w, i, si, nl, n;                                         \
             if (fr_level < 2 || n_cols > 256 || n_rows > 64 || n_cols < 1) return 0;   \
             memset(R, 0, (size_t) n_cols * 64);                                        \
-            for (r = 0; r < n_rows; r++) {                                             \
-                const T* x = X + (rows != NULL ? rows[r] : r) * n_cols;                \
-                for (a = 0; a < n_cols; a++) {                                         \
-                    unsigned below = 0;                                                \
-                    const T xa = x[a];                                                 \
-                    if (xa != xa) return 0;                                            \
-                    for (b = 0; b + (LANES) <= n_cols; b += (LANES))                   \
-                        below += (unsigned) __builtin_popcountll(                      \
-                            (uint64_t) CMPLT(LOADU(x + b), SET1(xa)));                 \
-                    if (b < n_cols)                                                    \
-                        below += (unsigned) __builtin_popcountll((uint64_t) CMPLT(     \
-                            MASKZ_LOADU((MASKT) ((1ULL << (n_cols - b)) - 1), x + b),  \
-                            SET1(xa)) & ((1ULL << (n_cols - b)) - 1));                 \
-                    R[a * 64 + r] = (uint8_t) below;                                   \
-                }                                                                      \
-            }                                                                          \
+            for (r = 0; r < n_rows; r++)                                               \
+                if (!RANKS(X + (rows != NULL ? rows[r] : r) * n_cols, n_cols, R + r, 64)) \
+                    return 0;                                                          \
             for (g0 = 0; g0 < n_neurons * W; g0 += 8) {  /* lane l: word p = g0 + l */ \
                 nl = n_neurons * W - g0 < 8 ? n_neurons * W - g0 : 8;                  \
                 for (l = 0; l < 8; l++) {         /* of neuron p / W, word p % W */    \
@@ -646,10 +656,74 @@ cdef extern from *:
     }
     #define FR_LT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
     #define FR_LT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
-    FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
-                     _mm512_maskz_loadu_pd, FR_LT_PD512, __mmask8)
-    FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, 16, _mm512_set1_ps, _mm512_loadu_ps,
-                     _mm512_maskz_loadu_ps, FR_LT_PS512, __mmask16)
+    FR_ROW_RANKS(fr_row_ranks_f64, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
+                 _mm512_maskz_loadu_pd, FR_LT_PD512, __mmask8)
+    FR_ROW_RANKS(fr_row_ranks_f32, float, 16, _mm512_set1_ps, _mm512_loadu_ps,
+                 _mm512_maskz_loadu_ps, FR_LT_PS512, __mmask16)
+    FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, fr_row_ranks_f64)
+    FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, fr_row_ranks_f32)
+
+    /* Minchinton patterns of up to 64 dense rows of at most 128 features for every neuron
+       (AVX-512 VBMI), without transposes: a row's ranks (as above) fill two vectors, and
+       one two-table byte permute gathers the ranks of 64 synapses at once, so a word of 64
+       cells is two permutes (the synapses' ranks and their successors') and one byte
+       compare, whose mask is the word. The wiring of a neuron is kept as bytes, the first
+       synapse repeated after the last and in the padding (the successor of the last
+       synapse is the first; a padding cell compares the first synapse with itself, 0).
+       Each neuron's rows are gathered in buf (FR_PERMUTED_BUF words) and, for a model's
+       memory (stream), written past the caches. Returns 0, doing nothing, when a value is
+       NaN or there are more than 128 features, 64 rows or 64 words a pattern. */
+    #define FR_PERMUTED_MAX_WORDS 64
+    #define FR_PERMUTED_BUF 2048
+    #define FR_ENCODE_PERMUTED(NAME, T, RANKS)                                          \
+        FR_T_VBMI static int NAME(const T* X, int64_t n_cols, const int64_t* rows,      \
+                                  int64_t n_rows, const int32_t* syn, int64_t n_neurons, \
+                                  int64_t S, int64_t W, uint64_t* out, int64_t stride,   \
+                                  int stream) {                                         \
+            uint8_t R[64 * 128] __attribute__((aligned(64)));   /* row r at R + 128 r */ \
+            uint8_t idx[64 * FR_PERMUTED_MAX_WORDS + 64] __attribute__((aligned(64)));  \
+            uint64_t buf[FR_PERMUTED_BUF] __attribute__((aligned(64)));                 \
+            int64_t r, r0, g, w, i, n, group;                                           \
+            if (fr_level < 3 || n_cols > 128 || n_rows > 64 || n_cols < 1                \
+                || W > FR_PERMUTED_MAX_WORDS) return 0;                                 \
+            for (r = 0; r < n_rows; r++)                                                \
+                if (!RANKS(X + (rows != NULL ? rows[r] : r) * n_cols, n_cols,           \
+                           R + 128 * r, 1)) return 0;                                   \
+            group = FR_PERMUTED_BUF / W;                                                \
+            for (n = 0; n < n_neurons; n++) {                                           \
+                const int32_t* s = syn + n * S;                                         \
+                uint64_t* o = out + n * stride;                                         \
+                for (i = 0; i + 16 <= S; i += 16)                                       \
+                    _mm_storeu_si128((__m128i*) (idx + i), _mm512_cvtepi32_epi8(         \
+                        _mm512_loadu_si512((const void*) (s + i))));                    \
+                for (; i < S; i++) idx[i] = (uint8_t) s[i];                             \
+                memset(idx + S, (uint8_t) s[0], (size_t) (64 * W + 64 - S));            \
+                for (r0 = 0; r0 < n_rows; r0 += group) {                                \
+                    uint64_t* dst = stream ? buf : o + r0 * W;                          \
+                    g = n_rows - r0 < group ? n_rows - r0 : group;                      \
+                    for (r = 0; r < g; r++) {                                           \
+                        const __m512i lo = _mm512_load_si512(                           \
+                            (const void*) (R + 128 * (r0 + r)));                        \
+                        const __m512i hi = _mm512_load_si512(                           \
+                            (const void*) (R + 128 * (r0 + r) + 64));                   \
+                        for (w = 0; w < W; w++) {                                       \
+                            __m512i a = _mm512_permutex2var_epi8(                       \
+                                lo, _mm512_load_si512((const void*) (idx + 64 * w)), hi); \
+                            __m512i b = _mm512_permutex2var_epi8(                       \
+                                lo, _mm512_loadu_si512((const void*) (idx + 64 * w + 1)), \
+                                hi);                                                    \
+                            _store_mask64((__mmask64*) (dst + r * W + w),                \
+                                          _mm512_cmpgt_epu8_mask(a, b));                \
+                        }                                                               \
+                    }                                                                   \
+                    if (stream) fr_stream_words(o + r0 * W, buf, g * W);                \
+                }                                                                       \
+            }                                                                           \
+            if (stream) _mm_sfence();                                                   \
+            return 1;                                                                   \
+        }
+    FR_ENCODE_PERMUTED(fr_encode_rows_f64_vbmi, double, fr_row_ranks_f64)
+    FR_ENCODE_PERMUTED(fr_encode_rows_f32_vbmi, float, fr_row_ranks_f32)
     #endif
 
     /* Encode one neuron with the vector compare of the path in use; returns 0 (doing
@@ -678,6 +752,9 @@ cdef extern from *:
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
                                   int stream) {
     #ifdef FR_X86
+        if (fr_level >= 3 && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
+                                                    S, W, out, stride, stream))
+            return 1;
         if (fr_level >= 2)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
@@ -689,6 +766,9 @@ cdef extern from *:
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
                                   int stream) {
     #ifdef FR_X86
+        if (fr_level >= 3 && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
+                                                    S, W, out, stride, stream))
+            return 1;
         if (fr_level >= 2)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
