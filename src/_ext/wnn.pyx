@@ -644,15 +644,28 @@ cdef extern from *:
             if (stream) _mm_sfence();                                                  \
             return 1;                                                                  \
         }
-    /* dst[0 .. n-1] <- src[0 .. n-1] with non-temporal stores where dst is 64-byte aligned:
-       patterns written once for a model's memory bypass the caches (no read of the lines
-       they overwrite) */
+    /* A copy dst[0 .. n-1] <- src[0 .. n-1] with non-temporal stores where dst is 64-byte
+       aligned (patterns written once for a model's memory bypass the caches: no read of
+       the lines they overwrite), done in steps: words i .. n-1 are left. */
+    typedef struct { uint64_t* dst; const uint64_t* src; int64_t i, n; } fr_stream;
+    FR_T_AVX512 static inline void fr_stream_begin(fr_stream* c, uint64_t* dst,
+                                                   const uint64_t* src, int64_t n) {
+        c->dst = dst; c->src = src; c->n = n;
+        for (c->i = 0; c->i < n && ((uintptr_t) (dst + c->i) & 63) != 0; c->i++)
+            dst[c->i] = src[c->i];
+    }
+    /* up to `lines` more 64-byte lines of the copy, and its last words after its lines */
+    FR_T_AVX512 static inline void fr_stream_step(fr_stream* c, int64_t lines) {
+        for (; lines > 0 && c->i + 8 <= c->n; lines--, c->i += 8)
+            _mm512_stream_si512((__m512i*) (c->dst + c->i),
+                                _mm512_loadu_si512((const void*) (c->src + c->i)));
+        if (c->i + 8 > c->n)
+            for (; c->i < c->n; c->i++) c->dst[c->i] = c->src[c->i];
+    }
     FR_T_AVX512 static void fr_stream_words(uint64_t* dst, const uint64_t* src, int64_t n) {
-        int64_t i = 0;
-        for (; i < n && ((uintptr_t) (dst + i) & 63) != 0; i++) dst[i] = src[i];
-        for (; i + 8 <= n; i += 8)
-            _mm512_stream_si512((__m512i*) (dst + i), _mm512_loadu_si512((const void*) (src + i)));
-        for (; i < n; i++) dst[i] = src[i];
+        fr_stream c;
+        fr_stream_begin(&c, dst, src, n);
+        fr_stream_step(&c, n);
     }
     #define FR_LT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
     #define FR_LT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
@@ -674,7 +687,27 @@ cdef extern from *:
        memory (stream), written past the caches. Returns 0, doing nothing, when a value is
        NaN or there are more than 128 features, 64 rows or 64 words a pattern. */
     #define FR_PERMUTED_MAX_WORDS 64
-    #define FR_PERMUTED_BUF 2048
+    #define FR_PERMUTED_BUF 1024
+    /* Words w .. w + NW - 1 (NW <= FR_PERMUTED_WORDS, a constant) of rows r0 .. r0 + g - 1
+       into dst (row r at dst + r * W): the words' synapse indices stay in registers while
+       the rows' ranks pass. */
+    #define FR_PERMUTED_WORDS 8
+    #define FR_PERMUTED_BLOCK(NW) do {                                                  \
+        __m512i ia_[FR_PERMUTED_WORDS], ib_[FR_PERMUTED_WORDS];                         \
+        int64_t j_, r_;                                                                 \
+        for (j_ = 0; j_ < (NW); j_++) {                                                 \
+            ia_[j_] = _mm512_load_si512((const void*) (idx + 64 * (w + j_)));           \
+            ib_[j_] = _mm512_loadu_si512((const void*) (idx + 64 * (w + j_) + 1));      \
+        }                                                                               \
+        for (r_ = 0; r_ < g; r_++) {                                                    \
+            const __m512i lo_ = _mm512_load_si512((const void*) (R + 128 * (r0 + r_))); \
+            if (stream) fr_stream_step(&pending, 1);                                    \
+            const __m512i hi_ = _mm512_load_si512((const void*) (R + 128 * (r0 + r_) + 64)); \
+            for (j_ = 0; j_ < (NW); j_++)                                               \
+                _store_mask64((__mmask64*) (dst + r_ * W + w + j_), _mm512_cmpgt_epu8_mask( \
+                    _mm512_permutex2var_epi8(lo_, ia_[j_], hi_),                        \
+                    _mm512_permutex2var_epi8(lo_, ib_[j_], hi_)));                      \
+        } } while (0)
     #define FR_ENCODE_PERMUTED(NAME, T, RANKS)                                          \
         FR_T_VBMI static int NAME(const T* X, int64_t n_cols, const int64_t* rows,      \
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons, \
@@ -682,8 +715,10 @@ cdef extern from *:
                                   int stream) {                                         \
             uint8_t R[64 * 128] __attribute__((aligned(64)));   /* row r at R + 128 r */ \
             uint8_t idx[64 * FR_PERMUTED_MAX_WORDS + 64] __attribute__((aligned(64)));  \
-            uint64_t buf[FR_PERMUTED_BUF] __attribute__((aligned(64)));                 \
+            uint64_t buf[2][FR_PERMUTED_BUF] __attribute__((aligned(64)));              \
+            fr_stream pending = {NULL, NULL, 0, 0};                                     \
             int64_t r, r0, g, w, i, n, group;                                           \
+            int cur = 0;                                                                \
             if (fr_level < 3 || n_cols > 128 || n_rows > 64 || n_cols < 1                \
                 || W > FR_PERMUTED_MAX_WORDS) return 0;                                 \
             for (r = 0; r < n_rows; r++)                                                \
@@ -699,27 +734,22 @@ cdef extern from *:
                 for (; i < S; i++) idx[i] = (uint8_t) s[i];                             \
                 memset(idx + S, (uint8_t) s[0], (size_t) (64 * W + 64 - S));            \
                 for (r0 = 0; r0 < n_rows; r0 += group) {                                \
-                    uint64_t* dst = stream ? buf : o + r0 * W;                          \
+                    uint64_t* dst = stream ? buf[cur] : o + r0 * W;                     \
                     g = n_rows - r0 < group ? n_rows - r0 : group;                      \
-                    for (r = 0; r < g; r++) {                                           \
-                        const __m512i lo = _mm512_load_si512(                           \
-                            (const void*) (R + 128 * (r0 + r)));                        \
-                        const __m512i hi = _mm512_load_si512(                           \
-                            (const void*) (R + 128 * (r0 + r) + 64));                   \
-                        for (w = 0; w < W; w++) {                                       \
-                            __m512i a = _mm512_permutex2var_epi8(                       \
-                                lo, _mm512_load_si512((const void*) (idx + 64 * w)), hi); \
-                            __m512i b = _mm512_permutex2var_epi8(                       \
-                                lo, _mm512_loadu_si512((const void*) (idx + 64 * w + 1)), \
-                                hi);                                                    \
-                            _store_mask64((__mmask64*) (dst + r * W + w),                \
-                                          _mm512_cmpgt_epu8_mask(a, b));                \
-                        }                                                               \
+                    for (w = 0; w + FR_PERMUTED_WORDS <= W; w += FR_PERMUTED_WORDS)     \
+                        FR_PERMUTED_BLOCK(FR_PERMUTED_WORDS);                           \
+                    for (; w < W; w++) FR_PERMUTED_BLOCK(1);                            \
+                    if (stream) {            /* finish the previous copy, begin this one */ \
+                        fr_stream_step(&pending, FR_PERMUTED_BUF);                      \
+                        fr_stream_begin(&pending, o + r0 * W, buf[cur], g * W);         \
+                        cur ^= 1;                                                       \
                     }                                                                   \
-                    if (stream) fr_stream_words(o + r0 * W, buf, g * W);                \
                 }                                                                       \
             }                                                                           \
-            if (stream) _mm_sfence();                                                   \
+            if (stream) {                                                               \
+                fr_stream_step(&pending, FR_PERMUTED_BUF);                              \
+                _mm_sfence();                                                           \
+            }                                                                           \
             return 1;                                                                   \
         }
     FR_ENCODE_PERMUTED(fr_encode_rows_f64_vbmi, double, fr_row_ranks_f64)
