@@ -18,14 +18,17 @@ Code paths
 Chosen at run time from the CPU (``simd_path()``; ``use_simd(level)`` forces one for tests),
 each compiled for its own instruction set with per-function target attributes, so the
 module builds and runs on any CPU: 0 portable C (any architecture), 1 AVX2 (+ POPCNT),
-2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ. All give the same bits.
+2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ and VBMI (Ice Lake and Zen 4 on have both).
+All give the same bits.
 
 Encoding
 --------
 A dense row is encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths);
 on the AVX-512 paths, up to 64 dense rows of at most 256 features are encoded together
-through their values' ranks within each row (one byte compare gives a cell for 64 rows;
-``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
+through their values' ranks within each row: with VBMI and at most 128 features, a row's
+ranks are two vectors from which byte permutes gather 64 synapses' ranks at once, so one
+byte compare gives a word of 64 cells (``FR_ENCODE_PERMUTED``); otherwise one byte compare
+gives a cell for 64 rows, transposed into the rows' words (``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
 the cells with a synapse on one of its stored entries are evaluated (found through
 ``wiring_index``, the synapses grouped by input position): a cell comparing two zeros is
 0. All give identical bits.
@@ -100,7 +103,7 @@ cdef extern from *:
     #endif
 
     /* The code path in use: 0 portable C, 1 AVX2, 2 AVX-512 (F, BW, VL), 3 AVX-512 with
-       VPOPCNTDQ. Set at import to the best the CPU runs, and by use_simd. Every path finds
+       VPOPCNTDQ and VBMI. Set at import to the best the CPU runs, and by use_simd. Every path finds
        the same minima and the same tied entries in the same order, and the same bits. */
     static int fr_level = 0;
     static const char* const fr_level_names[4] = {
@@ -984,7 +987,7 @@ fr_init()
 
 
 #: the code paths, by level (use_simd): portable C, AVX2, AVX-512 (F, BW, VL), AVX-512 with
-#: VPOPCNTDQ; each is compiled for its own instruction set and chosen at run time
+#: VPOPCNTDQ and VBMI; each is compiled for its own instruction set and chosen at run time
 SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(4))
 
 
@@ -1011,7 +1014,8 @@ def simd_path():
     -------
     str
         One of SIMD_PATHS: ``"portable"``, ``"avx2"``, ``"avx512"`` or
-        ``"avx512-vpopcntdq"``; at import, the best the CPU runs.
+        ``"avx512-vpopcntdq"`` (which also requires AVX-512 VBMI); at import, the best the
+        CPU runs.
     """
     return SIMD_PATHS[fr_level]
 
@@ -1025,7 +1029,8 @@ def use_simd(int level):
     level : int
         0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, vector compares in the dense
         encoder); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, rank
-        encoding of dense rows); 3 also the VPOPCNTDQ scan.
+        encoding of dense rows); 3 also VPOPCNTDQ and VBMI (the VPOPCNTDQ scan, and dense
+        rows of at most 128 features encoded by byte permutes).
 
     Returns
     -------
