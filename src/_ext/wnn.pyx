@@ -563,23 +563,35 @@ cdef extern from *:
             (A)[k_ | (J)] = _mm512_xor_si512((A)[k_ | (J)], t_);                    \
         } } while (0)
     /* The rank of each of the n_cols values of row x (the number of the row's values below
-       it) into rank[a * step] for value a; returns 0 when a value is NaN. */
-    #define FR_ROW_RANKS(NAME, T, LANES, SET1, LOADU, MASKZ_LOADU, CMPLT, MASKT)       \
+       it) into rank[a * step] for value a; returns 0 when a value is NaN. LANES values a
+       at a time, each x[b] broadcast against them and counted where below (4 running
+       counts, so the additions overlap). */
+    #define FR_ROW_RANKS(NAME, T, VT, LANES, MASKT, MASKZ_LOADU, SET1, CMP, COUNT_T,    \
+                         MASK_ADD, SET1_COUNT, ADD_COUNT)                               \
         FR_T_AVX512 static inline int NAME(const T* x, int64_t n_cols, uint8_t* rank,   \
                                            int64_t step) {                              \
-            int64_t a, b;                                                               \
-            for (a = 0; a < n_cols; a++) {                                              \
-                unsigned below = 0;                                                     \
-                const T xa = x[a];                                                      \
-                if (xa != xa) return 0;                                                 \
-                for (b = 0; b + (LANES) <= n_cols; b += (LANES))                        \
-                    below += (unsigned) __builtin_popcountll(                           \
-                        (uint64_t) CMPLT(LOADU(x + b), SET1(xa)));                      \
-                if (b < n_cols)                                                         \
-                    below += (unsigned) __builtin_popcountll((uint64_t) CMPLT(          \
-                        MASKZ_LOADU((MASKT) ((1ULL << (n_cols - b)) - 1), x + b),       \
-                        SET1(xa)) & ((1ULL << (n_cols - b)) - 1));                      \
-                rank[a * step] = (uint8_t) below;                                       \
+            COUNT_T count[LANES] __attribute__((aligned(64)));                          \
+            const __m512i one = SET1_COUNT(1);                                          \
+            int64_t a, b, l, nv;                                                        \
+            for (a = 0; a < n_cols; a += (LANES)) {                                     \
+                __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;         \
+                VT xa;                                                                  \
+                MASKT valid;                                                            \
+                nv = n_cols - a < (LANES) ? n_cols - a : (LANES);                       \
+                valid = (MASKT) ((1ULL << nv) - 1);                                     \
+                xa = MASKZ_LOADU(valid, x + a);                                         \
+                if (CMP(xa, xa, _CMP_UNORD_Q) & valid) return 0;                        \
+                for (b = 0; b + 4 <= n_cols; b += 4) {                                  \
+                    c0 = MASK_ADD(c0, CMP(SET1(x[b]), xa, _CMP_LT_OQ), c0, one);        \
+                    c1 = MASK_ADD(c1, CMP(SET1(x[b + 1]), xa, _CMP_LT_OQ), c1, one);    \
+                    c2 = MASK_ADD(c2, CMP(SET1(x[b + 2]), xa, _CMP_LT_OQ), c2, one);    \
+                    c3 = MASK_ADD(c3, CMP(SET1(x[b + 3]), xa, _CMP_LT_OQ), c3, one);    \
+                }                                                                       \
+                for (; b < n_cols; b++)                                                 \
+                    c0 = MASK_ADD(c0, CMP(SET1(x[b]), xa, _CMP_LT_OQ), c0, one);        \
+                _mm512_store_si512((void*) count,                                       \
+                                   ADD_COUNT(ADD_COUNT(c0, c1), ADD_COUNT(c2, c3)));    \
+                for (l = 0; l < nv; l++) rank[(a + l) * step] = (uint8_t) count[l];     \
             }                                                                           \
             return 1;                                                                   \
         }
@@ -670,12 +682,12 @@ cdef extern from *:
         fr_stream_begin(&c, dst, src, n);
         fr_stream_step(&c, n);
     }
-    #define FR_LT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
-    #define FR_LT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
-    FR_ROW_RANKS(fr_row_ranks_f64, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
-                 _mm512_maskz_loadu_pd, FR_LT_PD512, __mmask8)
-    FR_ROW_RANKS(fr_row_ranks_f32, float, 16, _mm512_set1_ps, _mm512_loadu_ps,
-                 _mm512_maskz_loadu_ps, FR_LT_PS512, __mmask16)
+    FR_ROW_RANKS(fr_row_ranks_f64, double, __m512d, 8, __mmask8, _mm512_maskz_loadu_pd,
+                 _mm512_set1_pd, _mm512_cmp_pd_mask, int64_t, _mm512_mask_add_epi64,
+                 _mm512_set1_epi64, _mm512_add_epi64)
+    FR_ROW_RANKS(fr_row_ranks_f32, float, __m512, 16, __mmask16, _mm512_maskz_loadu_ps,
+                 _mm512_set1_ps, _mm512_cmp_ps_mask, int32_t, _mm512_mask_add_epi32,
+                 _mm512_set1_epi32, _mm512_add_epi32)
     FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, fr_row_ranks_f64)
     FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, fr_row_ranks_f32)
 
