@@ -82,7 +82,7 @@ cdef extern from *:
     #define FR_T_AVX2 __attribute__((target("avx2,popcnt")))
     #define FR_T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
     #define FR_T_VPOPCNT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))
-    #define FR_T_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx512vbmi,avx2,popcnt")))
+    #define FR_T_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx2,popcnt")))
     #endif
 
     #if defined(__GNUC__) || defined(__clang__)
