@@ -64,7 +64,7 @@ the tied documents or the chosen entry and its key), and merging the parts' outc
 the whole memory's votes (fastrank.wnn._merge_outcomes).
 """
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -699,10 +699,23 @@ cdef extern from *:
        synapse repeated after the last and in the padding (the successor of the last
        synapse is the first; a padding cell compares the first synapse with itself, 0).
        Each neuron's rows are gathered in buf (FR_PERMUTED_BUF words) and, for a model's
-       memory (stream), written past the caches. Returns 0, doing nothing, when a value is
-       NaN or there are more than 128 features, 64 rows or 64 words a pattern. */
+       memory (stream), written past the caches. The byte wiring of every neuron can be
+       prepared once for many calls (wiring, fr_permuted_wiring_new; NULL: each neuron's is
+       made here). Returns 0, doing nothing, when a value is NaN or there are more than 128
+       features, 64 rows or 64 words a pattern. */
     #define FR_PERMUTED_MAX_WORDS 64
     #define FR_PERMUTED_BUF 1024
+    #define FR_PERMUTED_WIRING(W) (64 * (W) + 64)    /* bytes of a neuron's byte wiring */
+    /* the byte wiring idx of a neuron with synapses s */
+    FR_T_VBMI static void fr_permuted_wiring(const int32_t* s, int64_t S, int64_t W,
+                                             uint8_t* idx) {
+        int64_t i;
+        for (i = 0; i + 16 <= S; i += 16)
+            _mm_storeu_si128((__m128i*) (idx + i),
+                             _mm512_cvtepi32_epi8(_mm512_loadu_si512((const void*) (s + i))));
+        for (; i < S; i++) idx[i] = (uint8_t) s[i];
+        memset(idx + S, (uint8_t) s[0], (size_t) (FR_PERMUTED_WIRING(W) - S));
+    }
     /* Words w .. w + NW - 1 (NW <= FR_PERMUTED_WORDS, a constant) of rows r0 .. r0 + g - 1
        into dst (row r at dst + r * W): the words' synapse indices stay in registers while
        the rows' ranks pass. */
@@ -711,7 +724,7 @@ cdef extern from *:
         __m512i ia_[FR_PERMUTED_WORDS], ib_[FR_PERMUTED_WORDS];                         \
         int64_t j_, r_;                                                                 \
         for (j_ = 0; j_ < (NW); j_++) {                                                 \
-            ia_[j_] = _mm512_load_si512((const void*) (idx + 64 * (w + j_)));           \
+            ia_[j_] = _mm512_loadu_si512((const void*) (idx + 64 * (w + j_)));          \
             ib_[j_] = _mm512_loadu_si512((const void*) (idx + 64 * (w + j_) + 1));      \
         }                                                                               \
         for (r_ = 0; r_ < g; r_++) {                                                    \
@@ -727,12 +740,12 @@ cdef extern from *:
         FR_T_VBMI static int NAME(const T* X, int64_t n_cols, const int64_t* rows,      \
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons, \
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,   \
-                                  int stream) {                                         \
+                                  int stream, const uint8_t* wiring) {                  \
             uint8_t R[64 * 128] __attribute__((aligned(64)));   /* row r at R + 128 r */ \
-            uint8_t idx[64 * FR_PERMUTED_MAX_WORDS + 64] __attribute__((aligned(64)));  \
+            uint8_t own[FR_PERMUTED_WIRING(FR_PERMUTED_MAX_WORDS)] __attribute__((aligned(64))); \
             uint64_t buf[2][FR_PERMUTED_BUF] __attribute__((aligned(64)));              \
             fr_stream pending = {NULL, NULL, 0, 0};                                     \
-            int64_t r, r0, g, w, i, n, group;                                           \
+            int64_t r, r0, g, w, n, group;                                              \
             int cur = 0;                                                                \
             if (fr_level < 3 || n_cols > 128 || n_rows > 64 || n_cols < 1                \
                 || W > FR_PERMUTED_MAX_WORDS) return 0;                                 \
@@ -741,13 +754,10 @@ cdef extern from *:
                            R + 128 * r, 1)) return 0;                                   \
             group = FR_PERMUTED_BUF / W;                                                \
             for (n = 0; n < n_neurons; n++) {                                           \
-                const int32_t* s = syn + n * S;                                         \
+                const uint8_t* idx = wiring != NULL ? wiring + n * FR_PERMUTED_WIRING(W) \
+                                                    : own;                              \
                 uint64_t* o = out + n * stride;                                         \
-                for (i = 0; i + 16 <= S; i += 16)                                       \
-                    _mm_storeu_si128((__m128i*) (idx + i), _mm512_cvtepi32_epi8(         \
-                        _mm512_loadu_si512((const void*) (s + i))));                    \
-                for (; i < S; i++) idx[i] = (uint8_t) s[i];                             \
-                memset(idx + S, (uint8_t) s[0], (size_t) (64 * W + 64 - S));            \
+                if (wiring == NULL) fr_permuted_wiring(syn + n * S, S, W, own);         \
                 for (r0 = 0; r0 < n_rows; r0 += group) {                                \
                     uint64_t* dst = stream ? buf[cur] : o + r0 * W;                     \
                     g = n_rows - r0 < group ? n_rows - r0 : group;                      \
@@ -770,6 +780,26 @@ cdef extern from *:
     FR_ENCODE_PERMUTED(fr_encode_rows_f64_vbmi, double, fr_row_ranks_f64)
     FR_ENCODE_PERMUTED(fr_encode_rows_f32_vbmi, float, fr_row_ranks_f32)
     #endif
+
+    /* The byte wiring of every neuron for the permuted encoding (n_neurons blocks of
+       FR_PERMUTED_WIRING(W) bytes; free()) when it runs for inputs of n_cols features;
+       NULL where it does not (or without memory: each call then makes its own). */
+    static uint8_t* fr_permuted_wiring_new(const int32_t* syn, int64_t n_neurons, int64_t S,
+                                           int64_t W, int64_t n_cols) {
+    #ifdef FR_X86
+        uint8_t* wiring;
+        int64_t n;
+        if (fr_level < 3 || n_cols > 128 || n_cols < 1 || W > FR_PERMUTED_MAX_WORDS)
+            return NULL;
+        wiring = (uint8_t*) malloc((size_t) (n_neurons * FR_PERMUTED_WIRING(W)));
+        if (wiring != NULL)
+            for (n = 0; n < n_neurons; n++)
+                fr_permuted_wiring(syn + n * S, S, W, wiring + n * FR_PERMUTED_WIRING(W));
+        return wiring;
+    #else
+        return NULL;
+    #endif
+    }
 
     /* Encode one neuron with the vector compare of the path in use; returns 0 (doing
        nothing) on the portable path */
@@ -795,10 +825,10 @@ cdef extern from *:
     static int fr_encode_rows_f64(const double* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
-                                  int stream) {
+                                  int stream, const uint8_t* wiring) {
     #ifdef FR_X86
         if (fr_level >= 3 && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
-                                                    S, W, out, stride, stream))
+                                                    S, W, out, stride, stream, wiring))
             return 1;
         if (fr_level >= 2)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
@@ -809,10 +839,10 @@ cdef extern from *:
     static int fr_encode_rows_f32(const float* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
-                                  int stream) {
+                                  int stream, const uint8_t* wiring) {
     #ifdef FR_X86
         if (fr_level >= 3 && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
-                                                    S, W, out, stride, stream))
+                                                    S, W, out, stride, stream, wiring))
             return 1;
         if (fr_level >= 2)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
@@ -966,16 +996,19 @@ cdef extern from *:
                                    uint64_t* out) noexcept nogil
     int encode_f32 "fr_encode_f32"(const float* x, const int32_t* s, int64_t S, int64_t W,
                                    uint64_t* out) noexcept nogil
+    uint8_t* permuted_wiring_new "fr_permuted_wiring_new"(const int32_t* syn,
+                                                         int64_t n_neurons, int64_t S,
+                                                         int64_t W, int64_t n_cols) noexcept nogil
     int encode_rows_f64 "fr_encode_rows_f64"(const double* X, int64_t n_cols,
                                              const int64_t* rows, int64_t n_rows,
                                              const int32_t* syn, int64_t n_neurons, int64_t S,
                                              int64_t W, uint64_t* out, int64_t stride,
-                                             int stream) noexcept nogil
+                                             int stream, const uint8_t* wiring) noexcept nogil
     int encode_rows_f32 "fr_encode_rows_f32"(const float* X, int64_t n_cols,
                                              const int64_t* rows, int64_t n_rows,
                                              const int32_t* syn, int64_t n_neurons, int64_t S,
                                              int64_t W, uint64_t* out, int64_t stride,
-                                             int stream) noexcept nogil
+                                             int stream, const uint8_t* wiring) noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -1085,22 +1118,24 @@ cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S
 cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t* rows,
                              Py_ssize_t n_rows, const int32_t* syn, Py_ssize_t n_neurons,
                              Py_ssize_t S, Py_ssize_t W, uint64_t* out,
-                             Py_ssize_t neuron_stride, bint stream) noexcept nogil:
+                             Py_ssize_t neuron_stride, bint stream,
+                             const uint8_t* wiring) noexcept nogil:
     """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
     NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
     + i * W. Neurons are taken in blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1
     while every row uses them: the whole wiring (4 MiB at 1024 x 1024) would otherwise be
     streamed once per row. ``stream``: the patterns are not read again soon (a model's
-    memory), so the AVX-512 rank encoding writes them past the caches."""
+    memory), so the AVX-512 rank encoding writes them past the caches. ``wiring``: the
+    permuted encoding's byte wiring (permuted_wiring_new) or NULL."""
     cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
     cdef const floating* x
     if floating is double:
         if encode_rows_f64(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
-                           stream):
+                           stream, wiring):
             return
     else:
         if encode_rows_f32(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
-                           stream):
+                           stream, wiring):
             return
     while n0 < n_neurons:
         for i in range(n_rows):
@@ -1176,17 +1211,21 @@ def wiring_index(const int32_t[:, ::1] synapses, Py_ssize_t n_features):
 def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
                  const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
     """out[n, i] <- pattern of row rows[i] of X for neuron n (out: n_neurons, len(rows), W);
-    rows in chunks of ROW_CHUNK, one chunk per task."""
+    rows in chunks of ROW_CHUNK, one chunk per task (the permuted encoding's byte wiring
+    made once for all)."""
     cdef Py_ssize_t k, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
     cdef Py_ssize_t n_neurons = synapses.shape[0]
     cdef Py_ssize_t n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
+    cdef uint8_t* wiring
     if n_rows == 0:
         return
     with nogil:
+        wiring = permuted_wiring_new(&synapses[0, 0], n_neurons, S, W, X.shape[1])
         for k in prange(n_chunks, schedule="static"):
             encode_rows(&X[0, 0], X.shape[1], &rows[k * ROW_CHUNK],
                         min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0], n_neurons,
-                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True)
+                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True, wiring)
+        free(wiring)
 
 
 def encode_csr(const floating[::1] data, const index_t[::1] indices,
@@ -1652,7 +1691,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                 n0 = c * NEURON_CHUNK
                 encode_rows(&X[0, 0], X.shape[1], NULL, B, &synapses[n0, 0],
                             min(NEURON_CHUNK, n_neurons - n0), S, W, few.codes + n0 * B * W,
-                            B * W, False)
+                            B * W, False, NULL)
             # every thread must reach the worksharing loop; one without scratch skips its tasks
             for c in prange(few.n_chunks, schedule="dynamic"):
                 if w != NULL:
@@ -1673,7 +1712,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                     doc0 = k * B
                     nb = min(B, n_docs - doc0)
                     encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0],
-                                n_neurons, S, W, w.codes, nb * W, False)
+                                n_neurons, S, W, w.codes, nb * W, False, NULL)
                     search_batch(w, &s, nb, doc0)
             work_free(w)
     if failed[0]:
