@@ -424,8 +424,8 @@ cdef extern from *:
         }
     FR_DOTS(fr_dots_f64_base, double, fma)
     FR_DOTS(fr_dots_f32_base, float, fmaf)
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #include <immintrin.h>
+    #include "fr_cpu.h"
+    #ifdef FR_X86
     /* The same sums with 256-bit vectors: partial sums 0-7 are the lanes of one float
        vector, or of two double vectors (lanes 0-3, 4-7). A micro-kernel computes QR x BR
        dot products at once (QR query rows, BR base rows: 8 independent accumulators for
@@ -627,18 +627,15 @@ cdef extern from *:
     }
     FR_DOTS_AVX2(fr_dots_f64_avx512, double, 4, 3, fr_f64_4x3_512, fr_f64_4x1, fr_f64_1x3,
                  fr_f64_1x1)
-    /* the best vector code the CPU runs: 2 = AVX-512 (F, DQ), 1 = AVX2 + FMA3, 0 = none */
-    static int fr_dots_level(void) {
-        __builtin_cpu_init();
-        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2 : 1;
-    }
     #define FR_DOTS_PICK(NAME, L) ((L) >= 2 ? NAME##_avx512 : (L) == 1 ? NAME##_avx2      \
                                                              : NAME##_base)
     #else
-    static int fr_dots_level(void) { return 0; }
     #define FR_DOTS_PICK(NAME, L) (NAME##_base)
     #endif
+    /* the features of the dot products' paths: 0 portable, 1 AVX2 + FMA3, 2 AVX-512 (F, DQ) */
+    static const unsigned fr_dots_needs[3] = {
+        0, FR_CPU_AVX2 | FR_CPU_FMA,
+        FR_CPU_AVX2 | FR_CPU_FMA | FR_CPU_AVX512F | FR_CPU_AVX512DQ};
     /* the implementation in use (set at import and by use_simd) */
     static void (*fr_dots_f64)(const double*, const double*, double*, int64_t, int64_t,
                                int64_t) = fr_dots_f64_base;
@@ -646,7 +643,7 @@ cdef extern from *:
                                int64_t) = fr_dots_f32_base;
     static int fr_dots_simd = 0;
     static void fr_dots_select(int level) {
-        int best = fr_dots_level();
+        int best = fr_cpu_best_level(fr_dots_needs, 3);
         fr_dots_simd = level < best ? level : best;
         fr_dots_f64 = FR_DOTS_PICK(fr_dots_f64, fr_dots_simd);
         fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, fr_dots_simd);

@@ -74,10 +74,8 @@ from _tiesort cimport floating, index_t, row_state, splitmix64
 
 cdef extern from *:
     """
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
-    #define FR_X86 1              /* x86 vector paths, each compiled for its own target and
-                                     chosen at run time (fr_level) */
+    #include "fr_cpu.h"
+    #ifdef FR_X86
     #define FR_T_POPCNT __attribute__((target("popcnt")))
     #define FR_T_AVX2 __attribute__((target("avx2,popcnt")))
     #define FR_T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
@@ -109,18 +107,13 @@ cdef extern from *:
     static const char* const fr_level_names[4] = {
         "portable", "avx2", "avx512", "avx512-vpopcntdq"};
 
-    static int fr_best_level(void) {
-    #ifdef FR_X86
-        __builtin_cpu_init();
-        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))) return 0;
-        if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-              && __builtin_cpu_supports("avx512vl"))) return 1;
-        return __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512vbmi")
-               ? 3 : 2;
-    #else
-        return 0;
-    #endif
-    }
+    static const unsigned fr_level_needs[4] = {
+        0,
+        FR_CPU_POPCNT | FR_CPU_AVX2,
+        FR_CPU_POPCNT | FR_CPU_AVX2 | FR_CPU_AVX512F | FR_CPU_AVX512BW | FR_CPU_AVX512VL,
+        FR_CPU_POPCNT | FR_CPU_AVX2 | FR_CPU_AVX512F | FR_CPU_AVX512BW | FR_CPU_AVX512VL
+            | FR_CPU_AVX512VPOPCNTDQ | FR_CPU_AVX512VBMI};
+    static int fr_best_level(void) { return fr_cpu_best_level(fr_level_needs, 4); }
 
     /* running minimum over one test pattern's distances: the minimum so far, and the
        entries at it (ties[0 .. k-1], ascending) */

@@ -73,9 +73,6 @@ def _pow2_scaled_rows(X):
     return out
 
 
-# the former name, still imported by fastrank.dask
-_unit_rows = _pow2_scaled_rows
-
 
 def _sqnorms(X):
     """Squared norms of the rows of a scaled X, each equal to the row's dot product with
@@ -103,12 +100,12 @@ class _Base:
 
     def __init__(self, X):
         self.n = X.shape[0]
-        self.unit = _pow2_scaled_rows(X)
-        self.sqnorms = _sqnorms(self.unit)
+        self.scaled = _pow2_scaled_rows(X)
+        self.sqnorms = _sqnorms(self.scaled)
         self.inv_norms = np.empty(self.n, dtype=np.float64)
         _kernel.inv_norms(self.sqnorms, self.inv_norms)
         self.sparse = sp.issparse(X)
-        self.index = self.unit.T.tocsr() if self.sparse else self.unit
+        self.index = self.scaled.T.tocsr() if self.sparse else self.scaled
         if self.sparse:
             [self.index_arrays] = _index_arrays(self.index)
 
@@ -116,9 +113,9 @@ class _Base:
         """Top-k of queries Qn scaled by :func:`_pow2_scaled_rows` (same kind and dtype as
         the base)."""
         nq = Qn.shape[0]
-        sims = np.empty((nq, k), dtype=self.unit.dtype)
+        sims = np.empty((nq, k), dtype=self.scaled.dtype)
         idx = np.empty((nq, k), dtype=np.int64)
-        qa = self.sqnorms if Qn is self.unit else _sqnorms(Qn)
+        qa = self.sqnorms if Qn is self.scaled else _sqnorms(Qn)
         if self.sparse:
             ti, tp = self.index_arrays
             qi, qp = Qn.indices, Qn.indptr
@@ -237,7 +234,7 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
                  "other base documents" if exclude_self else "base documents")
     Qv, Bv = _same_kind(Qv, Bv)
     base = _Base(Bv)
-    Qn = base.unit if B is Q else _pow2_scaled_rows(Qv)
+    Qn = base.scaled if B is Q else _pow2_scaled_rows(Qv)
     return base.search(Qn, k, bool(exclude_self))
 
 
@@ -618,7 +615,7 @@ class MLkNN(_NeighborClassifier):
         k = self._training_k(X.shape[0])
         self._store(X, Y)
         _, base = self._base_for(X)
-        _, idx = base.search(base.unit, k, exclude_self=True)
+        _, idx = base.search(base.scaled, k, exclude_self=True)
         self._set_tables(*self._count_tables(idx, Y))
         return self
 
