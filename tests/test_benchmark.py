@@ -196,6 +196,27 @@ def test_benchmark_latex_ranks_and_tables(bench):
     assert "Cells whose best classifier changes" in md
 
 
+def test_benchmark_latex_head_names_benchmark_json(bench):
+    head = render_benchmark_latex(bench).splitlines()[:2]
+    assert head == ["% fastrank tables; needs \\usepackage{booktabs} in the preamble.",
+                    "% Generated from benchmark.json: average ranks over the data sets, best "
+                    "per row in bold."]
+
+
+def test_write_benchmark_builds_the_tables_once(bench, tmp_path, monkeypatch):
+    import fastrank.report as report
+    built = []
+    real = report.benchmark_tables
+    monkeypatch.setattr(report, "benchmark_tables",
+                        lambda *args, **kw: built.append(args) or real(*args, **kw))
+    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    write_benchmark(bench, tmp_path, alpha=0.1)
+    assert built == [(bench, 0.1)]
+    md = (tmp_path / "tables.md").read_text()
+    assert md == report.render_benchmark_markdown(bench, 0.1)
+    assert "at α = 0.1" in md
+
+
 # ---- end to end on real data --------------------------------------------------------------
 
 @pytest.fixture(scope="module")

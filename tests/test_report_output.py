@@ -365,3 +365,58 @@ def test_check_output_dir_refuses_an_unwritable_folder():
     finally:
         os.chmod(folder, 0o755)
         os.rmdir(folder)
+
+
+# ---- atomic_file: one file ----------------------------------------------------------------
+
+def write_text(path, text):
+    with atomic.atomic_file(path) as f:
+        f.write(text.encode("utf-8"))
+
+
+def test_atomic_file_behaves_like_open_for_permissions_and_links(tmp_path):
+    """New files: 0666 less the umask (not a temporary file's 0600); existing files keep
+    their mode; a symbolic link is written through; a non-regular file (here /dev/null) is
+    written directly; bytes paths work. The umask is never changed on the way."""
+    previous = os.umask(0o022)
+    try:
+        write_text(tmp_path / "a.md", "x")
+        os.umask(0o077)
+        write_text(tmp_path / "b.md", "x")
+        assert os.umask(0o077) == 0o077
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(tmp_path / "b.md").st_mode) == 0o600
+    os.chmod(tmp_path / "a.md", 0o640)
+    write_text(tmp_path / "a.md", "y")
+    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o640
+    os.symlink(tmp_path / "a.md", tmp_path / "link.md")
+    write_text(tmp_path / "link.md", "through the link")
+    assert os.path.islink(tmp_path / "link.md")
+    assert (tmp_path / "a.md").read_text() == "through the link"
+    write_text("/dev/null", "discarded")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    write_text(os.fsencode(tmp_path / "c.md"), "bytes path")
+    assert (tmp_path / "c.md").read_text() == "bytes path"
+    assert sorted(os.listdir(tmp_path)) == ["a.md", "b.md", "c.md", "link.md"]
+
+
+def test_atomic_file_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "x.txt"
+    with pytest.raises(TypeError):
+        with atomic.atomic_file(target) as f:
+            f.write(12345)  # not bytes: fails while writing the temporary file
+    assert os.listdir(tmp_path) == []
+    write_text(target, "done")
+    assert target.read_text() == "done"
+
+
+def test_atomic_file_names_the_target_when_its_folder_is_missing(tmp_path):
+    target = tmp_path / "missing" / "out.csv"
+    with pytest.raises(FileNotFoundError) as info:
+        write_text(target, "x")
+    assert info.value.filename == str(target)
+    assert str(info.value) == f"[Errno 2] No such file or directory: '{target}'"
+    assert ".fastrank-" not in str(info.value)
+    assert os.listdir(tmp_path) == []

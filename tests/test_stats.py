@@ -100,6 +100,38 @@ def test_paired_ttest_bad_alpha():
         paired_ttest([1.0, 2.0], [2.0, 2.0], alpha=1.5)
 
 
+def _every_alpha_check():
+    """Each function that takes a significance level, called with a valid input."""
+    from fastrank.report import interval
+    return {"paired_ttest": lambda alpha: paired_ttest([1.0, 2.0], [2.0, 2.5], alpha=alpha),
+            "wilcoxon": lambda alpha: wilcoxon([1.0, 2.0], [2.0, 2.5], alpha=alpha),
+            "friedman": lambda alpha: friedman([[1.0, 2.0], [2.0, 1.0]], alpha=alpha),
+            "holm": lambda alpha: holm([0.1], alpha=alpha),
+            "interval": lambda alpha: interval([0.5, 0.6, 0.7], alpha)}
+
+
+@pytest.mark.parametrize("alpha, error, message", [
+    (0.0, ValueError, "alpha must be in (0, 1), got 0.0"),
+    (1, ValueError, "alpha must be in (0, 1), got 1"),
+    (-0.5, ValueError, "alpha must be in (0, 1), got -0.5"),
+    (float("nan"), ValueError, "alpha must be in (0, 1), got nan"),
+    ("0.05", TypeError, "alpha must be a number in (0, 1), got '0.05'"),
+    (None, TypeError, "alpha must be a number in (0, 1), got None"),
+    (True, TypeError, "alpha must be a number in (0, 1), got True")])
+def test_every_alpha_is_checked_alike(alpha, error, message):
+    for name, call in _every_alpha_check().items():
+        with pytest.raises(error) as info:
+            call(alpha)
+        assert str(info.value) == message, name
+
+
+def test_a_valid_alpha_of_any_real_type_is_accepted_as_a_float():
+    for name, call in _every_alpha_check().items():
+        for alpha in (0.05, np.float32(0.25), 0.999):
+            call(alpha)
+    assert type(friedman([[1.0, 2.0], [2.0, 1.0]], alpha=np.float32(0.25)).alpha) is float
+
+
 @pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # SciPy, near-equal data
 @settings(max_examples=60, deadline=None)
 @given(arrays(np.float64, st.integers(2, 12), elements=st.floats(-1e3, 1e3)),

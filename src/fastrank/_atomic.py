@@ -15,8 +15,9 @@ def atomic_file(path):
     The data go to a temporary file in the same folder, flushed to disk and renamed over
     ``path`` at the end (atomic on POSIX file systems); on an exception the temporary file
     is removed and ``path`` is untouched. As with ``open(path, "wb")``: a new file gets 0666
-    less the umask, an existing one keeps its permissions, and a symbolic link is written
-    through (its target is replaced). A ``path`` that exists but is not a regular file (a
+    less the umask, an existing one keeps its permissions, a symbolic link is written
+    through (its target is replaced), and an error creating the file (its folder missing
+    or not writable) names ``path``. A ``path`` that exists but is not a regular file (a
     device, a FIFO) is written directly, without the temporary file. The block must leave
     the file open (a text wrapper around it is detached, not closed).
     """
@@ -27,8 +28,11 @@ def atomic_file(path):
         return
     tmp = os.path.join(os.path.dirname(target), f".fastrank-{secrets.token_hex(8)}.tmp")
     # the OS applies the umask to 0666, as for open(); O_EXCL: never someone else's file
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                 0o666)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o666)
+    except OSError as exc:  # a missing or unwritable folder: name the file asked for
+        raise type(exc)(exc.errno, exc.strerror, os.fsdecode(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             yield f

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats as _sps
 
 from . import study as _study
-from .stats import friedman, holm, wilcoxon
+from .stats import _check_alpha, friedman, holm, wilcoxon
 from .study import LOWER_IS_BETTER, StudyResult, dataset_name
 
 BENCHMARK_FORMAT = "fastrank-benchmark/1"
@@ -413,6 +413,7 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
                                      "n_jobs", "params", "scheduler"}
     if unknown:
         raise TypeError(f"unknown study options {sorted(unknown)}")
+    _check_alpha(alpha)
     keys, config = _study._plan(classifiers, study_options.get("params"))
     wanted = {
         "classifiers": list(keys),

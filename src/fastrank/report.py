@@ -35,10 +35,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _sps
 
-from ._atomic import atomic_file, check_regular, replace_together
+from ._atomic import check_regular, replace_together
 from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
-from .stats import critical_difference_diagram, friedman, mean_se
+from .stats import _check_alpha, critical_difference_diagram, friedman, mean_se
 from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, display_name
 
 #: ranking type -> the name shown in tables and figures
@@ -125,8 +125,7 @@ def interval(values: npt.ArrayLike, alpha: float = 0.05) -> tuple[float, float]:
     >>> round(mean, 4), round(half, 4)
     (0.6, 0.2484)
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     mean, se = mean_se(values)
     return mean, float(_sps.t.ppf(1.0 - alpha / 2.0, np.size(values) - 1) * se)
 
@@ -341,7 +340,8 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
     return out
 
 
-def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
+def render_markdown(result: StudyResult, alpha: float = 0.05,
+                    built: Sequence[Table] | None = None) -> str:
     """The ``tables.md`` of a study: a title and every table of :func:`tables`.
 
     Parameters
@@ -350,6 +350,8 @@ def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
         The study.
     alpha : float, default 0.05
         Significance level of the t-tests.
+    built : list of Table, optional
+        The list from :func:`tables` at the same ``alpha`` (built here when None).
 
     Returns
     -------
@@ -365,7 +367,9 @@ def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
     ['# fastrank tie study: yeast', '', '### Data set']
     """
     title = f"# fastrank tie study: {result.dataset.get('name', '')}\n\n"
-    return title + "\n".join(t.markdown() for t in tables(result, alpha))
+    if built is None:
+        built = tables(result, alpha)
+    return title + "\n".join(t.markdown() for t in built)
 
 
 #: the start of the last line of :func:`terminal_summary`
@@ -472,9 +476,11 @@ def _best_mask(means, metric):
     return v == v.max()
 
 
-_TEX_HEAD = ("% fastrank tables; needs \\usepackage{booktabs} in the preamble.\n"
-             "% Generated from results.json: mean +- sd over the folds, best value per row in "
-             "bold.\n")
+def _tex_head(source, content):
+    """The comment lines that open a LaTeX output: what it needs, the file it is generated
+    from and what its tables hold."""
+    return ("% fastrank tables; needs \\usepackage{booktabs} in the preamble.\n"
+            f"% Generated from {source}: {content}.\n")
 
 
 def render_latex(result, alpha=0.05):
@@ -507,7 +513,7 @@ def render_latex(result, alpha=0.05):
     >>> tex.count(r"\\begin{table}"), tex.count(r"\\toprule")   # one table per ranking type
     (4, 4)
     """
-    parts = [_TEX_HEAD]
+    parts = [_tex_head("results.json", "mean +- sd over the folds, best value per row in bold")]
     names = [tex_escape(_name(c)) for c in result.classifiers]
     name = str(result.dataset.get("name", ""))
     compare = _compares_ordinal(result)
@@ -891,8 +897,8 @@ def _figure_html(number, spec, svg):
 
 
 def render_html(result: StudyResult, alpha: float = 0.05,
-                figures: Sequence[tuple[FigureSpec, str | None, bytes | None]] | None = None
-                ) -> str:
+                figures: Sequence[tuple[FigureSpec, str | None, bytes | None]] | None = None,
+                built: Sequence[Table] | None = None) -> str:
     """A self-contained HTML report: tables, and every figure as inline SVG with a numbered
     caption (where a figure's SVG is None, a placeholder says what it would show).
 
@@ -904,6 +910,8 @@ def render_html(result: StudyResult, alpha: float = 0.05,
         Significance level of the t-tests.
     figures : list, optional
         The list from :func:`render_figures` (drawn here when None).
+    built : list of Table, optional
+        The list from :func:`tables` at the same ``alpha`` (built here when None).
 
     Returns
     -------
@@ -924,7 +932,9 @@ def render_html(result: StudyResult, alpha: float = 0.05,
     esc = html.escape
     drawn = all(svg is not None for _, svg, _ in figures)
     name = esc(str(result.dataset.get("name", "")))
-    all_tables = {t.title: t for t in tables(result, alpha)}
+    if built is None:
+        built = tables(result, alpha)
+    all_tables = {t.title: t for t in built}
     number = {spec.name: i for i, (spec, _, _) in enumerate(figures, 1)}
     fig_html = {spec.name: _figure_html(number[spec.name], spec, svg)
                 for spec, svg, _ in figures}
@@ -968,32 +978,6 @@ def render_html(result: StudyResult, alpha: float = 0.05,
 
 
 # ---- writing ------------------------------------------------------------------------------
-
-def write_atomic(path: PathLikeStr, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: ``path`` is either absent/old or
-    complete, never half-written.
-
-    Raises
-    ------
-    TypeError
-        ``text`` is not a str.
-    OSError
-        The file cannot be written (``path`` is then unchanged).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from fastrank.report import write_atomic
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = os.path.join(tmp, "note.txt")
-    ...     write_atomic(path, "ação")
-    ...     with open(path, encoding="utf-8") as f:
-    ...         print(f.read())
-    ação
-    """
-    with atomic_file(path) as f:
-        f.write(str.encode(text, "utf-8"))  # TypeError for anything but text
-
 
 _VIRTUAL = ("/proc", "/sys")
 
@@ -1105,10 +1089,11 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     """
     check_output_dir(out_dir)
     figures = render_figures(result, alpha)
+    built = tables(result, alpha)
     return _write_outputs(out_dir, {"results.json": result.to_json(),
-                                    "tables.md": render_markdown(result, alpha),
+                                    "tables.md": render_markdown(result, alpha, built),
                                     "tables.tex": render_latex(result, alpha),
-                                    "report.html": render_html(result, alpha, figures)},
+                                    "report.html": render_html(result, alpha, figures, built)},
                           figures)
 
 
@@ -1276,10 +1261,13 @@ def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
     return specs
 
 
-def render_benchmark_markdown(bench, alpha=0.05):
-    """:func:`benchmark_tables` as Markdown."""
+def render_benchmark_markdown(bench, alpha=0.05, built=None):
+    """:func:`benchmark_tables` as Markdown; ``built`` is that list at the same ``alpha``
+    (built here when None)."""
+    if built is None:
+        built = benchmark_tables(bench, alpha)
     return ("# fastrank tie study on many data sets\n\n"
-            + "\n".join(t.markdown() for t in benchmark_tables(bench, alpha)))
+            + "\n".join(t.markdown() for t in built))
 
 
 def _tex_number(x):
@@ -1298,8 +1286,7 @@ def render_benchmark_latex(bench, alpha=0.05):
         LaTeX source of ``table`` environments (needs ``\\usepackage{booktabs}``);
         empty tables are not written for fewer than two data sets or classifiers.
     """
-    parts = [_TEX_HEAD.replace("mean +- sd over the folds, best value per row in bold",
-                               "average ranks over the data sets, best per row in bold")]
+    parts = [_tex_head("benchmark.json", "average ranks over the data sets, best per row in bold")]
     if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
         return "\n".join(parts)
     names = [tex_escape(_name(c)) for c in bench.classifiers]
@@ -1328,15 +1315,18 @@ def render_benchmark_latex(bench, alpha=0.05):
     return "\n".join(parts)
 
 
-def render_benchmark_html(bench, alpha=0.05, figures=None):
+def render_benchmark_html(bench, alpha=0.05, figures=None, built=None):
     """A self-contained HTML report of a benchmark: the tables of
     :func:`benchmark_tables` and the critical-difference diagrams as inline SVG.
-    ``figures`` is ``[(spec, svg, pdf), ...]`` (drawn here when None)."""
+    ``figures`` is ``[(spec, svg, pdf), ...]`` (drawn here when None), ``built`` the list
+    of :func:`benchmark_tables` at the same ``alpha`` (built here when None)."""
     if figures is None:
         figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    if built is None:
+        built = benchmark_tables(bench, alpha)
     esc = html.escape
     drawn = all(svg is not None for _, svg, _ in figures)
-    all_tables = benchmark_tables(bench, alpha)
+    all_tables = built
     first = next(iter(bench.studies.values()))
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -1400,8 +1390,10 @@ def write_benchmark(bench, out_dir, alpha=0.05):
     """
     check_output_dir(out_dir, BENCHMARK_FILES)
     figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    built = benchmark_tables(bench, alpha)
     return _write_outputs(out_dir, {"benchmark.json": bench.to_json(),
-                                    "tables.md": render_benchmark_markdown(bench, alpha),
+                                    "tables.md": render_benchmark_markdown(bench, alpha, built),
                                     "tables.tex": render_benchmark_latex(bench, alpha),
-                                    "report.html": render_benchmark_html(bench, alpha, figures)},
+                                    "report.html": render_benchmark_html(bench, alpha, figures,
+                                                                         built)},
                           figures)

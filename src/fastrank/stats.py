@@ -31,6 +31,23 @@ from ._validation import as_real_array
 from .ranking import rank
 
 
+def _check_alpha(alpha) -> float:
+    """``alpha`` as a float, checked to be a significance level: a real number in (0, 1).
+
+    Raises
+    ------
+    TypeError
+        ``alpha`` is not a real number (a bool neither).
+    ValueError
+        ``alpha`` is outside (0, 1) or NaN.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a number in (0, 1), got {alpha!r:.80}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return float(alpha)
+
+
 def _check_paired(a, b, min_n=2) -> tuple[np.ndarray, np.ndarray]:
     a = as_real_array(a, "a")
     b = as_real_array(b, "b")
@@ -122,8 +139,7 @@ def paired_ttest(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05) -> TTe
     True
     """
     a, b = _check_paired(a, b)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     with np.errstate(over="ignore"):  # handled below
         d = a - b
     n = d.size
@@ -245,8 +261,7 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
     if method not in ("auto", "exact", "approx"):
         raise ValueError(f"unknown method={method!r}; valid: 'auto', 'exact', 'approx'")
     a, b = _check_paired(a, b, min_n=1)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     d = a - b
     d = d[d != 0]
     n = d.size
@@ -387,8 +402,7 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
                          f"each, got shape {t.shape}")
     if np.isnan(t).any():
         raise ValueError("table contains NaN")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     n, k = t.shape
     ranks = rank(t if higher_is_better else -t, method="fractional")
     mean_ranks = ranks.mean(axis=0)
@@ -472,8 +486,7 @@ def holm(pvalues, alpha=0.05):
         raise ValueError(f"pvalues must be a non-empty 1-D array, got shape {p.shape}")
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
         raise ValueError("pvalues must lie in [0, 1] (no NaN)")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     m = p.size
     order = np.argsort(p, kind="stable")
     steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
