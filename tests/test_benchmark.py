@@ -152,6 +152,66 @@ def test_ties_in_the_best_are_all_kept():
     assert b.best("average_precision", "ordinal")["x"] == ("knn", "mlknn")
 
 
+def test_the_orientation_of_a_metric_has_one_place(monkeypatch):
+    """The benchmark's ranks, best classifiers and Wilcoxon winners and the report's bold
+    values all orient a metric by study.LOWER_IS_BETTER alone: declared a loss, average
+    precision's lowest value becomes the best everywhere at once."""
+    from latex_check import latex_rows
+    from fastrank.report import render_latex
+    m = "average_precision"
+    b = hand_benchmark()
+    monkeypatch.setattr(study_module, "LOWER_IS_BETTER", study_module.LOWER_IS_BETTER | {m})
+    table = b.table(m, "dense")
+    assert b.best(m, "dense") == {d: tuple(c for c, v in zip(CLFS, row) if v == row.min())
+                                  for d, row in zip(b.datasets, table)}
+    ranks = np.array([ss.rankdata(row) for row in table])  # lowest value = rank 1
+    np.testing.assert_allclose(b.friedman(m, "dense").ranks, ranks)
+    for r in b.pairwise(m, "dense"):
+        i, j = CLFS.index(r.first), CLFS.index(r.second)
+        if ranks[:, i].mean() != ranks[:, j].mean():
+            assert r.better == (r.first if ranks[:, i].mean() < ranks[:, j].mean()
+                                else r.second)
+    study = b.studies["set0"]
+    rows = latex_rows(render_latex(study))[STUDY_TIES.index("dense")]
+    row = rows[METRIC_KEYS.index(m)]
+    means = [study.mean(c, "dense", m) for c in CLFS]
+    assert [cell.startswith(r"\textbf") for cell in row[1:]] == \
+        [mu == min(means) for mu in means]
+
+
+def test_friedman_is_computed_once_per_metric_type_and_alpha(monkeypatch, tmp_path):
+    import fastrank.benchmark as benchmark
+    import fastrank.report as report
+    from fastrank.stats import friedman
+    calls = []
+    monkeypatch.setattr(benchmark, "friedman",
+                        lambda *a, **kw: calls.append(kw["alpha"]) or friedman(*a, **kw))
+    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    b = hand_benchmark()
+    first = b.friedman("coverage", "dense")
+    assert b.friedman("coverage", "dense") is first
+    assert b.friedman("coverage", "dense", alpha=0.1) is not first
+    assert len(calls) == 2
+    # the same values as a direct computation; arrays that no caller can change
+    direct = friedman(-b.table("coverage", "dense"), alpha=0.05)
+    np.testing.assert_array_equal(first.ranks, direct.ranks)
+    assert (first.chi2, first.f, first.cd_nemenyi) == (direct.chi2, direct.f, direct.cd_nemenyi)
+    with pytest.raises(ValueError, match="read-only"):
+        first.mean_ranks[0] = 0.0
+    # every table, figure and comparison of the written report: one test per metric x type
+    # at the report's level, and one at the default level (Kendall's tau compares average
+    # ranks), but for the two kept above
+    calls.clear()
+    write_benchmark(b, tmp_path, alpha=0.1)
+    n = len(METRIC_KEYS) * len(STUDY_TIES)
+    assert sorted(calls) == [0.05] * (n - 1) + [0.1] * (n - 1)
+    # not part of the saved result, and a reloaded result computes its own
+    again = BenchmarkResult.from_json(b.to_json())
+    assert again.to_json() == b.to_json() and again._friedman == {}
+    assert again.friedman("coverage", "dense").chi2 == first.chi2
+    assert "_friedman" not in repr(b)[:200]
+
+
 def test_json_round_trip_and_frame(bench):
     text = bench.to_json()
     back = BenchmarkResult.from_json(text)

@@ -37,7 +37,7 @@ from scipy import stats as _sps
 
 from . import study as _study
 from .stats import _check_alpha, friedman, holm, wilcoxon
-from .study import LOWER_IS_BETTER, StudyResult, dataset_name
+from .study import StudyResult, _favourable, dataset_name
 
 BENCHMARK_FORMAT = "fastrank-benchmark/1"
 
@@ -70,11 +70,6 @@ class PairwiseComparison:
     adjusted: float
     significant: bool
     better: object
-
-
-def _favourable(values, metric):
-    """Values oriented so that higher is better."""
-    return -values if metric in LOWER_IS_BETTER else values
 
 
 @dataclass
@@ -115,6 +110,8 @@ class BenchmarkResult:
 
     studies: dict
     timings: dict = field(default_factory=dict)
+    #: (metric, ranking type, alpha) -> FriedmanResult, filled by :meth:`friedman`
+    _friedman: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if not self.studies:
@@ -165,13 +162,22 @@ class BenchmarkResult:
         """Friedman / Iman–Davenport test and the critical differences over the data sets
         (:func:`fastrank.stats.friedman`; rank 1 = the most favourable value).
 
+        Computed once per ``(metric, ties, alpha)`` and kept, so every table, figure and
+        comparison of the benchmark shares it (the result's arrays are read-only; a
+        benchmark's studies are not changed once it is made).
+
         Raises
         ------
         ValueError
             With fewer than two data sets or classifiers.
         """
-        return friedman(self.table(metric, ties), higher_is_better=metric not in
-                        LOWER_IS_BETTER, alpha=alpha)
+        key = (metric, ties, _check_alpha(alpha))
+        if key not in self._friedman:
+            res = friedman(_favourable(self.table(metric, ties), metric), alpha=alpha)
+            res.ranks.setflags(write=False)
+            res.mean_ranks.setflags(write=False)
+            self._friedman[key] = res
+        return self._friedman[key]
 
     def pairwise(self, metric, ties, alpha=0.05):
         """Every pair of classifiers: two-sided Wilcoxon signed-rank test over the data

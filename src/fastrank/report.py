@@ -39,7 +39,7 @@ from ._atomic import check_regular, replace_together
 from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
 from .stats import _check_alpha, critical_difference_diagram, friedman, mean_se
-from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, display_name
+from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, _favourable, display_name
 
 #: ranking type -> the name shown in tables and figures
 TIE_NAMES = {"ordinal": "Ordinal", "dense": "Dense", "standard": "Standard",
@@ -472,7 +472,7 @@ def _tex_label(text):
 
 def _best_mask(means, metric):
     """True where a mean is the most favourable of its row (every tied best)."""
-    v = -np.asarray(means) if metric in LOWER_IS_BETTER else np.asarray(means)
+    v = _favourable(means, metric)
     return v == v.max()
 
 
@@ -740,19 +740,17 @@ def _cd_blocks(result):
     """The two Friedman comparisons: (name, title, names, table (blocks x treatments) of
     favourable-is-higher values, block description); only those with at least three
     treatments and two blocks."""
-    sign = np.array([-1.0 if m in LOWER_IS_BETTER else 1.0 for m in result.metrics])
     out = []
     ref = "modified" if "modified" in result.ties else result.ties[-1]
     if len(result.classifiers) >= 3 and len(result.metrics) >= 2:
-        table = np.array([[result.mean(c, ref, m) for c in result.classifiers]
-                          for m in result.metrics]) * sign[:, None]
+        table = np.array([_favourable([result.mean(c, ref, m) for c in result.classifiers], m)
+                          for m in result.metrics])
         out.append(("cd-classifiers", "Classifiers", [_name(c) for c in result.classifiers],
                     table, f"each of the {len(result.metrics)} metrics is a block (its "
                     f"mean over the folds under the {TIE_NAMES[ref].lower()} ranking)"))
     if len(result.ties) >= 3:
-        table = np.array([[result.mean(c, t, m) * s for t in result.ties]
-                          for c in result.classifiers
-                          for m, s in zip(result.metrics, sign)])
+        table = np.array([_favourable([result.mean(c, t, m) for t in result.ties], m)
+                          for c in result.classifiers for m in result.metrics])
         out.append(("cd-ranking-types", "Ranking types", [TIE_NAMES[t] for t in result.ties],
                     table, f"each of the {len(result.classifiers)} × "
                     f"{len(result.metrics)} classifier × metric pairs is a block (its mean "

@@ -78,6 +78,14 @@ TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  
                "expected": "E"}
 #: The metrics that are losses.
 LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
+
+
+def _favourable(values, metric):
+    """Values of ``metric`` oriented so that higher is better: negated for a loss
+    (:data:`LOWER_IS_BETTER`), as they are otherwise."""
+    values = np.asarray(values)
+    return -values if metric in LOWER_IS_BETTER else values
+
 #: The ``format`` field of ``results.json``.
 RESULT_FORMAT = "fastrank-study/1"
 
