@@ -212,6 +212,26 @@ def test_friedman_is_computed_once_per_metric_type_and_alpha(monkeypatch, tmp_pa
     assert "_friedman" not in repr(b)[:200]
 
 
+def test_data_sets_that_all_rank_alike_show_an_infinite_f_readably():
+    means = {t: [0.6, 0.5, 0.4] for t in STUDY_TIES}
+    b = BenchmarkResult({f"s{i}": hand_study(f"s{i}", means, seed=i) for i in range(4)})
+    res = b.friedman("average_precision", "ordinal")
+    assert res.f == np.inf and res.f_pvalue == pytest.approx(6.0 ** -3)
+    table = benchmark_tables(b)[2]
+    assert table.title == "Average ranks: ordinal ranking"
+    row = table.rows[METRIC_KEYS.index("average_precision")]
+    assert row[1:] == ["1.00", "2.00", "3.00", "8.00", f"{ss.chi2.sf(8, 2):.3g}", "∞",
+                       f"{6.0 ** -3:.3g}*"]
+    from fastrank.report import (benchmark_figure_specs, render_benchmark_html,
+                                 render_benchmark_markdown)
+    for text in (render_benchmark_markdown(b), render_benchmark_html(b, figures=[]),
+                 *(spec.caption for spec in benchmark_figure_specs(b))):
+        assert "inf" not in text.replace("infinite", "")
+    assert "F = ∞, p = 0.00463" in benchmark_figure_specs(b)[0].caption
+    tex = render_benchmark_latex(b)
+    assert r"$\infty$" in tex and "inf " not in tex
+
+
 def test_json_round_trip_and_frame(bench):
     text = bench.to_json()
     back = BenchmarkResult.from_json(text)

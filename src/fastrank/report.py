@@ -433,7 +433,7 @@ def terminal_summary(result: StudyResult, alpha: float = 0.05,
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                 "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                 "^": r"\textasciicircum{}", "≡": r"$\equiv$", "α": r"$\alpha$",
-                "τ": r"$\tau$", "±": r"$\pm$", "−": "--"}
+                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$"}
 
 
 def tex_escape(text):
@@ -772,7 +772,7 @@ def _cd_caption(title, res, blocks):
             f"favourable value: lowest for a loss, highest otherwise), where {blocks}. "
             f"Thick lines join treatments whose mean ranks differ by less than the Nemenyi "
             f"critical difference CD = {res.cd_nemenyi:.2f} (α = {res.alpha:g}). Friedman / "
-            f"Iman-Davenport F = {res.f:.2f}, p = {res.f_pvalue:.3g}: {verdict}. The blocks "
+            f"Iman-Davenport F = {_stat(res.f)}, p = {res.f_pvalue:.3g}: {verdict}. The blocks "
             f"share one data set and its folds and are not independent: the diagram "
             f"describes; the paired t-tests are the study's test.")
 
@@ -1122,6 +1122,12 @@ def _p(p):
     return "—" if np.isnan(p) else f"{p:.3g}"
 
 
+def _stat(x):
+    """A test statistic to 2 decimals; "∞" for the infinite F of data sets that all rank
+    the classifiers alike (:func:`fastrank.stats.friedman`)."""
+    return "∞" if np.isinf(x) else f"{x:.2f}"
+
+
 def benchmark_tables(bench, alpha=0.05):
     """The tables of a :class:`fastrank.benchmark.BenchmarkResult`, in order: data sets,
     configuration, per ranking type the average ranks with the Friedman / Iman–Davenport
@@ -1159,7 +1165,7 @@ def benchmark_tables(bench, alpha=0.05):
         for m in bench.metrics:
             res = bench.friedman(m, t, alpha)
             rows.append([metric_name(m)] + [f"{r:.2f}" for r in res.mean_ranks]
-                        + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), f"{res.f:.2f}",
+                        + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), _stat(res.f),
                            _p(res.f_pvalue) + ("*" if res.significant else "")])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         out.append(Table(
@@ -1169,8 +1175,9 @@ def benchmark_tables(bench, alpha=0.05):
                        "data sets (1 = the most favourable value), averaged over the data "
                        f"sets. χ²: Friedman statistic, χ²({res0.df[0]}); F: Iman–Davenport "
                        f"statistic, F({res0.df[0]}, {res0.df[1]}), the test that decides "
-                       f"(* p < {alpha:g}); F is infinite when every data set ranks the "
-                       "classifiers alike. "
+                       f"(* p < {alpha:g}); F = ∞ when every data set ranks the "
+                       "classifiers alike, and its p-value is then the exact chance of that "
+                       "under the null hypothesis. "
                        f"Critical differences at α = {alpha:g}: Nemenyi "
                        f"{res0.cd_nemenyi:.2f}, Bonferroni–Dunn {res0.cd_bonferroni_dunn:.2f}."))
     pairs = [f"{_name(a)} vs {_name(b)}" for i, a in enumerate(bench.classifiers)
@@ -1232,7 +1239,7 @@ def _benchmark_cd_caption(bench, metric, ties, res):
             f"average ranks differ by less than the Nemenyi critical difference CD = "
             f"{res.cd_nemenyi:.2f} (α = {res.alpha:g}; Bonferroni–Dunn against one control: "
             f"{res.cd_bonferroni_dunn:.2f}). Friedman χ² = {res.chi2:.2f}, Iman–Davenport "
-            f"F = {res.f:.2f}, p = {res.f_pvalue:.3g}: {verdict}.")
+            f"F = {_stat(res.f)}, p = {res.f_pvalue:.3g}: {verdict}.")
 
 
 def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
@@ -1268,10 +1275,6 @@ def render_benchmark_markdown(bench, alpha=0.05, built=None):
             + "\n".join(t.markdown() for t in built))
 
 
-def _tex_number(x):
-    return r"$\infty$" if np.isinf(x) else f"{x:.2f}"
-
-
 def render_benchmark_latex(bench, alpha=0.05):
     """The average-rank tables of a benchmark as LaTeX (booktabs): one per ranking type,
     rows the metrics, columns the classifiers' average ranks over the data sets (the best,
@@ -1297,7 +1300,7 @@ def render_benchmark_latex(bench, alpha=0.05):
             rows.append([tex_escape(metric_name(m))]
                         + [rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
                            for r, b in zip(res.mean_ranks, best)]
-                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", _tex_number(res.f),
+                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", tex_escape(_stat(res.f)),
                            f"{res.f_pvalue:.3g}" + (r"$^{*}$" if res.significant else "")])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         caption = (f"Average ranks over {n} data sets under the {TIE_NAMES[t].lower()} "

@@ -18,6 +18,7 @@ Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true cl
 :func:`majority_error` (eq. 4.6), :func:`mean_se` (eq. 4.17-4.19) and
 :func:`compare_two` (eq. 4.20-4.22).
 """
+import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -347,11 +348,21 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
 
     ``tie_correction=True`` divides chi2 by ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` over
     the tie groups of the rows, which equals ``scipy.stats.friedmanchisquare``; the default
-    (no correction) is the formula of Demšar and the thesis. When every row ranks the
-    classifiers identically ``F`` is infinite (p = 0). When every row is fully tied (all
-    classifiers equal on every data set) there is no evidence of a difference: ``chi2 = F
-    = 0``, both p-values 1, not significant (with ``tie_correction=True`` the correction
-    factor is 0 there, and the 0/0 is defined as this limit).
+    (no correction) is the formula of Demšar and the thesis.
+
+    Edge cases. When every row ranks the classifiers identically, chi2 takes its largest
+    value, ``N (k - 1)`` (as ``scipy.stats.friedmanchisquare`` gives it, with its
+    chi-square p-value), and the denominator of ``F`` is 0: ``F`` is infinite (its limit)
+    and the F distribution gives no p-value there (its limit, 0, would call two data sets
+    that agree on two classifiers significant). ``f_pvalue`` is then the exact probability,
+    under the null hypothesis that each row's ranks are in random order, that every row
+    ranks the classifiers alike: ``M^-(N - 1)`` with ``M = k! / prod(t!)`` the distinct
+    orders of a row whose tie groups have sizes ``t`` (``k!^-(N - 1)`` without ties).
+    With ties and no correction, identical rows do not reach the largest chi2 and take
+    the usual F test. When every row is fully tied (all classifiers equal on every data
+    set) there is no evidence of a difference: ``chi2 = F = 0``, both p-values 1, not
+    significant (with ``tie_correction=True`` the correction factor is 0 there, and the
+    0/0 is defined as this limit).
 
     Values are only ranked, so ±inf entries are ranked like any other value (inf is the
     largest).
@@ -417,9 +428,14 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
     if not np.isfinite(chi2):  # pragma: no cover - guarded above; never report NaN as inf
         raise ValueError(f"Friedman statistic is not finite ({chi2}) for this table")
     df1, df2 = k - 1, (k - 1) * (n - 1)
-    denom = n * (k - 1) - chi2
-    f = (n - 1) * chi2 / denom if denom > 0 else float("inf")
-    f_p = float(_sps.f.sf(f, df1, df2)) if np.isfinite(f) else 0.0
+    groups = np.unique(ranks[0], return_counts=True)[1]  # tie-group sizes of the first row
+    if (ranks == ranks[0]).all() and (tie_correction or groups.size == k):
+        # every row alike: chi2 at its largest (0 when fully tied), F's denominator 0
+        orders = math.factorial(k) // math.prod(math.factorial(int(g)) for g in groups)
+        f, f_p = (float("inf"), 1 / orders ** (n - 1)) if orders > 1 else (0.0, 1.0)
+    else:
+        f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+        f_p = float(_sps.f.sf(f, df1, df2))
     scale = np.sqrt(k * (k + 1) / (6.0 * n))
     q_nemenyi = _sps.studentized_range.ppf(1.0 - alpha, k, np.inf) / np.sqrt(2.0)
     q_dunn = _sps.norm.ppf(1.0 - alpha / (2.0 * (k - 1)))
