@@ -1,6 +1,8 @@
 """The study on many data sets: the across-data-set statistics on hand-built studies checked
 against SciPy and direct formulas, run_benchmark against run_study, resuming, refusals,
 persistence and the written outputs."""
+import functools
+import inspect
 import itertools
 import json
 import os
@@ -354,8 +356,8 @@ def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
 
     computed = []
     real = study_module.run_study
-    monkeypatch.setattr(study_module, "run_study",
-                        lambda d, **kw: computed.append(d.name) or real(d, **kw))
+    monkeypatch.setattr(study_module, "run_study", functools.wraps(real)(
+        lambda d, **kw: computed.append(d.name) or real(d, **kw)))
     seen = []
     bench = run_benchmark(small_sets, CLFS, out_dir=out,
                           progress=lambda msg, done: seen.append((msg, done)), **OPTS)
@@ -373,6 +375,39 @@ def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
             run_benchmark(small_sets, CLFS, out_dir=out, **{**OPTS, **change})
     with pytest.raises(ValueError, match="classifiers"):
         run_benchmark(small_sets, CLFS[:2], out_dir=out, **OPTS)
+
+
+def test_resume_checks_the_parameters_run_study_would_use(small_sets, tmp_path, monkeypatch,
+                                                         no_figures):
+    """The saved parameters and those of the run asked for come from one record, with
+    run_study's own defaults: an unchanged call resumes, a changed parameter or a changed
+    default of run_study is refused."""
+    sets, clfs, out = small_sets[:1], ["knn", "mlknn"], tmp_path / "b"
+    first = run_benchmark(sets, clfs, out_dir=out, folds=2)
+    saved = json.loads((out / "yeast0" / "results.json").read_text())
+    planned = study_module._planned_record(clfs, {"folds": 2})
+    assert planned == {k: saved[k] for k in planned}
+    assert planned == {"classifiers": clfs, "ties": list(STUDY_TIES), "folds": 2,
+                       "random_state": 0, "cutoff": "perfect",
+                       "params": {"knn": {"k": None}, "mlknn": {"k": 10, "s": 1.0}}}
+    computed = []
+    real = study_module.run_study
+    monkeypatch.setattr(study_module, "run_study", functools.wraps(real)(
+        lambda d, **kw: computed.append(d.name) or real(d, **kw)))
+    again = run_benchmark(sets, clfs, out_dir=out, folds=2, random_state=0)
+    assert computed == [] and again.to_json() == first.to_json()
+    with pytest.raises(ValueError, match="another configuration .*cutoff 'perfect' instead "
+                                         "of 3"):
+        run_benchmark(sets, clfs, out_dir=out, folds=2, cutoff=3)
+    # were run_study's default seed 1, a new run would differ from the saved one
+    names = list(inspect.signature(real).parameters)
+    defaults = list(real.__defaults__)
+    assert len(defaults) == len(names)
+    defaults[names.index("random_state")] = 1
+    monkeypatch.setattr(real, "__defaults__", tuple(defaults))
+    with pytest.raises(ValueError, match="another configuration .*random_state 0 instead of 1"):
+        run_benchmark(sets, clfs, out_dir=out, folds=2)
+    assert computed == []
 
 
 TWO_TYPES = {**OPTS, "params": {}, "ties": ("ordinal", "modified")}

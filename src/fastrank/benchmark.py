@@ -332,17 +332,6 @@ class BenchmarkResult:
             raise ValueError(f"corrupt benchmark result: {exc}") from None
 
 
-def _configuration(result):
-    """The part of a study result that a resumed benchmark must match."""
-    params = {c: {k: v for k, v in p.items()
-                  if not (result.calibration.get(c) and k in
-                          _study.CALIBRATION_GRIDS.get(c, {}))}
-              for c, p in result.params.items()}
-    return {"classifiers": list(result.classifiers), "ties": list(result.ties),
-            "folds": result.folds, "random_state": result.random_state,
-            "cutoff": result.cutoff, "params": params}
-
-
 def _differences(found, wanted):
     return [f"{k} {found[k]!r} instead of {wanted[k]!r}" for k in wanted
             if found[k] != wanted[k]]
@@ -420,21 +409,7 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
     if unknown:
         raise TypeError(f"unknown study options {sorted(unknown)}")
     _check_alpha(alpha)
-    keys, config = _study._plan(classifiers, study_options.get("params"))
-    wanted = {
-        "classifiers": list(keys),
-        "ties": list(study_options.get("ties", _study.STUDY_TIES)),
-        "folds": study_options.get("folds", 10),
-        "random_state": study_options.get("random_state", 0),
-        "cutoff": study_options.get("cutoff", "perfect"),
-        "params": {c: config[c] if c in _study.CLASSIFIERS else
-                   _study._estimator_params(config[c]) for c in keys}}
-    if study_options.get("calibrate"):
-        for c, grid in _study.CALIBRATION_GRIDS.items():
-            if c in wanted["params"]:
-                wanted["params"][c] = {k: v for k, v in wanted["params"][c].items()
-                                       if k not in grid}
-    wanted = json.loads(json.dumps(wanted))  # as results.json holds it
+    wanted = _study._planned_record(classifiers, study_options)
     done = {}
     if out_dir is not None:
         check_output_dir(out_dir, BENCHMARK_FILES)
@@ -445,14 +420,14 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
             if os.path.isfile(path):
                 with open(path, encoding="utf-8") as f:
                     found = StudyResult.from_json(f.read())
-                diff = _differences(_configuration(found), wanted)
+                diff = _differences(_study._record_of(found), wanted)
                 if diff:
                     raise ValueError(f"{path} holds results of another configuration ("
                                      + "; ".join(diff) + "); choose another output folder "
                                      "or remove it")
                 done[n] = found
     studies, timings = {}, {}
-    per_dataset = len(keys) * wanted["folds"]
+    per_dataset = len(wanted["classifiers"]) * wanted["folds"]
     for i, (spec, n) in enumerate(zip(datasets, names)):
         if n in done:
             studies[n] = done[n]

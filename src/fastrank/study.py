@@ -41,6 +41,7 @@ Conventions chosen here (the thesis is silent or specific to its data):
 """
 import collections
 import concurrent.futures
+import inspect
 import json
 import numbers
 import operator
@@ -579,6 +580,49 @@ def _estimator_params(estimator):
     return {"estimator": " ".join(repr(estimator).split())}
 
 
+def _recorded_params(classifiers, config):
+    """Per classifier, the parameters a study records (:attr:`StudyResult.params`): a
+    built-in's parameters, an own estimator's repr (:func:`_estimator_params`)."""
+    return {c: config[c] if c in CLASSIFIERS else _estimator_params(config[c])
+            for c in classifiers}
+
+
+def _parameter_record(classifiers, params, ties, folds, random_state, cutoff,
+                      calibrated=()):
+    """What determines a study's results besides its data set, as ``results.json`` holds
+    it (JSON-native): the classifiers, ranking types, folds, seed, cutoff and recorded
+    parameters; for the classifiers ``calibrated``, without the parameters calibration
+    chooses (:data:`CALIBRATION_GRIDS`). Compares a finished study (:func:`_record_of`)
+    with one about to run (:func:`_planned_record`)."""
+    params = {c: {k: v for k, v in p.items()
+                  if not (c in calibrated and k in CALIBRATION_GRIDS.get(c, {}))}
+              for c, p in params.items()}
+    return json.loads(json.dumps({"classifiers": list(classifiers), "ties": list(ties),
+                                  "folds": folds, "random_state": random_state,
+                                  "cutoff": cutoff, "params": params}))
+
+
+def _record_of(result):
+    """The parameter record (:func:`_parameter_record`) of a finished study."""
+    return _parameter_record(result.classifiers, result.params, result.ties, result.folds,
+                             result.random_state, result.cutoff,
+                             calibrated=[c for c, tried in result.calibration.items() if tried])
+
+
+def _planned_record(classifiers, options):
+    """The parameter record (:func:`_parameter_record`) of ``run_study(dataset,
+    classifiers, **options)`` before it runs: :func:`run_study`'s own defaults fill the
+    options not given; with ``calibrate``, the calibrated parameters are left out (they
+    are chosen by the run)."""
+    args = inspect.signature(run_study).bind(None, classifiers, **options)
+    args.apply_defaults()
+    a = args.arguments
+    keys, config = _plan(classifiers, a["params"])
+    return _parameter_record(keys, _recorded_params(keys, config), a["ties"], a["folds"],
+                             a["random_state"], a["cutoff"],
+                             calibrated=keys if a["calibrate"] else ())
+
+
 def _plan(classifiers, params):
     """Check the classifiers of a study and their parameter overrides.
 
@@ -1026,9 +1070,8 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     return StudyResult(
         dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
         classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
-        cutoff=cutoff, values=values,
-        params={c: config[c] if c in CLASSIFIERS else _estimator_params(config[c])
-                for c in classifiers}, tie_stats=tie_stats,
+        cutoff=cutoff, values=values, params=_recorded_params(classifiers, config),
+        tie_stats=tie_stats,
         calibration={c: tried for c, tried in calibration.items() if tried}, stderr=stderr,
         timings=timings)
 
