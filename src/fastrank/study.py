@@ -8,10 +8,15 @@ paired two-tailed t-test of ordinal against dense, standard and modified -> the 
 Conventions chosen here (the thesis is silent or specific to its data):
 
 * Folds: shuffled k-fold seeded by ``random_state`` (sizes differ by at most one).
-* The ordinal ranking of fold ``f`` is drawn with seed ``random_state + f``; each
-  classifier with randomness (VG-RAM) gets ``random_state + f`` as its own seed. A seed
-  depends only on ``random_state`` and the fold, never on the order, the process or the
-  machine in which a task runs.
+* The ordinal ranking of fold ``f`` is drawn with seed ``random_state + f``, the same for
+  every classifier (their ordinal values differ by their beliefs, not by the draw). Each
+  built-in classifier with randomness (VG-RAM WNN, VG-RAM WNN-COR) gets its own seed,
+  derived from ``random_state + f`` and its name: the first 32-bit word of
+  ``numpy.random.SeedSequence(random_state + f, spawn_key=tuple(name.encode("utf-8")))``
+  (calibration: of ``random_state``). Two classifiers' random tie choices are thus
+  independent, and adding or removing a classifier changes no other's results. A seed
+  depends only on ``random_state``, the fold and the classifier's name, never on the
+  order, the process or the machine in which a task runs.
 * Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
   (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
   features and shared by its classifiers. In process, they run side by side on ``n_jobs``
@@ -528,16 +533,26 @@ def display_name(classifier):
     return CLASSIFIERS[classifier][0] if classifier in CLASSIFIERS else classifier
 
 
+def _classifier_seed(seed, name):
+    """The seed of built-in classifier ``name`` for the study's seed ``seed`` (of the fold,
+    ``random_state + f``, or of the calibration): the first 32-bit word of
+    ``numpy.random.SeedSequence(seed, spawn_key=tuple(name.encode("utf-8")))``, a stream of
+    its own for each classifier."""
+    key = tuple(name.encode("utf-8"))
+    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
 def _make_classifier(name, params, seed):
     """A fresh classifier for one fold: a built-in one from its parameters (seeded with
-    ``seed`` when it has randomness), or a clone of a user's estimator (``params``), whose
-    own ``random_state``, if any, is kept as the user set it."""
+    :func:`_classifier_seed` of ``seed`` and ``name`` when it has randomness), or a clone
+    of a user's estimator (``params``), whose own ``random_state``, if any, is kept as the
+    user set it."""
     if name not in CLASSIFIERS:
         from sklearn.base import clone
         return clone(params)
     _, cls, _ = CLASSIFIERS[name]
     if "random_state" in cls._param_names():
-        params = {**params, "random_state": seed}
+        params = {**params, "random_state": _classifier_seed(seed, name)}
     return cls(**params)
 
 
@@ -708,7 +723,8 @@ def calibrate_classifier(dataset: Any, name: str, params: dict[str, Any],
     train : array-like of int
         The training documents to split.
     random_state : int, default 0
-        Seeds the split and the classifier.
+        Seeds the split; a classifier with randomness gets a seed derived from it and
+        its name (module docstring).
     grid : dict of str to list of int, optional
         Values to try per parameter; default :data:`CALIBRATION_GRIDS` (a ``k`` not below
         the number of fitting documents is skipped).
@@ -801,8 +817,9 @@ def _fold_task(dataset, train, test, n_jobs):
 
 
 def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
-    """Fit classifier ``name`` (seeded with ``seed``) on the training part of ``fold``, and
-    evaluate its beliefs on the test part (ordinal draw seeded with ``seed``)."""
+    """Fit classifier ``name`` (seeded with :func:`_classifier_seed` of ``seed``) on the
+    training part of ``fold``, and evaluate its beliefs on the test part (ordinal draw
+    seeded with ``seed``)."""
     with num_threads(n_jobs):
         model = _make_classifier(name, params, seed)
         t0 = time.perf_counter()
