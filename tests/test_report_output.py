@@ -420,3 +420,92 @@ def test_atomic_file_names_the_target_when_its_folder_is_missing(tmp_path):
     assert str(info.value) == f"[Errno 2] No such file or directory: '{target}'"
     assert ".fastrank-" not in str(info.value)
     assert os.listdir(tmp_path) == []
+
+
+# ---- WriteGuard: the writes of an abandoned computation --------------------------------------
+
+def _in_thread(target):
+    """Run ``target`` in a thread; its outcome ("ok" or the exception) lands in the list."""
+    outcome = []
+
+    def run():
+        try:
+            target()
+            outcome.append("ok")
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def test_abandoned_writes_leave_no_temporary_file_and_change_nothing(tmp_path, monkeypatch):
+    """Abandoned while it writes its temporary files (in a folder it made, and in one that
+    holds an old file), a set's writer removes neither old file, keeps no temporary file
+    or made folder, and its commit is refused."""
+    (tmp_path / "old.txt").write_text("old")
+    guard = atomic.WriteGuard()
+    staged, resume = threading.Event(), threading.Event()
+    real = atomic._write_new
+
+    def write_then_wait(path, data):
+        real(path, data)
+        if path.startswith(str(tmp_path / "new")):  # the second file of the set
+            staged.set()
+            resume.wait(10)
+
+    monkeypatch.setattr(atomic, "_write_new", write_then_wait)
+
+    def write():
+        with guard.active():
+            replace_together({tmp_path / "old.txt": b"new", tmp_path / "new" / "a": b"a"})
+
+    thread, outcome = _in_thread(write)
+    assert staged.wait(10)
+    assert len([n for n in os.listdir(tmp_path) if n.startswith(".fastrank-")]) == 1
+    guard.abandon()
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]  # no temporary, no made folder
+    resume.set()
+    thread.join(10)
+    assert isinstance(outcome[0], atomic.WritingStopped)
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]
+    assert (tmp_path / "old.txt").read_text() == "old"
+    with pytest.raises(atomic.WritingStopped), guard.active(), \
+            atomic.atomic_file(tmp_path / "later.txt") as f:
+        f.write(b"refused")
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]
+    write_text(tmp_path / "later.txt", "another thread's writes go on")  # not this guard's
+    assert (tmp_path / "later.txt").read_text() == "another thread's writes go on"
+
+
+def test_abandon_waits_for_a_commit_under_way(tmp_path, monkeypatch):
+    """A set being renamed into place when the computation is abandoned is finished first:
+    complete, with no temporary or backup file."""
+    (tmp_path / "a").write_text("old a")
+    guard = atomic.WriteGuard()
+    swapping, resume = threading.Event(), threading.Event()
+    real = atomic._swap
+
+    def wait_then_swap(staged, doomed):
+        swapping.set()
+        resume.wait(10)
+        real(staged, doomed)
+
+    monkeypatch.setattr(atomic, "_swap", wait_then_swap)
+
+    def write():
+        with guard.active():
+            replace_together({tmp_path / "a": b"new a", tmp_path / "b": b"new b"})
+
+    thread, outcome = _in_thread(write)
+    assert swapping.wait(10)
+    abandoner, abandoned = _in_thread(guard.abandon)
+    abandoner.join(0.5)
+    assert abandoner.is_alive() and not abandoned  # waits for the commit
+    resume.set()
+    abandoner.join(10)
+    thread.join(10)
+    assert outcome == ["ok"] and abandoned == ["ok"]
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+    assert (tmp_path / "a").read_text() == "new a" and (tmp_path / "b").read_text() == "new b"

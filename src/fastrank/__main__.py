@@ -335,13 +335,18 @@ def _interruptible(compute):
     Python runs signal handlers only in the main thread, between bytecodes: a compiled
     kernel called from the main thread would hold off Ctrl-C and SIGTERM until it returns
     (a minute for a large VG-RAM prediction). Waiting on a thread is interruptible, so the
-    command ends at once; the abandoned worker (a daemon thread that writes nothing) ends
-    with the process (see :func:`_stop`)."""
-    outcome, finished = {}, threading.Event()
+    command ends at once. The abandoned worker (a daemon thread) ends with the process (see
+    :func:`_stop`) and writes nothing more: its file writes (a multi-data-set run writes
+    each data set's output set as it finishes) are abandoned first -- a set being renamed
+    into place is finished, every other temporary file removed
+    (:class:`fastrank._atomic.WriteGuard`)."""
+    from ._atomic import WriteGuard
+    outcome, finished, writes = {}, threading.Event(), WriteGuard()
 
     def work():
         try:
-            outcome["value"] = compute()
+            with writes.active():
+                outcome["value"] = compute()
         except BaseException as exc:  # re-raised in the main thread
             outcome["error"] = exc
         finally:
@@ -352,6 +357,7 @@ def _interruptible(compute):
     try:
         worker.join()
     except BaseException:  # Ctrl-C, SIGTERM (an interrupted join marks the thread stopped:
+        writes.abandon()
         _ABANDONED.append(finished)  # whether it still runs is told by its own flag)
         raise
     if "error" in outcome:
@@ -528,8 +534,10 @@ def _stop(command, what, code, own_process):
     """One line on stderr, then the exit code. When ``main`` runs as the program (no
     ``argv``) and an interrupted computation still runs in its abandoned thread, the process
     ends at once (``os._exit`` after flushing the standard streams): the interpreter's
-    normal shutdown beside a kernel that keeps every core busy takes about a second. Output
-    files are written only after the computation, in the main thread: none is open."""
+    normal shutdown beside a kernel that keeps every core busy takes about a second. The
+    abandoned computation's writes were stopped and their temporary files removed
+    (:func:`_interruptible`); the main thread writes its outputs only after the
+    computation: none is open."""
     print(f"fastrank {command}: {what}", file=sys.stderr)
     if own_process and not all(finished.is_set() for finished in _ABANDONED):
         sys.stdout.flush()
