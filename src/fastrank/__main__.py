@@ -196,12 +196,39 @@ def _estimator_from_json(spec, where):
         raise ValueError(f"{where}: {spec['class']}: {exc}") from None
 
 
+def _run_file(path):
+    """Run the .py file ``path`` as a module of its own, with its folder first on
+    ``sys.path`` meanwhile (so that it imports the modules beside it, as ``python FILE``
+    would); return that module and the modules loaded from its folder (itself among them),
+    which a Dask worker cannot import (see :func:`_cmd_study`)."""
+    import importlib.util
+    folder = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = f"_fastrank_classifiers_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # importable by name: classes and functions pickle by name
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    finally:
+        sys.path.remove(folder)
+    local = [m for m in list(sys.modules.values())
+             if os.path.dirname(os.path.abspath(getattr(m, "__file__", None) or os.sep))
+             == folder]
+    return module, local
+
+
 def _own_classifiers(args):
     """The user's estimators: ``--classifier NAME=module:Class`` (a class, instantiated
     without arguments, or an estimator object) and ``--classifiers-from FILE`` (a .py file
     defining ``classifiers``: a list of (name, estimator) pairs or a dict, or a JSON list of
-    ``{"name": ..., "class": "module:Class", "params": {...}}``)."""
-    own = []
+    ``{"name": ..., "class": "module:Class", "params": {...}}``). Returns them, and the
+    modules of a .py file's folder that they may come from (:func:`_run_file`)."""
+    own, local = [], []
     for item in args.classifier:
         name, sep, target = item.partition("=")
         if not sep or not name.strip():
@@ -213,8 +240,8 @@ def _own_classifiers(args):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no such file: {path}")
         if path.lower().endswith(".py"):
-            import runpy
-            found = runpy.run_path(path).get("classifiers")
+            module, local = _run_file(path)
+            found = getattr(module, "classifiers", None)
             if isinstance(found, dict):
                 found = list(found.items())
             if not isinstance(found, (list, tuple)):
@@ -234,7 +261,7 @@ def _own_classifiers(args):
                 if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
                     raise ValueError(f"{path}[{i}]: each spec needs a \"name\"")
                 own.append((spec["name"], _estimator_from_json(spec, f"{path}[{i}]")))
-    return own
+    return own, local
 
 
 class _Progress:
@@ -283,7 +310,7 @@ def _cmd_study(args):
     if len(specs) > 1 and (args.format is not None or args.labels is not None):
         raise ValueError("--format and --labels apply to a single data set")
     classifiers = _csv(args.classifiers)
-    own = _own_classifiers(args)
+    own, local = _own_classifiers(args)
     if not classifiers and not own:
         raise ValueError(f"--classifiers names no classifier; choose from "
                          f"{', '.join(CLASSIFIERS)}, or add --classifier NAME=module:Class")
@@ -295,6 +322,9 @@ def _cmd_study(args):
     if args.scheduler is not None:
         from .dask import connect
         cluster = connect(args.scheduler)
+        import cloudpickle  # a dependency of Dask's
+        for module in local:  # the workers cannot import them: their classes go by value
+            cloudpickle.register_pickle_by_value(module)
     with cluster as client:  # reached, or started, before anything is computed
         progress = _Progress(len(specs) * (len(classifiers) + len(own)) * args.folds,
                              args.quiet)
@@ -431,8 +461,9 @@ def build_parser():
                         "arguments, or an estimator object) shown as NAME; repeatable")
     p.add_argument("--classifiers-from", metavar="FILE",
                    help="add your own estimators from a .py file defining 'classifiers' "
-                        "(list of (name, estimator) pairs) or a JSON list of "
-                        "{\"name\", \"class\": \"module:Class\", \"params\"}")
+                        "(list of (name, estimator) pairs; it may import the modules beside "
+                        "it, and with --scheduler they are sent to the workers by value) or "
+                        "a JSON list of {\"name\", \"class\": \"module:Class\", \"params\"}")
     p.add_argument("--folds", type=int, default=10)
     p.add_argument("--ties", default="ordinal,dense,standard,modified",
                    help="ranking types, comma-separated; add 'expected' for the exact mean "

@@ -549,7 +549,7 @@ def _make_classifier(name, params, seed):
     user set it."""
     if name not in CLASSIFIERS:
         from sklearn.base import clone
-        return clone(params)
+        return clone(params.load() if isinstance(params, _Shipped) else params)
     _, cls, _ = CLASSIFIERS[name]
     if "random_state" in cls._param_names():
         params = {**params, "random_state": _classifier_seed(seed, name)}
@@ -906,6 +906,23 @@ def _run_serially(dataset, splits, classifiers, config, calibrate, random_state,
     return config, calibration
 
 
+class _Shipped:
+    """A user's estimator on its way to a Dask cluster, as cloudpickle's bytes, unpickled
+    by the task that uses it (:func:`_make_classifier`). Cloudpickle sends a class from a
+    module registered with ``cloudpickle.register_pickle_by_value`` (one the workers cannot
+    import) by value; as bytes, the estimator also passes a scheduler in this process,
+    where Dask would pickle it again with the standard pickle, which refers to a class by
+    its module's name."""
+
+    def __init__(self, estimator):
+        import cloudpickle  # a dependency of Dask's
+        self.payload = cloudpickle.dumps(estimator)
+
+    def load(self):
+        import cloudpickle
+        return cloudpickle.loads(self.payload)
+
+
 def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, random_state, ties,
                     cutoff, n_jobs, record):
     """Every task on the cluster of ``client``, recorded as it completes; returns the
@@ -920,12 +937,13 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph")  # once, by design
         data = client.submit(identity, dataset, pure=False)
-    calibrated = {c: client.submit(_calibration_task, data, c, config[c], splits[0][0],
+    shipped = {c: p if c in CLASSIFIERS else _Shipped(p) for c, p in config.items()}
+    calibrated = {c: client.submit(_calibration_task, data, c, shipped[c], splits[0][0],
                                    random_state, n_jobs, pure=False)
                   for c in (classifiers if calibrate else ())}
     best = {c: client.submit(operator.itemgetter(0), calibrated[c], pure=False)
             for c in calibrated}
-    params = {**config, **best}
+    params = {**shipped, **best}
     tasks = {}
     for f, (train, test) in enumerate(splits):
         # no reference kept to the fold's future: its features are released once its
@@ -944,7 +962,8 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
         raise
     found = client.gather(calibrated)
     calibration = {c: tried for c, (_, tried) in found.items()}
-    return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
+    return {**config, **{c: chosen for c, (chosen, _) in found.items() if c in CLASSIFIERS}}, \
+        calibration
 
 
 def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIFIERS),
