@@ -45,6 +45,15 @@ def test_rank_writes_files_and_reads_stdin(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nope" in proc.stderr
 
 
+def test_an_output_in_a_missing_folder_is_named_in_the_error(tmp_path, capsys):
+    csv = tmp_path / "s.csv"
+    csv.write_text("0.1,0.3\n")
+    out = tmp_path / "missing" / "r.csv"
+    assert main(["rank", str(csv), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"fastrank rank: error: [Errno 2] No such file or "
+                                       f"directory: '{out}'\n")
+
+
 def test_version_pipe_and_misspelled_options(tmp_path):
     from fastrank import __version__
     proc = subprocess.run([sys.executable, "-m", "fastrank", "--version"], capture_output=True,

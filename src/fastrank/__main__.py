@@ -322,7 +322,7 @@ def _cmd_study(args):
     if args.scheduler is not None:
         from .dask import connect
         cluster = connect(args.scheduler)
-        import cloudpickle  # a dependency of Dask's
+        import cloudpickle  # type: ignore[import-untyped]  # a dependency of Dask's
         for module in local:  # the workers cannot import them: their classes go by value
             cloudpickle.register_pickle_by_value(module)
     with cluster as client:  # reached, or started, before anything is computed

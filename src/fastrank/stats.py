@@ -44,7 +44,7 @@ def _check_alpha(alpha) -> float:
     """
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise TypeError(f"alpha must be a number in (0, 1), got {alpha!r:.80}")
-    if not 0.0 < alpha < 1.0:
+    if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     return float(alpha)
 

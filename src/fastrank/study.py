@@ -915,7 +915,7 @@ class _Shipped:
     its module's name."""
 
     def __init__(self, estimator):
-        import cloudpickle  # a dependency of Dask's
+        import cloudpickle  # type: ignore[import-untyped]  # a dependency of Dask's
         self.payload = cloudpickle.dumps(estimator)
 
     def load(self):
