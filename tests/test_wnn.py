@@ -658,3 +658,62 @@ def test_network_size_is_a_parameter_error():
                dict(n_neurons=2**16, n_synapses=2**16)):
         with pytest.raises(ValueError, match="n_neurons \\* n_synapses"):
             VGRAM(**kw).fit(X, Y)
+
+
+# ---- a memory made unsearchable by hand ----------------------------------------------------
+
+_HAND_SET_MEMORY = """
+import sys
+import numpy as np
+from fastrank.wnn import VGRAM, VGRAMCor
+cls, policy, damage = sys.argv[1:]
+rng = np.random.default_rng(0)
+X = rng.random((20, 8))
+Y = (rng.random((20, 3)) < 0.5).astype(np.uint8)
+Y[:, 0] = 1
+model = {"VGRAM": VGRAM, "VGRAMCor": VGRAMCor}[cls](n_neurons=4, n_synapses=8,
+                                                    tie_policy=policy).fit(X, Y)
+if damage == "empty":
+    model.memory_ = model.memory_[:, :0]
+    model.label_indptr_ = np.zeros(1, np.int64)
+model.label_indices_ = np.zeros(0, np.int32)
+if damage == "unlabelled":
+    model.label_indptr_ = np.zeros(model.memory_.shape[1] + 1, np.int64)
+try:
+    model.decision_function(X[:3])
+except ValueError as exc:
+    print(exc)
+else:
+    print("no error")
+"""
+
+
+@pytest.mark.parametrize("cls, policy, damage, message", [
+    ("VGRAM", "random", "empty", "VGRAM: memory_ stores no training document"),
+    ("VGRAM", "all", "empty", "VGRAM: memory_ stores no training document"),
+    ("VGRAMCor", "random", "empty", "VGRAMCor: memory_ stores no training document"),
+    ("VGRAMCor", "all", "empty", "VGRAMCor: memory_ stores no training document"),
+    ("VGRAM", "random", "unlabelled", "VGRAM: a stored document has no label"),
+])
+def test_unsearchable_memory_set_by_hand_is_refused(cls, policy, damage, message):
+    """Fitted attributes set by hand to a memory that load refuses (no stored document; a
+    VG-RAM document without a label) raise ValueError before the kernel, whose random vote
+    would read past the label lists (VGRAM, "random": a segmentation fault). In a child
+    process, so that a regression fails this test instead of killing the test run."""
+    import subprocess
+    child = subprocess.run([sys.executable, "-c", _HAND_SET_MEMORY, cls, policy, damage],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, f"child died with {child.returncode}: {child.stderr[-2000:]}"
+    assert child.stdout.startswith(message), child.stdout
+
+
+def test_load_rejects_a_vgram_document_without_label(tmp_path):
+    X, Y, _ = tie_heavy_data(8)
+    VGRAM(n_neurons=4, n_synapses=90, random_state=4).fit(X, Y).save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = dict(f)
+    arrays["label_indptr_"] = np.zeros_like(arrays["label_indptr_"])
+    arrays["label_indices_"] = np.zeros(0, np.int32)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match="a stored document has no label"):
+        VGRAM.load(tmp_path / "bad.npz")
