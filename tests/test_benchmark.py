@@ -376,6 +376,16 @@ def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
     with pytest.raises(ValueError, match="classifiers"):
         run_benchmark(small_sets, CLFS[:2], out_dir=out, **OPTS)
 
+    # a study of the previous format (VG-RAM seeded otherwise) is read, but not resumed
+    saved = json.loads(first)
+    assert saved["format"] == study_module.RESULT_FORMAT == "fastrank-study/2"
+    saved["format"] = "fastrank-study/1"
+    old = json.dumps(saved)
+    (out / "yeast0" / "results.json").write_text(old)
+    assert StudyResult.from_json(old).to_json() == first.decode()
+    with pytest.raises(ValueError, match="written by an earlier fastrank .*fastrank-study/1"):
+        run_benchmark(small_sets, CLFS, out_dir=out, **OPTS)
+
 
 def test_resume_checks_the_parameters_run_study_would_use(small_sets, tmp_path, monkeypatch,
                                                          no_figures):

@@ -419,7 +419,13 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
             path = os.path.join(sub, "results.json")
             if os.path.isfile(path):
                 with open(path, encoding="utf-8") as f:
-                    found = StudyResult.from_json(f.read())
+                    text = f.read()
+                found = StudyResult.from_json(text)
+                written = json.loads(text)["format"]
+                if written != _study.RESULT_FORMAT:
+                    raise ValueError(f"{path} was written by an earlier fastrank (format "
+                                     f"{written!r}, whose random tie choices differ); "
+                                     "choose another output folder or remove it")
                 diff = _differences(_study._record_of(found), wanted)
                 if diff:
                     raise ValueError(f"{path} holds results of another configuration ("

@@ -93,7 +93,11 @@ def _favourable(values, metric):
     return -values if metric in LOWER_IS_BETTER else values
 
 #: The ``format`` field of ``results.json``.
-RESULT_FORMAT = "fastrank-study/1"
+RESULT_FORMAT = "fastrank-study/2"
+#: Formats :meth:`StudyResult.from_dict` reads: version 1 has the same fields, but its
+#: VG-RAM classifiers drew their random tie choices from the fold's seed itself, so its
+#: results are read, never resumed (:func:`fastrank.benchmark.run_benchmark`).
+READABLE_FORMATS = ("fastrank-study/1", RESULT_FORMAT)
 
 #: name -> (display name, estimator class, thesis configuration)
 CLASSIFIERS = {
@@ -312,7 +316,7 @@ class StudyResult:
         """
         if not isinstance(d, dict):
             raise TypeError(f"a study result is a dict, got {type(d).__name__}")
-        if d.get("format") != RESULT_FORMAT:
+        if d.get("format") not in READABLE_FORMATS:
             raise ValueError(f"not a fastrank study result (format {d.get('format')!r}, "
                              f"expected {RESULT_FORMAT!r})")
         names = {key: _result_entry(d, key) for key in ("classifiers", "ties", "metrics")}
