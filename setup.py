@@ -74,6 +74,7 @@ extensions = [
         f"fastrank._ext.{pyx.stem}",
         [str(pyx)],
         include_dirs=[np.get_include(), str(EXT_DIR)],
+        depends=[str(EXT_DIR / "fr_cpu.h")],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for pyx in sorted(EXT_DIR.glob("*.pyx"))
@@ -89,8 +90,8 @@ setup(
     # fastrank.data (the embedded data files) has no __init__: a namespace package
     packages=["fastrank._ext", *find_namespace_packages("src", include=["fastrank", "fastrank.*"])],
     package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.gz", "*.md"]},
-    # generated C and annotation files are build intermediates, not package contents
-    exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.html"]},
+    # generated C, the C header and annotation files are build inputs, not package contents
+    exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},
     ext_modules=cythonize(
         extensions,
         include_path=[str(EXT_DIR)],

@@ -9,7 +9,8 @@ Run: pytest benchmarks/bench_neighbors.py --benchmark-only
   CSR vs scikit-learn ``NearestNeighbors(metric="cosine", algorithm="brute", n_jobs=2)``;
   dense float32 (fastrank also float64) vs ``faiss.IndexFlatIP`` (float32) on
   unit-normalised rows (FAISS on the same thread count; normalisation not timed for FAISS,
-  timed for fastrank) and vs scikit-learn.
+  timed for fastrank) and vs scikit-learn; ``test_topk_dense_paired_faiss`` runs fastrank
+  and FAISS in alternating turns (a ratio that holds on a loaded machine too).
 - ML-kNN fit + predict (k=10, s=1) on bibtex, first 4 880 documents for training (Mulan's
   split size), the other 2 515 for testing, vs ``skmultilearn.adapt.MLkNN`` (fork 0.0.8).
   The fork finds neighbours with Euclidean distance, so it gets unit-normalised rows (the
@@ -23,6 +24,7 @@ Run: pytest benchmarks/bench_neighbors.py --benchmark-only
   synthetic sparse text (fastrank.datasets.make_multilabel, 20 000 terms) for n = 1k..100k.
 """
 import os
+import time
 from pathlib import Path
 
 import faiss
@@ -122,6 +124,41 @@ def test_topk_dense_faiss(benchmark, dense32, name, k, threads):
         _run(benchmark, lambda: index.search(Xn, k), threads)
     finally:
         faiss.omp_set_num_threads(os.cpu_count())
+
+
+@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_topk_dense_paired_faiss(benchmark, dense32, name, threads):
+    """Dense float32, k=10: fastrank and FAISS alternating in turns (3 each, after one
+    warm-up each), so that both see the same load; their minima and the ratio
+    FAISS / fastrank go to extra_info (the timed function is empty: not a timing)."""
+    X = dense32[name]
+    Xn = np.ascontiguousarray(_unit(X))
+    index = faiss.IndexFlatIP(Xn.shape[1])
+    index.add(Xn)
+    runs = {"fastrank": lambda: topk_cosine(X, X, 10), "faiss": lambda: index.search(Xn, 10)}
+    times = {who: [] for who in runs}
+    benchmark.extra_info["loadavg_1min_before"] = round(os.getloadavg()[0], 2)
+    faiss.omp_set_num_threads(threads)
+    try:
+        with threadpool_limits(threads):
+            for turn in range(4):
+                for who, run in runs.items():
+                    start = time.perf_counter()
+                    run()
+                    if turn:
+                        times[who].append(time.perf_counter() - start)
+    finally:
+        faiss.omp_set_num_threads(os.cpu_count())
+    best = {who: min(t) for who, t in times.items()}
+    benchmark.group = f"topk {name} dense float32 k=10, paired with FAISS (not a timing)"
+    benchmark.extra_info.update(threads=threads, fastrank_s=round(best["fastrank"], 4),
+                                faiss_s=round(best["faiss"], 4),
+                                faiss_over_fastrank=round(best["faiss"] / best["fastrank"], 3),
+                                loadavg_1min_after=round(os.getloadavg()[0], 2))
+    print(f"\n{name} threads={threads}: fastrank {best['fastrank']:.3f} s, FAISS "
+          f"{best['faiss']:.3f} s, FAISS / fastrank {best['faiss'] / best['fastrank']:.2f}")
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
 
 
 @pytest.mark.parametrize("name", ["reuters", "bibtex"])

@@ -18,7 +18,7 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from fastrank.datasets import load_text
-from fastrank.text import TfidfIndexer
+from fastrank.text import TfidfIndexer, tfidf_from_counts
 
 REUTERS = Path(__file__).resolve().parents[2] / "shared" / "data" / "reuters" / \
     "reuters21578-modapte-test.json"
@@ -75,6 +75,19 @@ def test_fastrank_transform(benchmark, texts):
     idx = TfidfIndexer().fit(texts)
     X = benchmark.pedantic(idx.transform, args=(texts,), rounds=7, iterations=1)
     assert (X != idx.fit_transform(texts)).nnz == 0
+
+
+def test_fastrank_transform_public_weighting(benchmark, texts):
+    """transform as it was before the indexer weighted its own counts directly: the same
+    counts through the public, checked tfidf_from_counts (its validation and its copy)."""
+    benchmark.group = "tf-idf Reuters 3019 docs: transform (fitted on all)"
+    idx = TfidfIndexer().fit(texts)
+
+    def checked():
+        return tfidf_from_counts(idx._term_counts(texts, idx.vocabulary_)[0], idx.idf_)[0]
+
+    X = benchmark.pedantic(checked, rounds=7, iterations=1)
+    assert (X != idx.transform(texts)).nnz == 0
 
 
 def test_sklearn_default_transform(benchmark, texts):

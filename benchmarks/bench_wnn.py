@@ -17,13 +17,16 @@ Thesis configurations: 1024 neurons x 512 / 1024 synapses.
 * test_vs_faiss_dense_yeast: the default study's VG-RAM WNN (1024 x 1024) on one fold of
   the embedded, dense yeast data (2175 train, 242 queries), the best code path of the CPU
   and the AVX2 one (``use_simd(1)``) against FAISS.
-* test_encoding_vs_streaming: the Minchinton encoding of those 2175 rows against a NumPy
-  read of the input plus write of the 285 MB of output bits.
+* test_encoding_vs_streaming: the Minchinton encoding of those 2175 rows (the best code
+  path and the AVX2 one) against two bounds: a NumPy copy of the input plus a copy of 285 MB
+  of zeros into the output (stream-bound), and the same input copy plus the C library's
+  memset of the output with a non-zero byte (write-bound: writing alone, no read).
 * test_small_call_latency: decision_function for 1 and 8 documents (p50/p99 over 190
   calls in extra_info).
 * test_largest_configuration: the thesis' 32x32 neurons x 2048 synapses, which did not fit
   a 32-bit machine, trained on 7000 bibtex documents; fit/predict time and memory recorded.
 """
+import ctypes
 import json
 import os
 import time
@@ -176,13 +179,15 @@ def test_vs_faiss_dense_yeast(benchmark, impl, threads):
         wnn_kernel.use_simd(previous)
 
 
-@pytest.mark.parametrize("impl", ["encode", "encode-avx2", "stream-bound"])
+@pytest.mark.parametrize("impl", ["encode", "encode-avx2", "stream-bound", "write-bound"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_encoding_vs_streaming(benchmark, impl, threads):
     """Minchinton encoding of yeast's 2175 training rows for 1024 neurons x 1024 synapses
-    (285 MB of patterns) against a pure memory-streaming bound: a NumPy copy of the same
-    input bytes plus a write of every output byte (np.copyto of zeros into the output).
-    Both write into the same pre-faulted output array."""
+    (285 MB of patterns) against pure memory-streaming bounds, each a NumPy copy of the
+    same input bytes plus a write of every output byte: np.copyto of zeros into the output
+    (stream-bound; it also reads 285 MB), or the C library's memset with the byte 0x55
+    (write-bound: the output written and nothing else read; one thread, as is the copy).
+    All write into the same pre-faulted output array."""
     X, _, n_train = _yeast()
     X = np.ascontiguousarray(X[:n_train])
     synapses = np.random.default_rng(0).integers(0, X.shape[1], (1024, 1024), dtype=np.int32)
@@ -192,12 +197,19 @@ def test_encoding_vs_streaming(benchmark, impl, threads):
     benchmark.group = f"vgram encoding, yeast 2175 rows x 1024 x 1024, {threads} thread(s)"
     benchmark.extra_info.update(threads=threads, input_bytes=X.nbytes, output_bytes=out.nbytes)
 
+    memset = ctypes.CDLL(None).memset
+    memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+
     def stream():
         np.copyto(X_copy, X)
         np.copyto(out, zeros)
 
-    func = stream if impl == "stream-bound" else (
-        lambda: wnn_kernel.encode_dense(X, rows, synapses, out))
+    def write():
+        np.copyto(X_copy, X)
+        memset(out.ctypes.data, 0x55, out.nbytes)
+
+    func = {"stream-bound": stream, "write-bound": write}.get(
+        impl, lambda: wnn_kernel.encode_dense(X, rows, synapses, out))
     previous = wnn_kernel.use_simd(1 if impl == "encode-avx2" else 3)
     try:
         benchmark.extra_info.update(simd_path=wnn_kernel.simd_path())

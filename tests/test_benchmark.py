@@ -1,6 +1,8 @@
 """The study on many data sets: the across-data-set statistics on hand-built studies checked
 against SciPy and direct formulas, run_benchmark against run_study, resuming, refusals,
 persistence and the written outputs."""
+import functools
+import inspect
 import itertools
 import json
 import os
@@ -152,6 +154,86 @@ def test_ties_in_the_best_are_all_kept():
     assert b.best("average_precision", "ordinal")["x"] == ("knn", "mlknn")
 
 
+def test_the_orientation_of_a_metric_has_one_place(monkeypatch):
+    """The benchmark's ranks, best classifiers and Wilcoxon winners and the report's bold
+    values all orient a metric by study.LOWER_IS_BETTER alone: declared a loss, average
+    precision's lowest value becomes the best everywhere at once."""
+    from latex_check import latex_rows
+    from fastrank.report import render_latex
+    m = "average_precision"
+    b = hand_benchmark()
+    monkeypatch.setattr(study_module, "LOWER_IS_BETTER", study_module.LOWER_IS_BETTER | {m})
+    table = b.table(m, "dense")
+    assert b.best(m, "dense") == {d: tuple(c for c, v in zip(CLFS, row) if v == row.min())
+                                  for d, row in zip(b.datasets, table)}
+    ranks = np.array([ss.rankdata(row) for row in table])  # lowest value = rank 1
+    np.testing.assert_allclose(b.friedman(m, "dense").ranks, ranks)
+    for r in b.pairwise(m, "dense"):
+        i, j = CLFS.index(r.first), CLFS.index(r.second)
+        if ranks[:, i].mean() != ranks[:, j].mean():
+            assert r.better == (r.first if ranks[:, i].mean() < ranks[:, j].mean()
+                                else r.second)
+    study = b.studies["set0"]
+    rows = latex_rows(render_latex(study))[STUDY_TIES.index("dense")]
+    row = rows[METRIC_KEYS.index(m)]
+    means = [study.mean(c, "dense", m) for c in CLFS]
+    assert [cell.startswith(r"\textbf") for cell in row[1:]] == \
+        [mu == min(means) for mu in means]
+
+
+def test_friedman_is_computed_once_per_metric_type_and_alpha(monkeypatch, tmp_path):
+    import fastrank.benchmark as benchmark
+    import fastrank.report as report
+    from fastrank.stats import friedman
+    calls = []
+    monkeypatch.setattr(benchmark, "friedman",
+                        lambda *a, **kw: calls.append(kw["alpha"]) or friedman(*a, **kw))
+    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    b = hand_benchmark()
+    first = b.friedman("coverage", "dense")
+    assert b.friedman("coverage", "dense") is first
+    assert b.friedman("coverage", "dense", alpha=0.1) is not first
+    assert len(calls) == 2
+    # the same values as a direct computation; arrays that no caller can change
+    direct = friedman(-b.table("coverage", "dense"), alpha=0.05)
+    np.testing.assert_array_equal(first.ranks, direct.ranks)
+    assert (first.chi2, first.f, first.cd_nemenyi) == (direct.chi2, direct.f, direct.cd_nemenyi)
+    with pytest.raises(ValueError, match="read-only"):
+        first.mean_ranks[0] = 0.0
+    # every table, figure and comparison of the written report: one test per metric x type
+    # at the report's level, and one at the default level (Kendall's tau compares average
+    # ranks), but for the two kept above
+    calls.clear()
+    write_benchmark(b, tmp_path, alpha=0.1)
+    n = len(METRIC_KEYS) * len(STUDY_TIES)
+    assert sorted(calls) == [0.05] * (n - 1) + [0.1] * (n - 1)
+    # not part of the saved result, and a reloaded result computes its own
+    again = BenchmarkResult.from_json(b.to_json())
+    assert again.to_json() == b.to_json() and again._friedman == {}
+    assert again.friedman("coverage", "dense").chi2 == first.chi2
+    assert "_friedman" not in repr(b)[:200]
+
+
+def test_data_sets_that_all_rank_alike_show_an_infinite_f_readably():
+    means = {t: [0.6, 0.5, 0.4] for t in STUDY_TIES}
+    b = BenchmarkResult({f"s{i}": hand_study(f"s{i}", means, seed=i) for i in range(4)})
+    res = b.friedman("average_precision", "ordinal")
+    assert res.f == np.inf and res.f_pvalue == pytest.approx(6.0 ** -3)
+    table = benchmark_tables(b)[2]
+    assert table.title == "Average ranks: ordinal ranking"
+    row = table.rows[METRIC_KEYS.index("average_precision")]
+    assert row[1:] == ["1.00", "2.00", "3.00", "8.00", f"{ss.chi2.sf(8, 2):.3g}", "∞",
+                       f"{6.0 ** -3:.3g}*"]
+    from fastrank.report import (benchmark_figure_specs, render_benchmark_html,
+                                 render_benchmark_markdown)
+    for text in (render_benchmark_markdown(b), render_benchmark_html(b, figures=[]),
+                 *(spec.caption for spec in benchmark_figure_specs(b))):
+        assert "inf" not in text.replace("infinite", "")
+    assert "F = ∞, p = 0.00463" in benchmark_figure_specs(b)[0].caption
+    tex = render_benchmark_latex(b)
+    assert r"$\infty$" in tex and "inf " not in tex
+
+
 def test_json_round_trip_and_frame(bench):
     text = bench.to_json()
     back = BenchmarkResult.from_json(text)
@@ -194,6 +276,27 @@ def test_benchmark_latex_ranks_and_tables(bench):
     md = "\n".join(t.markdown() for t in benchmark_tables(bench))
     assert "Average ranks: dense ranking" in md and "Wilcoxon–Holm" in md
     assert "Cells whose best classifier changes" in md
+
+
+def test_benchmark_latex_head_names_benchmark_json(bench):
+    head = render_benchmark_latex(bench).splitlines()[:2]
+    assert head == ["% fastrank tables; needs \\usepackage{booktabs} in the preamble.",
+                    "% Generated from benchmark.json: average ranks over the data sets, best "
+                    "per row in bold."]
+
+
+def test_write_benchmark_builds_the_tables_once(bench, tmp_path, monkeypatch):
+    import fastrank.report as report
+    built = []
+    real = report.benchmark_tables
+    monkeypatch.setattr(report, "benchmark_tables",
+                        lambda *args, **kw: built.append(args) or real(*args, **kw))
+    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    write_benchmark(bench, tmp_path, alpha=0.1)
+    assert built == [(bench, 0.1)]
+    md = (tmp_path / "tables.md").read_text()
+    assert md == report.render_benchmark_markdown(bench, 0.1)
+    assert "at α = 0.1" in md
 
 
 # ---- end to end on real data --------------------------------------------------------------
@@ -253,8 +356,8 @@ def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
 
     computed = []
     real = study_module.run_study
-    monkeypatch.setattr(study_module, "run_study",
-                        lambda d, **kw: computed.append(d.name) or real(d, **kw))
+    monkeypatch.setattr(study_module, "run_study", functools.wraps(real)(
+        lambda d, **kw: computed.append(d.name) or real(d, **kw)))
     seen = []
     bench = run_benchmark(small_sets, CLFS, out_dir=out,
                           progress=lambda msg, done: seen.append((msg, done)), **OPTS)
@@ -272,6 +375,49 @@ def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
             run_benchmark(small_sets, CLFS, out_dir=out, **{**OPTS, **change})
     with pytest.raises(ValueError, match="classifiers"):
         run_benchmark(small_sets, CLFS[:2], out_dir=out, **OPTS)
+
+    # a study of the previous format (VG-RAM seeded otherwise) is read, but not resumed
+    saved = json.loads(first)
+    assert saved["format"] == study_module.RESULT_FORMAT == "fastrank-study/2"
+    saved["format"] = "fastrank-study/1"
+    old = json.dumps(saved)
+    (out / "yeast0" / "results.json").write_text(old)
+    assert StudyResult.from_json(old).to_json() == first.decode()
+    with pytest.raises(ValueError, match="written by an earlier fastrank .*fastrank-study/1"):
+        run_benchmark(small_sets, CLFS, out_dir=out, **OPTS)
+
+
+def test_resume_checks_the_parameters_run_study_would_use(small_sets, tmp_path, monkeypatch,
+                                                         no_figures):
+    """The saved parameters and those of the run asked for come from one record, with
+    run_study's own defaults: an unchanged call resumes, a changed parameter or a changed
+    default of run_study is refused."""
+    sets, clfs, out = small_sets[:1], ["knn", "mlknn"], tmp_path / "b"
+    first = run_benchmark(sets, clfs, out_dir=out, folds=2)
+    saved = json.loads((out / "yeast0" / "results.json").read_text())
+    planned = study_module._planned_record(clfs, {"folds": 2})
+    assert planned == {k: saved[k] for k in planned}
+    assert planned == {"classifiers": clfs, "ties": list(STUDY_TIES), "folds": 2,
+                       "random_state": 0, "cutoff": "perfect",
+                       "params": {"knn": {"k": None}, "mlknn": {"k": 10, "s": 1.0}}}
+    computed = []
+    real = study_module.run_study
+    monkeypatch.setattr(study_module, "run_study", functools.wraps(real)(
+        lambda d, **kw: computed.append(d.name) or real(d, **kw)))
+    again = run_benchmark(sets, clfs, out_dir=out, folds=2, random_state=0)
+    assert computed == [] and again.to_json() == first.to_json()
+    with pytest.raises(ValueError, match="another configuration .*cutoff 'perfect' instead "
+                                         "of 3"):
+        run_benchmark(sets, clfs, out_dir=out, folds=2, cutoff=3)
+    # were run_study's default seed 1, a new run would differ from the saved one
+    names = list(inspect.signature(real).parameters)
+    defaults = list(real.__defaults__)
+    assert len(defaults) == len(names)
+    defaults[names.index("random_state")] = 1
+    monkeypatch.setattr(real, "__defaults__", tuple(defaults))
+    with pytest.raises(ValueError, match="another configuration .*random_state 0 instead of 1"):
+        run_benchmark(sets, clfs, out_dir=out, folds=2)
+    assert computed == []
 
 
 TWO_TYPES = {**OPTS, "params": {}, "ties": ("ordinal", "modified")}

@@ -45,6 +45,15 @@ def test_rank_writes_files_and_reads_stdin(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nope" in proc.stderr
 
 
+def test_an_output_in_a_missing_folder_is_named_in_the_error(tmp_path, capsys):
+    csv = tmp_path / "s.csv"
+    csv.write_text("0.1,0.3\n")
+    out = tmp_path / "missing" / "r.csv"
+    assert main(["rank", str(csv), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"fastrank rank: error: [Errno 2] No such file or "
+                                       f"directory: '{out}'\n")
+
+
 def test_version_pipe_and_misspelled_options(tmp_path):
     from fastrank import __version__
     proc = subprocess.run([sys.executable, "-m", "fastrank", "--version"], capture_output=True,
@@ -148,6 +157,76 @@ def test_study_on_a_folder_of_data_sets_and_resume(data_dir, tmp_path, capsys):
     assert err == ["[4/8] first: done earlier", "[8/8] second: done earlier"]
     assert main(args[:-4] + ["--folds", "3", "--out", str(out)]) == 2
     assert "another configuration (folds 2 instead of 3)" in capsys.readouterr().err
+
+
+_PAUSED_STUDY = """
+import os, sys, time
+import fastrank._atomic as atomic
+import fastrank.report
+from fastrank.__main__ import main
+fastrank.report._have_matplotlib = lambda: False  # no figures: not under test here
+real = {where}.{name}
+
+def paused(*args):
+    if {when}:
+        sys.stderr.write("paused\\n")
+        sys.stderr.flush()
+        time.sleep({seconds})
+    return real(*args)
+
+{where}.{name} = paused
+sys.argv = ["fastrank"] + sys.argv[1:]
+sys.exit(main())
+"""
+
+
+def _terminate_paused_study(tmp_path, data_dir, where, name, when, seconds):
+    """A study of two data sets whose first output set pauses in ``where.name`` (called
+    in the worker thread) when ``when`` holds of its ``args``: SIGTERM there; return the
+    output folder."""
+    import signal
+    out = tmp_path / "o"
+    code = _PAUSED_STUDY.format(where=where, name=name, when=when, seconds=seconds)
+    proc = subprocess.Popen([sys.executable, "-c", code, "study", "--dataset",
+                             f"{data_dir / 'first.svm'},{data_dir / 'sub' / 'second.svm'}",
+                             "--classifiers", "knn", "--ties", "ordinal,modified", "--folds",
+                             "2", "--quiet", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline() == "paused\n"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["fastrank study: terminated"]
+    return out
+
+
+def _temporaries(folder):
+    return [os.path.join(root, n) for root, _, names in os.walk(folder) for n in names
+            if n.startswith(".fastrank-")]
+
+
+def test_terminated_while_a_data_set_s_outputs_are_written_leaves_no_temporary(tmp_path,
+                                                                              data_dir):
+    """SIGTERM while the worker thread writes the first data set's temporary files (paused
+    with the first one written): they are removed with the folders made for them --
+    nothing of that data set is left, and a rerun computes it."""
+    out = _terminate_paused_study(tmp_path, data_dir, "atomic", "_write_new",
+                                  "args[0].endswith('.tmp') and len(os.listdir("
+                                  "os.path.dirname(args[0]))) == 1", 60)
+    assert not out.exists()
+
+
+def test_terminated_while_a_data_set_s_outputs_are_renamed_finishes_them(tmp_path, data_dir):
+    """SIGTERM while the first data set's output set is being renamed into place (paused
+    before its last rename): the set is finished (complete, no temporary or backup file),
+    then the program ends."""
+    out = _terminate_paused_study(tmp_path, data_dir, "os", "replace",
+                                  "args[1].endswith('report.html')", 5)
+    assert _temporaries(out) == []
+    assert sorted(os.listdir(out)) == ["first"]
+    assert sorted(os.listdir(out / "first")) == ["report.html", "results.json", "tables.md",
+                                                 "tables.tex"]
+    json.loads((out / "first" / "results.json").read_text())
 
 
 @pytest.mark.filterwarnings("ignore:Label not 13 is present")  # a rare label, absent here

@@ -18,7 +18,7 @@ vendor_id\t: AuthenticAMD
 cpu family\t: 26
 model\t\t: 2
 model name\t: AMD EPYC Example
-flags\t\t: fpu sse2 popcnt avx avx2 fma avx512f avx512bw avx512vl avx512_vpopcntdq hypervisor
+flags\t\t: fpu sse2 popcnt avx avx2 fma avx512f avx512bw avx512vl avx512_vnni avx512vbmi avx512_vpopcntdq hypervisor
 
 processor\t: 1
 model name\t: another block, never read
@@ -70,9 +70,9 @@ def test_cpu_read_from_cpuinfo(tmp_path):
     cpu = _config.cpu_info(str(path))
     assert cpu["model"] == "AMD EPYC Example"
     assert (cpu["family"], cpu["model_number"]) == (26, 2)
-    # only the kernel-relevant features, in KERNEL_FEATURES' order; no AVX-512 VNNI here
+    # only the kernel-relevant features, in KERNEL_FEATURES' order (no VNNI, no DQ here)
     assert cpu["features"] == ["popcnt", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
-                               "avx512_vpopcntdq"]
+                               "avx512_vpopcntdq", "avx512vbmi"]
 
 
 def test_cpu_without_cpuinfo_falls_back_to_platform(tmp_path):

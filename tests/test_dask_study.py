@@ -201,3 +201,39 @@ def test_cli_without_dask_installed_is_one_line(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert 'pip install "fastrank-mlc[dask]"' in proc.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_cli_classifiers_from_a_file_run_on_a_cluster(client, tmp_path, monkeypatch, capsys):
+    """A --classifiers-from file's classes, and those of a module beside it that it imports,
+    reach workers that cannot import either (started before the file was read, in another
+    folder): they are sent by value. The results are those of the run in process."""
+    from fastrank.__main__ import main
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "fastrank_test_mean_model.py").write_text(
+        "import numpy as np\n"
+        "from sklearn.base import BaseEstimator, ClassifierMixin\n"
+        "class LabelMean(ClassifierMixin, BaseEstimator):\n"
+        "    def fit(self, X, Y):\n"
+        "        self.mean_ = np.asarray(Y).mean(axis=0)\n"
+        "        return self\n"
+        "    def decision_function(self, X):\n"
+        "        return np.tile(self.mean_, (X.shape[0], 1))\n")
+    (folder / "own.py").write_text(
+        "from fastrank_test_mean_model import LabelMean\n"
+        "class Shifted(LabelMean):\n"
+        "    def decision_function(self, X):\n"
+        "        return super().decision_function(X) + X[:, :self.mean_.size].toarray()\n"
+        "classifiers = [('label mean', LabelMean()), ('shifted', Shifted())]\n")
+    monkeypatch.chdir(tmp_path)
+    unreachable = client.run(lambda: __import__("importlib.util").util.find_spec(
+        "fastrank_test_mean_model") is None)
+    assert all(unreachable.values())
+    args = ["study", "--classifiers", "knn", "--classifiers-from", str(folder / "own.py"),
+            "--folds", "2", "--ties", "ordinal,modified", "--quiet"]
+    assert main([*args, "--out", "here"]) == 0
+    assert main([*args, "--scheduler", client.scheduler.address, "--out", "there"]) == 0, \
+        capsys.readouterr().err
+    here = (tmp_path / "here" / "results.json").read_text()
+    assert json.loads(here)["classifiers"] == ["knn", "label mean", "shifted"]
+    assert (tmp_path / "there" / "results.json").read_text() == here

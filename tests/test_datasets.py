@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 from importlib import resources
 
 import numpy as np
@@ -723,3 +724,48 @@ def test_dataset_refuses_complex_and_malformed_features():
     ds = D.Dataset(np.eye(2), Y)
     ds.feature_names = ["a", "b"]
     assert ds.feature_names == ["a", "b"] and ds.take([1]).feature_names == ["a", "b"]
+
+
+def _bad_csr():
+    X = sp.csr_matrix(np.ones((2, 2)))
+    X.indptr = np.array([0, 3, 2], dtype=X.indptr.dtype)
+    return X
+
+
+@pytest.mark.parametrize("X", [
+    np.ones(2), np.ones((2, 2, 1)), np.ones((2, 0)), np.array([[1.0, np.inf], [0, 1]]),
+    np.array([[1.0, np.nan], [0, 1]], dtype=np.float32), sp.csr_matrix([[np.nan], [1.0]]),
+    sp.csr_matrix((2, 0)), np.array([["a", "b"], ["c", "d"]]), np.ones((2, 2)) + 1j,
+    _bad_csr(),
+], ids=["1-D", "3-D", "no feature", "inf", "NaN float32", "NaN sparse", "no sparse feature",
+        "strings", "complex", "malformed CSR"])
+def test_dataset_checks_features_as_every_estimator(X):
+    """Dataset's X is refused exactly as an estimator's features are: the same function
+    (check_features) raises the same error."""
+    from fastrank._validation import check_features
+    with pytest.raises((ValueError, TypeError)) as expected:
+        check_features(X, "X")
+    with pytest.raises(expected.type, match=f"^{re.escape(str(expected.value))}$"):
+        D.Dataset(X, np.eye(2, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("X", [
+    np.array([[0, 2], [1, 0]], dtype=np.int16), np.array([[0.5, 0], [0, 1]], np.float32),
+    sp.csr_matrix(np.array([[0, 2.0], [1, 0]], np.float32)),
+    sp.csr_array((np.array([0.0, 2, 1]), np.array([0, 1, 0]), np.array([0, 2, 3])),
+                 shape=(2, 2)),
+    sp.coo_matrix((np.array([1, 1, 0]), (np.array([0, 0, 1]), np.array([1, 1, 0]))),
+                  shape=(2, 2)),
+])
+def test_dataset_features_are_canonical_float64_csr_and_the_callers_are_kept(X):
+    before = X.copy()
+    ds = D.Dataset(X, np.eye(2, dtype=np.uint8))
+    dense = X.toarray() if sp.issparse(X) else X
+    assert sp.isspmatrix_csr(ds.X) and ds.X.dtype == np.float64 and ds.X.has_canonical_format
+    assert ds.X.data.all()  # explicit zeros dropped
+    np.testing.assert_array_equal(ds.X.toarray(), dense.astype(np.float64))
+    if sp.issparse(X):
+        assert X.format == before.format and (X != before).nnz == 0
+        assert X.nnz == before.nnz  # the caller's explicit zeros stay
+    else:
+        np.testing.assert_array_equal(X, before)

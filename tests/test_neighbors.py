@@ -111,6 +111,102 @@ def test_topk_does_not_depend_on_thread_count(tied):
         np.testing.assert_array_equal(one[1], two[1])
 
 
+def _near_ties(rng, dtype, n_base=300, n_features=37, n_queries=6):
+    """Queries, and base rows that are the queries perturbed by 1e-7..1e-3 in random
+    directions, many of them copies of a few rows times arbitrary factors (equal cosines in
+    exact arithmetic, computed with different roundings: values a few units in the last
+    place apart, where the approximate cosines that spare exact ones straddle the bar), plus
+    duplicates (exact ties) and sign flips."""
+    Q = rng.standard_normal((n_queries, n_features))
+    scale = 10.0 ** rng.uniform(-7, -3, (n_base, 1))
+    B = Q[rng.integers(0, n_queries, n_base)] + scale * rng.standard_normal((n_base,
+                                                                            n_features))
+    B[::2] = B[rng.integers(0, 12, len(B[::2]))] * rng.uniform(0.1, 10, (len(B[::2]), 1))
+    B[::7] = B[rng.integers(0, n_base, len(B[::7]))]           # duplicates: exact ties
+    B[::11] *= -1                                                # cosines near -1
+    return Q.astype(dtype), B.astype(dtype)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch):
+    """The search computes the exact cosine only for base documents whose approximation may
+    reach the k-th best so far; its top-k must be the first k of the full sorted row (k =
+    all: every cosine computed exactly, nothing filtered), bit for bit, for every k, with
+    one base block or many (the bar set by earlier blocks), and the values must match the
+    float64 reference."""
+    import fastrank.neighbors as nb
+    rng = np.random.default_rng(5)
+    dtype = np.float32 if kind.endswith("32") else np.float64
+    Q, B = _near_ties(rng, dtype)
+    Qk, Bk = KINDS[kind](Q), KINDS[kind](B)
+    full_s, full_i = topk_cosine(Qk, Bk, None)
+    assert np.all((full_s[:, :-1] > full_s[:, 1:]) |
+                  ((full_s[:, :-1] == full_s[:, 1:]) & (full_i[:, :-1] < full_i[:, 1:])))
+    np.testing.assert_allclose(full_s, np.take_along_axis(cosine_matrix(Q, B), full_i, 1),
+                               atol=1e-6 if dtype == np.float32 else 1e-13)
+    # the first rows' cosines are within a few ulps of each other: a real test of the bar
+    assert np.any(full_s[:, 1:20] == full_s[:, :19])
+    for blocks in [(256, 4096), (4, 24), (1, 7)]:
+        monkeypatch.setattr(nb, "BLOCK_QUERIES", blocks[0])
+        monkeypatch.setattr(nb, "BLOCK_BASE", blocks[1])
+        for k in (1, 2, 5, 17, 60, 299):
+            sims, idx = topk_cosine(Qk, Bk, k)
+            np.testing.assert_array_equal(idx, full_i[:, :k])
+            np.testing.assert_array_equal(sims, full_s[:, :k])
+        ex_s, ex_i = topk_cosine(Bk, Bk, 9, exclude_self=True)
+        all_s, all_i = topk_cosine(Bk, Bk, None)
+        keep = all_i != np.arange(B.shape[0])[:, None]
+        np.testing.assert_array_equal(ex_i, all_i[keep].reshape(B.shape[0], -1)[:, :9])
+        np.testing.assert_array_equal(ex_s, all_s[keep].reshape(B.shape[0], -1)[:, :9])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_features", [8, 9, 15, 16, 33, 260, 517])
+def test_dense_kernels_agree_at_every_shape(dtype, n_features):
+    """Every dense code path (AVX-512 packed blocks with their edges, AVX2, portable) gives
+    the same bits for every query count and base size around the block widths (4 queries x
+    8 base rows, tails of 1-7 features)."""
+    from fastrank._ext import neighbors as kernel
+    rng = np.random.default_rng(n_features)
+    B = (rng.standard_normal((43, n_features)) * (rng.random((43, n_features)) < 0.8))
+    B = B.astype(dtype)
+    previous = kernel.use_simd(2)
+    try:
+        results = []
+        for level in (2, 1, 0):
+            kernel.use_simd(level)
+            results.append([topk_cosine(B[:nq], B[:nb], None) for nq in (1, 3, 4, 5, 9)
+                            for nb in (1, 7, 8, 9, 16, 17, 43)])
+    finally:
+        kernel.use_simd(previous)
+    for other in results[1:]:
+        for (s0, i0), (s1, i1) in zip(results[0], other):
+            np.testing.assert_array_equal(i0, i1)
+            np.testing.assert_array_equal(s0, s1)
+    s, i = results[0][-1]
+    np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:9], B), i, 1),
+                               atol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+def test_dense_large_query_blocks_same_bits():
+    """A float32 block of 256 queries beyond 4 MB (here 4 103 features) is searched with
+    taller base tiles on AVX-512: the same bits as the AVX2 code."""
+    from fastrank._ext import neighbors as kernel
+    rng = np.random.default_rng(1)
+    X = (rng.standard_normal((300, 4103)) * (rng.random((300, 4103)) < 0.3)).astype(np.float32)
+    previous = kernel.use_simd(2)
+    try:
+        wide = topk_cosine(X, X[:150], None)
+        kernel.use_simd(1)
+        narrow = topk_cosine(X, X[:150], None)
+    finally:
+        kernel.use_simd(previous)
+    np.testing.assert_array_equal(wide[1], narrow[1])
+    np.testing.assert_array_equal(wide[0], narrow[0])
+    np.testing.assert_allclose(wide[0], np.take_along_axis(cosine_matrix(X, X[:150]), wide[1],
+                                                           1), atol=1e-6)
+
+
 @pytest.mark.parametrize("n_features", [1, 8, 37, 200, 1000])
 @pytest.mark.parametrize("kind", KINDS)
 def test_similarities_depend_only_on_the_two_rows(kind, n_features):
@@ -522,6 +618,58 @@ def test_params_clone_and_save_load(tmp_path, tied, est):
         assert back.get_params() == model.get_params()
         np.testing.assert_array_equal(back.decision_function(Q), model.decision_function(Q))
         np.testing.assert_array_equal(back.predict(Q), model.predict(Q))
+
+
+@pytest.mark.parametrize("est", [KNN(k=3), MLkNN(k=4)])
+def test_search_base_built_once_and_never_saved(tmp_path, tied, est, monkeypatch):
+    """The training documents' search base is built at fit (one per query kind) and at load
+    (from the memory-mapped file), reused by every call, and neither saved nor pickled."""
+    import pickle
+
+    import fastrank.neighbors as nb
+    Q, B = tied
+    Y = (np.random.default_rng(4).random((B.shape[0], 5)) < 0.3).astype(np.uint8)
+    built = []
+
+    class Counting(nb._Base):
+        def __init__(self, X):
+            built.append((sp.issparse(X), X.dtype))
+            super().__init__(X)
+
+    monkeypatch.setattr(nb, "_Base", Counting)
+    X32, Q32 = B.astype(np.float32), Q.astype(np.float32)
+    model = clone(est).fit(X32, Y)
+    assert built == [(False, np.float32)]
+    want = [model.decision_function(Q32[i:i + 1]) for i in range(3)]
+    model.decision_function(Q32)
+    assert len(built) == 1                                     # calls reuse the base
+    for q in (sp.csr_matrix(Q), Q, sp.csr_matrix(Q[:2]), Q[:2]):  # other kinds: once each
+        model.decision_function(q)
+    assert built[1:] == [(True, np.float64), (False, np.float64)]
+    for q in (Q32, sp.csr_matrix(Q), Q):                       # as a model that never cached
+        fresh = clone(est).fit(X32, Y)
+        np.testing.assert_array_equal(model.decision_function(q), fresh.decision_function(q))
+
+    path = tmp_path / "model.npz"
+    model.save(path)
+    with np.load(path) as f:
+        assert sorted(f.files) == sorted(["__header__", "classes_", *est._fitted_arrays])
+    built.clear()
+    back = type(est).load(path)
+    mapped = back.X_fit_
+    while mapped is not None and not isinstance(mapped, np.memmap):
+        mapped = mapped.base
+    assert mapped is not None and built == [(False, np.float32)]  # built from the mapped file
+    for i in range(3):
+        np.testing.assert_array_equal(back.decision_function(Q32[i:i + 1]), want[i])
+    assert len(built) == 1
+
+    state = model.__getstate__()
+    assert "_bases" not in state and "_bases" in model.__dict__
+    again = pickle.loads(pickle.dumps(model))
+    assert "_bases" not in again.__dict__
+    np.testing.assert_array_equal(again.decision_function(Q32[:1]), want[0])
+    assert "_bases" not in clone(model).__dict__
 
 
 def test_load_rejects_corrupt_truncated_and_foreign_files(tmp_path, tied):

@@ -19,7 +19,7 @@ from fastrank.__main__ import main
 from fastrank.metrics import METRIC_KEYS, evaluate
 from fastrank.report import (METRIC_NAMES, MAIN_METRICS, REPORT_LINE, direction,
                              figure_specs, interval, metric_name, render_html,
-                             render_markdown, terminal_summary, write_atomic, write_study)
+                             render_markdown, terminal_summary, write_study)
 from fastrank.study import LOWER_IS_BETTER, StudyResult, run_study
 
 SMALL_ARGS = ["--folds", "2", "--set", "vgram.n_neurons=8", "--set", "vgram.n_synapses=32",
@@ -362,43 +362,6 @@ def test_terminal_summary(small_study):
     assert "mean ± sd over 3 folds (* differs from ordinal: paired t-test, α = 0.05)" in text
 
 
-def test_write_atomic_behaves_like_open_for_permissions_and_links(tmp_path):
-    """New files: 0666 less the umask (not a temporary file's 0600); existing files keep
-    their mode; a symbolic link is written through; a non-regular file (here /dev/null) is
-    written directly; bytes paths work. The umask is never changed on the way."""
-    previous = os.umask(0o022)
-    try:
-        write_atomic(tmp_path / "a.md", "x")
-        os.umask(0o077)
-        write_atomic(tmp_path / "b.md", "x")
-        assert os.umask(0o077) == 0o077
-    finally:
-        os.umask(previous)
-    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o644
-    assert stat.S_IMODE(os.stat(tmp_path / "b.md").st_mode) == 0o600
-    os.chmod(tmp_path / "a.md", 0o640)
-    write_atomic(tmp_path / "a.md", "y")
-    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o640
-    os.symlink(tmp_path / "a.md", tmp_path / "link.md")
-    write_atomic(tmp_path / "link.md", "through the link")
-    assert os.path.islink(tmp_path / "link.md")
-    assert (tmp_path / "a.md").read_text() == "through the link"
-    write_atomic("/dev/null", "discarded")
-    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
-    write_atomic(os.fsencode(tmp_path / "c.md"), "bytes path")
-    assert (tmp_path / "c.md").read_text() == "bytes path"
-    assert sorted(os.listdir(tmp_path)) == ["a.md", "b.md", "c.md", "link.md"]
-
-
-def test_write_atomic_leaves_nothing_on_failure(tmp_path):
-    target = tmp_path / "x.txt"
-    with pytest.raises(TypeError):
-        write_atomic(target, 12345)  # not text: fails while writing the temporary file
-    assert os.listdir(tmp_path) == []
-    write_atomic(target, "done")
-    assert target.read_text() == "done"
-
-
 def run_cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "fastrank", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=600)
@@ -543,6 +506,29 @@ def test_latex_tables_match_results_json(written, small_study):
                 means.append((v.mean(), bool(found.group(1))))
             best = (min if m in LOWER_IS_BETTER else max)(mu for mu, _ in means)
             assert [b for _, b in means] == [mu == best for mu, _ in means]
+
+
+def test_write_study_builds_the_tables_once(small_study, tmp_path, monkeypatch):
+    """tables.md and report.html render the same list of tables, built once."""
+    import fastrank.report as report
+    built = []
+    real = report.tables
+    monkeypatch.setattr(report, "tables",
+                        lambda *args, **kw: built.append(args) or real(*args, **kw))
+    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    write_study(small_study, tmp_path, alpha=0.1)
+    assert built == [(small_study, 0.1)]
+    md = (tmp_path / "tables.md").read_text()
+    assert md == render_markdown(small_study, 0.1, real(small_study, 0.1))
+    assert "α = 0.1" in md
+
+
+def test_latex_head_names_its_source_and_content(small_study):
+    from fastrank.report import render_latex
+    head = render_latex(small_study).splitlines()[:2]
+    assert head == ["% fastrank tables; needs \\usepackage{booktabs} in the preamble.",
+                    "% Generated from results.json: mean +- sd over the folds, best value "
+                    "per row in bold."]
 
 
 def test_tex_escape():

@@ -365,3 +365,147 @@ def test_check_output_dir_refuses_an_unwritable_folder():
     finally:
         os.chmod(folder, 0o755)
         os.rmdir(folder)
+
+
+# ---- atomic_file: one file ----------------------------------------------------------------
+
+def write_text(path, text):
+    with atomic.atomic_file(path) as f:
+        f.write(text.encode("utf-8"))
+
+
+def test_atomic_file_behaves_like_open_for_permissions_and_links(tmp_path):
+    """New files: 0666 less the umask (not a temporary file's 0600); existing files keep
+    their mode; a symbolic link is written through; a non-regular file (here /dev/null) is
+    written directly; bytes paths work. The umask is never changed on the way."""
+    previous = os.umask(0o022)
+    try:
+        write_text(tmp_path / "a.md", "x")
+        os.umask(0o077)
+        write_text(tmp_path / "b.md", "x")
+        assert os.umask(0o077) == 0o077
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(tmp_path / "b.md").st_mode) == 0o600
+    os.chmod(tmp_path / "a.md", 0o640)
+    write_text(tmp_path / "a.md", "y")
+    assert stat.S_IMODE(os.stat(tmp_path / "a.md").st_mode) == 0o640
+    os.symlink(tmp_path / "a.md", tmp_path / "link.md")
+    write_text(tmp_path / "link.md", "through the link")
+    assert os.path.islink(tmp_path / "link.md")
+    assert (tmp_path / "a.md").read_text() == "through the link"
+    write_text("/dev/null", "discarded")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    write_text(os.fsencode(tmp_path / "c.md"), "bytes path")
+    assert (tmp_path / "c.md").read_text() == "bytes path"
+    assert sorted(os.listdir(tmp_path)) == ["a.md", "b.md", "c.md", "link.md"]
+
+
+def test_atomic_file_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "x.txt"
+    with pytest.raises(TypeError):
+        with atomic.atomic_file(target) as f:
+            f.write(12345)  # not bytes: fails while writing the temporary file
+    assert os.listdir(tmp_path) == []
+    write_text(target, "done")
+    assert target.read_text() == "done"
+
+
+def test_atomic_file_names_the_target_when_its_folder_is_missing(tmp_path):
+    target = tmp_path / "missing" / "out.csv"
+    with pytest.raises(FileNotFoundError) as info:
+        write_text(target, "x")
+    assert info.value.filename == str(target)
+    assert str(info.value) == f"[Errno 2] No such file or directory: '{target}'"
+    assert ".fastrank-" not in str(info.value)
+    assert os.listdir(tmp_path) == []
+
+
+# ---- WriteGuard: the writes of an abandoned computation --------------------------------------
+
+def _in_thread(target):
+    """Run ``target`` in a thread; its outcome ("ok" or the exception) lands in the list."""
+    outcome = []
+
+    def run():
+        try:
+            target()
+            outcome.append("ok")
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def test_abandoned_writes_leave_no_temporary_file_and_change_nothing(tmp_path, monkeypatch):
+    """Abandoned while it writes its temporary files (in a folder it made, and in one that
+    holds an old file), a set's writer removes neither old file, keeps no temporary file
+    or made folder, and its commit is refused."""
+    (tmp_path / "old.txt").write_text("old")
+    guard = atomic.WriteGuard()
+    staged, resume = threading.Event(), threading.Event()
+    real = atomic._write_new
+
+    def write_then_wait(path, data):
+        real(path, data)
+        if path.startswith(str(tmp_path / "new")):  # the second file of the set
+            staged.set()
+            resume.wait(10)
+
+    monkeypatch.setattr(atomic, "_write_new", write_then_wait)
+
+    def write():
+        with guard.active():
+            replace_together({tmp_path / "old.txt": b"new", tmp_path / "new" / "a": b"a"})
+
+    thread, outcome = _in_thread(write)
+    assert staged.wait(10)
+    assert len([n for n in os.listdir(tmp_path) if n.startswith(".fastrank-")]) == 1
+    guard.abandon()
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]  # no temporary, no made folder
+    resume.set()
+    thread.join(10)
+    assert isinstance(outcome[0], atomic.WritingStopped)
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]
+    assert (tmp_path / "old.txt").read_text() == "old"
+    with pytest.raises(atomic.WritingStopped), guard.active(), \
+            atomic.atomic_file(tmp_path / "later.txt") as f:
+        f.write(b"refused")
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]
+    write_text(tmp_path / "later.txt", "another thread's writes go on")  # not this guard's
+    assert (tmp_path / "later.txt").read_text() == "another thread's writes go on"
+
+
+def test_abandon_waits_for_a_commit_under_way(tmp_path, monkeypatch):
+    """A set being renamed into place when the computation is abandoned is finished first:
+    complete, with no temporary or backup file."""
+    (tmp_path / "a").write_text("old a")
+    guard = atomic.WriteGuard()
+    swapping, resume = threading.Event(), threading.Event()
+    real = atomic._swap
+
+    def wait_then_swap(staged, doomed):
+        swapping.set()
+        resume.wait(10)
+        real(staged, doomed)
+
+    monkeypatch.setattr(atomic, "_swap", wait_then_swap)
+
+    def write():
+        with guard.active():
+            replace_together({tmp_path / "a": b"new a", tmp_path / "b": b"new b"})
+
+    thread, outcome = _in_thread(write)
+    assert swapping.wait(10)
+    abandoner, abandoned = _in_thread(guard.abandon)
+    abandoner.join(0.5)
+    assert abandoner.is_alive() and not abandoned  # waits for the commit
+    resume.set()
+    abandoner.join(10)
+    thread.join(10)
+    assert outcome == ["ok"] and abandoned == ["ok"]
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+    assert (tmp_path / "a").read_text() == "new a" and (tmp_path / "b").read_text() == "new b"

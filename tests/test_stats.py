@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import numpy as np
@@ -98,6 +99,38 @@ def test_paired_ttest_extreme_magnitudes():
 def test_paired_ttest_bad_alpha():
     with pytest.raises(ValueError, match="alpha"):
         paired_ttest([1.0, 2.0], [2.0, 2.0], alpha=1.5)
+
+
+def _every_alpha_check():
+    """Each function that takes a significance level, called with a valid input."""
+    from fastrank.report import interval
+    return {"paired_ttest": lambda alpha: paired_ttest([1.0, 2.0], [2.0, 2.5], alpha=alpha),
+            "wilcoxon": lambda alpha: wilcoxon([1.0, 2.0], [2.0, 2.5], alpha=alpha),
+            "friedman": lambda alpha: friedman([[1.0, 2.0], [2.0, 1.0]], alpha=alpha),
+            "holm": lambda alpha: holm([0.1], alpha=alpha),
+            "interval": lambda alpha: interval([0.5, 0.6, 0.7], alpha)}
+
+
+@pytest.mark.parametrize("alpha, error, message", [
+    (0.0, ValueError, "alpha must be in (0, 1), got 0.0"),
+    (1, ValueError, "alpha must be in (0, 1), got 1"),
+    (-0.5, ValueError, "alpha must be in (0, 1), got -0.5"),
+    (float("nan"), ValueError, "alpha must be in (0, 1), got nan"),
+    ("0.05", TypeError, "alpha must be a number in (0, 1), got '0.05'"),
+    (None, TypeError, "alpha must be a number in (0, 1), got None"),
+    (True, TypeError, "alpha must be a number in (0, 1), got True")])
+def test_every_alpha_is_checked_alike(alpha, error, message):
+    for name, call in _every_alpha_check().items():
+        with pytest.raises(error) as info:
+            call(alpha)
+        assert str(info.value) == message, name
+
+
+def test_a_valid_alpha_of_any_real_type_is_accepted_as_a_float():
+    for name, call in _every_alpha_check().items():
+        for alpha in (0.05, np.float32(0.25), 0.999):
+            call(alpha)
+    assert type(friedman([[1.0, 2.0], [2.0, 1.0]], alpha=np.float32(0.25)).alpha) is float
 
 
 @pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # SciPy, near-equal data
@@ -267,10 +300,54 @@ def test_critical_difference_quantiles_demsar():
         assert res.cd_bonferroni_dunn / scale == pytest.approx(q_bd, abs=1e-3)
 
 
+def _chi2_by_hand(table, correct):
+    """Friedman's chi2 straight from Demšar's formula (rank 1 = the largest value), with
+    the tie correction of scipy.stats.friedmanchisquare when ``correct``."""
+    n, k = table.shape
+    ranks = np.array([sps.rankdata(-row) for row in table])
+    chi2 = 12 * n / (k * (k + 1)) * (np.sum(ranks.mean(axis=0) ** 2) - k * (k + 1) ** 2 / 4)
+    if correct:
+        ties = sum(np.sum(c ** 3 - c) for c in
+                   (np.unique(row, return_counts=True)[1] for row in ranks))
+        chi2 /= 1 - ties / (n * k * (k * k - 1))
+    return chi2
+
+
+@pytest.mark.parametrize("row, n, correct", [
+    ((2, 1), 2, False), ((3, 2, 1), 3, False), ((3, 2, 1), 3, True), ((4, 3, 2, 1), 2, False),
+    ((2, 2, 1), 3, True), ((2, 2, 1, 1), 2, True), ((3, 2, 2, 1), 3, True)])
+def test_friedman_when_every_data_set_ranks_alike(row, n, correct):
+    """chi2 at its largest, N (k - 1), with scipy's p-value; F infinite; the p-value of F
+    the exact permutation probability of a chi2 this large: counted over every way the
+    rows can be ordered (each row's values in any order)."""
+    table = np.array([row] * n, float)
+    res = friedman(table, tie_correction=correct)
+    n, k = table.shape
+    assert res.chi2 == pytest.approx(n * (k - 1))
+    if k >= 3:
+        ref = sps.friedmanchisquare(*table.T)
+        assert res.chi2 == pytest.approx(ref.statistic)
+        assert res.chi2_pvalue == pytest.approx(ref.pvalue)
+    orders = sorted(set(itertools.permutations(row)))
+    top = _chi2_by_hand(table, correct)
+    extreme = sum(_chi2_by_hand(np.array(rows, float), correct) >= top - 1e-9
+                  for rows in itertools.product(orders, repeat=n))
+    assert res.f == math.inf
+    assert res.f_pvalue == pytest.approx(extreme / len(orders) ** n, rel=1e-12)
+    assert res.significant == (res.f_pvalue < 0.05)
+
+
 def test_friedman_perfect_agreement_and_errors():
-    res = friedman([[3, 2, 1], [3, 2, 1], [3, 2, 1]])
-    assert res.f == math.inf and res.f_pvalue == 0.0 and res.significant
+    res = friedman([[3, 2, 1], [3, 2, 1], [3, 2, 1], [3, 2, 1]])
+    assert res.f == math.inf and res.f_pvalue == pytest.approx(6.0 ** -3) and res.significant
     np.testing.assert_array_equal(res.mean_ranks, [1, 2, 3])
+    two = friedman([[0.9, 0.8], [0.7, 0.6]])  # two data sets agreeing: a coin's chance
+    assert two.f == math.inf and two.f_pvalue == 0.5 and not two.significant
+    # identical rows with ties and no correction do not reach the largest chi2: the F test
+    tied = friedman([[2, 2, 1]] * 3)
+    assert tied.chi2 == pytest.approx(_chi2_by_hand(np.array([[2.0, 2, 1]] * 3), False))
+    assert tied.f == pytest.approx(2 * tied.chi2 / (3 * 2 - tied.chi2))
+    assert tied.f_pvalue == pytest.approx(sps.f.sf(tied.f, 2, 4))
     with pytest.raises(ValueError, match="at least 2"):
         friedman([[1.0, 2.0]])
     with pytest.raises(ValueError, match="NaN"):

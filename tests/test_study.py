@@ -432,3 +432,49 @@ def test_dataset_names_and_paths(monkeypatch, tmp_path):
                         ds.load("yeast"), raising=False)
     assert load_dataset("medical").n_documents == 2417 and asked == ["medical"]
     assert load_dataset("yeast") is not None and asked == ["medical"]
+
+
+# ---- the classifiers' seeds -----------------------------------------------------------------
+
+def _documented_seed(seed, name):
+    """The seed the study documents for a built-in classifier with randomness."""
+    ss_ = np.random.SeedSequence(seed, spawn_key=tuple(name.encode("utf-8")))
+    return int(ss_.generate_state(1, dtype=np.uint32)[0])
+
+
+def test_each_random_classifier_has_its_own_seed(small_yeast, monkeypatch):
+    """VG-RAM WNN and VG-RAM WNN-COR are seeded from the fold's seed and their own names
+    (in the study and in the calibration), never with the same seed."""
+    import fastrank.study as study
+    seeds = []
+    real = study._make_classifier
+
+    def noted(name, params, seed):
+        model = real(name, params, seed)
+        seeds.append((name, seed, getattr(model, "random_state", None)))
+        return model
+
+    monkeypatch.setattr(study, "_make_classifier", noted)
+    run_study(small_yeast, ("knn", "vgram", "vgramcor"), folds=3, random_state=7, params=SMALL,
+              n_jobs=1)
+    assert [s for s in seeds if s[0] == "knn"] == [("knn", 7 + f, None) for f in range(3)]
+    for c in ("vgram", "vgramcor"):
+        assert [s for s in seeds if s[0] == c] == [(c, 7 + f, _documented_seed(7 + f, c))
+                                                   for f in range(3)]
+    by_fold = {(c, seed): given for c, seed, given in seeds}
+    assert all(by_fold["vgram", 7 + f] != by_fold["vgramcor", 7 + f] for f in range(3))
+    seeds.clear()
+    fastrank.study.calibrate_classifier(small_yeast, "vgram", SMALL["vgram"], np.arange(300),
+                                        random_state=3,
+                                        grid={"n_neurons": [8, 16], "n_synapses": [32]})
+    assert seeds == [("vgram", 3, _documented_seed(3, "vgram"))] * 2
+
+
+def test_a_classifier_s_results_do_not_depend_on_the_others(small_yeast):
+    kwargs = dict(folds=3, random_state=2, params=SMALL, n_jobs=1)
+    alone = {c: run_study(small_yeast, (c,), **{**kwargs, "params": {c: SMALL[c]}})
+             for c in ("vgram", "vgramcor")}
+    together = run_study(small_yeast, ("vgramcor", "knn", "vgram"), **kwargs)
+    for c, result in alone.items():
+        assert together.values[c].tobytes() == result.values[c].tobytes()
+        assert together.tie_stats[c] == result.tie_stats[c]

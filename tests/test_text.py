@@ -371,3 +371,28 @@ def test_long_words_many_terms_and_concurrent_calls():
         assert voc == vocabulary
         _assert_identical(X, X_ref)
         _assert_identical(Xt, Xt_ref)
+
+
+@pytest.mark.parametrize("lemmatizer", [None, str.upper])
+def test_indexer_weights_its_own_counts_without_checking_them_again(monkeypatch, lemmatizer):
+    """fit_transform and transform weight the counts they just built (canonical CSR float64)
+    directly: neither :func:`check_csr` nor the public :func:`tfidf_from_counts` (its
+    checks and its copy) runs, and the matrices are bit for bit those of the public
+    function on the same counts, with either way of counting."""
+    import fastrank.text as text_module
+    train, test = CORPUS[:3], CORPUS[2:]
+    indexer = TfidfIndexer(stop_words="portuguese", lemmatizer=lemmatizer)
+    counts_train, vocabulary = indexer._term_counts(train)
+    counts_test, _ = indexer._term_counts(test, vocabulary)
+    X_ref, idf = tfidf_from_counts(counts_train)
+    Xt_ref = tfidf_from_counts(counts_test, idf)[0]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the indexer checked its own counts again")
+
+    monkeypatch.setattr(text_module, "check_csr", refuse)
+    monkeypatch.setattr(text_module, "tfidf_from_counts", refuse)
+    X = indexer.fit_transform(train)
+    _assert_identical(X, X_ref)
+    _assert_identical(indexer.transform(test), Xt_ref)
+    assert indexer.idf_.tobytes() == idf.tobytes()

@@ -199,7 +199,7 @@ def test_check_csr_other_formats():
     csc = sp.csc_matrix(DENSE)
     csc.indices = csc.indices.copy()
     csc.indices[0] = 3  # a row index out of range for 3 rows
-    with pytest.raises(ValueError, match=r"column index 3 out of range \[0, 3\)"):
+    with pytest.raises(ValueError, match=r"row index 3 out of range \[0, 3\)"):
         check_csr(csc, "S")
     coo = sp.coo_matrix(DENSE)
     coo.col = coo.col.copy()
@@ -430,3 +430,119 @@ def test_thread_counts_are_bounded():
     with pytest.raises(ValueError, match="n_jobs"):
         with num_threads(100_000):
             pass
+
+
+# ---- copies and checks of sparse input ---------------------------------------------------
+
+def _non_canonical(dtype, n=1000, m=4000, nnz=200_000, seed=0):
+    """A CSR matrix with unsorted rows and a few duplicates (int32 indices)."""
+    rng = np.random.default_rng(seed)
+    counts = np.bincount(rng.integers(0, n, nnz), minlength=n)
+    indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+    m = sp.csr_matrix((rng.integers(1, 9, nnz).astype(np.float64),
+                       rng.integers(0, m, nnz).astype(np.int32), indptr), shape=(n, m))
+    m.data = m.data.astype(dtype)  # assigned: SciPy's constructor refuses big-endian data
+    assert not m.has_canonical_format
+    return m
+
+
+def _sum_duplicates_and_sort(m):
+    """SciPy's canonical form of the CSR/CSC/COO matrix m (in float64 for integers)."""
+    data = m.data.astype(m.data.dtype.newbyteorder("="))
+    if data.dtype.kind != "f":
+        data = data.astype(np.float64)
+    if m.format == "coo":
+        ref = sp.coo_matrix((data, (m.row, m.col)), shape=m.shape).tocsr()
+    else:
+        ref = getattr(sp, f"{m.format}_matrix")((data, m.indices.copy(), m.indptr.copy()),
+                                                shape=m.shape).tocsr()
+    ref.sum_duplicates()
+    ref.sort_indices()
+    return ref
+
+
+def _peak_bytes(f, *args):
+    """The result of f(*args) and the peak of the memory NumPy allocated meanwhile."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        out = f(*args)
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _bytes_of(csr):
+    return csr.data.nbytes + csr.indices.nbytes + csr.indptr.nbytes
+
+
+NON_CANONICAL = {
+    "csr float64": lambda: _non_canonical(np.float64),
+    "csr float32": lambda: _non_canonical(np.float32),
+    "csr int64 (summed in float64)": lambda: _non_canonical(np.int64),
+    "csr big-endian float64": lambda: _non_canonical(np.dtype(">f8")),
+    "csc with duplicates": lambda: _non_canonical(np.float64).T.tocsr().T,
+    "coo with duplicates": lambda: _non_canonical(np.float64).tocoo(),
+}
+
+
+@pytest.mark.parametrize("make", NON_CANONICAL.values(), ids=NON_CANONICAL.keys())
+def test_check_csr_copies_a_non_canonical_matrix_once(make):
+    """A non-canonical input is copied (or converted) once: the memory allocated at the peak
+    is the result's arrays plus the small temporaries of the checks (one byte per entry),
+    not a second copy. The result is SciPy's sum_duplicates + sort_indices of the input, and
+    the caller's arrays are unchanged."""
+    m = make()
+    arrays = [a.copy() for a in _arrays(m)]
+    out, peak = _peak_bytes(check_csr, m, "S")
+    ref = _sum_duplicates_and_sort(m)
+    assert out.has_canonical_format and ref.has_canonical_format
+    np.testing.assert_array_equal(out.indptr, ref.indptr)
+    np.testing.assert_array_equal(out.indices, ref.indices)
+    np.testing.assert_array_equal(out.data, ref.data)
+    assert out.data.dtype == ref.data.dtype
+    assert out.indices.dtype == out.indptr.dtype == np.int32
+    assert peak <= 1.12 * _bytes_of(out), (peak, _bytes_of(out))
+    for a, b in zip(_arrays(m), arrays):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+        assert not any(np.shares_memory(a, c) for c in _arrays(out))
+
+
+def _arrays(m):
+    return (m.data, m.row, m.col) if m.format == "coo" else (m.data, m.indices, m.indptr)
+
+
+def test_check_csr_copies_nothing_that_needs_no_change():
+    m = _non_canonical(np.float64)
+    m.sum_duplicates()
+    assert check_csr(m, "S") is m
+    arr = sp.csr_array(m)  # another class, the same arrays: shared, not copied
+    out, peak = _peak_bytes(check_csr, arr, "S")
+    assert all(a is b for a, b in zip((out.data, out.indices, out.indptr),
+                                      (arr.data, arr.indices, arr.indptr)))
+    assert peak < 0.12 * _bytes_of(out)  # the temporaries of the checks only
+    wide = m.copy()
+    wide.indptr = wide.indptr.astype(np.int64)  # only indptr needs converting
+    out = check_csr(wide, "S")
+    assert out.indptr.dtype == np.int32 and not np.shares_memory(out.indptr, wide.indptr)
+    assert out.data is wide.data and out.indices is wide.indices
+
+
+@pytest.mark.parametrize("form, calls", [(sp.csr_matrix, 1), (sp.csc_matrix, 1),
+                                         (sp.coo_matrix, 0), (sp.lil_matrix, 0)])
+def test_check_csr_does_not_check_scipy_conversions_again(monkeypatch, form, calls):
+    """The compressed structure of the input is checked once; SciPy's conversion of a
+    checked CSC or COO matrix to CSR is not checked again."""
+    import fastrank._validation as validation
+    seen = []
+    real = validation._compressed
+
+    def counting(*args, **kwargs):
+        seen.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(validation, "_compressed", counting)
+    m = form(np.array([[0, 1.5, 0, 2], [3, 0, 0, 0], [0, 0, 0, 4.5]]))
+    out = validation.check_csr(m, "S")
+    assert len(seen) == calls
+    np.testing.assert_array_equal(out.toarray(), m.toarray())

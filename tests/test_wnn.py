@@ -36,7 +36,7 @@ def simd_level(level):
         kernel.use_simd(previous)
 
 
-#: every code path: 0 portable, 1 AVX2, 2 AVX-512, 3 AVX-512 + VPOPCNTDQ
+#: every code path: 0 portable, 1 AVX2, 2 AVX-512, 3 AVX-512 + VPOPCNTDQ + VBMI
 LEVELS = range(len(kernel.SIMD_PATHS))
 
 
@@ -97,26 +97,100 @@ def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, level):
     assert not padding.any()
 
 
-@pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("n_features", [1, 7, 256, 257])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_dense_encoding_by_ranks(level, n_features, dtype):
-    """Dense rows are encoded 64 at a time through their ranks on the AVX-512 paths (up to
-    256 features; more take the per-neuron compares): the same bits as the reference, with
-    ties, negative values, -0.0 against 0.0 and infinities; 70 rows and 13 neurons (a
-    short last block of rows and of neurons)."""
-    rng = np.random.default_rng(n_features)
-    X = rng.integers(-3, 4, size=(70, n_features)).astype(dtype)
+def encode_dense_on(level, X, synapses, rows=None, out=None):
+    """encode_dense on the code path of this level: the (n_neurons, len(rows), W) patterns
+    of X's rows (all by default) into out (a new array by default)."""
+    rows = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
+    if out is None:
+        out = np.empty((synapses.shape[0], len(rows), -(-synapses.shape[1] // 64)), np.uint64)
+    with simd_level(level):
+        kernel.encode_dense(X, rows, synapses, out)
+    return out
+
+
+def assert_patterns(out, X, synapses):
+    """out holds the reference's Minchinton bits of X's rows for every neuron, padding 0."""
+    n_synapses = synapses.shape[1]
+    np.testing.assert_array_equal(unpack(out, n_synapses),
+                                  ref_wnn.encode(X, synapses).transpose(1, 0, 2))
+    padding = np.unpackbits(out.view(np.uint8), axis=-1, bitorder="little")[..., n_synapses:]
+    assert not padding.any()
+
+
+def rank_test_data(n_features, dtype, n_rows=70, seed=0):
+    """Small integers (many equal values in a row) with -0.0, infinities and a row of
+    continuous values."""
+    rng = np.random.default_rng([seed, n_features])
+    X = rng.integers(-3, 4, size=(n_rows, n_features)).astype(dtype)
     X[1] = -0.0
     X[2, ::3] = np.inf
     X[3, ::2] = -np.inf
     X[4] = rng.standard_normal(n_features)
-    synapses = rng.integers(0, n_features, size=(13, 200), dtype=np.int32)
-    out = np.empty((13, 70, 4), dtype=np.uint64)
-    with simd_level(level):
-        kernel.encode_dense(X, np.arange(70, dtype=np.int64), synapses, out)
-    np.testing.assert_array_equal(unpack(out, 200),
-                                  ref_wnn.encode(X, synapses).transpose(1, 0, 2))
+    return X
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_features", [1, 7, 64, 100, 128, 129, 256, 257])
+@pytest.mark.parametrize("n_synapses", [5, 64, 200, 600, 1000])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_encoding_by_ranks(level, n_features, n_synapses, dtype):
+    """Dense rows are encoded 64 at a time through their ranks on the AVX-512 paths: by
+    byte permutes with VBMI up to 128 features, by byte compares of 64 rows and transposes
+    up to 256 (more take the per-neuron compares). The same bits as the reference on
+    every path, with ties, negative values, -0.0 against 0.0 and infinities; 70 rows and
+    13 neurons (a short last block of rows), synapses filling 1 to 16 words (whole blocks
+    of 8 words and shorter ones, a last word partly filled or full)."""
+    X = rank_test_data(n_features, dtype)
+    synapses = np.random.default_rng(n_synapses).integers(
+        0, n_features, size=(13, n_synapses), dtype=np.int32)
+    assert_patterns(encode_dense_on(level, X, synapses), X, synapses)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_synapses", [2100, 4200])
+def test_dense_encoding_long_patterns(level, n_synapses):
+    """Patterns of 33 words (a neuron's rows written in several groups) and of 66 (more
+    words than the permuted encoding takes: the transposes' path)."""
+    X = rank_test_data(100, np.float64, n_rows=70, seed=1)
+    synapses = np.random.default_rng(7).integers(0, 100, size=(3, n_synapses), dtype=np.int32)
+    assert_patterns(encode_dense_on(level, X, synapses), X, synapses)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_encoding_row_subsets_and_unaligned_output(level, dtype):
+    """A subset of rows in any order, repeated rows, and an output array that starts one
+    word past a 64-byte boundary (the streamed stores begin and end with partial lines)."""
+    X = rank_test_data(100, dtype, n_rows=90, seed=2)
+    rows = np.random.default_rng(3).permutation(np.r_[np.arange(0, 90, 2), [7, 7, 31]])
+    synapses = np.random.default_rng(4).integers(0, 100, size=(9, 1000), dtype=np.int32)
+    shape = (9, len(rows), 16)
+    raw = np.empty(np.prod(shape) + 16, dtype=np.uint64)
+    skip = (-raw.ctypes.data // 8) % 8 + 1          # one word past a 64-byte boundary
+    out = raw[skip:skip + np.prod(shape)].reshape(shape)
+    assert out.ctypes.data % 64 == 8
+    encode_dense_on(level, X, synapses, rows=rows.astype(np.int64), out=out)
+    assert_patterns(out, X[rows], synapses)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 128, 1000])
+def test_dense_encoding_last_cell_wraps_to_first(level, n_synapses):
+    """Synapses on increasing values, so every cell is 0 but the last one, which compares
+    the last synapse with the first: bit n_synapses - 1 alone (none for one synapse, which
+    compares with itself)."""
+    X = np.arange(1000, dtype=np.float64)[None, :] * np.array([[1.0], [2.0]])
+    X = np.ascontiguousarray(X[:, :n_synapses])       # at most 128 features: permutes
+    if n_synapses > 128:
+        X = np.ascontiguousarray(X[:, :128])
+    synapses = (np.arange(n_synapses, dtype=np.int32) % X.shape[1])[None, :]
+    bits = unpack(encode_dense_on(level, X, synapses), n_synapses)
+    expected = np.zeros(n_synapses, dtype=bool)
+    if n_synapses > 1:
+        expected[n_synapses - 1] = True
+        expected[127:n_synapses - 1:128] = True          # 127 > 0 where the wiring cycles
+    np.testing.assert_array_equal(bits[0, 0], expected)
+    np.testing.assert_array_equal(bits[0, 1], expected)
 
 
 def test_dense_encoding_nan_falls_back_to_compares():
@@ -229,7 +303,8 @@ def test_simd_path_names_the_path_in_use():
     if sys.platform.startswith("linux") and "avx2" in _cpu_flags():
         assert best >= 1
         if {"avx512f", "avx512bw", "avx512vl"} <= _cpu_flags():
-            assert best >= 2 and (best == 3) == ("avx512_vpopcntdq" in _cpu_flags())
+            assert best >= 2 and (best == 3) == ({"avx512_vpopcntdq", "avx512vbmi"}
+                                                 <= _cpu_flags())
 
 
 def test_neighbors_simd_path_names_its_level():
@@ -658,3 +733,62 @@ def test_network_size_is_a_parameter_error():
                dict(n_neurons=2**16, n_synapses=2**16)):
         with pytest.raises(ValueError, match="n_neurons \\* n_synapses"):
             VGRAM(**kw).fit(X, Y)
+
+
+# ---- a memory made unsearchable by hand ----------------------------------------------------
+
+_HAND_SET_MEMORY = """
+import sys
+import numpy as np
+from fastrank.wnn import VGRAM, VGRAMCor
+cls, policy, damage = sys.argv[1:]
+rng = np.random.default_rng(0)
+X = rng.random((20, 8))
+Y = (rng.random((20, 3)) < 0.5).astype(np.uint8)
+Y[:, 0] = 1
+model = {"VGRAM": VGRAM, "VGRAMCor": VGRAMCor}[cls](n_neurons=4, n_synapses=8,
+                                                    tie_policy=policy).fit(X, Y)
+if damage == "empty":
+    model.memory_ = model.memory_[:, :0]
+    model.label_indptr_ = np.zeros(1, np.int64)
+model.label_indices_ = np.zeros(0, np.int32)
+if damage == "unlabelled":
+    model.label_indptr_ = np.zeros(model.memory_.shape[1] + 1, np.int64)
+try:
+    model.decision_function(X[:3])
+except ValueError as exc:
+    print(exc)
+else:
+    print("no error")
+"""
+
+
+@pytest.mark.parametrize("cls, policy, damage, message", [
+    ("VGRAM", "random", "empty", "VGRAM: memory_ stores no training document"),
+    ("VGRAM", "all", "empty", "VGRAM: memory_ stores no training document"),
+    ("VGRAMCor", "random", "empty", "VGRAMCor: memory_ stores no training document"),
+    ("VGRAMCor", "all", "empty", "VGRAMCor: memory_ stores no training document"),
+    ("VGRAM", "random", "unlabelled", "VGRAM: a stored document has no label"),
+])
+def test_unsearchable_memory_set_by_hand_is_refused(cls, policy, damage, message):
+    """Fitted attributes set by hand to a memory that load refuses (no stored document; a
+    VG-RAM document without a label) raise ValueError before the kernel, whose random vote
+    would read past the label lists (VGRAM, "random": a segmentation fault). In a child
+    process, so that a regression fails this test instead of killing the test run."""
+    import subprocess
+    child = subprocess.run([sys.executable, "-c", _HAND_SET_MEMORY, cls, policy, damage],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, f"child died with {child.returncode}: {child.stderr[-2000:]}"
+    assert child.stdout.startswith(message), child.stdout
+
+
+def test_load_rejects_a_vgram_document_without_label(tmp_path):
+    X, Y, _ = tie_heavy_data(8)
+    VGRAM(n_neurons=4, n_synapses=90, random_state=4).fit(X, Y).save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = dict(f)
+    arrays["label_indptr_"] = np.zeros_like(arrays["label_indptr_"])
+    arrays["label_indices_"] = np.zeros(0, np.int32)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match="a stored document has no label"):
+        VGRAM.load(tmp_path / "bad.npz")

@@ -2,8 +2,8 @@
 """Exact top-k cosine neighbours and the label aggregation of kNN / ML-kNN.
 
 The Python wrapper is ``fastrank.neighbors``; it validates input, scales each row by a power
-of two (exact) into [-1, 1), computes the squared norms (with the kernels below) and
-allocates the outputs.
+of two (exact) into [-1, 1), computes the squared and inverse norms (with the kernels below,
+once per base) and allocates the outputs.
 
 Cosine: from the dot product d and the squared norms aa, bb of the two scaled rows,
 sign(d) * sqrt(d^2 / (aa bb)) with the ratio rounded once in float64 (``fr_cosine``). For
@@ -19,9 +19,16 @@ inside its output row (root = the worst kept pair), sorted in place at the end; 
 search a reservoir holds up to 4k candidates that beat a bar (the k-th best so far), compacted
 by quickselect when full, and only the final k are sorted.
 
+Both searches compute the exact cosine only for the candidates that may enter: the
+approximation dot * (1/|q|) * (1/|b|) (``_approx``), within a relative APPROX of the exact
+cosine, is compared first with the k-th best so far, and a candidate whose approximation,
+raised by its error bound, stays below it cannot enter; the others get their exact cosine
+(``fr_cosine``). So the results are those of computing every cosine exactly.
+
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
-(query block x base block) block of dot products with ``fr_dots`` below, turning it into
-cosines and selecting from it. Every dot product there is summed in one fixed order that
+(query block x base block) block of dot products with ``fr_dots`` below (float32 on AVX-512:
+packed base rows, blocked like a GEMM) and offering them to the queries' heaps. Every dot
+product there is summed in one fixed order that
 depends only on the number of features (8 interleaved partial sums of fused multiply-adds,
 then a fixed pairwise reduction), so a similarity depends only on its two rows: not on the
 block shapes, the position of the rows in the base, the thread count, or which part of the
@@ -307,6 +314,20 @@ cdef inline void _res_offer_dot(Reservoir* r, floating* bv, int64_t* bi, floatin
     _res_offer(r, bv, bi, <floating> fr_cosine(dot, qa, ba[j]), j)
 
 
+cdef inline void _heap_offer_dot(floating* hv, int64_t* hi, Py_ssize_t* size, Py_ssize_t k,
+                                 floating dot, double qa, double qinv, const floating* ba,
+                                 const double* binv, Py_ssize_t j, int64_t j0) noexcept nogil:
+    """Offer base document j0 + j, with dot product `dot`, to a full or filling heap of the
+    k best; its exact cosine (fr_cosine) is computed only when its approximation (_approx)
+    could reach the worst kept similarity (a tie with it enters when the index is lower)."""
+    cdef double a
+    if size[0] == k:
+        a = _approx(dot, qinv, binv, j)
+        if a + fabs(a) * APPROX < hv[0]:
+            return
+    _push(hv, hi, size, k, <floating> fr_cosine(dot, qa, ba[j]), j0 + j)
+
+
 # ---- row scaling and squared norms ----------------------------------------------------------
 
 cdef inline double _pow2_scale(const floating* x, Py_ssize_t m) noexcept nogil:
@@ -365,6 +386,8 @@ def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::
 cdef extern from *:
     """
     #include <math.h>
+    #include <stdlib.h>
+    #include <string.h>
     /* s[r * mb + j] <- dot(q row r, b row j) for r < mq, j < mb (rows of d values). Each dot
        product is summed in one fixed order with fused multiply-adds: partial sum l (l < 8)
        is p_l <- fma(a_f, b_f, p_l) over the features f = l, l + 8, l + 16, ... in ascending
@@ -401,8 +424,8 @@ cdef extern from *:
         }
     FR_DOTS(fr_dots_f64_base, double, fma)
     FR_DOTS(fr_dots_f32_base, float, fmaf)
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #include <immintrin.h>
+    #include "fr_cpu.h"
+    #ifdef FR_X86
     /* The same sums with 256-bit vectors: partial sums 0-7 are the lanes of one float
        vector, or of two double vectors (lanes 0-3, 4-7). A micro-kernel computes QR x BR
        dot products at once (QR query rows, BR base rows: 8 independent accumulators for
@@ -481,22 +504,138 @@ cdef extern from *:
     FR_F64(fr_f64_1x3, 1, 3)
     #undef FR_ATTR
     #define FR_ATTR FR_T512
-    FR_DOTS_AVX2(fr_dots_f32_avx512, float, 4, 4, fr_f32_4x4_512, fr_f32_4x1, fr_f32_1x4,
-                 fr_f32_1x1)
+    FR_DOTS_AVX2(fr_dots_f32_avx512_rows, float, 4, 4, fr_f32_4x4_512, fr_f32_4x1,
+                 fr_f32_1x4, fr_f32_1x1)
+    /* float32 AVX-512 on packed base rows, blocked like a GEMM. A tile of base rows is
+       copied once as pairs (b_j, b_j+1) of 8-feature chunks, so that one load gives the 16
+       lanes of a pair; the micro-kernel computes 4 query rows x 8 base rows (16
+       accumulator registers, 8 loads per 16 fused multiply-adds) over FR_KC chunks of
+       features at a time, keeping the tile's slice of those chunks in L1. Between passes
+       the accumulators are stored and reloaded unchanged; the last pass adds the features
+       past the last multiple of 8 with a masked fma (lane l: fma(a_f, b_f, p_l), the
+       others untouched) and sums the lanes of every dot product in registers in the
+       order of FR_SUM8 (additions of the same pairs; a + b == b + a in IEEE arithmetic).
+       Every dot product is the same fma chain and reduction as in fr_f32_4x4_512: the
+       same bits. Rows left over at the edges (fewer than 4 queries or 8 base rows) go to
+       the unpacked kernels. */
+    #define FR_KC 32     /* 8-feature chunks per pass */
+    #define FR_MC 64     /* query rows per pass */
+    #define FR_L1 24576  /* bytes of the tile's slice of one pass */
+    #define FR_QBIG (4.0 * 1024 * 1024)  /* bytes of a large query block */
+    FR_T512 static inline void fr_f32_4x8_packed(
+            const float* a, int64_t d, const float* pb, int64_t ps, int64_t t0, int64_t n,
+            float* acc, const float* b, float* s, int64_t ss) {
+        /* a: 4 query rows (row stride d); pb: 4 packed pairs (pair stride ps) from chunk 0;
+           chunks t0 .. t0 + n; acc: the 16 accumulators between passes; b: the 8 base rows
+           (row stride d) and s: the 4 x 8 outputs (row stride ss), used on the last pass */
+        __m512 c[4][4], x[4], y, lo, hi;
+        int64_t t, u, r, d8 = d / 8 * 8;
+        int first = t0 == 0, last = 8 * (t0 + n) == d8;
+        for (u = 0; u < 4; u++)
+            for (r = 0; r < 4; r++)
+                c[u][r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + 16 * (4 * u + r));
+        for (t = t0; t < t0 + n; t++) {
+            for (u = 0; u < 4; u++)
+                x[u] = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + u * d + 8 * t));
+            for (r = 0; r < 4; r++) {
+                y = _mm512_loadu_ps(pb + r * ps + 16 * t);
+                for (u = 0; u < 4; u++) c[u][r] = _mm512_fmadd_ps(x[u], y, c[u][r]);
+            }
+        }
+        if (!last) {
+            for (u = 0; u < 4; u++)
+                for (r = 0; r < 4; r++) _mm512_storeu_ps(acc + 16 * (4 * u + r), c[u][r]);
+            return;
+        }
+        if (d > d8) {
+            __mmask16 m = (__mmask16) ((1u << (d - d8)) - 1), m2 = (__mmask16) (m | (m << 8));
+            for (u = 0; u < 4; u++) {
+                x[u] = _mm512_maskz_loadu_ps(m, a + u * d + d8);
+                x[u] = _mm512_shuffle_f32x4(x[u], x[u], _MM_SHUFFLE(1, 0, 1, 0));
+            }
+            for (r = 0; r < 4; r++) {
+                y = _mm512_maskz_loadu_ps(m, b + 2 * r * d + d8);
+                y = _mm512_mask_loadu_ps(y, (__mmask16) (m << 8), b + (2 * r + 1) * d + d8 - 8);
+                for (u = 0; u < 4; u++) c[u][r] = _mm512_mask3_fmadd_ps(x[u], y, c[u][r], m2);
+            }
+        }
+        for (u = 0; u < 4; u++) {
+            /* lanes 0-7 / 8-15 of c[u][r]: partial sums p0..p7 of base rows 2r / 2r + 1 */
+            lo = _mm512_add_ps(_mm512_shuffle_ps(c[u][0], c[u][1], _MM_SHUFFLE(2, 0, 2, 0)),
+                               _mm512_shuffle_ps(c[u][0], c[u][1], _MM_SHUFFLE(3, 1, 3, 1)));
+            hi = _mm512_add_ps(_mm512_shuffle_ps(c[u][2], c[u][3], _MM_SHUFFLE(2, 0, 2, 0)),
+                               _mm512_shuffle_ps(c[u][2], c[u][3], _MM_SHUFFLE(3, 1, 3, 1)));
+            /* per 128-bit lane: p0+p1, p2+p3 of two rows, then of two others */
+            y = _mm512_add_ps(_mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+            /* 128-bit lanes 0 / 1: (p0+p1)+(p2+p3) / (p4+p5)+(p6+p7) of base rows
+               0, 2, 4, 6; lanes 2 / 3 the same for rows 1, 3, 5, 7 */
+            y = _mm512_add_ps(y, _mm512_shuffle_f32x4(y, y, _MM_SHUFFLE(2, 3, 0, 1)));
+            y = _mm512_permutexvar_ps(_mm512_set_epi32(15, 7, 14, 6, 13, 5, 12, 4,
+                                                       11, 3, 10, 2, 9, 1, 8, 0), y);
+            _mm256_storeu_ps(s + u * ss, _mm512_castps512_ps256(y));
+        }
+    }
+    FR_T512 static void fr_dots_f32_avx512(const float* q, const float* b, float* s, int64_t mq,
+                                           int64_t mb, int64_t d) {
+        int64_t nch = d / 8, d8 = 8 * (d / 8), mq4 = mq / 4 * 4;
+        int64_t kc = nch < FR_KC ? nch : FR_KC;
+        int64_t nt = kc > 0 ? FR_L1 / (32 * kc) / 8 * 8 : 0;
+        /* the query block is read again for every tile: when it is large (many features),
+           tiles of 4x the rows, their slice in L2, read it a quarter as often */
+        if ((double) mq * d * sizeof(float) > FR_QBIG) nt *= 4;
+        int64_t j0, j1, jn, j, p, t, h, r0, r1, r, t0;
+        float *pk, *acc;
+        if (nt < 8) nt = 8;
+        if (nch == 0 || mq4 == 0 || mb < 8)
+            return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
+        pk = (float*) malloc((size_t) nt * d8 * sizeof(float));
+        acc = (float*) malloc((size_t) FR_MC * nt * 8 * sizeof(float));  /* 256 per 4 x 8 */
+        if (pk == NULL || acc == NULL) {
+            free(pk);
+            free(acc);
+            return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
+        }
+        for (j0 = 0; j0 < mb; j0 += nt) {
+            j1 = j0 + nt < mb ? j0 + nt : mb;
+            jn = j0 + (j1 - j0) / 8 * 8;
+            for (p = 0; 2 * p < jn - j0; p++)
+                for (t = 0; t < nch; t++)
+                    for (h = 0; h < 2; h++)
+                        memcpy(pk + 2 * p * d8 + 16 * t + 8 * h, b + (j0 + 2 * p + h) * d + 8 * t,
+                               8 * sizeof(float));
+            for (r0 = 0; r0 < mq4; r0 += FR_MC) {
+                r1 = r0 + FR_MC < mq4 ? r0 + FR_MC : mq4;
+                for (t0 = 0; t0 < nch; t0 += kc)
+                    for (r = r0; r < r1; r += 4)
+                        for (j = j0; j < jn; j += 8)
+                            fr_f32_4x8_packed(q + r * d, d, pk + (j - j0) * d8, 2 * d8, t0,
+                                              nch - t0 < kc ? nch - t0 : kc,
+                                              acc + 256 * ((r - r0) / 4 * (nt / 8) + (j - j0) / 8),
+                                              b + j * d, s + r * mb + j, mb);
+            }
+            for (r = 0; r < mq4; r += 4)
+                for (j = jn; j < j1; j++) fr_f32_4x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
+            for (r = mq4; r < mq; r++) {
+                for (j = j0; j + 4 <= j1; j += 4)
+                    fr_f32_1x4(q + r * d, b + j * d, s + r * mb + j, mb, d);
+                for (; j < j1; j++) fr_f32_1x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
+            }
+        }
+        free(pk);
+        free(acc);
+    }
     FR_DOTS_AVX2(fr_dots_f64_avx512, double, 4, 3, fr_f64_4x3_512, fr_f64_4x1, fr_f64_1x3,
                  fr_f64_1x1)
-    /* the best vector code the CPU runs: 2 = AVX-512 (F, DQ), 1 = AVX2 + FMA3, 0 = none */
-    static int fr_dots_level(void) {
-        __builtin_cpu_init();
-        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? 2 : 1;
-    }
     #define FR_DOTS_PICK(NAME, L) ((L) >= 2 ? NAME##_avx512 : (L) == 1 ? NAME##_avx2      \
                                                              : NAME##_base)
     #else
-    static int fr_dots_level(void) { return 0; }
     #define FR_DOTS_PICK(NAME, L) (NAME##_base)
     #endif
+    /* the features of the dot products' paths: 0 portable, 1 AVX2 + FMA3, 2 AVX-512 (F, DQ) */
+    static const unsigned fr_dots_needs[3] = {
+        0, FR_CPU_AVX2 | FR_CPU_FMA,
+        FR_CPU_AVX2 | FR_CPU_FMA | FR_CPU_AVX512F | FR_CPU_AVX512DQ};
     /* the implementation in use (set at import and by use_simd) */
     static void (*fr_dots_f64)(const double*, const double*, double*, int64_t, int64_t,
                                int64_t) = fr_dots_f64_base;
@@ -504,7 +643,7 @@ cdef extern from *:
                                int64_t) = fr_dots_f32_base;
     static int fr_dots_simd = 0;
     static void fr_dots_select(int level) {
-        int best = fr_dots_level();
+        int best = fr_cpu_best_level(fr_dots_needs, 3);
         fr_dots_simd = level < best ? level : best;
         fr_dots_f64 = FR_DOTS_PICK(fr_dots_f64, fr_dots_simd);
         fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, fr_dots_simd);
@@ -520,15 +659,6 @@ cdef extern from *:
         r = sqrt(r < 1.0 ? r : 1.0);
         return dot < 0 ? -r : r;
     }
-    #define FR_COSINES(NAME, T)                                                          \
-        static void NAME(T* s, const T* qa, const T* ba, int64_t mq, int64_t mb) {       \
-            int64_t r, j;                                                                \
-            for (r = 0; r < mq; r++)                                                     \
-                for (j = 0; j < mb; j++)                                                 \
-                    s[r * mb + j] = (T) fr_cosine(s[r * mb + j], qa[r], ba[j]);          \
-        }
-    FR_COSINES(fr_cosines_f64, double)
-    FR_COSINES(fr_cosines_f32, float)
     """
     void fr_dots_f64(const double* q, const double* b, double* s, int64_t mq, int64_t mb,
                      int64_t d) noexcept nogil
@@ -537,10 +667,6 @@ cdef extern from *:
     void fr_dots_select(int level) noexcept nogil
     int fr_dots_simd
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
-    void fr_cosines_f64(double* s, const double* qa, const double* ba, int64_t mq,
-                        int64_t mb) noexcept nogil
-    void fr_cosines_f32(float* s, const float* qa, const float* ba, int64_t mq,
-                        int64_t mb) noexcept nogil
 
 
 fr_dots_select(2)
@@ -575,15 +701,6 @@ cdef inline void _dots(const floating* b, const floating* q, floating* s, Py_ssi
         fr_dots_f64(q, b, s, mq, mb, d)
 
 
-cdef inline void _cosines(floating* s, const floating* qa, const floating* ba, Py_ssize_t mq,
-                          Py_ssize_t mb) noexcept nogil:
-    """s (mq x mb dot products) <- their cosines, with squared norms qa[r] and ba[j]."""
-    if floating is float:
-        fr_cosines_f32(s, qa, ba, mq, mb)
-    else:
-        fr_cosines_f64(s, qa, ba, mq, mb)
-
-
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
     """out[i] <- the squared norm of X[i], the dot product of X[i] with itself as the dense
     search computes it (so the two are equal)."""
@@ -592,20 +709,31 @@ def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
         _dots(&X[i, 0], &X[i, 0], &out[i], 1, 1, d)
 
 
+def inv_norms(const floating[::1] sqnorms, double[::1] out):
+    """out[i] <- 1 / sqrt(sqnorms[i]) in float64 (0 for a zero row): the factors of the
+    approximate cosines (_approx) that spare the search most exact ones."""
+    cdef Py_ssize_t i, n = sqnorms.shape[0]
+    for i in prange(n, nogil=True, schedule="static"):
+        out[i] = 1 / sqrt(<double> sqnorms[i]) if sqnorms[i] > 0 else 0.0
+
+
 # ---- top-k search -----------------------------------------------------------------------------
 
 def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floating[::1] qa,
-               const floating[::1] ba, floating[:, ::1] out_sim, int64_t[:, ::1] out_idx,
-               bint exclude_self, Py_ssize_t block_q, Py_ssize_t block_b):
+               const floating[::1] ba, const double[::1] binv, floating[:, ::1] out_sim,
+               int64_t[:, ::1] out_idx, bint exclude_self, Py_ssize_t block_q,
+               Py_ssize_t block_b):
     """Top-k cosines: out[i] <- the k best (cos, j) of Q[i] against B, sorted; qa and ba are
-    the squared norms of the rows (sqnorms_dense). With exclude_self, j == i is never a
-    candidate. OpenMP over query blocks; each thread computes its (block_q x block_b) dot
-    products with _dots, whose every element depends only on its two rows (see the module
-    docstring), turns them into cosines and selects."""
+    the squared norms of the rows (sqnorms_dense), binv the inverse norms of B's rows
+    (inv_norms). With exclude_self, j == i is never a candidate. OpenMP over query blocks;
+    each thread computes its (block_q x block_b) dot products with _dots, whose every
+    element depends only on its two rows (see the module docstring), and offers them to
+    the query's heap (_heap_offer_dot: the exact cosine only for those that may enter)."""
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
     cdef Py_ssize_t blk, q0, b0, mq, mb, r, j, i
+    cdef double qinv
     cdef floating* row
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
@@ -628,14 +756,14 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             while b0 < nb:
                 mb = min(block_b, nb - b0)
                 _dots(&B[b0, 0], &Q[q0, 0], S, mb, mq, d)
-                _cosines(S, &qa[q0], &ba[b0], mq, mb)
                 for r in range(mq):
                     i = q0 + r
                     row = S + r * mb
+                    qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
                     for j in range(mb):
                         if not (exclude_self and b0 + j == i):
-                            _push(&out_sim[i, 0], &out_idx[i, 0], &size[r], k, row[j],
-                                  b0 + j)
+                            _heap_offer_dot(&out_sim[i, 0], &out_idx[i, 0], &size[r], k,
+                                            row[j], qa[i], qinv, &ba[b0], &binv[b0], j, b0)
                 b0 = b0 + block_b
             for r in range(mq):
                 _sort_heap(&out_sim[q0 + r, 0], &out_idx[q0 + r, 0], size[r])
@@ -648,11 +776,11 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
 def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
              const index_t[::1] q_indptr, const floating[::1] t_data,
              const index_t[::1] t_indices, const index_t[::1] t_indptr,
-             const floating[::1] qa, const floating[::1] ba, floating[:, ::1] out_sim,
-             int64_t[:, ::1] out_idx, bint exclude_self):
+             const floating[::1] qa, const floating[::1] ba, const double[::1] binv,
+             floating[:, ::1] out_sim, int64_t[:, ::1] out_idx, bint exclude_self):
     """As topk_dense for CSR queries against the transposed base (n_features x nb CSR);
-    qa and ba are the squared norms of the query and base rows (sqnorms_csr); selection
-    through a per-thread reservoir.
+    qa and ba are the squared norms of the query and base rows (sqnorms_csr), binv the
+    inverse norms of the base rows (inv_norms); selection through a per-thread reservoir.
 
     A query whose postings cover at least nb/4 entries scans its whole accumulator, behind
     a bar set from group maxima (_res_bar_from_groups); a sparser one tracks the documents
@@ -672,11 +800,6 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     cdef int64_t* bi = NULL
     cdef bint ready = False
     cdef int failed[1]
-    cdef double* binv = <double*> calloc(max(nb, 1), sizeof(double))
-    if binv == NULL:
-        raise MemoryError("fastrank: cannot allocate the neighbour-search norms")
-    for j in range(nb):
-        binv[j] = 1 / sqrt(<double> ba[j]) if ba[j] > 0 else 0.0
     failed[0] = 0
     with nogil, parallel():
         acc = <floating*> _scratch(nb * sizeof(floating))
@@ -708,13 +831,13 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                     for r in range(t_indptr[t], t_indptr[t + 1]):
                         acc[t_indices[r]] += w * t_data[r]
                 if nb >= 2 * res.cap:
-                    _res_bar_from_groups(res, bv, acc, qinv, binv, nb,
+                    _res_bar_from_groups(res, bv, acc, qinv, &binv[0], nb,
                                          i if exclude_self else -1)
                 for j in range(nb):
                     w = acc[j]
                     acc[j] = 0
                     if not (exclude_self and j == i):
-                        _res_offer_dot(res, bv, bi, w, qa[i], qinv, &ba[0], binv, j)
+                        _res_offer_dot(res, bv, bi, w, qa[i], qinv, &ba[0], &binv[0], j)
             else:
                 n_touched = 0
                 for p in range(q_indptr[i], q_indptr[i + 1]):
@@ -736,11 +859,11 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                     for r in range(n_touched):
                         j = touched[r]
                         if acc[j] > 0 and not (exclude_self and j == i):
-                            _res_offer_dot(res, bv, bi, acc[j], qa[i], qinv, &ba[0], binv, j)
+                            _res_offer_dot(res, bv, bi, acc[j], qa[i], qinv, &ba[0], &binv[0], j)
                 else:
                     for j in range(nb):
                         if not (exclude_self and j == i):
-                            _res_offer_dot(res, bv, bi, acc[j], qa[i], qinv, &ba[0], binv, j)
+                            _res_offer_dot(res, bv, bi, acc[j], qa[i], qinv, &ba[0], &binv[0], j)
                 for r in range(n_touched):
                     acc[touched[r]] = 0
                     mark[touched[r]] = 0
@@ -751,7 +874,6 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
         _scratch_free(res)
         _scratch_free(bv)
         _scratch_free(bi)
-    free(binv)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the neighbour-search accumulator")
 

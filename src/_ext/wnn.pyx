@@ -18,14 +18,17 @@ Code paths
 Chosen at run time from the CPU (``simd_path()``; ``use_simd(level)`` forces one for tests),
 each compiled for its own instruction set with per-function target attributes, so the
 module builds and runs on any CPU: 0 portable C (any architecture), 1 AVX2 (+ POPCNT),
-2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ. All give the same bits.
+2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ and VBMI (Ice Lake and Zen 4 on have both).
+All give the same bits.
 
 Encoding
 --------
 A dense row is encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths);
 on the AVX-512 paths, up to 64 dense rows of at most 256 features are encoded together
-through their values' ranks within each row (one byte compare gives a cell for 64 rows;
-``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
+through their values' ranks within each row: with VBMI and at most 128 features, a row's
+ranks are two vectors from which byte permutes gather 64 synapses' ranks at once, so one
+byte compare gives a word of 64 cells (``FR_ENCODE_PERMUTED``); otherwise one byte compare
+gives a cell for 64 rows, transposed into the rows' words (``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
 the cells with a synapse on one of its stored entries are evaluated (found through
 ``wiring_index``, the synapses grouped by input position): a cell comparing two zeros is
 0. All give identical bits.
@@ -61,7 +64,7 @@ the tied documents or the chosen entry and its key), and merging the parts' outc
 the whole memory's votes (fastrank.wnn._merge_outcomes).
 """
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -71,14 +74,13 @@ from _tiesort cimport floating, index_t, row_state, splitmix64
 
 cdef extern from *:
     """
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
-    #define FR_X86 1              /* x86 vector paths, each compiled for its own target and
-                                     chosen at run time (fr_level) */
+    #include "fr_cpu.h"
+    #ifdef FR_X86
     #define FR_T_POPCNT __attribute__((target("popcnt")))
     #define FR_T_AVX2 __attribute__((target("avx2,popcnt")))
     #define FR_T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
     #define FR_T_VPOPCNT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))
+    #define FR_T_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx2,popcnt")))
     #endif
 
     #if defined(__GNUC__) || defined(__clang__)
@@ -99,23 +101,19 @@ cdef extern from *:
     #endif
 
     /* The code path in use: 0 portable C, 1 AVX2, 2 AVX-512 (F, BW, VL), 3 AVX-512 with
-       VPOPCNTDQ. Set at import to the best the CPU runs, and by use_simd. Every path finds
+       VPOPCNTDQ and VBMI. Set at import to the best the CPU runs, and by use_simd. Every path finds
        the same minima and the same tied entries in the same order, and the same bits. */
     static int fr_level = 0;
     static const char* const fr_level_names[4] = {
         "portable", "avx2", "avx512", "avx512-vpopcntdq"};
 
-    static int fr_best_level(void) {
-    #ifdef FR_X86
-        __builtin_cpu_init();
-        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))) return 0;
-        if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-              && __builtin_cpu_supports("avx512vl"))) return 1;
-        return __builtin_cpu_supports("avx512vpopcntdq") ? 3 : 2;
-    #else
-        return 0;
-    #endif
-    }
+    static const unsigned fr_level_needs[4] = {
+        0,
+        FR_CPU_POPCNT | FR_CPU_AVX2,
+        FR_CPU_POPCNT | FR_CPU_AVX2 | FR_CPU_AVX512F | FR_CPU_AVX512BW | FR_CPU_AVX512VL,
+        FR_CPU_POPCNT | FR_CPU_AVX2 | FR_CPU_AVX512F | FR_CPU_AVX512BW | FR_CPU_AVX512VL
+            | FR_CPU_AVX512VPOPCNTDQ | FR_CPU_AVX512VBMI};
+    static int fr_best_level(void) { return fr_cpu_best_level(fr_level_needs, 4); }
 
     /* running minimum over one test pattern's distances: the minimum so far, and the
        entries at it (ties[0 .. k-1], ascending) */
@@ -557,7 +555,40 @@ cdef extern from *:
             (A)[k_] = _mm512_xor_si512((A)[k_], _mm512_slli_epi64(t_, J));          \
             (A)[k_ | (J)] = _mm512_xor_si512((A)[k_ | (J)], t_);                    \
         } } while (0)
-    #define FR_ENCODE_RANKED(NAME, T, LANES, SET1, LOADU, MASKZ_LOADU, CMPLT, MASKT) \
+    /* The rank of each of the n_cols values of row x (the number of the row's values below
+       it) into rank[a * step] for value a; returns 0 when a value is NaN. LANES values a
+       at a time, each x[b] broadcast against them and counted where below (4 running
+       counts, so the additions overlap). */
+    #define FR_ROW_RANKS(NAME, T, VT, LANES, MASKT, MASKZ_LOADU, SET1, CMP, COUNT_T,    \
+                         MASK_ADD, SET1_COUNT, ADD_COUNT)                               \
+        FR_T_AVX512 static inline int NAME(const T* x, int64_t n_cols, uint8_t* rank,   \
+                                           int64_t step) {                              \
+            COUNT_T count[LANES] __attribute__((aligned(64)));                          \
+            const __m512i one = SET1_COUNT(1);                                          \
+            int64_t a, b, l, nv;                                                        \
+            for (a = 0; a < n_cols; a += (LANES)) {                                     \
+                __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;         \
+                VT xa;                                                                  \
+                MASKT valid;                                                            \
+                nv = n_cols - a < (LANES) ? n_cols - a : (LANES);                       \
+                valid = (MASKT) ((1ULL << nv) - 1);                                     \
+                xa = MASKZ_LOADU(valid, x + a);                                         \
+                if (CMP(xa, xa, _CMP_UNORD_Q) & valid) return 0;                        \
+                for (b = 0; b + 4 <= n_cols; b += 4) {                                  \
+                    c0 = MASK_ADD(c0, CMP(SET1(x[b]), xa, _CMP_LT_OQ), c0, one);        \
+                    c1 = MASK_ADD(c1, CMP(SET1(x[b + 1]), xa, _CMP_LT_OQ), c1, one);    \
+                    c2 = MASK_ADD(c2, CMP(SET1(x[b + 2]), xa, _CMP_LT_OQ), c2, one);    \
+                    c3 = MASK_ADD(c3, CMP(SET1(x[b + 3]), xa, _CMP_LT_OQ), c3, one);    \
+                }                                                                       \
+                for (; b < n_cols; b++)                                                 \
+                    c0 = MASK_ADD(c0, CMP(SET1(x[b]), xa, _CMP_LT_OQ), c0, one);        \
+                _mm512_store_si512((void*) count,                                       \
+                                   ADD_COUNT(ADD_COUNT(c0, c1), ADD_COUNT(c2, c3)));    \
+                for (l = 0; l < nv; l++) rank[(a + l) * step] = (uint8_t) count[l];     \
+            }                                                                           \
+            return 1;                                                                   \
+        }
+    #define FR_ENCODE_RANKED(NAME, T, RANKS)                                           \
         FR_T_AVX512 static int NAME(const T* X, int64_t n_cols, const int64_t* rows,   \
                                     int64_t n_rows, const int32_t* syn,                \
                                     int64_t n_neurons, int64_t S, int64_t W,           \
@@ -567,25 +598,12 @@ cdef extern from *:
             uint64_t lanes[8] __attribute__((aligned(64)));                            \
             uint64_t rows_out[64 * 32] __attribute__((aligned(64))); /* a neuron's rows */\
             __m512i A[64];                                                             \
-            int64_t r, a, b, g0, l, w, i, si, nl, n;                                   \
+            int64_t r, g0, l, w, i, si, nl, n;                                         \
             if (fr_level < 2 || n_cols > 256 || n_rows > 64 || n_cols < 1) return 0;   \
             memset(R, 0, (size_t) n_cols * 64);                                        \
-            for (r = 0; r < n_rows; r++) {                                             \
-                const T* x = X + (rows != NULL ? rows[r] : r) * n_cols;                \
-                for (a = 0; a < n_cols; a++) {                                         \
-                    unsigned below = 0;                                                \
-                    const T xa = x[a];                                                 \
-                    if (xa != xa) return 0;                                            \
-                    for (b = 0; b + (LANES) <= n_cols; b += (LANES))                   \
-                        below += (unsigned) __builtin_popcountll(                      \
-                            (uint64_t) CMPLT(LOADU(x + b), SET1(xa)));                 \
-                    if (b < n_cols)                                                    \
-                        below += (unsigned) __builtin_popcountll((uint64_t) CMPLT(     \
-                            MASKZ_LOADU((MASKT) ((1ULL << (n_cols - b)) - 1), x + b),  \
-                            SET1(xa)) & ((1ULL << (n_cols - b)) - 1));                 \
-                    R[a * 64 + r] = (uint8_t) below;                                   \
-                }                                                                      \
-            }                                                                          \
+            for (r = 0; r < n_rows; r++)                                               \
+                if (!RANKS(X + (rows != NULL ? rows[r] : r) * n_cols, n_cols, R + r, 64)) \
+                    return 0;                                                          \
             for (g0 = 0; g0 < n_neurons * W; g0 += 8) {  /* lane l: word p = g0 + l */ \
                 nl = n_neurons * W - g0 < 8 ? n_neurons * W - g0 : 8;                  \
                 for (l = 0; l < 8; l++) {         /* of neuron p / W, word p % W */    \
@@ -634,23 +652,147 @@ cdef extern from *:
             if (stream) _mm_sfence();                                                  \
             return 1;                                                                  \
         }
-    /* dst[0 .. n-1] <- src[0 .. n-1] with non-temporal stores where dst is 64-byte aligned:
-       patterns written once for a model's memory bypass the caches (no read of the lines
-       they overwrite) */
-    FR_T_AVX512 static void fr_stream_words(uint64_t* dst, const uint64_t* src, int64_t n) {
-        int64_t i = 0;
-        for (; i < n && ((uintptr_t) (dst + i) & 63) != 0; i++) dst[i] = src[i];
-        for (; i + 8 <= n; i += 8)
-            _mm512_stream_si512((__m512i*) (dst + i), _mm512_loadu_si512((const void*) (src + i)));
-        for (; i < n; i++) dst[i] = src[i];
+    /* A copy dst[0 .. n-1] <- src[0 .. n-1] with non-temporal stores where dst is 64-byte
+       aligned (patterns written once for a model's memory bypass the caches: no read of
+       the lines they overwrite), done in steps: words i .. n-1 are left. */
+    typedef struct { uint64_t* dst; const uint64_t* src; int64_t i, n; } fr_stream;
+    FR_T_AVX512 static inline void fr_stream_begin(fr_stream* c, uint64_t* dst,
+                                                   const uint64_t* src, int64_t n) {
+        c->dst = dst; c->src = src; c->n = n;
+        for (c->i = 0; c->i < n && ((uintptr_t) (dst + c->i) & 63) != 0; c->i++)
+            dst[c->i] = src[c->i];
     }
-    #define FR_LT_PD512(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
-    #define FR_LT_PS512(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
-    FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, 8, _mm512_set1_pd, _mm512_loadu_pd,
-                     _mm512_maskz_loadu_pd, FR_LT_PD512, __mmask8)
-    FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, 16, _mm512_set1_ps, _mm512_loadu_ps,
-                     _mm512_maskz_loadu_ps, FR_LT_PS512, __mmask16)
+    /* up to `lines` more 64-byte lines of the copy, and its last words after its lines */
+    FR_T_AVX512 static inline void fr_stream_step(fr_stream* c, int64_t lines) {
+        for (; lines > 0 && c->i + 8 <= c->n; lines--, c->i += 8)
+            _mm512_stream_si512((__m512i*) (c->dst + c->i),
+                                _mm512_loadu_si512((const void*) (c->src + c->i)));
+        if (c->i + 8 > c->n)
+            for (; c->i < c->n; c->i++) c->dst[c->i] = c->src[c->i];
+    }
+    FR_T_AVX512 static void fr_stream_words(uint64_t* dst, const uint64_t* src, int64_t n) {
+        fr_stream c;
+        fr_stream_begin(&c, dst, src, n);
+        fr_stream_step(&c, n);
+    }
+    FR_ROW_RANKS(fr_row_ranks_f64, double, __m512d, 8, __mmask8, _mm512_maskz_loadu_pd,
+                 _mm512_set1_pd, _mm512_cmp_pd_mask, int64_t, _mm512_mask_add_epi64,
+                 _mm512_set1_epi64, _mm512_add_epi64)
+    FR_ROW_RANKS(fr_row_ranks_f32, float, __m512, 16, __mmask16, _mm512_maskz_loadu_ps,
+                 _mm512_set1_ps, _mm512_cmp_ps_mask, int32_t, _mm512_mask_add_epi32,
+                 _mm512_set1_epi32, _mm512_add_epi32)
+    FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, fr_row_ranks_f64)
+    FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, fr_row_ranks_f32)
+
+    /* Minchinton patterns of up to 64 dense rows of at most 128 features for every neuron
+       (AVX-512 VBMI), without transposes: a row's ranks (as above) fill two vectors, and
+       one two-table byte permute gathers the ranks of 64 synapses at once, so a word of 64
+       cells is two permutes (the synapses' ranks and their successors') and one byte
+       compare, whose mask is the word. The wiring of a neuron is kept as bytes, the first
+       synapse repeated after the last and in the padding (the successor of the last
+       synapse is the first; a padding cell compares the first synapse with itself, 0).
+       Each neuron's rows are gathered in buf (FR_PERMUTED_BUF words) and, for a model's
+       memory (stream), written past the caches. The byte wiring of every neuron can be
+       prepared once for many calls (wiring, fr_permuted_wiring_new; NULL: each neuron's is
+       made here). Returns 0, doing nothing, when a value is NaN or there are more than 128
+       features, 64 rows or 64 words a pattern. */
+    #define FR_PERMUTED_MAX_WORDS 64
+    #define FR_PERMUTED_BUF 1024
+    #define FR_PERMUTED_WIRING(W) (64 * (W) + 64)    /* bytes of a neuron's byte wiring */
+    /* the byte wiring idx of a neuron with synapses s */
+    FR_T_VBMI static void fr_permuted_wiring(const int32_t* s, int64_t S, int64_t W,
+                                             uint8_t* idx) {
+        int64_t i;
+        for (i = 0; i + 16 <= S; i += 16)
+            _mm_storeu_si128((__m128i*) (idx + i),
+                             _mm512_cvtepi32_epi8(_mm512_loadu_si512((const void*) (s + i))));
+        for (; i < S; i++) idx[i] = (uint8_t) s[i];
+        memset(idx + S, (uint8_t) s[0], (size_t) (FR_PERMUTED_WIRING(W) - S));
+    }
+    /* Words w .. w + NW - 1 (NW <= FR_PERMUTED_WORDS, a constant) of rows r0 .. r0 + g - 1
+       into dst (row r at dst + r * W): the words' synapse indices stay in registers while
+       the rows' ranks pass. */
+    #define FR_PERMUTED_WORDS 8
+    #define FR_PERMUTED_BLOCK(NW) do {                                                  \
+        __m512i ia_[FR_PERMUTED_WORDS], ib_[FR_PERMUTED_WORDS];                         \
+        int64_t j_, r_;                                                                 \
+        for (j_ = 0; j_ < (NW); j_++) {                                                 \
+            ia_[j_] = _mm512_loadu_si512((const void*) (idx + 64 * (w + j_)));          \
+            ib_[j_] = _mm512_loadu_si512((const void*) (idx + 64 * (w + j_) + 1));      \
+        }                                                                               \
+        for (r_ = 0; r_ < g; r_++) {                                                    \
+            const __m512i lo_ = _mm512_load_si512((const void*) (R + 128 * (r0 + r_))); \
+            if (stream) fr_stream_step(&pending, 1);                                    \
+            const __m512i hi_ = _mm512_load_si512((const void*) (R + 128 * (r0 + r_) + 64)); \
+            for (j_ = 0; j_ < (NW); j_++)                                               \
+                _store_mask64((__mmask64*) (dst + r_ * W + w + j_), _mm512_cmpgt_epu8_mask( \
+                    _mm512_permutex2var_epi8(lo_, ia_[j_], hi_),                        \
+                    _mm512_permutex2var_epi8(lo_, ib_[j_], hi_)));                      \
+        } } while (0)
+    #define FR_ENCODE_PERMUTED(NAME, T, RANKS)                                          \
+        FR_T_VBMI static int NAME(const T* X, int64_t n_cols, const int64_t* rows,      \
+                                  int64_t n_rows, const int32_t* syn, int64_t n_neurons, \
+                                  int64_t S, int64_t W, uint64_t* out, int64_t stride,   \
+                                  int stream, const uint8_t* wiring) {                  \
+            uint8_t R[64 * 128] __attribute__((aligned(64)));   /* row r at R + 128 r */ \
+            uint8_t own[FR_PERMUTED_WIRING(FR_PERMUTED_MAX_WORDS)] __attribute__((aligned(64))); \
+            uint64_t buf[2][FR_PERMUTED_BUF] __attribute__((aligned(64)));              \
+            fr_stream pending = {NULL, NULL, 0, 0};                                     \
+            int64_t r, r0, g, w, n, group;                                              \
+            int cur = 0;                                                                \
+            if (fr_level < 3 || n_cols > 128 || n_rows > 64 || n_cols < 1                \
+                || W > FR_PERMUTED_MAX_WORDS) return 0;                                 \
+            for (r = 0; r < n_rows; r++)                                                \
+                if (!RANKS(X + (rows != NULL ? rows[r] : r) * n_cols, n_cols,           \
+                           R + 128 * r, 1)) return 0;                                   \
+            group = FR_PERMUTED_BUF / W;                                                \
+            for (n = 0; n < n_neurons; n++) {                                           \
+                const uint8_t* idx = wiring != NULL ? wiring + n * FR_PERMUTED_WIRING(W) \
+                                                    : own;                              \
+                uint64_t* o = out + n * stride;                                         \
+                if (wiring == NULL) fr_permuted_wiring(syn + n * S, S, W, own);         \
+                for (r0 = 0; r0 < n_rows; r0 += group) {                                \
+                    uint64_t* dst = stream ? buf[cur] : o + r0 * W;                     \
+                    g = n_rows - r0 < group ? n_rows - r0 : group;                      \
+                    for (w = 0; w + FR_PERMUTED_WORDS <= W; w += FR_PERMUTED_WORDS)     \
+                        FR_PERMUTED_BLOCK(FR_PERMUTED_WORDS);                           \
+                    for (; w < W; w++) FR_PERMUTED_BLOCK(1);                            \
+                    if (stream) {            /* finish the previous copy, begin this one */ \
+                        fr_stream_step(&pending, FR_PERMUTED_BUF);                      \
+                        fr_stream_begin(&pending, o + r0 * W, buf[cur], g * W);         \
+                        cur ^= 1;                                                       \
+                    }                                                                   \
+                }                                                                       \
+            }                                                                           \
+            if (stream) {                                                               \
+                fr_stream_step(&pending, FR_PERMUTED_BUF);                              \
+                _mm_sfence();                                                           \
+            }                                                                           \
+            return 1;                                                                   \
+        }
+    FR_ENCODE_PERMUTED(fr_encode_rows_f64_vbmi, double, fr_row_ranks_f64)
+    FR_ENCODE_PERMUTED(fr_encode_rows_f32_vbmi, float, fr_row_ranks_f32)
     #endif
+
+    /* The byte wiring of every neuron for the permuted encoding (n_neurons blocks of
+       FR_PERMUTED_WIRING(W) bytes; free()) when it runs for inputs of n_cols features;
+       NULL where it does not (or without memory: each call then makes its own). */
+    static uint8_t* fr_permuted_wiring_new(const int32_t* syn, int64_t n_neurons, int64_t S,
+                                           int64_t W, int64_t n_cols) {
+    #ifdef FR_X86
+        uint8_t* wiring;
+        int64_t n;
+        if (fr_level < 3 || n_cols > 128 || n_cols < 1 || W > FR_PERMUTED_MAX_WORDS)
+            return NULL;
+        wiring = (uint8_t*) malloc((size_t) (n_neurons * FR_PERMUTED_WIRING(W)));
+        if (wiring != NULL)
+            for (n = 0; n < n_neurons; n++)
+                fr_permuted_wiring(syn + n * S, S, W, wiring + n * FR_PERMUTED_WIRING(W));
+        return wiring;
+    #else
+        return NULL;
+    #endif
+    }
 
     /* Encode one neuron with the vector compare of the path in use; returns 0 (doing
        nothing) on the portable path */
@@ -676,8 +818,11 @@ cdef extern from *:
     static int fr_encode_rows_f64(const double* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
-                                  int stream) {
+                                  int stream, const uint8_t* wiring) {
     #ifdef FR_X86
+        if (fr_level >= 3 && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
+                                                    S, W, out, stride, stream, wiring))
+            return 1;
         if (fr_level >= 2)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
@@ -687,8 +832,11 @@ cdef extern from *:
     static int fr_encode_rows_f32(const float* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
-                                  int stream) {
+                                  int stream, const uint8_t* wiring) {
     #ifdef FR_X86
+        if (fr_level >= 3 && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
+                                                    S, W, out, stride, stream, wiring))
+            return 1;
         if (fr_level >= 2)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
@@ -841,16 +989,19 @@ cdef extern from *:
                                    uint64_t* out) noexcept nogil
     int encode_f32 "fr_encode_f32"(const float* x, const int32_t* s, int64_t S, int64_t W,
                                    uint64_t* out) noexcept nogil
+    uint8_t* permuted_wiring_new "fr_permuted_wiring_new"(const int32_t* syn,
+                                                         int64_t n_neurons, int64_t S,
+                                                         int64_t W, int64_t n_cols) noexcept nogil
     int encode_rows_f64 "fr_encode_rows_f64"(const double* X, int64_t n_cols,
                                              const int64_t* rows, int64_t n_rows,
                                              const int32_t* syn, int64_t n_neurons, int64_t S,
                                              int64_t W, uint64_t* out, int64_t stride,
-                                             int stream) noexcept nogil
+                                             int stream, const uint8_t* wiring) noexcept nogil
     int encode_rows_f32 "fr_encode_rows_f32"(const float* X, int64_t n_cols,
                                              const int64_t* rows, int64_t n_rows,
                                              const int32_t* syn, int64_t n_neurons, int64_t S,
                                              int64_t W, uint64_t* out, int64_t stride,
-                                             int stream) noexcept nogil
+                                             int stream, const uint8_t* wiring) noexcept nogil
 
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
@@ -874,7 +1025,7 @@ fr_init()
 
 
 #: the code paths, by level (use_simd): portable C, AVX2, AVX-512 (F, BW, VL), AVX-512 with
-#: VPOPCNTDQ; each is compiled for its own instruction set and chosen at run time
+#: VPOPCNTDQ and VBMI; each is compiled for its own instruction set and chosen at run time
 SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(4))
 
 
@@ -901,7 +1052,8 @@ def simd_path():
     -------
     str
         One of SIMD_PATHS: ``"portable"``, ``"avx2"``, ``"avx512"`` or
-        ``"avx512-vpopcntdq"``; at import, the best the CPU runs.
+        ``"avx512-vpopcntdq"`` (which also requires AVX-512 VBMI); at import, the best the
+        CPU runs.
     """
     return SIMD_PATHS[fr_level]
 
@@ -915,7 +1067,8 @@ def use_simd(int level):
     level : int
         0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, vector compares in the dense
         encoder); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, rank
-        encoding of dense rows); 3 also the VPOPCNTDQ scan.
+        encoding of dense rows); 3 also VPOPCNTDQ and VBMI (the VPOPCNTDQ scan, and dense
+        rows of at most 128 features encoded by byte permutes).
 
     Returns
     -------
@@ -958,22 +1111,24 @@ cdef inline void encode_neuron(const floating* x, const int32_t* s, Py_ssize_t S
 cdef inline void encode_rows(const floating* X, Py_ssize_t n_cols, const int64_t* rows,
                              Py_ssize_t n_rows, const int32_t* syn, Py_ssize_t n_neurons,
                              Py_ssize_t S, Py_ssize_t W, uint64_t* out,
-                             Py_ssize_t neuron_stride, bint stream) noexcept nogil:
+                             Py_ssize_t neuron_stride, bint stream,
+                             const uint8_t* wiring) noexcept nogil:
     """Patterns of dense rows rows[0 .. n_rows-1] of X (row i = X + rows[i] * n_cols; rows
     NULL: the first n_rows rows) for every neuron: pattern (n, i) at out + n * neuron_stride
     + i * W. Neurons are taken in blocks whose synapses (SYNAPSE_BLOCK_BYTES) stay in L1
     while every row uses them: the whole wiring (4 MiB at 1024 x 1024) would otherwise be
     streamed once per row. ``stream``: the patterns are not read again soon (a model's
-    memory), so the AVX-512 rank encoding writes them past the caches."""
+    memory), so the AVX-512 rank encoding writes them past the caches. ``wiring``: the
+    permuted encoding's byte wiring (permuted_wiring_new) or NULL."""
     cdef Py_ssize_t n0 = 0, n, i, block = max(1, SYNAPSE_BLOCK_BYTES // (4 * S))
     cdef const floating* x
     if floating is double:
         if encode_rows_f64(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
-                           stream):
+                           stream, wiring):
             return
     else:
         if encode_rows_f32(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out, neuron_stride,
-                           stream):
+                           stream, wiring):
             return
     while n0 < n_neurons:
         for i in range(n_rows):
@@ -1049,17 +1204,21 @@ def wiring_index(const int32_t[:, ::1] synapses, Py_ssize_t n_features):
 def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
                  const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
     """out[n, i] <- pattern of row rows[i] of X for neuron n (out: n_neurons, len(rows), W);
-    rows in chunks of ROW_CHUNK, one chunk per task."""
+    rows in chunks of ROW_CHUNK, one chunk per task (the permuted encoding's byte wiring
+    made once for all)."""
     cdef Py_ssize_t k, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
     cdef Py_ssize_t n_neurons = synapses.shape[0]
     cdef Py_ssize_t n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
+    cdef uint8_t* wiring
     if n_rows == 0:
         return
     with nogil:
+        wiring = permuted_wiring_new(&synapses[0, 0], n_neurons, S, W, X.shape[1])
         for k in prange(n_chunks, schedule="static"):
             encode_rows(&X[0, 0], X.shape[1], &rows[k * ROW_CHUNK],
                         min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0], n_neurons,
-                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True)
+                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True, wiring)
+        free(wiring)
 
 
 def encode_csr(const floating[::1] data, const index_t[::1] indices,
@@ -1525,7 +1684,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                 n0 = c * NEURON_CHUNK
                 encode_rows(&X[0, 0], X.shape[1], NULL, B, &synapses[n0, 0],
                             min(NEURON_CHUNK, n_neurons - n0), S, W, few.codes + n0 * B * W,
-                            B * W, False)
+                            B * W, False, NULL)
             # every thread must reach the worksharing loop; one without scratch skips its tasks
             for c in prange(few.n_chunks, schedule="dynamic"):
                 if w != NULL:
@@ -1546,7 +1705,7 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
                     doc0 = k * B
                     nb = min(B, n_docs - doc0)
                     encode_rows(&X[doc0, 0], X.shape[1], NULL, nb, &synapses[0, 0],
-                                n_neurons, S, W, w.codes, nb * W, False)
+                                n_neurons, S, W, w.codes, nb * W, False, NULL)
                     search_batch(w, &s, nb, doc0)
             work_free(w)
     if failed[0]:

@@ -196,12 +196,39 @@ def _estimator_from_json(spec, where):
         raise ValueError(f"{where}: {spec['class']}: {exc}") from None
 
 
+def _run_file(path):
+    """Run the .py file ``path`` as a module of its own, with its folder first on
+    ``sys.path`` meanwhile (so that it imports the modules beside it, as ``python FILE``
+    would); return that module and the modules loaded from its folder (itself among them),
+    which a Dask worker cannot import (see :func:`_cmd_study`)."""
+    import importlib.util
+    folder = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = f"_fastrank_classifiers_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # importable by name: classes and functions pickle by name
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    finally:
+        sys.path.remove(folder)
+    local = [m for m in list(sys.modules.values())
+             if os.path.dirname(os.path.abspath(getattr(m, "__file__", None) or os.sep))
+             == folder]
+    return module, local
+
+
 def _own_classifiers(args):
     """The user's estimators: ``--classifier NAME=module:Class`` (a class, instantiated
     without arguments, or an estimator object) and ``--classifiers-from FILE`` (a .py file
     defining ``classifiers``: a list of (name, estimator) pairs or a dict, or a JSON list of
-    ``{"name": ..., "class": "module:Class", "params": {...}}``)."""
-    own = []
+    ``{"name": ..., "class": "module:Class", "params": {...}}``). Returns them, and the
+    modules of a .py file's folder that they may come from (:func:`_run_file`)."""
+    own, local = [], []
     for item in args.classifier:
         name, sep, target = item.partition("=")
         if not sep or not name.strip():
@@ -213,8 +240,8 @@ def _own_classifiers(args):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no such file: {path}")
         if path.lower().endswith(".py"):
-            import runpy
-            found = runpy.run_path(path).get("classifiers")
+            module, local = _run_file(path)
+            found = getattr(module, "classifiers", None)
             if isinstance(found, dict):
                 found = list(found.items())
             if not isinstance(found, (list, tuple)):
@@ -234,7 +261,7 @@ def _own_classifiers(args):
                 if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
                     raise ValueError(f"{path}[{i}]: each spec needs a \"name\"")
                 own.append((spec["name"], _estimator_from_json(spec, f"{path}[{i}]")))
-    return own
+    return own, local
 
 
 class _Progress:
@@ -283,7 +310,7 @@ def _cmd_study(args):
     if len(specs) > 1 and (args.format is not None or args.labels is not None):
         raise ValueError("--format and --labels apply to a single data set")
     classifiers = _csv(args.classifiers)
-    own = _own_classifiers(args)
+    own, local = _own_classifiers(args)
     if not classifiers and not own:
         raise ValueError(f"--classifiers names no classifier; choose from "
                          f"{', '.join(CLASSIFIERS)}, or add --classifier NAME=module:Class")
@@ -295,6 +322,9 @@ def _cmd_study(args):
     if args.scheduler is not None:
         from .dask import connect
         cluster = connect(args.scheduler)
+        import cloudpickle  # type: ignore[import-untyped]  # a dependency of Dask's
+        for module in local:  # the workers cannot import them: their classes go by value
+            cloudpickle.register_pickle_by_value(module)
     with cluster as client:  # reached, or started, before anything is computed
         progress = _Progress(len(specs) * (len(classifiers) + len(own)) * args.folds,
                              args.quiet)
@@ -335,13 +365,18 @@ def _interruptible(compute):
     Python runs signal handlers only in the main thread, between bytecodes: a compiled
     kernel called from the main thread would hold off Ctrl-C and SIGTERM until it returns
     (a minute for a large VG-RAM prediction). Waiting on a thread is interruptible, so the
-    command ends at once; the abandoned worker (a daemon thread that writes nothing) ends
-    with the process (see :func:`_stop`)."""
-    outcome, finished = {}, threading.Event()
+    command ends at once. The abandoned worker (a daemon thread) ends with the process (see
+    :func:`_stop`) and writes nothing more: its file writes (a multi-data-set run writes
+    each data set's output set as it finishes) are abandoned first -- a set being renamed
+    into place is finished, every other temporary file removed
+    (:class:`fastrank._atomic.WriteGuard`)."""
+    from ._atomic import WriteGuard
+    outcome, finished, writes = {}, threading.Event(), WriteGuard()
 
     def work():
         try:
-            outcome["value"] = compute()
+            with writes.active():
+                outcome["value"] = compute()
         except BaseException as exc:  # re-raised in the main thread
             outcome["error"] = exc
         finally:
@@ -352,6 +387,7 @@ def _interruptible(compute):
     try:
         worker.join()
     except BaseException:  # Ctrl-C, SIGTERM (an interrupted join marks the thread stopped:
+        writes.abandon()
         _ABANDONED.append(finished)  # whether it still runs is told by its own flag)
         raise
     if "error" in outcome:
@@ -425,8 +461,9 @@ def build_parser():
                         "arguments, or an estimator object) shown as NAME; repeatable")
     p.add_argument("--classifiers-from", metavar="FILE",
                    help="add your own estimators from a .py file defining 'classifiers' "
-                        "(list of (name, estimator) pairs) or a JSON list of "
-                        "{\"name\", \"class\": \"module:Class\", \"params\"}")
+                        "(list of (name, estimator) pairs; it may import the modules beside "
+                        "it, and with --scheduler they are sent to the workers by value) or "
+                        "a JSON list of {\"name\", \"class\": \"module:Class\", \"params\"}")
     p.add_argument("--folds", type=int, default=10)
     p.add_argument("--ties", default="ordinal,dense,standard,modified",
                    help="ranking types, comma-separated; add 'expected' for the exact mean "
@@ -528,8 +565,10 @@ def _stop(command, what, code, own_process):
     """One line on stderr, then the exit code. When ``main`` runs as the program (no
     ``argv``) and an interrupted computation still runs in its abandoned thread, the process
     ends at once (``os._exit`` after flushing the standard streams): the interpreter's
-    normal shutdown beside a kernel that keeps every core busy takes about a second. Output
-    files are written only after the computation, in the main thread: none is open."""
+    normal shutdown beside a kernel that keeps every core busy takes about a second. The
+    abandoned computation's writes were stopped and their temporary files removed
+    (:func:`_interruptible`); the main thread writes its outputs only after the
+    computation: none is open."""
     print(f"fastrank {command}: {what}", file=sys.stderr)
     if own_process and not all(finished.is_set() for finished in _ABANDONED):
         sys.stdout.flush()

@@ -8,12 +8,12 @@ import sys
 
 from ._version import __version__
 
-#: CPU features the kernels can use, as /proc/cpuinfo names them: POPCNT and AVX-512
-#: VPOPCNTDQ count the bits of VG-RAM's binary patterns, AVX2 with FMA runs the cosine
-#: neighbour search and VG-RAM's encoding, the other AVX-512 sets are reported for the paths
-#: that may use them.
-KERNEL_FEATURES = ("popcnt", "bmi2", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
-                   "avx512_vpopcntdq", "avx512_vnni")
+#: CPU features the kernels' paths need, as /proc/cpuinfo names them: POPCNT and AVX-512
+#: VPOPCNTDQ count the bits of VG-RAM's binary patterns, AVX2 with FMA (AVX-512 F/DQ) runs
+#: the cosine neighbour search, AVX-512 F/BW/VL runs VG-RAM's search and encoding, and VBMI
+#: its byte-permute encoding.
+KERNEL_FEATURES = ("popcnt", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq",
+                   "avx512_vpopcntdq", "avx512vbmi")
 
 #: kernel modules that report the instruction-set path they take (``simd_path()``)
 SIMD_KERNELS = ("neighbors", "wnn")

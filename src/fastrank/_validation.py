@@ -101,11 +101,12 @@ def _check_in_range(a, size, name, what):
         raise ValueError(f"{name}: {what} {bad} out of range [0, {size})")
 
 
-def _compressed(indptr, indices, data, n_major, n_minor, name, data_ndim=1):
+def _compressed(indptr, indices, data, n_major, n_minor, name, data_ndim=1,
+                what="column index"):
     """Check the compressed (CSR/CSC/BSR) structure: ``indptr`` has n_major + 1 entries,
     starts at 0, never decreases and ends at the number of stored entries, which is the
-    length of ``indices`` and ``data``; every index lies in [0, n_minor). O(nnz), vectorised.
-    Returns the arrays (unconverted)."""
+    length of ``indices`` and ``data``; every index (``what``) lies in [0, n_minor).
+    O(nnz), vectorised. Returns the arrays (unconverted)."""
     indptr = _index_array(indptr, name, "indptr")
     indices = _index_array(indices, name, "indices")
     data = _data_array(data, name, data_ndim)
@@ -120,7 +121,7 @@ def _compressed(indptr, indices, data, n_major, n_minor, name, data_ndim=1):
     if indices.size != nnz or data.shape[0] != nnz:
         raise ValueError(f"{name}: indptr ends at {nnz} but indices has {indices.size} and "
                          f"data {data.shape[0]} entries")
-    _check_in_range(indices, n_minor, name, "column index" if data_ndim == 1 else "index")
+    _check_in_range(indices, n_minor, name, what)
     return indptr, indices, data
 
 
@@ -140,79 +141,107 @@ def _native(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def _same_index_dtype(*arrays):
+    """Checked index arrays in one native dtype that SciPy's routines take: unchanged when
+    they already share int32 or int64, else int64 (only the arrays of another dtype are
+    converted)."""
+    dtypes = {a.dtype for a in arrays}
+    dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.int64)
+    if dtype not in (np.int32, np.int64):
+        dtype = np.dtype(np.int64)
+    return tuple(_native(a, dtype) for a in arrays)
+
+
 def check_csr(matrix, name):
     """Any SciPy sparse matrix or array as a validated canonical CSR matrix.
 
     The structure is checked before any compiled code reads it (SciPy does not check index
     values at construction, nor does ``scipy.sparse.load_npz``): for compressed formats
     ``indptr`` (n + 1 entries, from 0, non-decreasing, ending at the number of stored
-    entries), the indices (in [0, n_columns)), the lengths of ``indices`` and ``data``; for
-    COO the coordinates. Index arrays of another integer dtype are converted to one dtype,
-    int32 (or int64 when the values need it), as the kernels take them; non-integer index
-    arrays raise TypeError. Returns a CSR matrix with sorted, unique indices (duplicates
-    summed, in float64 for integer or boolean values so that they never wrap), C-contiguous
-    1-D arrays in native byte order; the caller's matrix is never modified (a new matrix is
-    built whenever anything has to change). O(nnz) vectorised NumPy.
+    entries), the indices (in [0, n_columns), or [0, n_rows) for CSC), the lengths of
+    ``indices`` and ``data``; for COO (and the formats SciPy converts to COO) the
+    coordinates. Other formats are then converted by SciPy, whose output is not checked
+    again. Index arrays of another integer dtype are converted to one dtype, int32 (or int64
+    when the values need it), as the kernels take them; non-integer index arrays raise
+    TypeError. Returns a CSR matrix with sorted, unique indices (duplicates summed, in
+    float64 for integer or boolean values so that they never wrap), C-contiguous 1-D arrays
+    in native byte order. A canonical CSR input that needs no conversion is returned
+    itself; otherwise its arrays are copied at most once (a conversion is that copy) and
+    the caller's matrix is never modified. O(nnz) vectorised NumPy.
 
     Raises ValueError for an invalid structure or shape, TypeError for non-numeric data or
     non-integer index arrays.
     """
     n, m = _check_shape(matrix.shape, name)
     fmt = matrix.format
-    if fmt in ("csr", "csc"):
-        major, minor = (n, m) if fmt == "csr" else (m, n)
-        indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
-                                            major, minor, name)
-        if fmt == "csc":
-            matrix = sp.csc_matrix((data, _native(indices, np.int64),
-                                    _native(indptr, np.int64)), shape=(n, m)).tocsr()
-            indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
-                                                n, m, name)
+    if fmt == "csr":
+        indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data, n, m,
+                                            name)
+        return _canonical_csr(indptr, indices, data, (n, m), _is_canonical(indptr, indices),
+                              caller=matrix)
+    if fmt == "csc":
+        indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data, m, n,
+                                            name, what="row index")
+        csc = sp.csc_matrix((n, m), dtype=data.dtype)
+        # assigned, not passed to the constructor, which may convert the index dtype
+        csc.indptr, csc.indices = _same_index_dtype(indptr, indices)
+        csc.data = data
+        converted = csc.tocsr()   # new arrays, sorted indices; duplicates are kept
     else:
         if fmt == "bsr":
             r, c = matrix.blocksize
             if r < 1 or c < 1 or n % r or m % c:
                 raise ValueError(f"{name}: blocksize {(r, c)} does not divide shape {(n, m)}")
             bp, bi, bd = _compressed(matrix.indptr, matrix.indices, matrix.data, n // r,
-                                     m // c, name, data_ndim=3)
+                                     m // c, name, data_ndim=3, what="index")
             if bd.shape[1:] != (r, c):
                 raise ValueError(f"{name}: data blocks have shape {bd.shape[1:]}, expected "
                                  f"{(r, c)}")
-            coo = sp.bsr_matrix((bd, _native(bi, np.int64), _native(bp, np.int64)),
-                                shape=(n, m)).tocoo()
+            coo = sp.bsr_matrix((bd, *_same_index_dtype(bi, bp)), shape=(n, m)).tocoo()
+            row, col, data = coo.row, coo.col, coo.data
         else:
             coo = matrix if fmt == "coo" else matrix.tocoo()
-        row = _index_array(coo.row, name, "row")
-        col = _index_array(coo.col, name, "col")
-        data = _data_array(coo.data, name)
-        if not row.size == col.size == data.size:
-            raise ValueError(f"{name}: COO row, col and data have {row.size}, {col.size} "
-                             f"and {data.size} entries")
-        _check_in_range(row, n, name, "row index")
-        _check_in_range(col, m, name, "column index")
+            row = _index_array(coo.row, name, "row")
+            col = _index_array(coo.col, name, "col")
+            data = _data_array(coo.data, name)
+            if not row.size == col.size == data.size:
+                raise ValueError(f"{name}: COO row, col and data have {row.size}, "
+                                 f"{col.size} and {data.size} entries")
+            _check_in_range(row, n, name, "row index")
+            _check_in_range(col, m, name, "column index")
         if data.dtype.kind != "f":
             data = data.astype(np.float64)  # duplicates are summed: integers must not wrap
-        matrix = sp.coo_matrix((data, (_native(row, np.int64), _native(col, np.int64))),
-                               shape=(n, m)).tocsr()  # sums duplicates
-        indptr, indices, data = _compressed(matrix.indptr, matrix.indices, matrix.data,
-                                            n, m, name)
+        converted = sp.coo_matrix((data, _same_index_dtype(row, col)), shape=(n, m)).tocsr()
+    # SciPy's own output: new arrays, its canonical flag computed, not cached from the input
+    return _canonical_csr(converted.indptr, converted.indices, converted.data, (n, m),
+                          converted.has_canonical_format)
+
+
+def _canonical_csr(indptr, indices, data, shape, canonical, caller=None):
+    """The canonical CSR matrix of checked CSR arrays, which are the arrays of the caller's
+    matrix ``caller`` (never modified; returned itself when already usable) or, when None,
+    new arrays (a SciPy conversion's output) that are summed and sorted in place."""
+    n, m = shape
     fits32 = max(indices.size, m) <= np.iinfo(np.int32).max
     if indptr.dtype == indices.dtype and indptr.dtype in (np.int32, np.int64) \
             and (indptr.dtype == np.int64 or fits32):
         index_dtype = indptr.dtype
     else:
         index_dtype = np.int32 if fits32 else np.int64
-    canonical = _is_canonical(indptr, indices)
     if not canonical and data.dtype.kind != "f":
         data = data.astype(np.float64)  # duplicates are summed: integers must not wrap
     arrays = (_native(data, data.dtype), _native(indices, index_dtype),
               _native(indptr, index_dtype))
-    if sp.isspmatrix_csr(matrix) and canonical and all(
-            a is b for a, b in zip(arrays, (matrix.data, matrix.indices, matrix.indptr))):
-        return matrix
+    if caller is not None:
+        own = (caller.data, caller.indices, caller.indptr)
+        if canonical and sp.isspmatrix_csr(caller) and all(a is b for a, b in zip(arrays, own)):
+            return caller
+        if not canonical:  # summed and sorted in place below: copy what is still the caller's
+            arrays = tuple(a.copy() if np.may_share_memory(a, b) else a
+                           for a, b in zip(arrays, own))
     csr = sp.csr_matrix((n, m), dtype=arrays[0].dtype)
     # assigned, not passed to the constructor, which may change the index dtype again
-    csr.data, csr.indices, csr.indptr = (a.copy() if not canonical else a for a in arrays)
+    csr.data, csr.indices, csr.indptr = arrays
     csr.has_sorted_indices = csr.has_canonical_format = canonical
     if not canonical:
         csr.sum_duplicates()  # sorts too; safe now that the structure is checked

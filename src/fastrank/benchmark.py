@@ -36,8 +36,8 @@ import numpy as np
 from scipy import stats as _sps
 
 from . import study as _study
-from .stats import friedman, holm, wilcoxon
-from .study import LOWER_IS_BETTER, StudyResult, dataset_name
+from .stats import _check_alpha, friedman, holm, wilcoxon
+from .study import StudyResult, _favourable, dataset_name
 
 BENCHMARK_FORMAT = "fastrank-benchmark/1"
 
@@ -70,11 +70,6 @@ class PairwiseComparison:
     adjusted: float
     significant: bool
     better: object
-
-
-def _favourable(values, metric):
-    """Values oriented so that higher is better."""
-    return -values if metric in LOWER_IS_BETTER else values
 
 
 @dataclass
@@ -115,6 +110,8 @@ class BenchmarkResult:
 
     studies: dict
     timings: dict = field(default_factory=dict)
+    #: (metric, ranking type, alpha) -> FriedmanResult, filled by :meth:`friedman`
+    _friedman: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if not self.studies:
@@ -165,13 +162,22 @@ class BenchmarkResult:
         """Friedman / Iman–Davenport test and the critical differences over the data sets
         (:func:`fastrank.stats.friedman`; rank 1 = the most favourable value).
 
+        Computed once per ``(metric, ties, alpha)`` and kept, so every table, figure and
+        comparison of the benchmark shares it (the result's arrays are read-only; a
+        benchmark's studies are not changed once it is made).
+
         Raises
         ------
         ValueError
             With fewer than two data sets or classifiers.
         """
-        return friedman(self.table(metric, ties), higher_is_better=metric not in
-                        LOWER_IS_BETTER, alpha=alpha)
+        key = (metric, ties, _check_alpha(alpha))
+        if key not in self._friedman:
+            res = friedman(_favourable(self.table(metric, ties), metric), alpha=alpha)
+            res.ranks.setflags(write=False)
+            res.mean_ranks.setflags(write=False)
+            self._friedman[key] = res
+        return self._friedman[key]
 
     def pairwise(self, metric, ties, alpha=0.05):
         """Every pair of classifiers: two-sided Wilcoxon signed-rank test over the data
@@ -326,17 +332,6 @@ class BenchmarkResult:
             raise ValueError(f"corrupt benchmark result: {exc}") from None
 
 
-def _configuration(result):
-    """The part of a study result that a resumed benchmark must match."""
-    params = {c: {k: v for k, v in p.items()
-                  if not (result.calibration.get(c) and k in
-                          _study.CALIBRATION_GRIDS.get(c, {}))}
-              for c, p in result.params.items()}
-    return {"classifiers": list(result.classifiers), "ties": list(result.ties),
-            "folds": result.folds, "random_state": result.random_state,
-            "cutoff": result.cutoff, "params": params}
-
-
 def _differences(found, wanted):
     return [f"{k} {found[k]!r} instead of {wanted[k]!r}" for k in wanted
             if found[k] != wanted[k]]
@@ -413,21 +408,8 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
                                      "n_jobs", "params", "scheduler"}
     if unknown:
         raise TypeError(f"unknown study options {sorted(unknown)}")
-    keys, config = _study._plan(classifiers, study_options.get("params"))
-    wanted = {
-        "classifiers": list(keys),
-        "ties": list(study_options.get("ties", _study.STUDY_TIES)),
-        "folds": study_options.get("folds", 10),
-        "random_state": study_options.get("random_state", 0),
-        "cutoff": study_options.get("cutoff", "perfect"),
-        "params": {c: config[c] if c in _study.CLASSIFIERS else
-                   _study._estimator_params(config[c]) for c in keys}}
-    if study_options.get("calibrate"):
-        for c, grid in _study.CALIBRATION_GRIDS.items():
-            if c in wanted["params"]:
-                wanted["params"][c] = {k: v for k, v in wanted["params"][c].items()
-                                       if k not in grid}
-    wanted = json.loads(json.dumps(wanted))  # as results.json holds it
+    _check_alpha(alpha)
+    wanted = _study._planned_record(classifiers, study_options)
     done = {}
     if out_dir is not None:
         check_output_dir(out_dir, BENCHMARK_FILES)
@@ -437,15 +419,21 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
             path = os.path.join(sub, "results.json")
             if os.path.isfile(path):
                 with open(path, encoding="utf-8") as f:
-                    found = StudyResult.from_json(f.read())
-                diff = _differences(_configuration(found), wanted)
+                    text = f.read()
+                found = StudyResult.from_json(text)
+                written = json.loads(text)["format"]
+                if written != _study.RESULT_FORMAT:
+                    raise ValueError(f"{path} was written by an earlier fastrank (format "
+                                     f"{written!r}, whose random tie choices differ); "
+                                     "choose another output folder or remove it")
+                diff = _differences(_study._record_of(found), wanted)
                 if diff:
                     raise ValueError(f"{path} holds results of another configuration ("
                                      + "; ".join(diff) + "); choose another output folder "
                                      "or remove it")
                 done[n] = found
     studies, timings = {}, {}
-    per_dataset = len(keys) * wanted["folds"]
+    per_dataset = len(wanted["classifiers"]) * wanted["folds"]
     for i, (spec, n) in enumerate(zip(datasets, names)):
         if n in done:
             studies[n] = done[n]

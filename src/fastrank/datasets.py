@@ -45,8 +45,8 @@ import scipy.sparse as sp
 
 from ._atomic import atomic_file
 from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
-from ._validation import MAX_COLUMNS, check_csr, check_n_labels, check_random_state, \
-    check_real_dtype, check_truth
+from ._validation import MAX_COLUMNS, check_features, check_n_labels, check_random_state, \
+    check_truth
 
 __all__ = ["Dataset", "load", "list", "fetch", "FetchError", "ChecksumError", "MULAN_URL",
            "load_arff", "load_libsvm", "save_libsvm", "load_text",
@@ -110,8 +110,9 @@ class Dataset:
     Raises
     ------
     ValueError
-        Neither ``X`` nor ``texts``, non-binary ``Y``, ``X`` not 2-D or non-finite, more
-        than 2**31 - 1 features, lengths that differ.
+        Neither ``X`` nor ``texts``, non-binary ``Y``, ``X`` not 2-D, empty, non-finite or
+        malformed (sparse), more than 2**31 - 1 features, lengths that differ (``X`` is
+        checked as every estimator checks its features).
     TypeError
         Non-numeric ``X``, ``texts`` not strings.
 
@@ -136,23 +137,15 @@ class Dataset:
         else:
             Y = check_truth(Y, name="Y")
         if X is not None:
+            given, X = X, check_features(X, "X")
             if sp.issparse(X):
-                X = check_csr(X, "X")
+                X = X.astype(np.float64, copy=False)
+                if not X.data.all():
+                    if np.may_share_memory(X.data, getattr(given, "data", ())):
+                        X = X.copy()  # never change the caller's arrays in place
+                    X.eliminate_zeros()
             else:
-                X = np.asarray(X)
-                check_real_dtype(X.dtype, "X")
-                if X.ndim != 2:
-                    raise ValueError(f"X must be 2-D, got {X.ndim}-D")
-                X = sp.csr_matrix(X)
-            X = X.astype(np.float64, copy=False)
-            if X.shape[1] > MAX_COLUMNS:
-                raise ValueError(f"X has {X.shape[1]} features; at most {MAX_COLUMNS} are "
-                                 "supported")
-            if not X.data.all():
-                X = X.copy()  # never change the caller's arrays in place
-                X.eliminate_zeros()
-            if not np.isfinite(X.data).all():
-                raise ValueError("X contains NaN or infinity")
+                X = sp.csr_matrix(X, dtype=np.float64)  # stores no zero
             if X.shape[0] != Y.shape[0]:
                 raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
             if feature_names is not None and len(feature_names) != X.shape[1]:

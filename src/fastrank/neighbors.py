@@ -36,6 +36,7 @@ base and merging their top-k by the same order gives exactly the search of the w
 (what :class:`fastrank.dask.ShardedEstimator` does).
 """
 import numbers
+from os import PathLike
 from typing import Literal
 
 import numpy as np
@@ -58,10 +59,11 @@ _AGGREGATES = {"max": 0, "sum": 1, "count": 2}
 
 # ---- the search -------------------------------------------------------------------------------
 
-def _unit_rows(X):
+def _pow2_scaled_rows(X):
     """A copy of a validated X (C-contiguous ndarray or CSR), each row multiplied by the power
-    of two that brings its largest absolute value into [1/2, 1): exact (integer rows stay
-    integers times a power of two), cosine-preserving, and safe from overflow in the sums."""
+    of two that brings its largest absolute value into [1/2, 1): scaling by a power of two is
+    exact, so exact ties survive (integer rows stay integers times a power of two), cosines
+    are unchanged, and the sums cannot overflow."""
     if sp.issparse(X):
         data = np.empty_like(X.data)
         _kernel.scale_csr(X.data, X.indptr, data)
@@ -69,6 +71,7 @@ def _unit_rows(X):
     out = np.empty_like(X)
     _kernel.scale_dense(X, out)
     return out
+
 
 
 def _sqnorms(X):
@@ -91,40 +94,58 @@ def _index_arrays(*mats):
 
 
 class _Base:
-    """Base documents prepared once for many searches: rows scaled by :func:`_unit_rows`,
-    their squared norms, and for CSR the transposed form (the inverted index of the search)."""
+    """Base documents prepared once for many searches: rows scaled by
+    :func:`_pow2_scaled_rows`, their squared and inverse norms, and for CSR the transposed
+    form (the inverted index of the search) with its index arrays in the kernel's dtype."""
 
     def __init__(self, X):
         self.n = X.shape[0]
-        self.unit = _unit_rows(X)
-        self.sqnorms = _sqnorms(self.unit)
+        self.scaled = _pow2_scaled_rows(X)
+        self.sqnorms = _sqnorms(self.scaled)
+        self.inv_norms = np.empty(self.n, dtype=np.float64)
+        _kernel.inv_norms(self.sqnorms, self.inv_norms)
         self.sparse = sp.issparse(X)
-        self.index = self.unit.T.tocsr() if self.sparse else self.unit
+        self.index = self.scaled.T.tocsr() if self.sparse else self.scaled
+        if self.sparse:
+            [self.index_arrays] = _index_arrays(self.index)
 
     def search(self, Qn, k, exclude_self=False):
-        """Top-k of queries Qn scaled by :func:`_unit_rows` (same kind and dtype as the
-        base)."""
+        """Top-k of queries Qn scaled by :func:`_pow2_scaled_rows` (same kind and dtype as
+        the base)."""
         nq = Qn.shape[0]
-        sims = np.empty((nq, k), dtype=self.unit.dtype)
+        sims = np.empty((nq, k), dtype=self.scaled.dtype)
         idx = np.empty((nq, k), dtype=np.int64)
-        qa = self.sqnorms if Qn is self.unit else _sqnorms(Qn)
+        qa = self.sqnorms if Qn is self.scaled else _sqnorms(Qn)
         if self.sparse:
-            (qi, qp), (ti, tp) = _index_arrays(Qn, self.index)
+            ti, tp = self.index_arrays
+            qi, qp = Qn.indices, Qn.indptr
+            if not qi.dtype == qp.dtype == ti.dtype:  # 64-bit indices on one side only
+                (qi, qp), (ti, tp) = _index_arrays(Qn, self.index)
             _kernel.topk_csr(Qn.data, qi, qp, self.index.data, ti, tp, qa, self.sqnorms,
-                             sims, idx, exclude_self)
+                             self.inv_norms, sims, idx, exclude_self)
         else:
-            _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, sims, idx, exclude_self,
-                               min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
+            _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, self.inv_norms, sims, idx,
+                               exclude_self, min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
         return sims, idx
 
 
+def _search_kind(Q, B):
+    """The kind a search of Q against B runs in: (CSR, float32) -- CSR if either is sparse,
+    float32 only if both are float32."""
+    return sp.issparse(Q) or sp.issparse(B), Q.dtype == B.dtype == np.float32
+
+
+def _as_kind(X, kind):
+    """X converted to a kind of :func:`_search_kind` (not copied when it is of that kind)."""
+    sparse, single = kind
+    dtype = np.float32 if single else np.float64
+    return sp.csr_matrix(X, dtype=dtype) if sparse else X.astype(dtype, copy=False)
+
+
 def _same_kind(Q, B):
-    """Q and B converted to one kind (CSR if either is sparse) and one dtype (float32 only if
-    both are float32)."""
-    dtype = np.float32 if Q.dtype == B.dtype == np.float32 else np.float64
-    if sp.issparse(Q) or sp.issparse(B):
-        return (sp.csr_matrix(Q, dtype=dtype), sp.csr_matrix(B, dtype=dtype))
-    return Q.astype(dtype, copy=False), B.astype(dtype, copy=False)
+    """Q and B converted to the kind their search runs in (:func:`_search_kind`)."""
+    kind = _search_kind(Q, B)
+    return _as_kind(Q, kind), _as_kind(B, kind)
 
 
 def _check_k(k, available, what):
@@ -213,7 +234,7 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
                  "other base documents" if exclude_self else "base documents")
     Qv, Bv = _same_kind(Qv, Bv)
     base = _Base(Bv)
-    Qn = base.unit if B is Q else _unit_rows(Qv)
+    Qn = base.scaled if B is Q else _pow2_scaled_rows(Qv)
     return base.search(Qn, k, bool(exclude_self))
 
 
@@ -226,13 +247,58 @@ def _label_lists(Y):
 
 
 class _NeighborClassifier(MultiLabelEstimator):
-    """Training documents kept as given; predictions search them for neighbours."""
+    """Training documents kept as given; predictions search them for neighbours.
+
+    What every prediction reads from the training set is built once and kept: the search
+    bases (:class:`_Base`) of the training documents in ``_bases`` by search kind
+    (:func:`_search_kind`; their own kind built at fit and at load, another kind the first
+    time a query of that kind comes) and their label lists in ``_labels``. Derived data:
+    never saved nor pickled, rebuilt from ``X_fit_`` and ``Y_``.
+    """
 
     _fitted_arrays: tuple[str, ...] = ("X_fit_", "Y_")
 
     def _store(self, X, Y):
         self.X_fit_ = X
         self.Y_ = Y
+        self._keep_derived()
+
+    def _keep_derived(self):
+        """Build the search base of the training documents' own kind and their label lists."""
+        self._bases = {}
+        self._base_for(self.X_fit_)
+        self._labels = _label_lists(self.Y_)
+
+    @classmethod
+    def load(cls, path: str | PathLike) -> "_NeighborClassifier":
+        """Read a model written by :meth:`save` (checked and memory-mapped as
+        :meth:`fastrank._base.MultiLabelEstimator.load` describes) and build the search base
+        of its training documents.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to read.
+
+        Returns
+        -------
+        KNN or MLkNN
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            The file is corrupt, truncated, foreign or holds another estimator.
+        """
+        model = super().load(path)
+        model._keep_derived()
+        return model
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the derived data stay with self
+        state.pop("_bases", None)
+        state.pop("_labels", None)
+        return state
 
     def _loaded_problem(self):
         self._check_params()
@@ -247,13 +313,27 @@ class _NeighborClassifier(MultiLabelEstimator):
         return None
 
     def _queries(self, X):
-        """:meth:`_prepared` of X checked against the fitted model."""
-        return self._prepared(self._check_predict_input(X))
+        """X checked against the fitted model and scaled by :func:`_pow2_scaled_rows` in the
+        kind it is searched in, and the training documents' search base for that kind."""
+        X, base = self._base_for(self._check_predict_input(X))
+        return _pow2_scaled_rows(X), base
 
-    def _prepared(self, X):
-        """Checked X scaled by _unit_rows (the base's kind and dtype), and the base."""
-        X, B = _same_kind(X, self.X_fit_)
-        return _unit_rows(X), _Base(B)
+    def _base_for(self, X):
+        """X (checked) converted to the kind it is searched in (:func:`_search_kind`), and the
+        training documents' search base for that kind (built once, then kept)."""
+        bases = self.__dict__.setdefault("_bases", {})  # absent after unpickling
+        kind = _search_kind(X, self.X_fit_)
+        if kind not in bases:
+            bases[kind] = _Base(_as_kind(self.X_fit_, kind))
+        return _as_kind(X, kind), bases[kind]
+
+    def _training_labels(self):
+        """(indptr, indices) of the training documents' labels (:func:`_label_lists` of
+        ``Y_``), kept."""
+        labels = self.__dict__.get("_labels")  # absent after unpickling
+        if labels is None:
+            labels = self._labels = _label_lists(self.Y_)
+        return labels
 
     def predict(self, X: MatrixLike) -> np.ndarray:
         """Predicted label sets by the model's rule (see the class docstring).
@@ -343,6 +423,17 @@ class KNN(_NeighborClassifier):
     feature_names_in_ : ndarray of str
         Column names, when fitted on a DataFrame.
 
+    Notes
+    -----
+    Memory: besides ``X_fit_``, a fitted model keeps the search base of its training
+    documents, built at fit and at load (never saved, never pickled): one copy of
+    ``X_fit_`` with each row scaled by a power of two, two norms per document and, for
+    sparse input, the transposed copy the sparse search runs on -- about as much memory as
+    ``X_fit_`` again (dense) or twice (sparse). Queries of another kind than the training
+    documents (sparse queries to a dense model, float64 queries to a float32 one) get a
+    base of their kind the first time, kept as well. So a call pays only for the search
+    itself, as scikit-learn's ``NearestNeighbors`` keeps its fitted data.
+
     References
     ----------
     .. [1] B. Z. Melotti, *Efeito do ranking sobre métricas de categorização multi-rótulo
@@ -409,15 +500,13 @@ class KNN(_NeighborClassifier):
         Xn, base = self._queries(X)
         k = _check_k(self.k, base.n, "training documents")
         step = max(1, _CHUNK_PAIRS // k)
-        labels = _label_lists(self.Y_)  # once per call, not once per block of queries
-        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k), labels)
+        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k))
                  for lo in range(0, Xn.shape[0], step)]
         return tuple(np.concatenate(p) for p in zip(*parts))
 
-    def _from_neighbors(self, sims, idx, labels=None):
-        """(beliefs, predictions) of queries from their k nearest training documents;
-        ``labels``: ``_label_lists(self.Y_)`` when the caller already has it."""
-        y_indptr, y_indices = _label_lists(self.Y_) if labels is None else labels
+    def _from_neighbors(self, sims, idx):
+        """(beliefs, predictions) of queries from their k nearest training documents."""
+        y_indptr, y_indices = self._training_labels()
         out = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.float64)
         _kernel.knn_aggregate(sims, idx, y_indptr, y_indices, _AGGREGATES[self.aggregate], out)
         return out, (out > 0).astype(np.uint8)
@@ -464,6 +553,11 @@ class MLkNN(_NeighborClassifier):
         ``P(H1^c)``.
     cond_true_, cond_false_ : ndarray of float64, shape (n_labels, k + 1)
         The likelihoods ``P(E_δ^c | H1^c)`` and ``P(E_δ^c | H0^c)``, indexed by ``δ``.
+
+    Notes
+    -----
+    Memory: as :class:`KNN`, a fitted model keeps the search base of its training documents
+    (about one more copy of ``X_fit_``, two for sparse input), built at fit and at load.
 
     References
     ----------
@@ -520,8 +614,8 @@ class MLkNN(_NeighborClassifier):
         X, Y = self._check_fit_input(X, Y)
         k = self._training_k(X.shape[0])
         self._store(X, Y)
-        Xn, base = self._prepared(X)
-        _, idx = base.search(Xn, k, exclude_self=True)
+        _, base = self._base_for(X)
+        _, idx = base.search(base.scaled, k, exclude_self=True)
         self._set_tables(*self._count_tables(idx, Y))
         return self
 
@@ -582,7 +676,7 @@ class MLkNN(_NeighborClassifier):
 
     def _counts(self, idx):
         """δ(c) for each row of neighbour indices into the training set (eq. 2.4)."""
-        y_indptr, y_indices = _label_lists(self.Y_)
+        y_indptr, y_indices = self._training_labels()
         delta = np.zeros((idx.shape[0], self.Y_.shape[1]), dtype=np.int32)
         _kernel.label_counts(idx, y_indptr, y_indices, delta)
         return delta

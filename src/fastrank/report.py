@@ -35,11 +35,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _sps
 
-from ._atomic import atomic_file, check_regular, replace_together
+from ._atomic import check_regular, replace_together
 from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
-from .stats import critical_difference_diagram, friedman, mean_se
-from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, display_name
+from .stats import _check_alpha, critical_difference_diagram, friedman, mean_se
+from .study import LOWER_IS_BETTER, TIE_LETTERS, StudyResult, _favourable, display_name
 
 #: ranking type -> the name shown in tables and figures
 TIE_NAMES = {"ordinal": "Ordinal", "dense": "Dense", "standard": "Standard",
@@ -125,8 +125,7 @@ def interval(values: npt.ArrayLike, alpha: float = 0.05) -> tuple[float, float]:
     >>> round(mean, 4), round(half, 4)
     (0.6, 0.2484)
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     mean, se = mean_se(values)
     return mean, float(_sps.t.ppf(1.0 - alpha / 2.0, np.size(values) - 1) * se)
 
@@ -341,7 +340,8 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
     return out
 
 
-def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
+def render_markdown(result: StudyResult, alpha: float = 0.05,
+                    built: Sequence[Table] | None = None) -> str:
     """The ``tables.md`` of a study: a title and every table of :func:`tables`.
 
     Parameters
@@ -350,6 +350,8 @@ def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
         The study.
     alpha : float, default 0.05
         Significance level of the t-tests.
+    built : list of Table, optional
+        The list from :func:`tables` at the same ``alpha`` (built here when None).
 
     Returns
     -------
@@ -365,7 +367,9 @@ def render_markdown(result: StudyResult, alpha: float = 0.05) -> str:
     ['# fastrank tie study: yeast', '', '### Data set']
     """
     title = f"# fastrank tie study: {result.dataset.get('name', '')}\n\n"
-    return title + "\n".join(t.markdown() for t in tables(result, alpha))
+    if built is None:
+        built = tables(result, alpha)
+    return title + "\n".join(t.markdown() for t in built)
 
 
 #: the start of the last line of :func:`terminal_summary`
@@ -429,7 +433,7 @@ def terminal_summary(result: StudyResult, alpha: float = 0.05,
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                 "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                 "^": r"\textasciicircum{}", "≡": r"$\equiv$", "α": r"$\alpha$",
-                "τ": r"$\tau$", "±": r"$\pm$", "−": "--"}
+                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$"}
 
 
 def tex_escape(text):
@@ -468,13 +472,15 @@ def _tex_label(text):
 
 def _best_mask(means, metric):
     """True where a mean is the most favourable of its row (every tied best)."""
-    v = -np.asarray(means) if metric in LOWER_IS_BETTER else np.asarray(means)
+    v = _favourable(means, metric)
     return v == v.max()
 
 
-_TEX_HEAD = ("% fastrank tables; needs \\usepackage{booktabs} in the preamble.\n"
-             "% Generated from results.json: mean +- sd over the folds, best value per row in "
-             "bold.\n")
+def _tex_head(source, content):
+    """The comment lines that open a LaTeX output: what it needs, the file it is generated
+    from and what its tables hold."""
+    return ("% fastrank tables; needs \\usepackage{booktabs} in the preamble.\n"
+            f"% Generated from {source}: {content}.\n")
 
 
 def render_latex(result, alpha=0.05):
@@ -507,7 +513,7 @@ def render_latex(result, alpha=0.05):
     >>> tex.count(r"\\begin{table}"), tex.count(r"\\toprule")   # one table per ranking type
     (4, 4)
     """
-    parts = [_TEX_HEAD]
+    parts = [_tex_head("results.json", "mean +- sd over the folds, best value per row in bold")]
     names = [tex_escape(_name(c)) for c in result.classifiers]
     name = str(result.dataset.get("name", ""))
     compare = _compares_ordinal(result)
@@ -734,19 +740,17 @@ def _cd_blocks(result):
     """The two Friedman comparisons: (name, title, names, table (blocks x treatments) of
     favourable-is-higher values, block description); only those with at least three
     treatments and two blocks."""
-    sign = np.array([-1.0 if m in LOWER_IS_BETTER else 1.0 for m in result.metrics])
     out = []
     ref = "modified" if "modified" in result.ties else result.ties[-1]
     if len(result.classifiers) >= 3 and len(result.metrics) >= 2:
-        table = np.array([[result.mean(c, ref, m) for c in result.classifiers]
-                          for m in result.metrics]) * sign[:, None]
+        table = np.array([_favourable([result.mean(c, ref, m) for c in result.classifiers], m)
+                          for m in result.metrics])
         out.append(("cd-classifiers", "Classifiers", [_name(c) for c in result.classifiers],
                     table, f"each of the {len(result.metrics)} metrics is a block (its "
                     f"mean over the folds under the {TIE_NAMES[ref].lower()} ranking)"))
     if len(result.ties) >= 3:
-        table = np.array([[result.mean(c, t, m) * s for t in result.ties]
-                          for c in result.classifiers
-                          for m, s in zip(result.metrics, sign)])
+        table = np.array([_favourable([result.mean(c, t, m) for t in result.ties], m)
+                          for c in result.classifiers for m in result.metrics])
         out.append(("cd-ranking-types", "Ranking types", [TIE_NAMES[t] for t in result.ties],
                     table, f"each of the {len(result.classifiers)} × "
                     f"{len(result.metrics)} classifier × metric pairs is a block (its mean "
@@ -768,7 +772,7 @@ def _cd_caption(title, res, blocks):
             f"favourable value: lowest for a loss, highest otherwise), where {blocks}. "
             f"Thick lines join treatments whose mean ranks differ by less than the Nemenyi "
             f"critical difference CD = {res.cd_nemenyi:.2f} (α = {res.alpha:g}). Friedman / "
-            f"Iman-Davenport F = {res.f:.2f}, p = {res.f_pvalue:.3g}: {verdict}. The blocks "
+            f"Iman-Davenport F = {_stat(res.f)}, p = {res.f_pvalue:.3g}: {verdict}. The blocks "
             f"share one data set and its folds and are not independent: the diagram "
             f"describes; the paired t-tests are the study's test.")
 
@@ -891,8 +895,8 @@ def _figure_html(number, spec, svg):
 
 
 def render_html(result: StudyResult, alpha: float = 0.05,
-                figures: Sequence[tuple[FigureSpec, str | None, bytes | None]] | None = None
-                ) -> str:
+                figures: Sequence[tuple[FigureSpec, str | None, bytes | None]] | None = None,
+                built: Sequence[Table] | None = None) -> str:
     """A self-contained HTML report: tables, and every figure as inline SVG with a numbered
     caption (where a figure's SVG is None, a placeholder says what it would show).
 
@@ -904,6 +908,8 @@ def render_html(result: StudyResult, alpha: float = 0.05,
         Significance level of the t-tests.
     figures : list, optional
         The list from :func:`render_figures` (drawn here when None).
+    built : list of Table, optional
+        The list from :func:`tables` at the same ``alpha`` (built here when None).
 
     Returns
     -------
@@ -924,7 +930,9 @@ def render_html(result: StudyResult, alpha: float = 0.05,
     esc = html.escape
     drawn = all(svg is not None for _, svg, _ in figures)
     name = esc(str(result.dataset.get("name", "")))
-    all_tables = {t.title: t for t in tables(result, alpha)}
+    if built is None:
+        built = tables(result, alpha)
+    all_tables = {t.title: t for t in built}
     number = {spec.name: i for i, (spec, _, _) in enumerate(figures, 1)}
     fig_html = {spec.name: _figure_html(number[spec.name], spec, svg)
                 for spec, svg, _ in figures}
@@ -968,32 +976,6 @@ def render_html(result: StudyResult, alpha: float = 0.05,
 
 
 # ---- writing ------------------------------------------------------------------------------
-
-def write_atomic(path: PathLikeStr, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: ``path`` is either absent/old or
-    complete, never half-written.
-
-    Raises
-    ------
-    TypeError
-        ``text`` is not a str.
-    OSError
-        The file cannot be written (``path`` is then unchanged).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from fastrank.report import write_atomic
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = os.path.join(tmp, "note.txt")
-    ...     write_atomic(path, "ação")
-    ...     with open(path, encoding="utf-8") as f:
-    ...         print(f.read())
-    ação
-    """
-    with atomic_file(path) as f:
-        f.write(str.encode(text, "utf-8"))  # TypeError for anything but text
-
 
 _VIRTUAL = ("/proc", "/sys")
 
@@ -1105,10 +1087,11 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     """
     check_output_dir(out_dir)
     figures = render_figures(result, alpha)
+    built = tables(result, alpha)
     return _write_outputs(out_dir, {"results.json": result.to_json(),
-                                    "tables.md": render_markdown(result, alpha),
+                                    "tables.md": render_markdown(result, alpha, built),
                                     "tables.tex": render_latex(result, alpha),
-                                    "report.html": render_html(result, alpha, figures)},
+                                    "report.html": render_html(result, alpha, figures, built)},
                           figures)
 
 
@@ -1137,6 +1120,12 @@ def _write_outputs(out_dir, texts, figures):
 
 def _p(p):
     return "—" if np.isnan(p) else f"{p:.3g}"
+
+
+def _stat(x):
+    """A test statistic to 2 decimals; "∞" for the infinite F of data sets that all rank
+    the classifiers alike (:func:`fastrank.stats.friedman`)."""
+    return "∞" if np.isinf(x) else f"{x:.2f}"
 
 
 def benchmark_tables(bench, alpha=0.05):
@@ -1176,7 +1165,7 @@ def benchmark_tables(bench, alpha=0.05):
         for m in bench.metrics:
             res = bench.friedman(m, t, alpha)
             rows.append([metric_name(m)] + [f"{r:.2f}" for r in res.mean_ranks]
-                        + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), f"{res.f:.2f}",
+                        + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), _stat(res.f),
                            _p(res.f_pvalue) + ("*" if res.significant else "")])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         out.append(Table(
@@ -1186,8 +1175,9 @@ def benchmark_tables(bench, alpha=0.05):
                        "data sets (1 = the most favourable value), averaged over the data "
                        f"sets. χ²: Friedman statistic, χ²({res0.df[0]}); F: Iman–Davenport "
                        f"statistic, F({res0.df[0]}, {res0.df[1]}), the test that decides "
-                       f"(* p < {alpha:g}); F is infinite when every data set ranks the "
-                       "classifiers alike. "
+                       f"(* p < {alpha:g}); F = ∞ when every data set ranks the "
+                       "classifiers alike, and its p-value is then the exact chance of that "
+                       "under the null hypothesis. "
                        f"Critical differences at α = {alpha:g}: Nemenyi "
                        f"{res0.cd_nemenyi:.2f}, Bonferroni–Dunn {res0.cd_bonferroni_dunn:.2f}."))
     pairs = [f"{_name(a)} vs {_name(b)}" for i, a in enumerate(bench.classifiers)
@@ -1249,7 +1239,7 @@ def _benchmark_cd_caption(bench, metric, ties, res):
             f"average ranks differ by less than the Nemenyi critical difference CD = "
             f"{res.cd_nemenyi:.2f} (α = {res.alpha:g}; Bonferroni–Dunn against one control: "
             f"{res.cd_bonferroni_dunn:.2f}). Friedman χ² = {res.chi2:.2f}, Iman–Davenport "
-            f"F = {res.f:.2f}, p = {res.f_pvalue:.3g}: {verdict}.")
+            f"F = {_stat(res.f)}, p = {res.f_pvalue:.3g}: {verdict}.")
 
 
 def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
@@ -1276,14 +1266,13 @@ def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
     return specs
 
 
-def render_benchmark_markdown(bench, alpha=0.05):
-    """:func:`benchmark_tables` as Markdown."""
+def render_benchmark_markdown(bench, alpha=0.05, built=None):
+    """:func:`benchmark_tables` as Markdown; ``built`` is that list at the same ``alpha``
+    (built here when None)."""
+    if built is None:
+        built = benchmark_tables(bench, alpha)
     return ("# fastrank tie study on many data sets\n\n"
-            + "\n".join(t.markdown() for t in benchmark_tables(bench, alpha)))
-
-
-def _tex_number(x):
-    return r"$\infty$" if np.isinf(x) else f"{x:.2f}"
+            + "\n".join(t.markdown() for t in built))
 
 
 def render_benchmark_latex(bench, alpha=0.05):
@@ -1298,8 +1287,7 @@ def render_benchmark_latex(bench, alpha=0.05):
         LaTeX source of ``table`` environments (needs ``\\usepackage{booktabs}``);
         empty tables are not written for fewer than two data sets or classifiers.
     """
-    parts = [_TEX_HEAD.replace("mean +- sd over the folds, best value per row in bold",
-                               "average ranks over the data sets, best per row in bold")]
+    parts = [_tex_head("benchmark.json", "average ranks over the data sets, best per row in bold")]
     if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
         return "\n".join(parts)
     names = [tex_escape(_name(c)) for c in bench.classifiers]
@@ -1312,7 +1300,7 @@ def render_benchmark_latex(bench, alpha=0.05):
             rows.append([tex_escape(metric_name(m))]
                         + [rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
                            for r, b in zip(res.mean_ranks, best)]
-                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", _tex_number(res.f),
+                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", tex_escape(_stat(res.f)),
                            f"{res.f_pvalue:.3g}" + (r"$^{*}$" if res.significant else "")])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         caption = (f"Average ranks over {n} data sets under the {TIE_NAMES[t].lower()} "
@@ -1328,15 +1316,18 @@ def render_benchmark_latex(bench, alpha=0.05):
     return "\n".join(parts)
 
 
-def render_benchmark_html(bench, alpha=0.05, figures=None):
+def render_benchmark_html(bench, alpha=0.05, figures=None, built=None):
     """A self-contained HTML report of a benchmark: the tables of
     :func:`benchmark_tables` and the critical-difference diagrams as inline SVG.
-    ``figures`` is ``[(spec, svg, pdf), ...]`` (drawn here when None)."""
+    ``figures`` is ``[(spec, svg, pdf), ...]`` (drawn here when None), ``built`` the list
+    of :func:`benchmark_tables` at the same ``alpha`` (built here when None)."""
     if figures is None:
         figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    if built is None:
+        built = benchmark_tables(bench, alpha)
     esc = html.escape
     drawn = all(svg is not None for _, svg, _ in figures)
-    all_tables = benchmark_tables(bench, alpha)
+    all_tables = built
     first = next(iter(bench.studies.values()))
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -1400,8 +1391,10 @@ def write_benchmark(bench, out_dir, alpha=0.05):
     """
     check_output_dir(out_dir, BENCHMARK_FILES)
     figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    built = benchmark_tables(bench, alpha)
     return _write_outputs(out_dir, {"benchmark.json": bench.to_json(),
-                                    "tables.md": render_benchmark_markdown(bench, alpha),
+                                    "tables.md": render_benchmark_markdown(bench, alpha, built),
                                     "tables.tex": render_benchmark_latex(bench, alpha),
-                                    "report.html": render_benchmark_html(bench, alpha, figures)},
+                                    "report.html": render_benchmark_html(bench, alpha, figures,
+                                                                         built)},
                           figures)

@@ -18,6 +18,7 @@ Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true cl
 :func:`majority_error` (eq. 4.6), :func:`mean_se` (eq. 4.17-4.19) and
 :func:`compare_two` (eq. 4.20-4.22).
 """
+import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,23 @@ from scipy import stats as _sps
 
 from ._validation import as_real_array
 from .ranking import rank
+
+
+def _check_alpha(alpha) -> float:
+    """``alpha`` as a float, checked to be a significance level: a real number in (0, 1).
+
+    Raises
+    ------
+    TypeError
+        ``alpha`` is not a real number (a bool neither).
+    ValueError
+        ``alpha`` is outside (0, 1) or NaN.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a number in (0, 1), got {alpha!r:.80}")
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return float(alpha)
 
 
 def _check_paired(a, b, min_n=2) -> tuple[np.ndarray, np.ndarray]:
@@ -122,8 +140,7 @@ def paired_ttest(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05) -> TTe
     True
     """
     a, b = _check_paired(a, b)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     with np.errstate(over="ignore"):  # handled below
         d = a - b
     n = d.size
@@ -245,8 +262,7 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
     if method not in ("auto", "exact", "approx"):
         raise ValueError(f"unknown method={method!r}; valid: 'auto', 'exact', 'approx'")
     a, b = _check_paired(a, b, min_n=1)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     d = a - b
     d = d[d != 0]
     n = d.size
@@ -332,11 +348,21 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
 
     ``tie_correction=True`` divides chi2 by ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` over
     the tie groups of the rows, which equals ``scipy.stats.friedmanchisquare``; the default
-    (no correction) is the formula of Demšar and the thesis. When every row ranks the
-    classifiers identically ``F`` is infinite (p = 0). When every row is fully tied (all
-    classifiers equal on every data set) there is no evidence of a difference: ``chi2 = F
-    = 0``, both p-values 1, not significant (with ``tie_correction=True`` the correction
-    factor is 0 there, and the 0/0 is defined as this limit).
+    (no correction) is the formula of Demšar and the thesis.
+
+    Edge cases. When every row ranks the classifiers identically, chi2 takes its largest
+    value, ``N (k - 1)`` (as ``scipy.stats.friedmanchisquare`` gives it, with its
+    chi-square p-value), and the denominator of ``F`` is 0: ``F`` is infinite (its limit)
+    and the F distribution gives no p-value there (its limit, 0, would call two data sets
+    that agree on two classifiers significant). ``f_pvalue`` is then the exact probability,
+    under the null hypothesis that each row's ranks are in random order, that every row
+    ranks the classifiers alike: ``M^-(N - 1)`` with ``M = k! / prod(t!)`` the distinct
+    orders of a row whose tie groups have sizes ``t`` (``k!^-(N - 1)`` without ties).
+    With ties and no correction, identical rows do not reach the largest chi2 and take
+    the usual F test. When every row is fully tied (all classifiers equal on every data
+    set) there is no evidence of a difference: ``chi2 = F = 0``, both p-values 1, not
+    significant (with ``tie_correction=True`` the correction factor is 0 there, and the
+    0/0 is defined as this limit).
 
     Values are only ranked, so ±inf entries are ranked like any other value (inf is the
     largest).
@@ -387,8 +413,7 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
                          f"each, got shape {t.shape}")
     if np.isnan(t).any():
         raise ValueError("table contains NaN")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     n, k = t.shape
     ranks = rank(t if higher_is_better else -t, method="fractional")
     mean_ranks = ranks.mean(axis=0)
@@ -403,9 +428,14 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
     if not np.isfinite(chi2):  # pragma: no cover - guarded above; never report NaN as inf
         raise ValueError(f"Friedman statistic is not finite ({chi2}) for this table")
     df1, df2 = k - 1, (k - 1) * (n - 1)
-    denom = n * (k - 1) - chi2
-    f = (n - 1) * chi2 / denom if denom > 0 else float("inf")
-    f_p = float(_sps.f.sf(f, df1, df2)) if np.isfinite(f) else 0.0
+    groups = np.unique(ranks[0], return_counts=True)[1]  # tie-group sizes of the first row
+    if (ranks == ranks[0]).all() and (tie_correction or groups.size == k):
+        # every row alike: chi2 at its largest (0 when fully tied), F's denominator 0
+        orders = math.factorial(k) // math.prod(math.factorial(int(g)) for g in groups)
+        f, f_p = (float("inf"), 1 / orders ** (n - 1)) if orders > 1 else (0.0, 1.0)
+    else:
+        f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+        f_p = float(_sps.f.sf(f, df1, df2))
     scale = np.sqrt(k * (k + 1) / (6.0 * n))
     q_nemenyi = _sps.studentized_range.ppf(1.0 - alpha, k, np.inf) / np.sqrt(2.0)
     q_dunn = _sps.norm.ppf(1.0 - alpha / (2.0 * (k - 1)))
@@ -472,8 +502,7 @@ def holm(pvalues, alpha=0.05):
         raise ValueError(f"pvalues must be a non-empty 1-D array, got shape {p.shape}")
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
         raise ValueError("pvalues must lie in [0, 1] (no NaN)")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _check_alpha(alpha)
     m = p.size
     order = np.argsort(p, kind="stable")
     steps = np.minimum(1.0, (m - np.arange(m)) * p[order])

@@ -8,10 +8,15 @@ paired two-tailed t-test of ordinal against dense, standard and modified -> the 
 Conventions chosen here (the thesis is silent or specific to its data):
 
 * Folds: shuffled k-fold seeded by ``random_state`` (sizes differ by at most one).
-* The ordinal ranking of fold ``f`` is drawn with seed ``random_state + f``; each
-  classifier with randomness (VG-RAM) gets ``random_state + f`` as its own seed. A seed
-  depends only on ``random_state`` and the fold, never on the order, the process or the
-  machine in which a task runs.
+* The ordinal ranking of fold ``f`` is drawn with seed ``random_state + f``, the same for
+  every classifier (their ordinal values differ by their beliefs, not by the draw). Each
+  built-in classifier with randomness (VG-RAM WNN, VG-RAM WNN-COR) gets its own seed,
+  derived from ``random_state + f`` and its name: the first 32-bit word of
+  ``numpy.random.SeedSequence(random_state + f, spawn_key=tuple(name.encode("utf-8")))``
+  (calibration: of ``random_state``). Two classifiers' random tie choices are thus
+  independent, and adding or removing a classifier changes no other's results. A seed
+  depends only on ``random_state``, the fold and the classifier's name, never on the
+  order, the process or the machine in which a task runs.
 * Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
   (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
   features and shared by its classifiers. In process, they run side by side on ``n_jobs``
@@ -41,6 +46,7 @@ Conventions chosen here (the thesis is silent or specific to its data):
 """
 import collections
 import concurrent.futures
+import inspect
 import json
 import numbers
 import operator
@@ -78,8 +84,20 @@ TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  
                "expected": "E"}
 #: The metrics that are losses.
 LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
+
+
+def _favourable(values, metric):
+    """Values of ``metric`` oriented so that higher is better: negated for a loss
+    (:data:`LOWER_IS_BETTER`), as they are otherwise."""
+    values = np.asarray(values)
+    return -values if metric in LOWER_IS_BETTER else values
+
 #: The ``format`` field of ``results.json``.
-RESULT_FORMAT = "fastrank-study/1"
+RESULT_FORMAT = "fastrank-study/2"
+#: Formats :meth:`StudyResult.from_dict` reads: version 1 has the same fields, but its
+#: VG-RAM classifiers drew their random tie choices from the fold's seed itself, so its
+#: results are read, never resumed (:func:`fastrank.benchmark.run_benchmark`).
+READABLE_FORMATS = ("fastrank-study/1", RESULT_FORMAT)
 
 #: name -> (display name, estimator class, thesis configuration)
 CLASSIFIERS = {
@@ -298,7 +316,7 @@ class StudyResult:
         """
         if not isinstance(d, dict):
             raise TypeError(f"a study result is a dict, got {type(d).__name__}")
-        if d.get("format") != RESULT_FORMAT:
+        if d.get("format") not in READABLE_FORMATS:
             raise ValueError(f"not a fastrank study result (format {d.get('format')!r}, "
                              f"expected {RESULT_FORMAT!r})")
         names = {key: _result_entry(d, key) for key in ("classifiers", "ties", "metrics")}
@@ -519,16 +537,26 @@ def display_name(classifier):
     return CLASSIFIERS[classifier][0] if classifier in CLASSIFIERS else classifier
 
 
+def _classifier_seed(seed, name):
+    """The seed of built-in classifier ``name`` for the study's seed ``seed`` (of the fold,
+    ``random_state + f``, or of the calibration): the first 32-bit word of
+    ``numpy.random.SeedSequence(seed, spawn_key=tuple(name.encode("utf-8")))``, a stream of
+    its own for each classifier."""
+    key = tuple(name.encode("utf-8"))
+    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
 def _make_classifier(name, params, seed):
     """A fresh classifier for one fold: a built-in one from its parameters (seeded with
-    ``seed`` when it has randomness), or a clone of a user's estimator (``params``), whose
-    own ``random_state``, if any, is kept as the user set it."""
+    :func:`_classifier_seed` of ``seed`` and ``name`` when it has randomness), or a clone
+    of a user's estimator (``params``), whose own ``random_state``, if any, is kept as the
+    user set it."""
     if name not in CLASSIFIERS:
         from sklearn.base import clone
-        return clone(params)
+        return clone(params.load() if isinstance(params, _Shipped) else params)
     _, cls, _ = CLASSIFIERS[name]
     if "random_state" in cls._param_names():
-        params = {**params, "random_state": seed}
+        params = {**params, "random_state": _classifier_seed(seed, name)}
     return cls(**params)
 
 
@@ -569,6 +597,49 @@ def _check_estimator(name, estimator):
 def _estimator_params(estimator):
     """The recorded parameters of a user's estimator: its one-line repr."""
     return {"estimator": " ".join(repr(estimator).split())}
+
+
+def _recorded_params(classifiers, config):
+    """Per classifier, the parameters a study records (:attr:`StudyResult.params`): a
+    built-in's parameters, an own estimator's repr (:func:`_estimator_params`)."""
+    return {c: config[c] if c in CLASSIFIERS else _estimator_params(config[c])
+            for c in classifiers}
+
+
+def _parameter_record(classifiers, params, ties, folds, random_state, cutoff,
+                      calibrated=()):
+    """What determines a study's results besides its data set, as ``results.json`` holds
+    it (JSON-native): the classifiers, ranking types, folds, seed, cutoff and recorded
+    parameters; for the classifiers ``calibrated``, without the parameters calibration
+    chooses (:data:`CALIBRATION_GRIDS`). Compares a finished study (:func:`_record_of`)
+    with one about to run (:func:`_planned_record`)."""
+    params = {c: {k: v for k, v in p.items()
+                  if not (c in calibrated and k in CALIBRATION_GRIDS.get(c, {}))}
+              for c, p in params.items()}
+    return json.loads(json.dumps({"classifiers": list(classifiers), "ties": list(ties),
+                                  "folds": folds, "random_state": random_state,
+                                  "cutoff": cutoff, "params": params}))
+
+
+def _record_of(result):
+    """The parameter record (:func:`_parameter_record`) of a finished study."""
+    return _parameter_record(result.classifiers, result.params, result.ties, result.folds,
+                             result.random_state, result.cutoff,
+                             calibrated=[c for c, tried in result.calibration.items() if tried])
+
+
+def _planned_record(classifiers, options):
+    """The parameter record (:func:`_parameter_record`) of ``run_study(dataset,
+    classifiers, **options)`` before it runs: :func:`run_study`'s own defaults fill the
+    options not given; with ``calibrate``, the calibrated parameters are left out (they
+    are chosen by the run)."""
+    args = inspect.signature(run_study).bind(None, classifiers, **options)
+    args.apply_defaults()
+    a = args.arguments
+    keys, config = _plan(classifiers, a["params"])
+    return _parameter_record(keys, _recorded_params(keys, config), a["ties"], a["folds"],
+                             a["random_state"], a["cutoff"],
+                             calibrated=keys if a["calibrate"] else ())
 
 
 def _plan(classifiers, params):
@@ -656,7 +727,8 @@ def calibrate_classifier(dataset: Any, name: str, params: dict[str, Any],
     train : array-like of int
         The training documents to split.
     random_state : int, default 0
-        Seeds the split and the classifier.
+        Seeds the split; a classifier with randomness gets a seed derived from it and
+        its name (module docstring).
     grid : dict of str to list of int, optional
         Values to try per parameter; default :data:`CALIBRATION_GRIDS` (a ``k`` not below
         the number of fitting documents is skipped).
@@ -749,8 +821,9 @@ def _fold_task(dataset, train, test, n_jobs):
 
 
 def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
-    """Fit classifier ``name`` (seeded with ``seed``) on the training part of ``fold``, and
-    evaluate its beliefs on the test part (ordinal draw seeded with ``seed``)."""
+    """Fit classifier ``name`` (seeded with :func:`_classifier_seed` of ``seed``) on the
+    training part of ``fold``, and evaluate its beliefs on the test part (ordinal draw
+    seeded with ``seed``)."""
     with num_threads(n_jobs):
         model = _make_classifier(name, params, seed)
         t0 = time.perf_counter()
@@ -837,6 +910,23 @@ def _run_serially(dataset, splits, classifiers, config, calibrate, random_state,
     return config, calibration
 
 
+class _Shipped:
+    """A user's estimator on its way to a Dask cluster, as cloudpickle's bytes, unpickled
+    by the task that uses it (:func:`_make_classifier`). Cloudpickle sends a class from a
+    module registered with ``cloudpickle.register_pickle_by_value`` (one the workers cannot
+    import) by value; as bytes, the estimator also passes a scheduler in this process,
+    where Dask would pickle it again with the standard pickle, which refers to a class by
+    its module's name."""
+
+    def __init__(self, estimator):
+        import cloudpickle  # type: ignore[import-untyped]  # a dependency of Dask's
+        self.payload = cloudpickle.dumps(estimator)
+
+    def load(self):
+        import cloudpickle
+        return cloudpickle.loads(self.payload)
+
+
 def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, random_state, ties,
                     cutoff, n_jobs, record):
     """Every task on the cluster of ``client``, recorded as it completes; returns the
@@ -851,12 +941,13 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph")  # once, by design
         data = client.submit(identity, dataset, pure=False)
-    calibrated = {c: client.submit(_calibration_task, data, c, config[c], splits[0][0],
+    shipped = {c: p if c in CLASSIFIERS else _Shipped(p) for c, p in config.items()}
+    calibrated = {c: client.submit(_calibration_task, data, c, shipped[c], splits[0][0],
                                    random_state, n_jobs, pure=False)
                   for c in (classifiers if calibrate else ())}
     best = {c: client.submit(operator.itemgetter(0), calibrated[c], pure=False)
             for c in calibrated}
-    params = {**config, **best}
+    params = {**shipped, **best}
     tasks = {}
     for f, (train, test) in enumerate(splits):
         # no reference kept to the fold's future: its features are released once its
@@ -875,7 +966,8 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
         raise
     found = client.gather(calibrated)
     calibration = {c: tried for c, (_, tried) in found.items()}
-    return {**config, **{c: chosen for c, (chosen, _) in found.items()}}, calibration
+    return {**config, **{c: chosen for c, (chosen, _) in found.items() if c in CLASSIFIERS}}, \
+        calibration
 
 
 def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIFIERS),
@@ -1018,9 +1110,8 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     return StudyResult(
         dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
         classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
-        cutoff=cutoff, values=values,
-        params={c: config[c] if c in CLASSIFIERS else _estimator_params(config[c])
-                for c in classifiers}, tie_stats=tie_stats,
+        cutoff=cutoff, values=values, params=_recorded_params(classifiers, config),
+        tie_stats=tie_stats,
         calibration={c: tried for c, tried in calibration.items() if tried}, stderr=stderr,
         timings=timings)
 

@@ -252,11 +252,9 @@ def tfidf_from_counts(counts: MatrixLike, idf: npt.ArrayLike | None = None
         raise ValueError("counts contain NaN or infinity")
     if (X.data < 0).any():
         raise ValueError("counts contain negative values")
-    n, n_terms = X.shape
+    n_terms = X.shape[1]
     if idf is None:
-        df = np.bincount(X.indices[X.data != 0], minlength=n_terms)
-        idf = np.zeros(n_terms)
-        np.log(np.divide(n, df, out=np.ones(n_terms), where=df > 0), out=idf)
+        idf = _idf(X)
     else:
         idf = np.asarray(idf)
         if idf.dtype.kind not in "biuf":
@@ -268,12 +266,31 @@ def tfidf_from_counts(counts: MatrixLike, idf: npt.ArrayLike | None = None
             raise ValueError("idf contains NaN or infinity")
         if (idf < 0).any():
             raise ValueError("idf contains negative values")
+    return _weight(X, idf), idf
+
+
+def _idf(X) -> np.ndarray:
+    """``ln(|TV| / #TV(t_k))`` of every column of the CSR count matrix ``X`` (its rows the
+    training documents), 0 for a term in no document."""
+    n, n_terms = X.shape
+    df = np.bincount(X.indices[X.data != 0], minlength=n_terms)
+    idf = np.zeros(n_terms)
+    np.log(np.divide(n, df, out=np.ones(n_terms), where=df > 0), out=idf)
+    return idf
+
+
+def _weight(X, idf):
+    """Eq. 2.1-2.2 in place, unchecked: ``X`` a CSR float64 matrix of finite, non-negative
+    counts that the caller owns, ``idf`` float64 of shape (n_terms,), finite, non-negative
+    (as :func:`tfidf_from_counts` checks them, or as :class:`TfidfIndexer` builds them).
+    Returns ``X``."""
     X.data *= idf[X.indices]
     X.eliminate_zeros()
+    n = X.shape[0]
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
     norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
     X.data /= norm[rows]
-    return X, idf
+    return X
 
 
 def _check_texts(texts) -> list[str]:
@@ -359,7 +376,8 @@ class TfidfIndexer(BaseEstimator):
                                  strip_accents=self.strip_accents, lemmatizer=self.lemmatizer)
 
     def _term_counts(self, texts, vocabulary=None):
-        """The term counts of ``texts`` (CSR float64, sorted indices) and the lexicon: the
+        """The term counts of ``texts`` (a new canonical CSR float64 matrix: sorted, distinct
+        indices; what :func:`_weight` takes without checks) and the lexicon: the
         given ``vocabulary`` (term -> column; other terms are ignored), or, when None, the
         sorted terms of ``texts``. Without a lemmatiser the words are split and counted by
         the compiled scanner (``fastrank._ext.text``); a lemmatiser, a Python callable, is
@@ -417,7 +435,8 @@ class TfidfIndexer(BaseEstimator):
         if not vocabulary:
             raise ValueError("empty lexicon: no words left after lexical analysis and "
                              "stop-word removal")
-        X, self.idf_ = tfidf_from_counts(counts)
+        self.idf_ = _idf(counts)
+        X = _weight(counts, self.idf_)
         self.vocabulary_ = vocabulary
         self.n_documents_ = len(texts)
         return X
@@ -452,7 +471,7 @@ class TfidfIndexer(BaseEstimator):
         if not hasattr(self, "vocabulary_"):
             raise NotFittedError("this TfidfIndexer is not fitted yet; call fit first")
         counts, _ = self._term_counts(_check_texts(texts), self.vocabulary_)
-        return tfidf_from_counts(counts, self.idf_)[0]
+        return _weight(counts, self.idf_)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """The terms, in column order (an object array of str).

@@ -12,7 +12,7 @@ the stored entries at minimum Hamming distance from the test pattern and lets th
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
 documents, or over chunks of neurons for up to 64 documents; GIL released), on the code
 path chosen at run time for the CPU (``fastrank._ext.wnn.simd_path()``: portable C, AVX2,
-AVX-512, AVX-512 with VPOPCNTDQ). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is
+AVX-512, AVX-512 with VPOPCNTDQ and VBMI). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is
 a multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
 documents, it can be a bit-sliced search that computes a test pattern's distances to 256
 or 512 stored patterns at once, with work proportional to the pattern's set bits (fast on
@@ -240,12 +240,21 @@ class _VGRAMBase(MultiLabelEstimator):
                 or not 0 <= cardinality <= self.classes_.shape[0]:
             return (f"label_cardinality_ must be a number in [0, n_labels], got "
                     f"{cardinality!r}")
-        syn, mem = self.synapses_, self.memory_
-        ptr, idx = self.label_indptr_, self.label_indices_
+        syn = self.synapses_
         if syn.dtype != np.int32 or syn.shape != (self.n_neurons, self.n_synapses):
             return "synapses_ is not an int32 (n_neurons, n_synapses) array"
         if syn.size and (syn.min() < 0 or syn.max() >= self.n_features_in_):
             return "synapses_ wired outside the input"
+        return self._memory_problem()
+
+    def _memory_problem(self):
+        """What makes the stored memory unsearchable (a str), or None: the kernel's vote
+        reads the label lists of the entries at the minimum distance without bounds checks,
+        so every neuron must store a document and (VG-RAM, one entry per label) every stored
+        document a label. Checked at load and before every search for beliefs, since fitted
+        attributes can also be set by hand."""
+        syn, mem = self.synapses_, self.memory_
+        ptr, idx = self.label_indptr_, self.label_indices_
         if mem.dtype != np.uint64 or mem.ndim != 3 or mem.shape[0] != syn.shape[0] \
                 or mem.shape[2] != -(-syn.shape[1] // 64):
             return "memory_ does not match synapses_ (n_neurons, n_train, ceil(n_synapses/64))"
@@ -257,6 +266,8 @@ class _VGRAMBase(MultiLabelEstimator):
         if idx.dtype != np.int32 or idx.ndim != 1 or (idx.size and (idx.min() < 0
                                                    or idx.max() >= self.classes_.shape[0])):
             return "label_indices_ outside classes_"
+        if self._model == VGRAM._model and np.any(np.diff(ptr) == 0):
+            return "a stored document has no label (VG-RAM stores one entry per label)"
         return None
 
     @property
@@ -295,9 +306,13 @@ class _VGRAMBase(MultiLabelEstimator):
             The model is not fitted.
         ValueError
             ``X`` has another number of features than the training data, or is invalid;
-            an unknown ``tie_policy``.
+            an unknown ``tie_policy``; fitted attributes that leave the memory unsearchable
+            (set by hand: no stored document, label lists that do not match it).
         """
         X = self._search_input(X)
+        problem = self._memory_problem()
+        if problem:
+            raise ValueError(f"{type(self).__name__}: {problem}")
         out = np.zeros((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
         self._search(X, out)
         return out

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._ext import wnn as _wnn_kernel
-from ..neighbors import KNN, MLkNN, _Base, _same_kind, _unit_rows
+from ..neighbors import KNN, MLkNN, _Base, _same_kind, _pow2_scaled_rows
 from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _merge_outcomes
 
 SUPPORTED = (KNN, MLkNN, VGRAM, VGRAMCor)
@@ -40,14 +40,14 @@ def _shard_base(shard, Q):
     if base is None:
         _, B = _same_kind(Q, X)
         base = shard["bases"][key] = _Base(B)
-    dtype = base.unit.dtype
+    dtype = base.scaled.dtype
     return (sp.csr_matrix(Q, dtype=dtype) if base.sparse else Q.astype(dtype, copy=False)), base
 
 
 def _neighbor_partial(shard, Q, k, exclude_self=False):
     """Top-min(k, shard size) of the rows of Q (validated features, or a shard) among the
     shard's rows, as (similarities, global indices); the rows are normalised and searched
-    as :class:`fastrank.KNN` does (``_same_kind`` + ``_unit_rows`` + ``_Base``, the base
+    as :class:`fastrank.KNN` does (``_same_kind`` + ``_pow2_scaled_rows`` + ``_Base``, the base
     built once per shard and query kind). With
     ``exclude_self``, Q is this very shard (ML-kNN's self-join): no row is its own
     neighbour."""
@@ -56,9 +56,9 @@ def _neighbor_partial(shard, Q, k, exclude_self=False):
     Qc, base = _shard_base(shard, Q)
     k = min(k, base.n - bool(exclude_self))
     if k == 0:
-        return (np.empty((Qc.shape[0], 0), base.unit.dtype),
+        return (np.empty((Qc.shape[0], 0), base.scaled.dtype),
                 np.empty((Qc.shape[0], 0), np.int64))
-    sims, idx = base.search(base.unit if exclude_self else _unit_rows(Qc), k, exclude_self)
+    sims, idx = base.search(base.scaled if exclude_self else _pow2_scaled_rows(Qc), k, exclude_self)
     return sims, idx + shard["offset"]
 
 
