@@ -18,13 +18,13 @@ from setuptools.command.build_ext import build_ext
 
 EXT_DIR = Path("src") / "_ext"
 
-# Extra compile flags per kernel module (probed like OpenMP; dropped when the compiler refuses
-# them): floating-point rules. Instruction sets are chosen at run time inside the kernels.
-MODULE_FLAGS = {
-    # the neighbour search fixes every rounding (fused multiply-adds only where written):
-    # no contraction of a * b + c by the compiler, whatever the target
-    "neighbors": ["-ffp-contract=off"],
-}
+# Extra compile flags of every kernel module (probed like OpenMP; dropped when the compiler
+# refuses them): floating-point rules. Instruction sets are chosen at run time inside the
+# kernels. Every rounding is the one written (fused multiply-adds only where fma() is
+# called): no contraction of a * b + c by the compiler, which GCC does by default wherever
+# the target has a fused multiply-add (AArch64, or a function compiled for AVX2/AVX-512), so
+# results are the same bits on every CPU and code path.
+KERNEL_FLAGS = ["-ffp-contract=off"]
 
 
 def _compiler_accepts(compiler, flags, link_flags=(), source="int main(void){return 0;}\n"):
@@ -60,10 +60,8 @@ class BuildExt(build_ext):
             "#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")
         if not use_omp:
             print("fastrank: building without OpenMP (kernels run on one thread)", file=sys.stderr)
+        extra = [f for f in KERNEL_FLAGS if not is_msvc and _compiler_accepts(self.compiler, [f])]
         for ext in self.extensions:
-            module = ext.name.rsplit(".", 1)[-1]
-            extra = [f for f in MODULE_FLAGS.get(module, []) if not is_msvc
-                     and _compiler_accepts(self.compiler, [f])]
             ext.extra_compile_args = base + extra + (omp_compile if use_omp else [])
             ext.extra_link_args = omp_link if use_omp else []
         super().build_extensions()

@@ -283,6 +283,26 @@ def test_weighted_auc_against_pairwise_reference():
         pytest.approx(np.average(rows, weights=w))
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_weighted_auc_rounds_as_written(seed):
+    """Bit for bit the kernel's sum in plain Python floats (no fused multiply-add), on
+    distinct scores: a compiler that contracted a * b + c (as GCC does by default on
+    AArch64) would round differently."""
+    rng = np.random.default_rng(seed)
+    m = 200
+    y = rng.integers(0, 2, m)
+    y[0], y[1] = 0, 1
+    s = rng.permutation(m).astype(float)
+    w = rng.random(m) * 3
+    pos = neg = wrong = 0.0
+    for e in np.argsort(-s):
+        g_pos, g_neg = (float(w[e]), 0.0) if y[e] else (0.0, float(w[e]))
+        wrong += g_pos * (neg + 0.5 * g_neg)
+        pos += g_pos
+        neg += g_neg
+    assert auc(y, s, sample_weight=w) == 1.0 - wrong / (pos * neg)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(3, 30), st.integers(0, 2**32 - 1))
 def test_integer_weights_equal_repeated_documents(m, seed):
