@@ -354,3 +354,46 @@ def test_progress_falls_back_to_lines_without_tqdm(monkeypatch):
     os.close(master)
     text = b"".join(chunks).decode().replace("\r\n", "\n")
     assert text == "[1/2] first\n[2/2] second\n"
+
+
+def test_an_abandoned_computation_prints_no_more_progress():
+    """Each progress line is one write, and once the command is interrupted the computing
+    thread (left running) prints nothing more: the stop line cannot land inside a progress
+    line, nor be followed by one."""
+    import signal
+    import threading
+    import time
+
+    from fastrank import __main__ as cli
+
+    writes = []
+
+    class Stream:
+        def write(self, text):
+            writes.append(text)
+            return len(text)
+
+        def flush(self):
+            pass
+
+        def isatty(self):
+            return False
+
+    progress = cli._Progress(10**9, quiet=False, stream=Stream())
+    stop = threading.Event()
+
+    def compute():
+        while not stop.is_set():
+            progress("VG-RAM WNN: fold 1/10")
+
+    threading.Timer(0.2, signal.pthread_kill,
+                    (threading.main_thread().ident, signal.SIGINT)).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cli._interruptible(compute)
+        written = len(writes)
+        time.sleep(0.2)  # the abandoned thread is still computing
+        assert written > 0 and len(writes) == written
+    finally:
+        stop.set()
+    assert all(w.endswith("\n") and w.count("\n") == 1 for w in writes)

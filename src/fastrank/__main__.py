@@ -287,12 +287,15 @@ class _Progress:
         self.done += step
         if self.quiet:
             return
-        if self.bar is not None:
-            self.bar.set_postfix_str(msg.split(" (")[0], refresh=False)
-            self.bar.update(step)
-        else:
-            print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {msg}",
-                  file=self.stream, flush=True)
+        with _STDERR_LOCK:
+            if threading.current_thread() in _SILENCED:
+                return
+            if self.bar is not None:
+                self.bar.set_postfix_str(msg.split(" (")[0], refresh=False)
+                self.bar.update(step)
+            else:
+                self.stream.write(f"[{self.done:>{len(str(self.total))}}/{self.total}] {msg}\n")
+                self.stream.flush()
 
     def close(self):
         if self.bar is not None:
@@ -357,6 +360,11 @@ def _cmd_study(args):
 
 
 _ABANDONED: list[threading.Event] = []  # the "finished" flags of computations interrupted in _interruptible
+# stderr is written by the computing thread (progress) and the main thread (the stop line):
+# each line is written whole under this lock, and an abandoned computing thread (in
+# _SILENCED) writes no more lines
+_STDERR_LOCK = threading.Lock()
+_SILENCED: set[threading.Thread] = set()
 
 
 def _interruptible(compute):
@@ -366,10 +374,10 @@ def _interruptible(compute):
     kernel called from the main thread would hold off Ctrl-C and SIGTERM until it returns
     (a minute for a large VG-RAM prediction). Waiting on a thread is interruptible, so the
     command ends at once. The abandoned worker (a daemon thread) ends with the process (see
-    :func:`_stop`) and writes nothing more: its file writes (a multi-data-set run writes
-    each data set's output set as it finishes) are abandoned first -- a set being renamed
-    into place is finished, every other temporary file removed
-    (:class:`fastrank._atomic.WriteGuard`)."""
+    :func:`_stop`) and writes nothing more: no progress line (:class:`_Progress`), and its
+    file writes (a multi-data-set run writes each data set's output set as it finishes)
+    are abandoned first -- a set being renamed into place is finished, every other
+    temporary file removed (:class:`fastrank._atomic.WriteGuard`)."""
     from ._atomic import WriteGuard
     outcome, finished, writes = {}, threading.Event(), WriteGuard()
 
@@ -387,6 +395,8 @@ def _interruptible(compute):
     try:
         worker.join()
     except BaseException:  # Ctrl-C, SIGTERM (an interrupted join marks the thread stopped:
+        with _STDERR_LOCK:
+            _SILENCED.add(worker)
         writes.abandon()
         _ABANDONED.append(finished)  # whether it still runs is told by its own flag)
         raise
@@ -569,7 +579,8 @@ def _stop(command, what, code, own_process):
     abandoned computation's writes were stopped and their temporary files removed
     (:func:`_interruptible`); the main thread writes its outputs only after the
     computation: none is open."""
-    print(f"fastrank {command}: {what}", file=sys.stderr)
+    with _STDERR_LOCK:
+        sys.stderr.write(f"fastrank {command}: {what}\n")
     if own_process and not all(finished.is_set() for finished in _ABANDONED):
         sys.stdout.flush()
         sys.stderr.flush()
