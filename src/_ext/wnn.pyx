@@ -24,11 +24,12 @@ All give the same bits.
 Encoding
 --------
 A dense row is encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths);
-on the AVX-512 paths, up to 64 dense rows of at most 256 features are encoded together
-through their values' ranks within each row: with VBMI and at most 128 features, a row's
-ranks are two vectors from which byte permutes gather 64 synapses' ranks at once, so one
-byte compare gives a word of 64 cells (``FR_ENCODE_PERMUTED``); otherwise one byte compare
-gives a cell for 64 rows, transposed into the rows' words (``FR_ENCODE_RANKED``). A CSR row is scattered once into a per-thread dense buffer and only
+on the AVX2 and AVX-512 paths, up to 64 dense rows of at most 256 features are encoded
+together through their values' ranks within each row: with VBMI and at most 128 features,
+a row's ranks are two vectors from which byte permutes gather 64 synapses' ranks at once,
+so one byte compare gives a word of 64 cells (``FR_ENCODE_PERMUTED``); otherwise byte
+compares give a cell for 64 rows, transposed into the rows' words (``FR_ENCODE_RANKED``).
+A CSR row is scattered once into a per-thread dense buffer and only
 the cells with a synapse on one of its stored entries are evaluated (found through
 ``wiring_index``, the synapses grouped by input position): a cell comparing two zeros is
 0. All give identical bits.
@@ -336,6 +337,13 @@ cdef extern from *:
             (A)[k_] = _mm256_xor_si256((A)[k_], _mm256_slli_epi64(t_, J));          \
             (A)[k_ | (J)] = _mm256_xor_si256((A)[k_ | (J)], t_);                    \
         } } while (0)
+    /* A 64 x 64 bit transpose in each 64-bit lane of A[0 .. 63], by the STAGE of the
+       vector width: bit j of lane l of A[i] becomes bit i of lane l of A[j] */
+    #define FR_TRANSPOSE64(STAGE, A) do {                                           \
+        STAGE(A, 32, 0x00000000FFFFFFFFULL); STAGE(A, 16, 0x0000FFFF0000FFFFULL);   \
+        STAGE(A, 8, 0x00FF00FF00FF00FFULL); STAGE(A, 4, 0x0F0F0F0F0F0F0F0FULL);     \
+        STAGE(A, 2, 0x3333333333333333ULL); STAGE(A, 1, 0x5555555555555555ULL);     \
+        } while (0)
 
     /* The 64 W planes of entries t0 .. t0 + n - 1 (n <= 256) of M, 256 bits each: plane p
        into out[stride * p] (absent entries give 0 bits). */
@@ -354,12 +362,7 @@ cdef extern from *:
                         ? _mm256_loadu_si256((const __m256i*) (M + (t0 + t) * W + j0))
                         : _mm256_setzero_si256();
                 }
-                FR_TRANSPOSE_STAGE(A[g], 32, 0x00000000FFFFFFFFULL);
-                FR_TRANSPOSE_STAGE(A[g], 16, 0x0000FFFF0000FFFFULL);
-                FR_TRANSPOSE_STAGE(A[g], 8, 0x00FF00FF00FF00FFULL);
-                FR_TRANSPOSE_STAGE(A[g], 4, 0x0F0F0F0F0F0F0F0FULL);
-                FR_TRANSPOSE_STAGE(A[g], 2, 0x3333333333333333ULL);
-                FR_TRANSPOSE_STAGE(A[g], 1, 0x5555555555555555ULL);
+                FR_TRANSPOSE64(FR_TRANSPOSE_STAGE, A[g]);
             }
             /* lane l of A[g][i]: bit i of word j0 + l of entries 64 g ..; plane
                64 (j0 + l) + i gathers lane l of A[0][i] .. A[3][i] */
@@ -535,15 +538,15 @@ cdef extern from *:
     FR_ENCODE_SIMD(fr_encode_f32_avx512, FR_T_AVX512, float, 16, _mm512_loadu_ps,
                    FR_GT_PS512)
 
-    /* Minchinton patterns of up to 64 dense rows for every neuron at once (AVX-512 BW), for
-       inputs of at most 256 features: a cell x[a] > x[b] only depends on the order of the
-       row's values, so each value is replaced by its rank in its row, the number of the
-       row's values below it (an integer below 256: x[a] > x[b] exactly when rank a >
+    /* Minchinton patterns of up to 64 dense rows for every neuron at once (AVX2, AVX-512
+       BW), for inputs of at most 256 features: a cell x[a] > x[b] only depends on the order
+       of the row's values, so each value is replaced by its rank in its row, the number of
+       the row's values below it (an integer below 256: x[a] > x[b] exactly when rank a >
        rank b, equal values included). The ranks are stored feature-major, R[f][r] for row
-       r, so one byte compare of R[a] with R[b] gives a cell for 64 rows at once (a 64-bit
-       mask, bit r = row r); 64 such masks (a word of synapses) of 8 words (of one neuron
-       when W is a multiple of 8) are transposed as a 64 x 64 bit matrix in each 64-bit
-       lane into the rows' words. Returns 0, doing
+       r, so byte compares of R[a] with R[b] (one with AVX-512, two halves with AVX2) give a
+       cell for 64 rows at once (a 64-bit mask, bit r = row r); 64 such masks (a word of
+       synapses) of LANES words (of one neuron when W is a multiple of LANES) are transposed
+       as a 64 x 64 bit matrix in each 64-bit lane into the rows' words. Returns 0, doing
        nothing, when a value is NaN (compared unlike its rank; input is checked before) or
        there are more than 256 features or 64 rows. */
     #define FR_TRANSPOSE_STAGE512(A, J, MASK) do {                                  \
@@ -588,65 +591,118 @@ cdef extern from *:
             }                                                                           \
             return 1;                                                                   \
         }
-    #define FR_ENCODE_RANKED(NAME, T, RANKS)                                           \
-        FR_T_AVX512 static int NAME(const T* X, int64_t n_cols, const int64_t* rows,   \
-                                    int64_t n_rows, const int32_t* syn,                \
-                                    int64_t n_neurons, int64_t S, int64_t W,           \
-                                    uint64_t* out, int64_t stride, int stream) {       \
+    /* AVX2 has a signed byte compare only: its ranks are stored with the top bit flipped
+       (rank ^ 0x80), whose signed order is the ranks' order. The rank of each of the
+       n_cols values of row x as above, LANES values at a time (the last ones from a
+       padded copy), each x[b] broadcast against them and the all-ones lanes where below
+       subtracted from 4 running counts. */
+    #define FR_ROW_RANKS_AVX2(NAME, T, VT, LANES, LOADU, SET1, CMP, MOVEMASK, CAST, SUB,  \
+                              COUNT_T)                                                  \
+        FR_T_AVX2 static inline int NAME(const T* x, int64_t n_cols, uint8_t* rank,     \
+                                         int64_t step) {                                \
+            COUNT_T count[LANES] __attribute__((aligned(32)));                          \
+            T pad[LANES];                                                               \
+            int64_t a, b, l, nv;                                                        \
+            for (a = 0; a < n_cols; a += (LANES)) {                                     \
+                __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;         \
+                VT xa;                                                                  \
+                nv = n_cols - a < (LANES) ? n_cols - a : (LANES);                       \
+                for (l = 0; l < (LANES); l++) pad[l] = l < nv ? x[a + l] : 0;           \
+                xa = LOADU(pad);                                                        \
+                if (MOVEMASK(CMP(xa, xa, _CMP_UNORD_Q)) & ((1 << nv) - 1)) return 0;    \
+                for (b = 0; b + 4 <= n_cols; b += 4) {                                  \
+                    c0 = SUB(c0, CAST(CMP(SET1(x[b]), xa, _CMP_LT_OQ)));                \
+                    c1 = SUB(c1, CAST(CMP(SET1(x[b + 1]), xa, _CMP_LT_OQ)));            \
+                    c2 = SUB(c2, CAST(CMP(SET1(x[b + 2]), xa, _CMP_LT_OQ)));            \
+                    c3 = SUB(c3, CAST(CMP(SET1(x[b + 3]), xa, _CMP_LT_OQ)));            \
+                }                                                                       \
+                for (; b < n_cols; b++)                                                 \
+                    c0 = SUB(c0, CAST(CMP(SET1(x[b]), xa, _CMP_LT_OQ)));                \
+                _mm256_store_si256((__m256i*) count, _mm256_add_epi64(                  \
+                    _mm256_add_epi64(c0, c1), _mm256_add_epi64(c2, c3)));               \
+                for (l = 0; l < nv; l++) rank[(a + l) * step] = (uint8_t) (count[l] ^ 0x80); \
+            }                                                                           \
+            return 1;                                                                   \
+        }
+    FR_ROW_RANKS_AVX2(fr_row_ranks_f64_avx2, double, __m256d, 4, _mm256_loadu_pd,
+                      _mm256_set1_pd, _mm256_cmp_pd, _mm256_movemask_pd,
+                      _mm256_castpd_si256, _mm256_sub_epi64, int64_t)
+    FR_ROW_RANKS_AVX2(fr_row_ranks_f32_avx2, float, __m256, 8, _mm256_loadu_ps,
+                      _mm256_set1_ps, _mm256_cmp_ps, _mm256_movemask_ps,
+                      _mm256_castps_si256, _mm256_sub_epi32, int32_t)
+    /* the ranks of 64 rows at one feature (two AVX2 halves), and the cells of 64 rows
+       where a's rank is above b's */
+    typedef struct { __m256i lo, hi; } fr_ranks64;
+    FR_T_AVX2 static inline fr_ranks64 fr_load_ranks64(const uint8_t* p) {
+        fr_ranks64 v;
+        v.lo = _mm256_load_si256((const __m256i*) p);
+        v.hi = _mm256_load_si256((const __m256i*) (p + 32));
+        return v;
+    }
+    FR_T_AVX2 static inline uint64_t fr_gt_ranks64(fr_ranks64 a, fr_ranks64 b) {
+        return (uint64_t) (uint32_t) _mm256_movemask_epi8(_mm256_cmpgt_epi8(a.lo, b.lo))
+               | (uint64_t) (uint32_t) _mm256_movemask_epi8(_mm256_cmpgt_epi8(a.hi, b.hi)) << 32;
+    }
+    #define FR_LOAD_RANKS512(p) _mm512_load_si512((const void*) (p))
+    #define FR_GT_RANKS512(a, b) ((uint64_t) _mm512_cmpgt_epu8_mask(a, b))
+    /* The encoder of one vector width: LEVEL the least path that runs it; ranks RANKS,
+       loaded RV = LOADR(p) and compared GT64(a, b); LANES words TV transposed by STAGE,
+       loaded and stored by TLOAD / TSTORE (aligned) / TSTOREU; STREAMS: a model's memory
+       is written past the caches (fr_stream_words, AVX-512). */
+    #define FR_ENCODE_RANKED(NAME, ATTR, LEVEL, T, RANKS, RV, LOADR, GT64, TV, LANES,   \
+                             STAGE, TLOAD, TSTORE, TSTOREU, STREAMS)                    \
+        ATTR static int NAME(const T* X, int64_t n_cols, const int64_t* rows,           \
+                             int64_t n_rows, const int32_t* syn, int64_t n_neurons,     \
+                             int64_t S, int64_t W, uint64_t* out, int64_t stride,       \
+                             int stream) {                                              \
             uint8_t R[256 * 64] __attribute__((aligned(64)));                          \
-            uint64_t M[64][8] __attribute__((aligned(64)));                            \
-            uint64_t lanes[8] __attribute__((aligned(64)));                            \
+            uint64_t M[64][LANES] __attribute__((aligned(64)));                        \
+            uint64_t lanes[LANES] __attribute__((aligned(64)));                        \
             uint64_t rows_out[64 * 32] __attribute__((aligned(64))); /* a neuron's rows */\
-            __m512i A[64];                                                             \
+            TV A[64];                                                                  \
             int64_t r, g0, l, w, i, si, nl, n;                                         \
-            if (fr_level < 2 || n_cols > 256 || n_rows > 64 || n_cols < 1) return 0;   \
+            stream = stream && (STREAMS);                                              \
+            if (fr_level < (LEVEL) || n_cols > 256 || n_rows > 64 || n_cols < 1)       \
+                return 0;                                                              \
             memset(R, 0, (size_t) n_cols * 64);                                        \
             for (r = 0; r < n_rows; r++)                                               \
                 if (!RANKS(X + (rows != NULL ? rows[r] : r) * n_cols, n_cols, R + r, 64)) \
                     return 0;                                                          \
-            for (g0 = 0; g0 < n_neurons * W; g0 += 8) {  /* lane l: word p = g0 + l */ \
-                nl = n_neurons * W - g0 < 8 ? n_neurons * W - g0 : 8;                  \
-                for (l = 0; l < 8; l++) {         /* of neuron p / W, word p % W */    \
+            for (g0 = 0; g0 < n_neurons * W; g0 += (LANES)) { /* lane l: word g0 + l */ \
+                nl = n_neurons * W - g0 < (LANES) ? n_neurons * W - g0 : (LANES);      \
+                for (l = 0; l < (LANES); l++) {   /* of neuron p / W, word p % W */    \
                     const int32_t* s = syn + ((g0 + (l < nl ? l : 0)) / W) * S;        \
-                    __m512i cur, next;                                                 \
+                    RV cur, next;                                                      \
                     w = (g0 + l) % W;                                                  \
                     /* cells 64 w .. 64 w + n - 1; each synapse's ranks loaded once */  \
                     n = l >= nl ? 0 : S - 64 * w < 64 ? S - 64 * w : 64;               \
-                    cur = _mm512_load_si512((const void*) (R + 64 * s[64 * w]));      \
+                    cur = LOADR(R + 64 * s[64 * w]);                                   \
                     for (i = 0; i < n; i++) {                                          \
                         si = 64 * w + i + 1;                                           \
-                        next = _mm512_load_si512((const void*) (R + 64 *               \
-                                                               s[si < S ? si : 0]));   \
-                        M[i][l] = (uint64_t) _mm512_cmpgt_epu8_mask(cur, next);        \
+                        next = LOADR(R + 64 * s[si < S ? si : 0]);                     \
+                        M[i][l] = GT64(cur, next);                                     \
                         cur = next;                                                    \
                     }                                                                  \
                     for (; i < 64; i++) M[i][l] = 0;                                   \
                 }                                                                      \
-                for (i = 0; i < 64; i++)                                               \
-                    A[i] = _mm512_load_si512((const void*) M[i]);                      \
-                FR_TRANSPOSE_STAGE512(A, 32, 0x00000000FFFFFFFFULL);                   \
-                FR_TRANSPOSE_STAGE512(A, 16, 0x0000FFFF0000FFFFULL);                   \
-                FR_TRANSPOSE_STAGE512(A, 8, 0x00FF00FF00FF00FFULL);                    \
-                FR_TRANSPOSE_STAGE512(A, 4, 0x0F0F0F0F0F0F0F0FULL);                    \
-                FR_TRANSPOSE_STAGE512(A, 2, 0x3333333333333333ULL);                    \
-                FR_TRANSPOSE_STAGE512(A, 1, 0x5555555555555555ULL);                    \
-                /* A[r] lane l: row r's word of lane l; 8 words of one neuron (W a      \
-                   multiple of 8) are stored at once */                                \
+                for (i = 0; i < 64; i++) A[i] = TLOAD((const void*) M[i]);             \
+                FR_TRANSPOSE64(STAGE, A);                                              \
+                /* A[r] lane l: row r's word of lane l; the LANES words of one neuron   \
+                   (W a multiple of LANES) are stored at once */                       \
                 for (r = 0; r < n_rows; r++) {                                         \
-                    if (W % 8 == 0 && stream && W <= 32) {                             \
-                        _mm512_store_si512((void*) (rows_out + r * W + g0 % W), A[r]); \
+                    if (W % (LANES) == 0 && stream && W <= 32) {                       \
+                        TSTORE((void*) (rows_out + r * W + g0 % W), A[r]);             \
                         continue;                                                      \
                     }                                                                  \
-                    if (W % 8 == 0) {                                                  \
-                        _mm512_storeu_si512((void*) (out + (g0 / W) * stride + r * W   \
-                                                     + g0 % W), A[r]);                 \
+                    if (W % (LANES) == 0) {                                            \
+                        TSTOREU((void*) (out + (g0 / W) * stride + r * W + g0 % W), A[r]); \
                         continue;                                                      \
                     }                                                                  \
-                    _mm512_store_si512((void*) lanes, A[r]);                           \
+                    TSTORE((void*) lanes, A[r]);                                       \
                     for (l = 0; l < nl; l++)                                           \
                         out[((g0 + l) / W) * stride + r * W + (g0 + l) % W] = lanes[l];\
                 }                                                                      \
-                if (W % 8 == 0 && stream && W <= 32 && g0 % W + 8 == W)                \
+                if (W % (LANES) == 0 && stream && W <= 32 && g0 % W + (LANES) == W)    \
                     fr_stream_words(out + (g0 / W) * stride, rows_out, n_rows * W);    \
             }                                                                          \
             if (stream) _mm_sfence();                                                  \
@@ -681,8 +737,20 @@ cdef extern from *:
     FR_ROW_RANKS(fr_row_ranks_f32, float, __m512, 16, __mmask16, _mm512_maskz_loadu_ps,
                  _mm512_set1_ps, _mm512_cmp_ps_mask, int32_t, _mm512_mask_add_epi32,
                  _mm512_set1_epi32, _mm512_add_epi32)
-    FR_ENCODE_RANKED(fr_encode_rows_f64_avx512, double, fr_row_ranks_f64)
-    FR_ENCODE_RANKED(fr_encode_rows_f32_avx512, float, fr_row_ranks_f32)
+    #define FR_ENCODE_RANKED512(NAME, T, RANKS)                                        \
+        FR_ENCODE_RANKED(NAME, FR_T_AVX512, 2, T, RANKS, __m512i, FR_LOAD_RANKS512,    \
+                         FR_GT_RANKS512, __m512i, 8, FR_TRANSPOSE_STAGE512,            \
+                         _mm512_load_si512, _mm512_store_si512, _mm512_storeu_si512, 1)
+    #define FR_ENCODE_RANKED256(NAME, T, RANKS)                                        \
+        FR_ENCODE_RANKED(NAME, FR_T_AVX2, 1, T, RANKS, fr_ranks64, fr_load_ranks64,    \
+                         fr_gt_ranks64, __m256i, 4, FR_TRANSPOSE_STAGE, FR_LOAD256,    \
+                         FR_STORE256A, FR_STORE256, 0)
+    #define FR_LOAD256(p) _mm256_load_si256((const __m256i*) (p))
+    #define FR_STORE256A(p, a) _mm256_store_si256((__m256i*) (p), a)
+    FR_ENCODE_RANKED512(fr_encode_rows_f64_avx512, double, fr_row_ranks_f64)
+    FR_ENCODE_RANKED512(fr_encode_rows_f32_avx512, float, fr_row_ranks_f32)
+    FR_ENCODE_RANKED256(fr_encode_rows_f64_avx2, double, fr_row_ranks_f64_avx2)
+    FR_ENCODE_RANKED256(fr_encode_rows_f32_avx2, float, fr_row_ranks_f32_avx2)
 
     /* Minchinton patterns of up to 64 dense rows of at most 128 features for every neuron
        (AVX-512 VBMI), without transposes: a row's ranks (as above) fill two vectors, and
@@ -813,8 +881,8 @@ cdef extern from *:
         return 0;
     }
 
-    /* Encode up to 64 dense rows for every neuron by their ranks (AVX-512 paths); returns 0
-       (doing nothing) elsewhere or where it does not apply */
+    /* Encode up to 64 dense rows for every neuron by their ranks (AVX2 and AVX-512 paths);
+       returns 0 (doing nothing) elsewhere or where it does not apply */
     static int fr_encode_rows_f64(const double* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
@@ -826,6 +894,9 @@ cdef extern from *:
         if (fr_level >= 2)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
+        if (fr_level >= 1)
+            return fr_encode_rows_f64_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
+                                           out, stride, stream);
     #endif
         return 0;
     }
@@ -840,6 +911,9 @@ cdef extern from *:
         if (fr_level >= 2)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
+        if (fr_level >= 1)
+            return fr_encode_rows_f32_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
+                                           out, stride, stream);
     #endif
         return 0;
     }
@@ -1065,10 +1139,10 @@ def use_simd(int level):
     Parameters
     ----------
     level : int
-        0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, vector compares in the dense
-        encoder); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, rank
-        encoding of dense rows); 3 also VPOPCNTDQ and VBMI (the VPOPCNTDQ scan, and dense
-        rows of at most 128 features encoded by byte permutes).
+        0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, rank encoding of dense rows
+        by byte compares of 32 rows); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with
+        ternary logic, byte compares of 64 rows); 3 also VPOPCNTDQ and VBMI (the
+        VPOPCNTDQ scan, and dense rows of at most 128 features encoded by byte permutes).
 
     Returns
     -------
