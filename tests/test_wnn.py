@@ -134,9 +134,9 @@ def rank_test_data(n_features, dtype, n_rows=70, seed=0):
 @pytest.mark.parametrize("n_synapses", [5, 64, 200, 600, 1000])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_dense_encoding_by_ranks(level, n_features, n_synapses, dtype):
-    """Dense rows are encoded 64 at a time through their ranks on the AVX2 and AVX-512
-    paths: by byte permutes with VBMI up to 128 features, by byte compares of 64 rows and
-    transposes up to 256 (more take the per-neuron compares). The same bits as the reference on
+    """Dense rows are encoded 64 at a time through their ranks: by byte permutes with
+    VBMI up to 128 features, by byte compares of 64 rows and transposes up to 256 (AVX2,
+    AVX-512) or 128 (portable C); more take the per-neuron compares. The same bits as the reference on
     every path, with ties, negative values, -0.0 against 0.0 and infinities; 70 rows and
     13 neurons (a short last block of rows), synapses filling 1 to 16 words (whole blocks
     of 8 words and shorter ones, a last word partly filled or full)."""

@@ -23,12 +23,14 @@ All give the same bits.
 
 Encoding
 --------
-A dense row is encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths);
-on the AVX2 and AVX-512 paths, up to 64 dense rows of at most 256 features are encoded
-together through their values' ranks within each row: with VBMI and at most 128 features,
-a row's ranks are two vectors from which byte permutes gather 64 synapses' ranks at once,
-so one byte compare gives a word of 64 cells (``FR_ENCODE_PERMUTED``); otherwise byte
-compares give a cell for 64 rows, transposed into the rows' words (``FR_ENCODE_RANKED``).
+Up to 64 dense rows are encoded together through their values' ranks within each row
+(at most 256 features on the AVX2 and AVX-512 paths, 128 on the portable one): with VBMI
+and at most 128 features, a row's ranks are two vectors from which byte permutes gather 64
+synapses' ranks at once, so one byte compare gives a word of 64 cells
+(``FR_ENCODE_PERMUTED``); otherwise byte compares (bytewise subtractions in 64-bit words on
+the portable path) give a cell for 64 rows, transposed into the rows' words
+(``FR_ENCODE_RANKED``, ``FR_ENCODE_RANKED_PORTABLE``). Wider rows, and rows with a NaN, are
+encoded cell by cell (vector compares of 4 to 16 cells on the x86 paths).
 A CSR row is scattered once into a per-thread dense buffer and only
 the cells with a synapse on one of its stored entries are evaluated (found through
 ``wiring_index``, the synapses grouped by input position): a cell comparing two zeros is
@@ -99,6 +101,20 @@ cdef extern from *:
     #define FR_POPCOUNT64(x) fr_popcount_swar(x)
     /* trailing zeros of x != 0: the ones below its lowest set bit */
     #define FR_CTZ64(x) fr_popcount_swar(((x) & (0 - (x))) - 1)
+    #endif
+
+    /* A 64 x 64 bit transpose in each 64-bit lane of A[0 .. 63], by the STAGE of the
+       vector width (or of plain words): bit j of lane l of A[i] becomes bit i of lane l of A[j] */
+    #define FR_TRANSPOSE64(STAGE, A) do {                                           \
+        STAGE(A, 32, 0x00000000FFFFFFFFULL); STAGE(A, 16, 0x0000FFFF0000FFFFULL);   \
+        STAGE(A, 8, 0x00FF00FF00FF00FFULL); STAGE(A, 4, 0x0F0F0F0F0F0F0F0FULL);     \
+        STAGE(A, 2, 0x3333333333333333ULL); STAGE(A, 1, 0x5555555555555555ULL);     \
+        } while (0)
+    #if (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) \
+        || defined(_MSC_VER)
+    #define FR_LITTLE_ENDIAN 1
+    #else
+    #define FR_LITTLE_ENDIAN 0
     #endif
 
     /* The code path in use: 0 portable C, 1 AVX2, 2 AVX-512 (F, BW, VL), 3 AVX-512 with
@@ -337,13 +353,6 @@ cdef extern from *:
             (A)[k_] = _mm256_xor_si256((A)[k_], _mm256_slli_epi64(t_, J));          \
             (A)[k_ | (J)] = _mm256_xor_si256((A)[k_ | (J)], t_);                    \
         } } while (0)
-    /* A 64 x 64 bit transpose in each 64-bit lane of A[0 .. 63], by the STAGE of the
-       vector width: bit j of lane l of A[i] becomes bit i of lane l of A[j] */
-    #define FR_TRANSPOSE64(STAGE, A) do {                                           \
-        STAGE(A, 32, 0x00000000FFFFFFFFULL); STAGE(A, 16, 0x0000FFFF0000FFFFULL);   \
-        STAGE(A, 8, 0x00FF00FF00FF00FFULL); STAGE(A, 4, 0x0F0F0F0F0F0F0F0FULL);     \
-        STAGE(A, 2, 0x3333333333333333ULL); STAGE(A, 1, 0x5555555555555555ULL);     \
-        } while (0)
 
     /* The 64 W planes of entries t0 .. t0 + n - 1 (n <= 256) of M, 256 bits each: plane p
        into out[stride * p] (absent entries give 0 bits). */
@@ -842,6 +851,69 @@ cdef extern from *:
     FR_ENCODE_PERMUTED(fr_encode_rows_f32_vbmi, float, fr_row_ranks_f32)
     #endif
 
+    /* The rank encoding in portable C (little-endian CPUs, inputs of at most 128 features,
+       so ranks are below 128): the ranks of 64 rows at a feature are 8 words of 8 bytes,
+       and x[a] > x[b] for 8 rows at once is the top bit of each byte of
+       (R[b] | 0x80..80) - R[a], clear (the subtraction borrows across no byte). The top
+       bits of a cell's 8 words are gathered into one 64-bit mask (bit 8 j + k: row
+       8 k + j, the 8 x 8 block transposed), 64 cells are transposed as in the vector
+       paths, and row r's word is A[8 (r % 8) + r / 8]. RH holds the ranks with the top
+       bit set. Returns 0, doing nothing, when a value is NaN or there are more than 128
+       features or 64 rows. */
+    #define FR_TRANSPOSE_STAGE_U64(A, J, MASK) do {                                 \
+        int k_;                                                                     \
+        for (k_ = 0; k_ < 64; k_ = ((k_ | (J)) + 1) & ~(J)) {                       \
+            uint64_t t_ = (((A)[k_] >> (J)) ^ (A)[k_ | (J)]) & (MASK);             \
+            (A)[k_] ^= t_ << (J);                                                   \
+            (A)[k_ | (J)] ^= t_;                                                    \
+        } } while (0)
+    #define FR_ENCODE_RANKED_PORTABLE(NAME, T)                                         \
+        static int NAME(const T* X, int64_t n_cols, const int64_t* rows, int64_t n_rows, \
+                        const int32_t* syn, int64_t n_neurons, int64_t S, int64_t W,     \
+                        uint64_t* out, int64_t stride) {                                \
+            const uint64_t H = 0x8080808080808080ULL;                                  \
+            uint64_t R[128][8], RH[128][8], A[64];                                     \
+            int64_t r, n, w, i, si, k, nk, a, b, cells;                                \
+            if (!FR_LITTLE_ENDIAN || n_cols > 128                                    \
+                || n_rows > 64 || n_cols < 1) return 0;                                \
+            memset(R, 0, sizeof(R));                                                   \
+            for (r = 0; r < n_rows; r++) {                                             \
+                const T* x = X + (rows != NULL ? rows[r] : r) * n_cols;                \
+                for (a = 0; a < n_cols; a++) {                                         \
+                    unsigned rank = 0;                                                 \
+                    if (x[a] != x[a]) return 0;                                        \
+                    for (b = 0; b < n_cols; b++) rank += x[b] < x[a];                  \
+                    ((uint8_t*) R[a])[r] = (uint8_t) rank;                             \
+                }                                                                      \
+            }                                                                          \
+            for (a = 0; a < n_cols; a++)                                               \
+                for (k = 0; k < 8; k++) RH[a][k] = R[a][k] | H;                        \
+            nk = (n_rows + 7) / 8;                                                     \
+            for (n = 0; n < n_neurons; n++) {                                          \
+                const int32_t* s = syn + n * S;                                        \
+                for (w = 0; w < W; w++) {                                              \
+                    const uint64_t* cur = R[s[64 * w]];                                \
+                    cells = S - 64 * w < 64 ? S - 64 * w : 64;                         \
+                    for (i = 0; i < cells; i++) {                                      \
+                        uint64_t ge = 0;       /* bit 8 j + k: row 8 k + j, next >= cur */\
+                        si = 64 * w + i + 1;                                           \
+                        si = s[si < S ? si : 0];                                       \
+                        for (k = 0; k < nk; k++)                                       \
+                            ge |= ((RH[si][k] - cur[k]) & H) >> (7 - k);               \
+                        A[i] = ~ge;                                                    \
+                        cur = R[si];                                                   \
+                    }                                                                  \
+                    for (; i < 64; i++) A[i] = 0;                                      \
+                    FR_TRANSPOSE64(FR_TRANSPOSE_STAGE_U64, A);                         \
+                    for (r = 0; r < n_rows; r++)                                       \
+                        out[n * stride + r * W + w] = A[8 * (r % 8) + r / 8];          \
+                }                                                                      \
+            }                                                                          \
+            return 1;                                                                  \
+        }
+    FR_ENCODE_RANKED_PORTABLE(fr_encode_rows_f64_portable, double)
+    FR_ENCODE_RANKED_PORTABLE(fr_encode_rows_f32_portable, float)
+
     /* The byte wiring of every neuron for the permuted encoding (n_neurons blocks of
        FR_PERMUTED_WIRING(W) bytes; free()) when it runs for inputs of n_cols features;
        NULL where it does not (or without memory: each call then makes its own). */
@@ -898,7 +970,8 @@ cdef extern from *:
             return fr_encode_rows_f64_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                            out, stride, stream);
     #endif
-        return 0;
+        return fr_encode_rows_f64_portable(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
+                                           out, stride);
     }
     static int fr_encode_rows_f32(const float* X, int64_t n_cols, const int64_t* rows,
                                   int64_t n_rows, const int32_t* syn, int64_t n_neurons,
@@ -915,7 +988,8 @@ cdef extern from *:
             return fr_encode_rows_f32_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                            out, stride, stream);
     #endif
-        return 0;
+        return fr_encode_rows_f32_portable(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
+                                           out, stride);
     }
 
     /* Scratch of the bit-sliced search for W-word patterns and batches of B: one tile of
@@ -1139,8 +1213,8 @@ def use_simd(int level):
     Parameters
     ----------
     level : int
-        0 portable C; 1 AVX2 (bit-sliced search, POPCNT scan, rank encoding of dense rows
-        by byte compares of 32 rows); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with
+        0 portable C (rank encoding of dense rows in 64-bit words); 1 AVX2 (bit-sliced
+        search, POPCNT scan, byte compares of 32 rows); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with
         ternary logic, byte compares of 64 rows); 3 also VPOPCNTDQ and VBMI (the
         VPOPCNTDQ scan, and dense rows of at most 128 features encoded by byte permutes).
 
