@@ -7,7 +7,8 @@ first 4880 documents train, the next 64 are queries) and Reuters-21578 (ModApte 
 as tf-idf (sklearn TfidfVectorizer; first 2000 documents train, the next 64 queries).
 Thesis configurations: 1024 neurons x 512 / 1024 synapses.
 
-* vs FAISS: one IndexBinaryFlat per neuron holding that neuron's packed memory, searched
+* vs FAISS (every code path the CPU runs, the best one named plain "fastrank"): one
+  IndexBinaryFlat per neuron holding that neuron's packed memory, searched
   with k=1 for the 64 query patterns (pre-encoded, outside the timing). fastrank's time is
   a whole ``decision_function`` (encoding + search of *all* minimum-distance entries +
   votes), FAISS's only the 1024 searches.
@@ -15,12 +16,13 @@ Thesis configurations: 1024 neurons x 512 / 1024 synapses.
   for 1024): per neuron, np.bitwise_count of query XOR memory words, summed, minimum,
   votes of all tied entries (tie_policy="all"); its beliefs are checked equal to ours.
 * test_vs_faiss_dense_yeast: the default study's VG-RAM WNN (1024 x 1024) on one fold of
-  the embedded, dense yeast data (2175 train, 242 queries), the best code path of the CPU
-  and the AVX2 one (``use_simd(1)``) against FAISS.
-* test_encoding_vs_streaming: the Minchinton encoding of those 2175 rows (the best code
-  path and the AVX2 one) against two bounds: a NumPy copy of the input plus a copy of 285 MB
-  of zeros into the output (stream-bound), and the same input copy plus the C library's
-  memset of the output with a non-zero byte (write-bound: writing alone, no read).
+  the embedded, dense yeast data (2175 train, 242 queries), on every code path the CPU
+  runs (``use_simd``: what a CPU with only AVX2, or AVX-512 without VPOPCNTDQ and VBMI,
+  takes), against FAISS.
+* test_encoding_vs_streaming: the Minchinton encoding of those 2175 rows (every code path)
+  against two bounds: a NumPy copy of the input plus a copy of 285 MB of zeros into the
+  output (stream-bound), and the same input copy plus the C library's memset of the output
+  with a non-zero byte (write-bound: writing alone, no read).
 * test_small_call_latency: decision_function for 1 and 8 documents (p50/p99 over 190
   calls in extra_info).
 * test_largest_configuration: the thesis' 32x32 neurons x 2048 synapses, which did not fit
@@ -124,6 +126,26 @@ def faiss_search(indexes, codes):
         index.search(codes[n].view(np.uint8), 1)
 
 
+#: one implementation per code path of the kernel that this CPU runs, the best one plain
+PATHS = {("fastrank" if level == max(wnn_kernel.simd_levels())
+          else f"fastrank-{wnn_kernel.SIMD_PATHS[level]}"): level
+         for level in wnn_kernel.simd_levels()}
+
+
+def on_path(benchmark, impl, func):
+    """func run on the kernel's code path of impl (a PATHS key), recorded in extra_info."""
+    level = PATHS[impl]
+
+    def run(*args):
+        previous = wnn_kernel.use_simd(level)
+        try:
+            return func(*args)
+        finally:
+            wnn_kernel.use_simd(previous)
+    benchmark.extra_info.update(simd_path=wnn_kernel.SIMD_PATHS[level])
+    return run
+
+
 def _info(benchmark, model, threads, peer):
     n_neurons, n_train, words = model.memory_.shape
     benchmark.extra_info.update(
@@ -135,7 +157,7 @@ def _info(benchmark, model, threads, peer):
 
 # the implementation is the fastest-varying parameter, so the two sides of a comparison run
 # back to back (the machine is shared: interference then hits both alike)
-@pytest.mark.parametrize("impl", ["fastrank", "faiss"])
+@pytest.mark.parametrize("impl", [*PATHS, "faiss"])
 @pytest.mark.parametrize("name", ["bibtex", "reuters"])
 @pytest.mark.parametrize("n_synapses", [512, 1024])
 @pytest.mark.parametrize("threads", [1, 2])
@@ -149,12 +171,12 @@ def test_vs_faiss(benchmark, impl, name, n_synapses, threads):
         faiss.omp_set_num_threads(threads)
         func, args = faiss_search, (indexes, codes)
     else:
-        func, args = model.decision_function, (Xq,)
+        func, args = on_path(benchmark, impl, model.decision_function), (Xq,)
     with threadpool_limits(threads, user_api="openmp"):
         benchmark.pedantic(func, args=args, rounds=5, iterations=1)
 
 
-@pytest.mark.parametrize("impl", ["fastrank", "fastrank-avx2", "faiss"])
+@pytest.mark.parametrize("impl", [*PATHS, "faiss"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_vs_faiss_dense_yeast(benchmark, impl, threads):
     """The default study's VG-RAM WNN (1024 neurons x 1024 synapses) on one fold of the
@@ -169,17 +191,12 @@ def test_vs_faiss_dense_yeast(benchmark, impl, threads):
         faiss.omp_set_num_threads(threads)
         func, args = faiss_search, (indexes, codes)
     else:
-        func, args = model.decision_function, (Xq,)
-    previous = wnn_kernel.use_simd(1 if impl == "fastrank-avx2" else 3)
-    try:
-        benchmark.extra_info.update(simd_path=wnn_kernel.simd_path())
-        with threadpool_limits(threads, user_api="openmp"):
-            benchmark.pedantic(func, args=args, rounds=5, iterations=1)
-    finally:
-        wnn_kernel.use_simd(previous)
+        func, args = on_path(benchmark, impl, model.decision_function), (Xq,)
+    with threadpool_limits(threads, user_api="openmp"):
+        benchmark.pedantic(func, args=args, rounds=5, iterations=1)
 
 
-@pytest.mark.parametrize("impl", ["encode", "encode-avx2", "stream-bound", "write-bound"])
+@pytest.mark.parametrize("impl", [*PATHS, "stream-bound", "write-bound"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_encoding_vs_streaming(benchmark, impl, threads):
     """Minchinton encoding of yeast's 2175 training rows for 1024 neurons x 1024 synapses
@@ -208,15 +225,11 @@ def test_encoding_vs_streaming(benchmark, impl, threads):
         np.copyto(X_copy, X)
         memset(out.ctypes.data, 0x55, out.nbytes)
 
-    func = {"stream-bound": stream, "write-bound": write}.get(
-        impl, lambda: wnn_kernel.encode_dense(X, rows, synapses, out))
-    previous = wnn_kernel.use_simd(1 if impl == "encode-avx2" else 3)
-    try:
-        benchmark.extra_info.update(simd_path=wnn_kernel.simd_path())
-        with threadpool_limits(threads, user_api="openmp"):
-            benchmark.pedantic(func, rounds=5, iterations=1, warmup_rounds=1)
-    finally:
-        wnn_kernel.use_simd(previous)
+    func = {"stream-bound": stream, "write-bound": write}.get(impl)
+    if func is None:
+        func = on_path(benchmark, impl, lambda: wnn_kernel.encode_dense(X, rows, synapses, out))
+    with threadpool_limits(threads, user_api="openmp"):
+        benchmark.pedantic(func, rounds=5, iterations=1, warmup_rounds=1)
 
 
 @pytest.mark.parametrize("n_docs", [1, 8])
