@@ -17,9 +17,9 @@ Code paths
 ----------
 Chosen at run time from the CPU (``simd_path()``; ``use_simd(level)`` forces one for tests),
 each compiled for its own instruction set with per-function target attributes, so the
-module builds and runs on any CPU: 0 portable C (any architecture), 1 AVX2 (+ POPCNT),
-2 AVX-512 F/BW/VL, 3 the same with VPOPCNTDQ and VBMI (Ice Lake and Zen 4 on have both).
-All give the same bits.
+module builds and runs on any CPU: 0 portable C (any architecture), 1 POPCNT (x86-64 CPUs
+without AVX2), 2 AVX2 (+ POPCNT), 3 AVX-512 F/BW/VL, 4 the same with VPOPCNTDQ and VBMI
+(Ice Lake and Zen 4 on have both). All give the same bits.
 
 Encoding
 --------
@@ -46,7 +46,7 @@ documents: a search bound by memory bandwidth) are one batch whose neurons, in c
 NEURON_CHUNK, are the tasks. Two searches give the same minimum and the same entries in
 the same (ascending) order:
 
-* bit-sliced (x86 paths, patterns of 4 to 32 words, a multiple of 4, batches of at least
+* bit-sliced (AVX2 and AVX-512 paths, patterns of 4 to 32 words, a multiple of 4, batches of at least
   SLICED_MIN_BATCH test documents; with VPOPCNTDQ and a multiple of 8 words, only where
   its cost model says it beats the scan; ``fr_tile_*`` below): each tile of 256 (AVX2) or
   512 (AVX-512) stored patterns is transposed once per batch into bit planes, and a test
@@ -117,20 +117,23 @@ cdef extern from *:
     #define FR_LITTLE_ENDIAN 0
     #endif
 
-    /* The code path in use: 0 portable C, 1 AVX2, 2 AVX-512 (F, BW, VL), 3 AVX-512 with
-       VPOPCNTDQ and VBMI. Set at import to the best the CPU runs, and by use_simd. Every path finds
-       the same minima and the same tied entries in the same order, and the same bits. */
-    static int fr_level = 0;
-    static const char* const fr_level_names[4] = {
-        "portable", "avx2", "avx512", "avx512-vpopcntdq"};
+    /* The code paths, by level: portable C, POPCNT (the scan counts with the instruction),
+       AVX2, AVX-512 (F, BW, VL), AVX-512 with VPOPCNTDQ and VBMI. fr_level, the path in use,
+       is set at import to the best the CPU runs, and by use_simd. Every path finds the same
+       minima and the same tied entries in the same order, and the same bits. */
+    enum { FR_L_PORTABLE, FR_L_POPCNT, FR_L_AVX2, FR_L_AVX512, FR_L_VPOPCNT, FR_N_LEVELS };
+    static int fr_level = FR_L_PORTABLE;
+    static const char* const fr_level_names[FR_N_LEVELS] = {
+        "portable", "popcnt", "avx2", "avx512", "avx512-vpopcntdq"};
 
-    static const unsigned fr_level_needs[4] = {
+    static const unsigned fr_level_needs[FR_N_LEVELS] = {
         0,
+        FR_CPU_POPCNT,
         FR_CPU_POPCNT | FR_CPU_AVX2,
         FR_CPU_POPCNT | FR_CPU_AVX2 | FR_CPU_AVX512F | FR_CPU_AVX512BW | FR_CPU_AVX512VL,
         FR_CPU_POPCNT | FR_CPU_AVX2 | FR_CPU_AVX512F | FR_CPU_AVX512BW | FR_CPU_AVX512VL
             | FR_CPU_AVX512VPOPCNTDQ | FR_CPU_AVX512VBMI};
-    static int fr_best_level(void) { return fr_cpu_best_level(fr_level_needs, 4); }
+    static int fr_best_level(void) { return fr_cpu_best_level(fr_level_needs, FR_N_LEVELS); }
 
     /* running minimum over one test pattern's distances: the minimum so far, and the
        entries at it (ties[0 .. k-1], ascending) */
@@ -234,8 +237,8 @@ cdef extern from *:
     static void fr_scan(const uint64_t* M, int64_t t0, int64_t t1, const uint64_t* c,
                         int64_t W, int32_t* ties, fr_track* r) {
     #ifdef FR_X86
-        if (fr_level >= 3) { fr_scan_vpopcnt(M, t0, t1, c, W, ties, r); return; }
-        if (fr_level >= 1) { fr_scan_popcnt(M, t0, t1, c, W, ties, r); return; }
+        if (fr_level >= FR_L_VPOPCNT) { fr_scan_vpopcnt(M, t0, t1, c, W, ties, r); return; }
+        if (fr_level >= FR_L_POPCNT) { fr_scan_popcnt(M, t0, t1, c, W, ties, r); return; }
     #endif
         fr_scan_portable(M, t0, t1, c, W, ties, r);
     }
@@ -747,11 +750,11 @@ cdef extern from *:
                  _mm512_set1_ps, _mm512_cmp_ps_mask, int32_t, _mm512_mask_add_epi32,
                  _mm512_set1_epi32, _mm512_add_epi32)
     #define FR_ENCODE_RANKED512(NAME, T, RANKS)                                        \
-        FR_ENCODE_RANKED(NAME, FR_T_AVX512, 2, T, RANKS, __m512i, FR_LOAD_RANKS512,    \
+        FR_ENCODE_RANKED(NAME, FR_T_AVX512, FR_L_AVX512, T, RANKS, __m512i, FR_LOAD_RANKS512,    \
                          FR_GT_RANKS512, __m512i, 8, FR_TRANSPOSE_STAGE512,            \
                          _mm512_load_si512, _mm512_store_si512, _mm512_storeu_si512, 1)
     #define FR_ENCODE_RANKED256(NAME, T, RANKS)                                        \
-        FR_ENCODE_RANKED(NAME, FR_T_AVX2, 1, T, RANKS, fr_ranks64, fr_load_ranks64,    \
+        FR_ENCODE_RANKED(NAME, FR_T_AVX2, FR_L_AVX2, T, RANKS, fr_ranks64, fr_load_ranks64,    \
                          fr_gt_ranks64, __m256i, 4, FR_TRANSPOSE_STAGE, FR_LOAD256,    \
                          FR_STORE256A, FR_STORE256, 0)
     #define FR_LOAD256(p) _mm256_load_si256((const __m256i*) (p))
@@ -817,7 +820,7 @@ cdef extern from *:
             fr_stream pending = {NULL, NULL, 0, 0};                                     \
             int64_t r, r0, g, w, n, group;                                              \
             int cur = 0;                                                                \
-            if (fr_level < 3 || n_cols > 128 || n_rows > 64 || n_cols < 1                \
+            if (fr_level < FR_L_VPOPCNT || n_cols > 128 || n_rows > 64 || n_cols < 1     \
                 || W > FR_PERMUTED_MAX_WORDS) return 0;                                 \
             for (r = 0; r < n_rows; r++)                                                \
                 if (!RANKS(X + (rows != NULL ? rows[r] : r) * n_cols, n_cols,           \
@@ -922,7 +925,8 @@ cdef extern from *:
     #ifdef FR_X86
         uint8_t* wiring;
         int64_t n;
-        if (fr_level < 3 || n_cols > 128 || n_cols < 1 || W > FR_PERMUTED_MAX_WORDS)
+        if (fr_level < FR_L_VPOPCNT || n_cols > 128 || n_cols < 1
+            || W > FR_PERMUTED_MAX_WORDS)
             return NULL;
         wiring = (uint8_t*) malloc((size_t) (n_neurons * FR_PERMUTED_WIRING(W)));
         if (wiring != NULL)
@@ -939,16 +943,16 @@ cdef extern from *:
     static int fr_encode_f64(const double* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
     #ifdef FR_X86
-        if (fr_level >= 2) { fr_encode_f64_avx512(x, s, S, W, out); return 1; }
-        if (fr_level == 1) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
+        if (fr_level >= FR_L_AVX512) { fr_encode_f64_avx512(x, s, S, W, out); return 1; }
+        if (fr_level == FR_L_AVX2) { fr_encode_f64_avx2(x, s, S, W, out); return 1; }
     #endif
         return 0;
     }
     static int fr_encode_f32(const float* x, const int32_t* s, int64_t S, int64_t W,
                              uint64_t* out) {
     #ifdef FR_X86
-        if (fr_level >= 2) { fr_encode_f32_avx512(x, s, S, W, out); return 1; }
-        if (fr_level == 1) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
+        if (fr_level >= FR_L_AVX512) { fr_encode_f32_avx512(x, s, S, W, out); return 1; }
+        if (fr_level == FR_L_AVX2) { fr_encode_f32_avx2(x, s, S, W, out); return 1; }
     #endif
         return 0;
     }
@@ -960,13 +964,13 @@ cdef extern from *:
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
                                   int stream, const uint8_t* wiring) {
     #ifdef FR_X86
-        if (fr_level >= 3 && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
+        if (fr_level >= FR_L_VPOPCNT && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
                                                     S, W, out, stride, stream, wiring))
             return 1;
-        if (fr_level >= 2)
+        if (fr_level >= FR_L_AVX512)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
-        if (fr_level >= 1)
+        if (fr_level >= FR_L_AVX2)
             return fr_encode_rows_f64_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                            out, stride, stream);
     #endif
@@ -978,13 +982,13 @@ cdef extern from *:
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
                                   int stream, const uint8_t* wiring) {
     #ifdef FR_X86
-        if (fr_level >= 3 && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
+        if (fr_level >= FR_L_VPOPCNT && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
                                                     S, W, out, stride, stream, wiring))
             return 1;
-        if (fr_level >= 2)
+        if (fr_level >= FR_L_AVX512)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                              out, stride, stream);
-        if (fr_level >= 1)
+        if (fr_level >= FR_L_AVX2)
             return fr_encode_rows_f32_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
                                            out, stride, stream);
     #endif
@@ -1066,10 +1070,10 @@ cdef extern from *:
                                 fr_track* track) {
     #ifdef FR_X86
         int64_t b, t0;
-        if (fr_level < 1 || s->raw == NULL) return 0;
-        if (fr_level >= 3 && W % 8 == 0 && !fr_sliced_pays(C, B, W)) return 0;
+        if (fr_level < FR_L_AVX2 || s->raw == NULL) return 0;
+        if (fr_level >= FR_L_VPOPCNT && W % 8 == 0 && !fr_sliced_pays(C, B, W)) return 0;
         for (b = 0; b < B; b++) fr_query_init(C + b * W, W, &s->query[b]);
-        if (fr_level >= 2) {
+        if (fr_level >= FR_L_AVX512) {
             for (t0 = 0; t0 < n_train; t0 += 2 * FR_TILE) {
                 fr_tile_build512(M, t0, n_train - t0 < 2 * FR_TILE ? n_train - t0
                                                                    : 2 * FR_TILE,
@@ -1122,7 +1126,8 @@ cdef extern from *:
                         int64_t W, int32_t* ties, Track* r) noexcept nogil
     int fr_max_threads() noexcept nogil
     int fr_level
-    const char* fr_level_names[4]
+    enum: FR_N_LEVELS
+    const char* fr_level_names[FR_N_LEVELS]
     int fr_best_level() noexcept nogil
     int fr_select(int level) noexcept nogil
     ctypedef struct Sliced "fr_sliced":
@@ -1172,9 +1177,10 @@ cdef enum:
 fr_init()
 
 
-#: the code paths, by level (use_simd): portable C, AVX2, AVX-512 (F, BW, VL), AVX-512 with
-#: VPOPCNTDQ and VBMI; each is compiled for its own instruction set and chosen at run time
-SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(4))
+#: the code paths, by level (use_simd): portable C, POPCNT, AVX2, AVX-512 (F, BW, VL),
+#: AVX-512 with VPOPCNTDQ and VBMI; each is compiled for its own instruction set and chosen at
+#: run time
+SIMD_PATHS = tuple(fr_level_names[i].decode() for i in range(FR_N_LEVELS))
 
 
 #: neurons per chunk: each test document's votes are added in order within a chunk of this
@@ -1199,7 +1205,7 @@ def simd_path():
     Returns
     -------
     str
-        One of SIMD_PATHS: ``"portable"``, ``"avx2"``, ``"avx512"`` or
+        One of SIMD_PATHS: ``"portable"``, ``"popcnt"``, ``"avx2"``, ``"avx512"`` or
         ``"avx512-vpopcntdq"`` (which also requires AVX-512 VBMI); at import, the best the
         CPU runs.
     """
@@ -1213,10 +1219,11 @@ def use_simd(int level):
     Parameters
     ----------
     level : int
-        0 portable C (rank encoding of dense rows in 64-bit words); 1 AVX2 (bit-sliced
-        search, POPCNT scan, byte compares of 32 rows); 2 AVX-512 F/BW/VL (512-entry bit-sliced tiles with
-        ternary logic, byte compares of 64 rows); 3 also VPOPCNTDQ and VBMI (the
-        VPOPCNTDQ scan, and dense rows of at most 128 features encoded by byte permutes).
+        0 portable C (rank encoding of dense rows in 64-bit words); 1 the same with the
+        POPCNT instruction in the scan; 2 AVX2 (bit-sliced search, byte compares of 32
+        rows); 3 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, byte
+        compares of 64 rows); 4 also VPOPCNTDQ and VBMI (the VPOPCNTDQ scan, and dense rows
+        of at most 128 features encoded by byte permutes).
 
     Returns
     -------
