@@ -46,8 +46,8 @@ documents: a search bound by memory bandwidth) are one batch whose neurons, in c
 NEURON_CHUNK, are the tasks. Two searches give the same minimum and the same entries in
 the same (ascending) order:
 
-* bit-sliced (AVX2 and AVX-512 paths, patterns of 4 to 32 words, a multiple of 4, batches of at least
-  SLICED_MIN_BATCH test documents; with VPOPCNTDQ and a multiple of 8 words, only where
+* bit-sliced (AVX2 and AVX-512 paths, patterns of 4 to 32 words, a multiple of 4, batches
+  of at least SLICED_MIN_BATCH test documents; with VPOPCNTDQ and a multiple of 8 words, only where
   its cost model says it beats the scan; ``fr_tile_*`` below): each tile of 256 (AVX2) or
   512 (AVX-512) stored patterns is transposed once per batch into bit planes, and a test
   pattern's distances to all the tile's entries are computed together with carry-save
@@ -632,7 +632,8 @@ cdef extern from *:
                     c0 = SUB(c0, CAST(CMP(SET1(x[b]), xa, _CMP_LT_OQ)));                \
                 _mm256_store_si256((__m256i*) count, _mm256_add_epi64(                  \
                     _mm256_add_epi64(c0, c1), _mm256_add_epi64(c2, c3)));               \
-                for (l = 0; l < nv; l++) rank[(a + l) * step] = (uint8_t) (count[l] ^ 0x80); \
+                for (l = 0; l < nv; l++)                                                \
+                    rank[(a + l) * step] = (uint8_t) (count[l] ^ 0x80);                 \
             }                                                                           \
             return 1;                                                                   \
         }
@@ -652,8 +653,9 @@ cdef extern from *:
         return v;
     }
     FR_T_AVX2 static inline uint64_t fr_gt_ranks64(fr_ranks64 a, fr_ranks64 b) {
-        return (uint64_t) (uint32_t) _mm256_movemask_epi8(_mm256_cmpgt_epi8(a.lo, b.lo))
-               | (uint64_t) (uint32_t) _mm256_movemask_epi8(_mm256_cmpgt_epi8(a.hi, b.hi)) << 32;
+        uint32_t lo = (uint32_t) _mm256_movemask_epi8(_mm256_cmpgt_epi8(a.lo, b.lo));
+        uint32_t hi = (uint32_t) _mm256_movemask_epi8(_mm256_cmpgt_epi8(a.hi, b.hi));
+        return (uint64_t) lo | (uint64_t) hi << 32;
     }
     #define FR_LOAD_RANKS512(p) _mm512_load_si512((const void*) (p))
     #define FR_GT_RANKS512(a, b) ((uint64_t) _mm512_cmpgt_epu8_mask(a, b))
@@ -749,16 +751,17 @@ cdef extern from *:
     FR_ROW_RANKS(fr_row_ranks_f32, float, __m512, 16, __mmask16, _mm512_maskz_loadu_ps,
                  _mm512_set1_ps, _mm512_cmp_ps_mask, int32_t, _mm512_mask_add_epi32,
                  _mm512_set1_epi32, _mm512_add_epi32)
-    #define FR_ENCODE_RANKED512(NAME, T, RANKS)                                        \
-        FR_ENCODE_RANKED(NAME, FR_T_AVX512, FR_L_AVX512, T, RANKS, __m512i, FR_LOAD_RANKS512,    \
-                         FR_GT_RANKS512, __m512i, 8, FR_TRANSPOSE_STAGE512,            \
-                         _mm512_load_si512, _mm512_store_si512, _mm512_storeu_si512, 1)
-    #define FR_ENCODE_RANKED256(NAME, T, RANKS)                                        \
-        FR_ENCODE_RANKED(NAME, FR_T_AVX2, FR_L_AVX2, T, RANKS, fr_ranks64, fr_load_ranks64,    \
-                         fr_gt_ranks64, __m256i, 4, FR_TRANSPOSE_STAGE, FR_LOAD256,    \
-                         FR_STORE256A, FR_STORE256, 0)
     #define FR_LOAD256(p) _mm256_load_si256((const __m256i*) (p))
     #define FR_STORE256A(p, a) _mm256_store_si256((__m256i*) (p), a)
+    #define FR_ENCODE_RANKED512(NAME, T, RANKS)                                        \
+        FR_ENCODE_RANKED(NAME, FR_T_AVX512, FR_L_AVX512, T, RANKS, __m512i,            \
+                         FR_LOAD_RANKS512, FR_GT_RANKS512, __m512i, 8,                 \
+                         FR_TRANSPOSE_STAGE512, _mm512_load_si512, _mm512_store_si512, \
+                         _mm512_storeu_si512, 1)
+    #define FR_ENCODE_RANKED256(NAME, T, RANKS)                                        \
+        FR_ENCODE_RANKED(NAME, FR_T_AVX2, FR_L_AVX2, T, RANKS, fr_ranks64,             \
+                         fr_load_ranks64, fr_gt_ranks64, __m256i, 4, FR_TRANSPOSE_STAGE, \
+                         FR_LOAD256, FR_STORE256A, FR_STORE256, 0)
     FR_ENCODE_RANKED512(fr_encode_rows_f64_avx512, double, fr_row_ranks_f64)
     FR_ENCODE_RANKED512(fr_encode_rows_f32_avx512, float, fr_row_ranks_f32)
     FR_ENCODE_RANKED256(fr_encode_rows_f64_avx2, double, fr_row_ranks_f64_avx2)
@@ -877,8 +880,8 @@ cdef extern from *:
             const uint64_t H = 0x8080808080808080ULL;                                  \
             uint64_t R[128][8], RH[128][8], A[64];                                     \
             int64_t r, n, w, i, si, k, nk, a, b, cells;                                \
-            if (!FR_LITTLE_ENDIAN || n_cols > 128                                    \
-                || n_rows > 64 || n_cols < 1) return 0;                                \
+            if (!FR_LITTLE_ENDIAN || n_cols > 128 || n_rows > 64 || n_cols < 1)       \
+                return 0;                                                              \
             memset(R, 0, sizeof(R));                                                   \
             for (r = 0; r < n_rows; r++) {                                             \
                 const T* x = X + (rows != NULL ? rows[r] : r) * n_cols;                \
@@ -964,8 +967,9 @@ cdef extern from *:
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
                                   int stream, const uint8_t* wiring) {
     #ifdef FR_X86
-        if (fr_level >= FR_L_VPOPCNT && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
-                                                    S, W, out, stride, stream, wiring))
+        if (fr_level >= FR_L_VPOPCNT
+            && fr_encode_rows_f64_vbmi(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out,
+                                       stride, stream, wiring))
             return 1;
         if (fr_level >= FR_L_AVX512)
             return fr_encode_rows_f64_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
@@ -982,8 +986,9 @@ cdef extern from *:
                                   int64_t S, int64_t W, uint64_t* out, int64_t stride,
                                   int stream, const uint8_t* wiring) {
     #ifdef FR_X86
-        if (fr_level >= FR_L_VPOPCNT && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons,
-                                                    S, W, out, stride, stream, wiring))
+        if (fr_level >= FR_L_VPOPCNT
+            && fr_encode_rows_f32_vbmi(X, n_cols, rows, n_rows, syn, n_neurons, S, W, out,
+                                       stride, stream, wiring))
             return 1;
         if (fr_level >= FR_L_AVX512)
             return fr_encode_rows_f32_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,
