@@ -20,6 +20,11 @@ Run: pytest benchmarks/bench_neighbors.py --benchmark-only
   ``ignore_first_neighbours=1`` and predicts with 0; its ``predict_proba`` is the normalised
   posterior, its ``predict`` the MAP with ``>=``, as ours. Differences remain where ties
   (duplicate documents, equal distances) are broken differently.
+- Without FMA3: ML-kNN fit + predict on one fold of the embedded yeast data (dense float64,
+  2 175 / 242 documents), the dense search's portable code with the C library's ``fma`` and
+  with its exact emulation, 1 thread. Run it once more with
+  ``GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-FMA4,-AVX2``, which makes glibc's ``fma`` take its
+  software path, as on a CPU without FMA3 (the emulation does not depend on it).
 - Scaling: the ML-kNN training search ``topk_cosine(X, X, 10, exclude_self=True)`` on
   synthetic sparse text (fastrank.datasets.make_multilabel, 20 000 terms) for n = 1k..100k.
 """
@@ -187,6 +192,24 @@ def test_mlknn_skmultilearn(benchmark, bibtex):
     benchmark.group = "MLkNN bibtex fit+predict k=10"
     benchmark.extra_info.update(n_jobs=2, features="unit-normalised dense float64, Euclidean")
     _run(benchmark, lambda: SkMLkNN(k=10, n_jobs=2).fit(Ztr, Ytr).predict(Zte), rounds=1)
+
+
+@pytest.mark.parametrize("fma", ["library", "emulated"])
+def test_mlknn_portable_fma(benchmark, fma):
+    from fastrank._ext import neighbors as kernel
+    from fastrank.datasets import load
+    d = load("yeast")
+    X, Y = d.X.toarray(), d.Y
+    benchmark.group = "MLkNN yeast fold fit+predict, portable dense search, 1 thread"
+    previous = kernel.use_simd(0), kernel.use_fma_emulation(fma == "emulated")
+    try:
+        benchmark.extra_info.update(threads=1, simd_path=kernel.simd_path(),
+                                    glibc_tunables=os.environ.get("GLIBC_TUNABLES"))
+        _run(benchmark, lambda: MLkNN(k=10).fit(X[:2175], Y[:2175]).decision_function(
+            X[2175:]), threads=1, rounds=3 if fma == "emulated" else 2)
+    finally:
+        kernel.use_simd(previous[0])
+        kernel.use_fma_emulation(previous[1])
 
 
 def test_mlknn_agreement(benchmark, bibtex):

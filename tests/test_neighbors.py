@@ -163,22 +163,14 @@ def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_features", [8, 9, 15, 16, 33, 260, 517])
 def test_dense_kernels_agree_at_every_shape(dtype, n_features):
-    """Every dense code path (AVX-512 packed blocks with their edges, AVX2, portable) gives
-    the same bits for every query count and base size around the block widths (4 queries x
+    """Every dense code path (AVX-512 packed blocks with their edges, AVX2, portable with
+    the library's and with emulated fma) gives the same bits for every query count and base size around the block widths (4 queries x
     8 base rows, tails of 1-7 features)."""
-    from fastrank._ext import neighbors as kernel
     rng = np.random.default_rng(n_features)
     B = (rng.standard_normal((43, n_features)) * (rng.random((43, n_features)) < 0.8))
     B = B.astype(dtype)
-    previous = kernel.use_simd(2)
-    try:
-        results = []
-        for level in (2, 1, 0):
-            kernel.use_simd(level)
-            results.append([topk_cosine(B[:nq], B[:nb], None) for nq in (1, 3, 4, 5, 9)
-                            for nb in (1, 7, 8, 9, 16, 17, 43)])
-    finally:
-        kernel.use_simd(previous)
+    results = [[topk_cosine(B[:nq], B[:nb], None) for nq in (1, 3, 4, 5, 9)
+                for nb in (1, 7, 8, 9, 16, 17, 43)] for _ in dense_code_paths()]
     for other in results[1:]:
         for (s0, i0), (s1, i1) in zip(results[0], other):
             np.testing.assert_array_equal(i0, i1)
@@ -212,9 +204,8 @@ def test_dense_large_query_blocks_same_bits():
 def test_similarities_depend_only_on_the_two_rows(kind, n_features):
     """Searching parts of the base gives bit for bit the similarities of the whole search
     (what exact sharded search relies on), with the AVX-512, AVX2/FMA3 and portable dense
-    code alike; continuous values, so that any change of summation order would show in the
-    last bits."""
-    from fastrank._ext import neighbors as kernel
+    code alike (the portable code with the library's and with emulated fma); continuous
+    values, so that any change of summation order would show in the last bits."""
     rng = np.random.default_rng(n_features)
     Q = rng.standard_normal((45, n_features)) * (rng.random((45, n_features)) < 0.7)
     B = rng.standard_normal((61, n_features)) * (rng.random((61, n_features)) < 0.7)
@@ -226,17 +217,12 @@ def test_similarities_depend_only_on_the_two_rows(kind, n_features):
         out[np.arange(sims.shape[0])[:, None], idx] = sims
         return out
 
-    previous = kernel.use_simd(2)
-    try:
-        whole = full_matrix(Q, B)
-        for level in (2, 1, 0):
-            kernel.use_simd(level)
-            parts = [full_matrix(Q[lo:hi], B[a:b]) for lo, hi in [(0, 1), (1, 45)]
-                     for a, b in [(0, 1), (1, 5), (5, 38), (38, 61)]]
-            split = np.block([parts[:4], parts[4:]])
-            np.testing.assert_array_equal(split, whole)
-    finally:
-        kernel.use_simd(previous)
+    whole = full_matrix(Q, B)
+    for path in dense_code_paths():
+        parts = [full_matrix(Q[lo:hi], B[a:b]) for lo, hi in [(0, 1), (1, 45)]
+                 for a, b in [(0, 1), (1, 5), (5, 38), (38, 61)]]
+        split = np.block([parts[:4], parts[4:]])
+        np.testing.assert_array_equal(split, whole, err_msg=path)
     np.testing.assert_allclose(whole, cosine_matrix(Q, B), atol=1e-5 if "32" in kind else 1e-12)
 
 
@@ -283,17 +269,102 @@ def _similarity_matrix(Q, B):
 
 
 def _with_simd_and_portable(fn):
-    """fn() with the AVX-512, the AVX2/FMA3 and the portable dense code (those the CPU has)."""
+    """fn() with the AVX-512, the AVX2/FMA3 and the portable dense code (those the CPU has),
+    the portable code both with the C library's fma and with its emulation (what CPUs
+    without FMA3 run)."""
+    return [fn() for _ in dense_code_paths()]
+
+
+def dense_code_paths():
+    """Set the dense dot products' code paths in turn, yielding each one's name: AVX-512,
+    AVX2/FMA3 and portable (the best the CPU has below each), then portable with emulated
+    fma; the previous settings are restored after."""
     from fastrank._ext import neighbors as kernel
-    previous = kernel.use_simd(2)
-    results = []
+    previous = kernel.use_simd(2), kernel.use_fma_emulation(False)
     try:
         for level in (2, 1, 0):
             kernel.use_simd(level)
-            results.append(fn())
+            yield kernel.simd_path()
+        kernel.use_fma_emulation(True)
+        yield "portable, emulated fma"
     finally:
-        kernel.use_simd(previous)
-    return results
+        kernel.use_simd(previous[0])
+        kernel.use_fma_emulation(previous[1])
+
+
+# ---- fused multiply-add without the instruction -------------------------------------------
+
+def _libm_fma(dtype):
+    """The C library's fma (float64) or fmaf (float32), element by element: correctly
+    rounded (glibc), the reference for the emulation."""
+    import ctypes
+    import ctypes.util
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    f, ct = (libm.fma, ctypes.c_double) if dtype == np.float64 else (libm.fmaf, ctypes.c_float)
+    f.restype, f.argtypes = ct, [ct] * 3
+    return lambda a, b, c: np.array([f(x, y, z) for x, y, z in zip(a, b, c)], dtype=dtype)
+
+
+def _fma_emulated(a, b, c):
+    from fastrank._ext import neighbors as kernel
+    out = np.empty_like(a)
+    kernel.fma_emulated(a, b, c, out)
+    return out
+
+
+def fma_cases(dtype, n=4000, seed=0):
+    """(a, b, c) triples where a rounded product or a rounded sum would show: random
+    exponents, cancellation against the rounded product, and sums that fall just beside
+    a midpoint between two floats (a * b within a few units of half a unit of c's last
+    place, the product's own rounding deciding the direction); zeros, signed zeros,
+    operands beyond the emulation's range, subnormals, infinities and NaN."""
+    rng = np.random.default_rng(seed)
+    eps, tiny = np.finfo(dtype).eps, np.finfo(dtype).smallest_subnormal
+    a = rng.standard_normal(n).astype(dtype) * np.exp2(rng.integers(-30, 30, n)).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    c = rng.standard_normal(n).astype(dtype) * np.exp2(rng.integers(-60, 60, n)).astype(dtype)
+    p = (a.astype(np.float64) * b).astype(dtype)
+    half = (np.spacing(c) / 2 * rng.choice([-1, 1], n)).astype(dtype)
+    cases = [(a, b, c), (a, b, (-p + rng.integers(-4, 5, n) * np.spacing(p)).astype(dtype)),
+             (a, b, (-p * (1 + rng.integers(-3, 4, n) * eps / 2)).astype(dtype))]
+    for sa, sb in [(1 + eps, 1 - eps / 2), (1 - eps / 2, 1 + eps), (1 + 2 * eps, 1 - eps / 2)]:
+        cases.append(((half * dtype(sa)).astype(dtype), np.full(n, sb, dtype), c))
+    far = [1e-150, 1e150] if dtype == np.float64 else [1e-38, 1e38]
+    special = np.array([0.0, -0.0, 1.0, -1.0, 3.0, tiny, -tiny, *far, 1e-30, 1e30,
+                        np.finfo(dtype).max, np.inf, -np.inf, np.nan], dtype=dtype)
+    grid = np.array(np.meshgrid(special, special, special)).reshape(3, -1)
+    cases.append(tuple(np.ascontiguousarray(v) for v in grid))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_emulated_fma_rounds_as_the_library_fma(dtype):
+    """The emulation (the portable dot products on CPUs without FMA3) gives the bits of the
+    C library's correctly rounded fma, where a multiply then an add differ from it in
+    about half of the near-midpoint cases."""
+    ref = _libm_fma(dtype)
+    itype = np.uint64 if dtype == np.float64 else np.uint32
+    naive_differs = 0
+    for a, b, c in fma_cases(dtype):
+        expected = ref(a, b, c)
+        got = _fma_emulated(a, b, c)
+        nan = np.isnan(expected)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(got[~nan].view(itype), expected[~nan].view(itype))
+        with np.errstate(all="ignore"):
+            naive_differs += np.sum((a * b + c)[~nan].view(itype) != expected[~nan].view(itype))
+    assert naive_differs > 1000       # the cases do reach the roundings that matter
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(-1e100, 1e100), b=st.floats(-1e100, 1e100), c=st.floats(-1e200, 1e200))
+def test_emulated_fma_is_the_exact_value_rounded_once(a, b, c):
+    """float64: the emulation equals a * b + c computed exactly (fractions) and rounded to
+    nearest once (Python's int division rounds correctly); zero results compared by
+    value."""
+    got = _fma_emulated(np.array([a]), np.array([b]), np.array([c]))[0]
+    exact = float(Fraction(a) * Fraction(b) + Fraction(c))
+    assert got == exact
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -311,14 +311,20 @@ def test_simd_path_names_the_path_in_use():
 
 
 def test_neighbors_simd_path_names_its_level():
-    """The dense neighbour search names its path too (both appear in the configuration)."""
+    """The dense neighbour search names its path too (both appear in the configuration);
+    its portable code emulates fma exactly where an x86-64 CPU has no FMA3."""
     from fastrank._ext import neighbors
+    emulated = neighbors.use_fma_emulation(False)
+    neighbors.use_fma_emulation(emulated)
+    if sys.platform.startswith("linux") and "popcnt" in _cpu_flags():   # x86-64
+        assert emulated == ("fma" not in _cpu_flags())
+    portable = "portable-emulated-fma" if emulated else "portable"
     previous = neighbors.use_simd(2)
     try:
         best = neighbors.use_simd(2)
         for level in range(3):
             neighbors.use_simd(level)
-            assert neighbors.simd_path() == ("portable", "avx2", "avx512")[min(level, best)]
+            assert neighbors.simd_path() == (portable, "avx2", "avx512")[min(level, best)]
     finally:
         neighbors.use_simd(previous)
 

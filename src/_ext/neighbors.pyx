@@ -34,8 +34,9 @@ then a fixed pairwise reduction), so a similarity depends only on its two rows: 
 block shapes, the position of the rows in the base, the thread count, or which part of the
 base is searched (a BLAS GEMM rounds an element differently with the matrix shapes, so the
 search of a shard of the base would not reproduce the search of the whole). The same sums
-run with 256-bit vectors on CPUs with AVX2 and FMA3, and with C99 ``fma`` otherwise (slow
-without hardware FMA), giving the same bits.
+run with 256-bit vectors on CPUs with AVX2 and FMA3, and with C99 ``fma`` otherwise, giving
+the same bits; on x86-64 CPUs without FMA3, whose C library computes ``fma`` in software
+(about 50 times slower), with an exact emulation of it (``fr_fma_emulated``, same bits).
 CSR input: OpenMP over queries; each thread accumulates the dot products of one query with
 every base document through the inverted index (B transposed, CSR) into its own dense
 accumulator (multiply, then add, in the order of the query's stored features), then turns
@@ -386,6 +387,7 @@ def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::
 cdef extern from *:
     """
     #include <math.h>
+    #include <stdint.h>
     #include <stdlib.h>
     #include <string.h>
     /* s[r * mb + j] <- dot(q row r, b row j) for r < mq, j < mb (rows of d values). Each dot
@@ -424,6 +426,56 @@ cdef extern from *:
         }
     FR_DOTS(fr_dots_f64_base, double, fma)
     FR_DOTS(fr_dots_f32_base, float, fmaf)
+
+    /* fma without the instruction: the C library's software fma (x86-64 CPUs without FMA3:
+       before Haswell and Piledriver, Atom-class cores) is about 50 times slower than a
+       multiply and an add, so the portable sums there take these, which round the same.
+       Error-free transformations (Dekker's product, Knuth's two-sum) and rounding to odd,
+       after S. Boldo and G. Melquiond, "Emulation of FMA and correctly rounded sums: proved
+       algorithms using rounding to odd", IEEE Trans. Computers 57(4), 2008: a * b + c =
+       vh + vl + tl exactly, then RN(vh + RO(tl + vl)) = RN(a * b + c). RO rounds to odd:
+       the sum rounded to nearest, moved one unit towards the exact sum when that was
+       inexact and the result's last bit is even. Operands outside [1e-144, 1e144] (near
+       2^-480 and 2^480: beyond, the split or the product's low part could overflow or
+       underflow), infinities and NaN take the library's fma; a zero product is exact. */
+    static inline double fr_two_sum(double x, double y, double* err) {
+        double s = x + y, yy = s - x;
+        *err = (x - (s - yy)) + (y - yy);
+        return s;
+    }
+    static inline double fr_round_to_odd(double s, double err) {
+        uint64_t u;
+        if (err == 0) return s;
+        memcpy(&u, &s, sizeof u);
+        if ((u & 1) == 0) {
+            u += (err > 0) == (s > 0) ? 1 : (uint64_t) -1;   /* away from / towards zero */
+            memcpy(&s, &u, sizeof u);
+        }
+        return s;
+    }
+    static inline double fr_fma_emulated(double a, double b, double c) {
+        const double lo = 1e-144, hi = 1e144, split = 134217729.0;   /* 2^27 + 1 */
+        double fa = fabs(a), fb = fabs(b), t, ah, al, bh, bl, uh, ul, th, tl, vh, vl;
+        if (a == 0 || b == 0) return a * b + c;
+        if (!(fa >= lo && fa <= hi && fb >= lo && fb <= hi && fabs(c) <= hi))
+            return fma(a, b, c);
+        t = split * a; ah = t - (t - a); al = a - ah;
+        t = split * b; bh = t - (t - b); bl = b - bh;
+        uh = a * b;
+        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl;     /* uh + ul = a * b */
+        th = fr_two_sum(c, ul, &tl);
+        vh = fr_two_sum(uh, th, &vl);
+        vl = fr_two_sum(tl, vl, &t);                             /* RO(tl + vl) */
+        return vh + fr_round_to_odd(vl, t);
+    }
+    /* float: the product is exact in double, and RN_float(RO_double(x)) = RN_float(x) */
+    static inline float fr_fmaf_emulated(float a, float b, float c) {
+        double err, s = fr_two_sum((double) a * (double) b, (double) c, &err);
+        if (!isfinite(s)) return (float) s;
+        return (float) fr_round_to_odd(s, err);
+    }
+    FR_DOTS(fr_dots_f64_emulated, double, fr_fma_emulated)
+    FR_DOTS(fr_dots_f32_emulated, float, fr_fmaf_emulated)
     #include "fr_cpu.h"
     #ifdef FR_X86
     /* The same sums with 256-bit vectors: partial sums 0-7 are the lanes of one float
@@ -642,11 +694,22 @@ cdef extern from *:
     static void (*fr_dots_f32)(const float*, const float*, float*, int64_t, int64_t,
                                int64_t) = fr_dots_f32_base;
     static int fr_dots_simd = 0;
+    /* whether the portable sums emulate fma (set at import: x86-64 without FMA3) */
+    static int fr_fma_emulation = 0;
     static void fr_dots_select(int level) {
         int best = fr_cpu_best_level(fr_dots_needs, 3);
         fr_dots_simd = level < best ? level : best;
         fr_dots_f64 = FR_DOTS_PICK(fr_dots_f64, fr_dots_simd);
         fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, fr_dots_simd);
+        if (fr_dots_simd == 0 && fr_fma_emulation) {
+            fr_dots_f64 = fr_dots_f64_emulated;
+            fr_dots_f32 = fr_dots_f32_emulated;
+        }
+    }
+    static void fr_fma_init(void) {
+    #ifdef FR_X86
+        fr_fma_emulation = !(fr_cpu_features() & FR_CPU_FMA);
+    #endif
     }
 
     /* The cosine from a dot product and the two squared norms:
@@ -666,9 +729,14 @@ cdef extern from *:
                      int64_t d) noexcept nogil
     void fr_dots_select(int level) noexcept nogil
     int fr_dots_simd
+    int fr_fma_emulation
+    void fr_fma_init() noexcept nogil
+    double fr_fma_emulated(double a, double b, double c) noexcept nogil
+    float fr_fmaf_emulated(float a, float b, float c) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
 
 
+fr_fma_init()
 fr_dots_select(2)
 
 
@@ -681,14 +749,47 @@ def use_simd(int level):
     return previous
 
 
+def use_fma_emulation(bint on):
+    """Let the portable dense sums emulate fused multiply-adds (on) or call the C library's
+    ``fma`` (off); the same bits either way. On at import where the CPU is x86-64 without
+    FMA3 (the library's fma is then software, about 50 times slower); tests force it.
+
+    Returns
+    -------
+    bool
+        The previous setting.
+    """
+    global fr_fma_emulation
+    previous = fr_fma_emulation != 0
+    fr_fma_emulation = on
+    fr_dots_select(fr_dots_simd)
+    return previous
+
+
+def fma_emulated(const floating[::1] a, const floating[::1] b, const floating[::1] c,
+                 floating[::1] out):
+    """out[i] <- a[i] * b[i] + c[i] rounded once, as the emulation computes it (for tests
+    against the C library's fma)."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(a.shape[0]):
+            if floating is double:
+                out[i] = fr_fma_emulated(a[i], b[i], c[i])
+            else:
+                out[i] = fr_fmaf_emulated(a[i], b[i], c[i])
+
+
 def simd_path():
     """Name of the dense dot products' code path in use.
 
     Returns
     -------
     str
-        ``"avx512"`` (level 2), ``"avx2"`` (AVX2 + FMA3, level 1) or ``"portable"`` (0).
+        ``"avx512"`` (level 2), ``"avx2"`` (AVX2 + FMA3, level 1), ``"portable"`` (0) or
+        ``"portable-emulated-fma"`` (0 on x86-64 CPUs without FMA3, use_fma_emulation).
     """
+    if fr_dots_simd == 0 and fr_fma_emulation:
+        return "portable-emulated-fma"
     return ("portable", "avx2", "avx512")[fr_dots_simd]
 
 
