@@ -33,17 +33,18 @@ def _busy_seconds():
 
 #: CPUs by the kernels' paths they take (VG-RAM, dense neighbour search): AVX2 and FMA
 #: (Haswell to Comet Lake, Zen 1 to 3), AVX-512 without VPOPCNTDQ and VBMI (Skylake-SP,
-#: Cascade Lake), POPCNT alone (Sandy and Ivy Bridge, Atom-class cores)
+#: Cascade Lake), POPCNT without AVX2 or FMA (Sandy and Ivy Bridge, Atom-class cores)
 CPU_CLASSES = {"avx2": ("avx2", "avx2"), "avx512": ("avx512", "avx512"),
-               "popcnt": ("popcnt", "portable")}
+               "popcnt": ("popcnt", "portable-emulated-fma")}
 
 
 @contextlib.contextmanager
 def kernel_paths(wnn_path, neighbors_path):
     """Both kernels forced to the named paths (which this CPU must run)."""
-    paths = ("portable", "avx2", "avx512")
+    levels = {"portable": 0, "portable-emulated-fma": 0, "avx2": 1, "avx512": 2}
     previous = (wnn_kernel.use_simd(wnn_kernel.SIMD_PATHS.index(wnn_path)),
-                neighbors_kernel.use_simd(paths.index(neighbors_path)))
+                neighbors_kernel.use_simd(levels[neighbors_path]),
+                neighbors_kernel.use_fma_emulation(neighbors_path == "portable-emulated-fma"))
     try:
         assert (wnn_kernel.simd_path(), neighbors_kernel.simd_path()) == (wnn_path,
                                                                           neighbors_path)
@@ -51,6 +52,7 @@ def kernel_paths(wnn_path, neighbors_path):
     finally:
         wnn_kernel.use_simd(previous[0])
         neighbors_kernel.use_simd(previous[1])
+        neighbors_kernel.use_fma_emulation(previous[2])
 
 
 @pytest.mark.parametrize("mode", list(MODES))
