@@ -370,13 +370,13 @@ def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
     return X[:n_train], Y, X[n_train:]
 
 
-@pytest.mark.parametrize("n_synapses", [256, 512])
+@pytest.mark.parametrize("n_synapses", [256, 512, 768])
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
 def test_search_paths_agree_exactly(kind, tie_policy, n_synapses):
     """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices
-    included (both list the tied entries in ascending order), over several 256-entry tiles
-    (the last one short), sparse and dense test patterns (set-bit and clear-bit sums), on
+    included (both list the tied entries in ascending order), over several 256- and
+    512-entry tiles (the last one short; patterns of 4, 8 and 12 words), sparse and dense test patterns (set-bit and clear-bit sums), on
     every code path the CPU runs; 4 test documents take the scan (with VPOPCNTDQ, 8 words:
     the bit-sliced search only where it pays, as for these mostly sparse patterns)."""
     X, Y, X_test = sparse_text_like_data(2, n_train=1100)

@@ -270,9 +270,8 @@ cdef extern from *:
         __m256i* plane;            /* (64 W) planes */
     } fr_tile;
 
-    typedef struct {               /* a transposed AVX-512 tile: 512 entries, two AVX2
-                                      tiles' planes side by side (entries t0 .. t0 + 255 in
-                                      the low half) */
+    typedef struct {               /* a transposed AVX-512 tile: 512 entries (bit e of a
+                                      plane: entry t0 + e) */
         int64_t t0;
         __m512i valid;
         __m512i size[FR_COUNT_BITS];
@@ -356,11 +355,21 @@ cdef extern from *:
             (A)[k_] = _mm256_xor_si256((A)[k_], _mm256_slli_epi64(t_, J));          \
             (A)[k_ | (J)] = _mm256_xor_si256((A)[k_ | (J)], t_);                    \
         } } while (0)
+    /* the same with 512-bit vectors (8 lanes) */
+    #define FR_TRANSPOSE_STAGE512(A, J, MASK) do {                                  \
+        const __m512i mask_ = _mm512_set1_epi64((long long) (MASK));                \
+        int k_;                                                                     \
+        for (k_ = 0; k_ < 64; k_ = ((k_ | (J)) + 1) & ~(J)) {                       \
+            __m512i t_ = _mm512_and_si512(_mm512_xor_si512(                         \
+                _mm512_srli_epi64((A)[k_], J), (A)[k_ | (J)]), mask_);              \
+            (A)[k_] = _mm512_xor_si512((A)[k_], _mm512_slli_epi64(t_, J));          \
+            (A)[k_ | (J)] = _mm512_xor_si512((A)[k_ | (J)], t_);                    \
+        } } while (0)
 
     /* The 64 W planes of entries t0 .. t0 + n - 1 (n <= 256) of M, 256 bits each: plane p
-       into out[stride * p] (absent entries give 0 bits). */
+       into out[p] (absent entries give 0 bits). */
     FR_T_AVX2 static void fr_transpose256(const uint64_t* M, int64_t t0, int64_t n,
-                                          int64_t W, __m256i* out, int64_t stride) {
+                                          int64_t W, __m256i* out) {
         __m256i A[4][64] __attribute__((aligned(32)));
         __m256i e0, e1, e2, e3;
         __m256i* o;
@@ -378,16 +387,16 @@ cdef extern from *:
             }
             /* lane l of A[g][i]: bit i of word j0 + l of entries 64 g ..; plane
                64 (j0 + l) + i gathers lane l of A[0][i] .. A[3][i] */
-            o = out + stride * 64 * j0;
+            o = out + 64 * j0;
             for (i = 0; i < 64; i++) {
                 e0 = _mm256_unpacklo_epi64(A[0][i], A[1][i]);
                 e1 = _mm256_unpackhi_epi64(A[0][i], A[1][i]);
                 e2 = _mm256_unpacklo_epi64(A[2][i], A[3][i]);
                 e3 = _mm256_unpackhi_epi64(A[2][i], A[3][i]);
-                o[stride * i] = _mm256_permute2x128_si256(e0, e2, 0x20);
-                o[stride * (64 + i)] = _mm256_permute2x128_si256(e1, e3, 0x20);
-                o[stride * (128 + i)] = _mm256_permute2x128_si256(e0, e2, 0x31);
-                o[stride * (192 + i)] = _mm256_permute2x128_si256(e1, e3, 0x31);
+                o[i] = _mm256_permute2x128_si256(e0, e2, 0x20);
+                o[64 + i] = _mm256_permute2x128_si256(e1, e3, 0x20);
+                o[128 + i] = _mm256_permute2x128_si256(e0, e2, 0x31);
+                o[192 + i] = _mm256_permute2x128_si256(e1, e3, 0x31);
             }
         }
     }
@@ -404,7 +413,7 @@ cdef extern from *:
         uint64_t valid[4];
         int g, b;
         T->t0 = t0;
-        fr_transpose256(M, t0, n, W, T->plane, 1);
+        fr_transpose256(M, t0, n, W, T->plane);
         fr_count_planes(T->plane, fr_every_bit, (int) (64 * W), T->size);
         for (g = 0; g < 4; g++) valid[g] = fr_valid_word(n, g);
         T->valid = _mm256_loadu_si256((const __m256i*) valid);
@@ -412,15 +421,59 @@ cdef extern from *:
             if (!_mm256_testz_si256(T->size[b], T->size[b])) T->size_bits = b + 1;
     }
 
-    /* The same for n <= 512 entries into a 512-entry tile: two 256-entry transposes into
-       the low and high halves of the planes. */
+    /* The 64 W planes of entries t0 .. t0 + n - 1 (n <= 512) of M, 512 bits each, into
+       out[0 .. 64 W - 1], 8 words at a time: for each i < 64, the 8 words of entries i,
+       64 + i, ..., 448 + i are transposed as an 8 x 8 matrix of words (unpacks, two-source
+       permutes, lane shuffles), giving A[j][i] whose lane g is word j of entry 64 g + i;
+       each A[j] is then a 64 x 64 bit transpose in each lane (plane 64 j + b, bit
+       64 g + i = bit b of word j of entry 64 g + i). */
+    FR_T_AVX512 static void fr_transpose512(const uint64_t* M, int64_t t0, int64_t n,
+                                            int64_t W, __m512i* out) {
+        __m512i A[8][64];
+        __m512i r[8], a[8], b[8];
+        const __m512i lo = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+        const __m512i hi = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+        int64_t j0, t, nw, i, j;
+        int g;
+        for (j0 = 0; j0 < W; j0 += 8) {
+            __mmask8 words;
+            nw = W - j0 < 8 ? W - j0 : 8;
+            words = (__mmask8) ((1u << nw) - 1);
+            for (i = 0; i < 64; i++) {
+                for (g = 0; g < 8; g++) {
+                    t = 64 * g + i;
+                    r[g] = t < n ? _mm512_maskz_loadu_epi64(words, M + (t0 + t) * W + j0)
+                                 : _mm512_setzero_si512();
+                }
+                for (g = 0; g < 8; g += 2) {        /* a[g]: words 0, 2, 4, 6 of rows g, g + 1 */
+                    a[g] = _mm512_unpacklo_epi64(r[g], r[g + 1]);
+                    a[g + 1] = _mm512_unpackhi_epi64(r[g], r[g + 1]);
+                }
+                for (g = 0; g < 8; g += 4) {        /* b[g]: words 0, 4 of rows g .. g + 3 */
+                    b[g] = _mm512_permutex2var_epi64(a[g], lo, a[g + 2]);
+                    b[g + 1] = _mm512_permutex2var_epi64(a[g + 1], lo, a[g + 3]);
+                    b[g + 2] = _mm512_permutex2var_epi64(a[g], hi, a[g + 2]);
+                    b[g + 3] = _mm512_permutex2var_epi64(a[g + 1], hi, a[g + 3]);
+                }
+                for (j = 0; j < 4; j++) {
+                    A[j][i] = _mm512_shuffle_i64x2(b[j], b[j + 4], 0x44);
+                    A[j + 4][i] = _mm512_shuffle_i64x2(b[j], b[j + 4], 0xEE);
+                }
+            }
+            for (j = 0; j < nw; j++) {
+                FR_TRANSPOSE64(FR_TRANSPOSE_STAGE512, A[j]);
+                for (i = 0; i < 64; i++) out[64 * (j0 + j) + i] = A[j][i];
+            }
+        }
+    }
+
+    /* The same for n <= 512 entries into a 512-entry tile. */
     FR_T_AVX512 static void fr_tile_build512(const uint64_t* M, int64_t t0, int64_t n,
                                              int64_t W, fr_tile512* T) {
         uint64_t valid[8];
         int g, b;
         T->t0 = t0;
-        fr_transpose256(M, t0, n < 256 ? n : 256, W, (__m256i*) T->plane, 2);
-        fr_transpose256(M, t0 + 256, n > 256 ? n - 256 : 0, W, (__m256i*) T->plane + 1, 2);
+        fr_transpose512(M, t0, n, W, T->plane);
         fr_count_planes512(T->plane, fr_every_bit, (int) (64 * W), T->size);
         for (g = 0; g < 8; g++) valid[g] = fr_valid_word(n, g);
         T->valid = _mm512_loadu_si512((const void*) valid);
@@ -561,15 +614,6 @@ cdef extern from *:
        as a 64 x 64 bit matrix in each 64-bit lane into the rows' words. Returns 0, doing
        nothing, when a value is NaN (compared unlike its rank; input is checked before) or
        there are more than 256 features or 64 rows. */
-    #define FR_TRANSPOSE_STAGE512(A, J, MASK) do {                                  \
-        const __m512i mask_ = _mm512_set1_epi64((long long) (MASK));                \
-        int k_;                                                                     \
-        for (k_ = 0; k_ < 64; k_ = ((k_ | (J)) + 1) & ~(J)) {                       \
-            __m512i t_ = _mm512_and_si512(_mm512_xor_si512(                         \
-                _mm512_srli_epi64((A)[k_], J), (A)[k_ | (J)]), mask_);              \
-            (A)[k_] = _mm512_xor_si512((A)[k_], _mm512_slli_epi64(t_, J));          \
-            (A)[k_ | (J)] = _mm512_xor_si512((A)[k_ | (J)], t_);                    \
-        } } while (0)
     /* The rank of each of the n_cols values of row x (the number of the row's values below
        it) into rank[a * step] for value a; returns 0 when a value is NaN. LANES values a
        at a time, each x[b] broadcast against them and counted where below (4 running
