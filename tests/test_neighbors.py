@@ -356,6 +356,13 @@ def test_emulated_fma_rounds_as_the_library_fma(dtype):
     assert naive_differs > 1000       # the cases do reach the roundings that matter
 
 
+def test_emulated_fma_refuses_arrays_of_different_lengths():
+    from fastrank._ext import neighbors as kernel
+    x = np.ones(3)
+    with pytest.raises(ValueError, match="lengths 3, 2, 3 and 3"):
+        kernel.fma_emulated(x, x[:2], x, np.empty(3))
+
+
 @settings(max_examples=300, deadline=None)
 @given(a=st.floats(-1e100, 1e100), b=st.floats(-1e100, 1e100), c=st.floats(-1e200, 1e200))
 def test_emulated_fma_is_the_exact_value_rounded_once(a, b, c):

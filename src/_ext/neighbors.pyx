@@ -771,6 +771,9 @@ def fma_emulated(const floating[::1] a, const floating[::1] b, const floating[::
     """out[i] <- a[i] * b[i] + c[i] rounded once, as the emulation computes it (for tests
     against the C library's fma)."""
     cdef Py_ssize_t i
+    if not (a.shape[0] == b.shape[0] == c.shape[0] == out.shape[0]):
+        raise ValueError(f"fma_emulated: a, b, c and out have lengths {a.shape[0]}, "
+                         f"{b.shape[0]}, {c.shape[0]} and {out.shape[0]}; they must be equal")
     with nogil:
         for i in range(a.shape[0]):
             if floating is double:

@@ -926,7 +926,7 @@ cdef extern from *:
             int64_t r, n, w, i, si, k, nk, a, b, cells;                                \
             if (!FR_LITTLE_ENDIAN || n_cols > 128 || n_rows > 64 || n_cols < 1)       \
                 return 0;                                                              \
-            memset(R, 0, sizeof(R));                                                   \
+            memset(R, 0, (size_t) n_cols * sizeof(R[0]));  /* the features' rows */    \
             for (r = 0; r < n_rows; r++) {                                             \
                 const T* x = X + (rows != NULL ? rows[r] : r) * n_cols;                \
                 for (a = 0; a < n_cols; a++) {                                         \
