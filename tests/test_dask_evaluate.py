@@ -1,5 +1,11 @@
 """``fastrank.dask.evaluate`` on a real ``distributed.LocalCluster`` and on Dask's local
-scheduler: equal to the in-memory ``evaluate`` for any row chunking."""
+scheduler: equal to the in-memory ``evaluate`` for any row chunking, also when a worker is
+killed in the middle."""
+import os
+import signal
+import threading
+import time
+
 import dask
 import dask.array as da
 import distributed
@@ -120,3 +126,37 @@ def test_sample_weight_chunked_like_the_rows():
         with pytest.raises(ValueError, match="sample_weight"):
             fd.evaluate(da.from_array(y, chunks=(120, 7)), da.from_array(s, chunks=(120, 7)),
                         sample_weight=da.from_array(w, chunks=100))
+
+
+def _slowly_generated(block_info=None, which="score"):
+    """:func:`_generated` after a pause: an evaluation long enough to kill a worker in."""
+    time.sleep(0.05)
+    return _generated(block_info, which=which)
+
+
+def test_a_worker_killed_mid_evaluation_changes_nothing(cluster):
+    """A worker SIGKILLed while the chunks are evaluated (its nanny restarts it): Dask
+    evaluates its chunks again, and the result is the in-memory one."""
+    chunks = ((100,) * 24, (8,))
+    arrays = {f: [da.map_blocks(f, chunks=chunks, dtype=dtype, which=which)
+                  for which, dtype in (("truth", np.uint8), ("score", np.float32))]
+              for f in (_generated, _slowly_generated)}
+    want = M.evaluate(*dask.compute(*arrays[_generated], scheduler="sync"), ties=EVERY,
+                      random_state=5)
+    with distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+        result = {}
+        evaluation = threading.Thread(target=lambda: result.update(got=fd.evaluate(
+            *arrays[_slowly_generated], ties=EVERY, random_state=5, split_every=3)))
+        evaluation.start()
+        deadline = time.monotonic() + 60
+        while not any(client.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        busy = [w for w, keys in client.processing().items() if keys]
+        assert busy and evaluation.is_alive(), "the evaluation ended before a worker was killed"
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        evaluation.join(timeout=120)
+        assert not evaluation.is_alive()
+        assert_same(result["got"], want)
+        client.wait_for_workers(2, timeout=60)
+        assert pids[busy[0]] not in client.run(os.getpid).values()

@@ -491,7 +491,10 @@ def build_parser():
                         "fastrank-mlc[dask]): 'local' (one single-threaded worker process per "
                         "core), 'local:N' (N of them) or a running scheduler's address "
                         "'tcp://HOST:PORT'; results.json is byte-identical to the run without "
-                        "it")
+                        "it. With no running worker for Dask's "
+                        "distributed.scheduler.no-workers-timeout (environment: "
+                        "DASK_DISTRIBUTED__SCHEDULER__NO_WORKERS_TIMEOUT; default 60s) the "
+                        "study fails and writes nothing")
     p.add_argument("--quiet", action="store_true",
                    help="no progress (a bar with ETA on a terminal, lines otherwise)")
     p.set_defaults(func=_cmd_study)

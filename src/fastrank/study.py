@@ -26,7 +26,9 @@ Conventions chosen here (the thesis is silent or specific to its data):
   worker). Calibration (``calibrate=True``) is one task per classifier there, which that
   classifier's fold tasks wait for. The same functions compute every task either way, so
   the results, and ``results.json``, are byte-identical; a task whose worker died is run
-  again by Dask, with the same result.
+  again by Dask, with the same result, and a cluster left without a running worker for
+  :func:`fastrank.dask.no_workers_timeout` seconds ends the study with
+  :class:`fastrank.dask.NoWorkersError`.
 * A user's own estimator (``run_study(classifiers=[..., (name, estimator)])``) is cloned
   for each fold and fitted as given, keeping its own ``random_state``; its beliefs are its
   ``decision_function``, else its ``predict_proba``; its recorded parameters are its
@@ -931,8 +933,9 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
                     cutoff, n_jobs, record):
     """Every task on the cluster of ``client``, recorded as it completes; returns the
     calibrated parameters and the calibration scores."""
-    from distributed import as_completed
     from toolz import identity  # a dependency of Dask's
+
+    from .dask._client import as_completed, gather
 
     n_jobs = 1 if n_jobs is None else n_jobs
     # The data set goes to the cluster once, as the value of a task rather than scattered:
@@ -957,14 +960,14 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
             tasks[client.submit(_classifier_task, fold, c, params[c], random_state + f, ties,
                                 cutoff, n_jobs, pure=False)] = (f, c)
     try:
-        for future in as_completed(tasks):
-            record(*tasks[future], future.result())
+        for future, outcome in as_completed(client, tasks):
+            record(*tasks[future], outcome)
     except BaseException:  # a task failed, or an interrupt: stop the study's pending tasks
         # (not the data set's future: cancelling it would cancel the fold tasks, which no
         # client holds any more, and Dask's scheduler fails on that)
         client.cancel([*tasks, *best.values(), *calibrated.values()])
         raise
-    found = client.gather(calibrated)
+    found = dict(zip(calibrated, gather(client, calibrated.values())))
     calibration = {c: tried for c, (_, tried) in found.items()}
     return {**config, **{c: chosen for c, (chosen, _) in found.items() if c in CLASSIFIERS}}, \
         calibration
@@ -1037,6 +1040,9 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
         estimator's beliefs do not have the shape (test documents, labels).
     ConnectionError
         When the scheduler cannot be reached, before anything is computed.
+    fastrank.dask.NoWorkersError
+        When the cluster has had no running worker for
+        :func:`fastrank.dask.no_workers_timeout` seconds (a ``TimeoutError``).
 
     References
     ----------

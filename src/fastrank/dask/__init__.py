@@ -12,6 +12,14 @@ and a seed, never by where the work ran.
 - :func:`connect` -- a ``distributed.Client`` from a scheduler spec (``"local"``,
   ``"local:N"``, ``"tcp://host:port"``), as ``run_study(scheduler=...)`` and
   ``fastrank study --scheduler`` take it.
+
+Every computation on a cluster fails with :class:`NoWorkersError` (a ``TimeoutError``)
+naming the scheduler's address once the cluster has had no running worker for
+:func:`no_workers_timeout` seconds (Dask's setting
+``distributed.scheduler.no-workers-timeout``, else 60 s), instead of waiting for one
+forever. A task whose worker dies is run again, with the same result, up to Dask's
+``distributed.scheduler.allowed-failures`` times (then ``distributed.KilledWorker``); a
+task that fails raises its own error.
 """
 import importlib
 
@@ -21,7 +29,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('fastrank.dask needs Dask: pip install "fastrank-mlc[dask]"') from exc
 
-_EXPORTS = {"evaluate": "_evaluate", "ShardedEstimator": "_sharded", "connect": "_client"}
+_EXPORTS = {"evaluate": "_evaluate", "ShardedEstimator": "_sharded", "connect": "_client",
+            "NoWorkersError": "_client", "no_workers_timeout": "_client"}
 
 __all__ = list(_EXPORTS)
 

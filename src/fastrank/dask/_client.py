@@ -1,11 +1,18 @@
-"""A ``distributed.Client`` from a scheduler spec."""
+"""A ``distributed.Client`` from a scheduler spec, and waiting on its tasks with a bound on
+the time without workers."""
+import asyncio
 import contextlib
 import os
 import re
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
 
+import dask
 import distributed
+from dask.utils import parse_timedelta
+from distributed.scheduler import NoValidWorkerError, NoWorkerError
 
 _LOCAL = re.compile(r"local(?::(\d+))?\Z")
 _TCP = re.compile(r"tcp://\[?([^\[\]]+?)\]?:(\d+)\Z")
@@ -64,7 +71,9 @@ def connect(scheduler: "distributed.Client | str", timeout: float = 10
     TypeError
         ``scheduler`` is neither a Client nor a string.
     ValueError
-        A string that is not one of the forms above.
+        A string that is not one of the forms above, or Dask's
+        ``distributed.scheduler.no-workers-timeout`` that is not a positive duration (see
+        :func:`no_workers_timeout`).
     ConnectionError
         The scheduler at the address cannot be reached within ``timeout`` seconds.
 
@@ -76,6 +85,7 @@ def connect(scheduler: "distributed.Client | str", timeout: float = 10
     1
     """
     _check_spec(scheduler)
+    no_workers_timeout()
     if isinstance(scheduler, distributed.Client):
         yield scheduler
         return
@@ -94,3 +104,123 @@ def connect(scheduler: "distributed.Client | str", timeout: float = 10
         raise ConnectionError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     with client:
         yield client
+
+
+#: seconds without a running worker after which a computation fails, when Dask's setting
+#: ``distributed.scheduler.no-workers-timeout`` is unset
+NO_WORKERS_TIMEOUT = 60.0
+
+_TIMEOUTS = (TimeoutError, asyncio.TimeoutError)  # distinct classes before Python 3.11
+
+
+class NoWorkersError(TimeoutError):
+    """The Dask cluster had no running worker for longer than :func:`no_workers_timeout`
+    while fastrank's tasks waited for one (its workers were lost, or all are paused)."""
+
+
+def no_workers_timeout() -> float:
+    """Seconds a computation on a Dask cluster may wait without any running worker before
+    it fails with :class:`NoWorkersError`: Dask's setting
+    ``distributed.scheduler.no-workers-timeout`` as this process reads it
+    (``dask.config.set``, or the environment variable
+    ``DASK_DISTRIBUTED__SCHEDULER__NO_WORKERS_TIMEOUT``), else :data:`NO_WORKERS_TIMEOUT`.
+
+    Raises
+    ------
+    ValueError
+        The setting is not a positive duration.
+    """
+    value = dask.config.get("distributed.scheduler.no-workers-timeout", None)
+    if value is None:
+        return NO_WORKERS_TIMEOUT
+    try:
+        seconds = parse_timedelta(value, default="s")
+    except (TypeError, ValueError, KeyError):
+        seconds = None
+    if seconds is None or not seconds > 0:
+        raise ValueError("distributed.scheduler.no-workers-timeout must be a positive "
+                         f"duration such as '60s' or '5 minutes', got {value!r}")
+    return float(seconds)
+
+
+def _no_workers(client, seconds):
+    return NoWorkersError(f"the Dask scheduler at {client.scheduler.address} had no running "
+                          f"worker for {seconds:g} s (Dask's setting "
+                          "distributed.scheduler.no-workers-timeout): the cluster lost its "
+                          "workers, or they are all paused")
+
+
+def require_worker(client: distributed.Client) -> None:
+    """Return once the scheduler of ``client`` has a running worker; raise
+    :class:`NoWorkersError` when none has come within :func:`no_workers_timeout`
+    seconds."""
+    bound = no_workers_timeout()
+    try:
+        client.wait_for_workers(1, timeout=bound)
+    except _TIMEOUTS:
+        raise _no_workers(client, bound) from None
+
+
+def _wait(client, futures, return_when):
+    """``distributed.wait(futures, return_when=...)``, failing with :class:`NoWorkersError`
+    once the cluster has had no running worker for :func:`no_workers_timeout` seconds (the
+    scheduler is asked whenever a quarter of that, at most a second, passes without the
+    wait ending)."""
+    bound = no_workers_timeout()
+    step = min(1.0, bound / 4)
+    alone = None  # since when no worker has been running
+    while True:
+        try:
+            with client.as_current():  # distributed.wait uses the current client
+                return distributed.wait(futures, timeout=step, return_when=return_when)
+        except _TIMEOUTS:
+            pass
+        check = time.monotonic()
+        try:
+            client.wait_for_workers(1, timeout=step)
+            alone = None
+        except _TIMEOUTS:
+            alone = check if alone is None else alone
+            if time.monotonic() - alone >= bound:
+                raise _no_workers(client, bound) from None
+
+
+def _result(client, future):
+    """The result of a finished ``future``; a failed task raises its own error, except when
+    the scheduler failed it for want of workers (its own ``no-workers-timeout``):
+    :class:`NoWorkersError`."""
+    try:
+        return future.result()
+    except (NoWorkerError, NoValidWorkerError) as exc:
+        raise _no_workers(client, exc.timeout) from exc
+
+
+def wait(client: distributed.Client, futures: Iterable[Any]) -> None:
+    """Wait until every task of ``futures`` is done, without fetching their values; raise
+    the error of a failed one (see :func:`as_completed`)."""
+    for future in _wait(client, list(futures), "ALL_COMPLETED").done:
+        if future.status == "error":
+            _result(client, future)
+
+
+def gather(client: distributed.Client, futures: Iterable[Any]) -> list:
+    """The values of ``futures``, in order (``client.gather`` failing as :func:`wait`)."""
+    futures = list(futures)
+    wait(client, futures)
+    return client.gather(futures)
+
+
+def as_completed(client: distributed.Client, futures: Iterable[Any]) -> Iterator[tuple]:
+    """``(future, value)`` for each of ``futures`` as its task finishes.
+
+    A failed task raises its own error; a task whose worker died is run again, up to
+    Dask's ``distributed.scheduler.allowed-failures`` times, then raises
+    ``distributed.KilledWorker``. A cluster without a running worker for
+    :func:`no_workers_timeout` seconds raises :class:`NoWorkersError`, naming the
+    scheduler's address.
+    """
+    pending = list(futures)
+    while pending:
+        done, pending = _wait(client, pending, "FIRST_COMPLETED")
+        for future in done:
+            yield future, _result(client, future)

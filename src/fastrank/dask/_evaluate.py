@@ -5,11 +5,14 @@ from typing import Any
 
 import dask
 import dask.array as da
+import distributed
+from dask.base import get_scheduler
 
 from .._parallel import num_threads
 from .._typing import RandomStateLike
 from ..metrics import Evaluation, Evaluator
 from ..metrics._common import TIES
+from ._client import gather
 
 
 def _check_row_chunked(name, arr):
@@ -99,6 +102,9 @@ def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
     ValueError
         Column-chunked arrays, row chunks of ``y_true`` and ``y_score`` that differ, unknown
         chunk sizes, or anything :func:`fastrank.metrics.evaluate` refuses.
+    fastrank.dask.NoWorkersError
+        With a ``distributed`` client, a cluster without a running worker for
+        :func:`fastrank.dask.no_workers_timeout` seconds.
 
     Examples
     --------
@@ -149,7 +155,11 @@ def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
     merge = dask.delayed(_merge_all, pure=True)
     while len(level) > 1:
         level = [merge(*level[i:i + split_every]) for i in range(0, len(level), split_every)]
-    (state,) = dask.compute(level[0])
+    client = getattr(get_scheduler(collections=level), "__self__", None)  # dask.compute's
+    if isinstance(client, distributed.Client):
+        (state,) = gather(client, [client.compute(level[0])])
+    else:
+        (state,) = dask.compute(level[0])
     return state.result()
 
 

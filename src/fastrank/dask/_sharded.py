@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._ext import wnn as _wnn_kernel
 from ..neighbors import KNN, MLkNN, _Base, _same_kind, _pow2_scaled_rows
 from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _merge_outcomes
+from ._client import gather, require_worker, wait
 
 SUPPORTED = (KNN, MLkNN, VGRAM, VGRAMCor)
 
@@ -196,6 +197,9 @@ class ShardedEstimator(BaseEstimator):
         ValueError
             No Dask client; ``n_shards`` < 1 or more than the training documents; bad
             training data or parameters (as the estimator's fit).
+        fastrank.dask.NoWorkersError
+            The cluster had no running worker for :func:`fastrank.dask.no_workers_timeout`
+            seconds.
         """
         if not isinstance(self.estimator, SUPPORTED):
             raise TypeError("ShardedEstimator supports fastrank KNN, MLkNN, VGRAM and VGRAMCor "
@@ -217,9 +221,7 @@ class ShardedEstimator(BaseEstimator):
                       for lo, hi in zip(bounds[:-1], bounds[1:])]
             if isinstance(model, MLkNN):
                 self._mlknn_tables(client, model, shards, Y, bounds, k)
-        for shard in shards:  # built (the model stays on its worker), or its error raised
-            if shard.exception() is not None:
-                raise shard.exception()
+        wait(client, shards)  # built (the model stays on its worker), or its error raised
         self._model = model
         self._client = client
         self.shards_ = shards
@@ -233,8 +235,11 @@ class ShardedEstimator(BaseEstimator):
 
     def _bounds(self, n, client):
         """Row boundaries of the shards (sizes differing by at most 1)."""
-        # client.nthreads() asks the scheduler (scheduler_info() may be out of date)
-        n_shards = len(client.nthreads()) if self.n_shards is None else self.n_shards
+        n_shards = self.n_shards
+        if n_shards is None:
+            require_worker(client)
+            # client.nthreads() asks the scheduler (scheduler_info() may be out of date)
+            n_shards = len(client.nthreads())
         if isinstance(n_shards, bool) or not isinstance(n_shards, numbers.Integral):
             raise TypeError(f"n_shards must be a positive int or None, got {n_shards!r}")
         if not 1 <= n_shards <= n:
@@ -265,7 +270,7 @@ class ShardedEstimator(BaseEstimator):
             idx = client.submit(operator.getitem, client.submit(_merge_neighbors, parts, k), 1)
             tables.append(client.submit(MLkNN._count_tables, model, idx,
                                         Y[bounds[s]:bounds[s + 1]]))
-        tables = client.gather(tables)
+        tables = gather(client, tables)
         model._set_tables(sum(t[0] for t in tables), sum(t[1] for t in tables))
 
     def _get_client(self):
@@ -296,7 +301,7 @@ class ShardedEstimator(BaseEstimator):
             parts = [client.submit(_neighbor_partial, shard, batch, k, pure=False)
                      for shard in self.shards_]
             merged.append(client.submit(_merge_neighbors, parts, k, pure=False))
-        sims, idx = zip(*client.gather(merged))
+        sims, idx = zip(*gather(client, merged))
         return np.concatenate(sims), np.concatenate(idx)
 
     def _vgram_beliefs(self, X):
@@ -314,7 +319,7 @@ class ShardedEstimator(BaseEstimator):
             merged.append(client.submit(_merge_outcomes, parts, model._model, model.tie_policy,
                                         model.label_indptr_, model.label_indices_, n_neurons,
                                         q, pure=False))
-        return np.concatenate(client.gather(merged))
+        return np.concatenate(gather(client, merged))
 
     def _decide(self, X):
         """(beliefs, single-process predictions where they come with the beliefs)."""
@@ -339,6 +344,8 @@ class ShardedEstimator(BaseEstimator):
             Not fitted.
         ValueError
             Invalid ``X`` (as the estimator's).
+        fastrank.dask.NoWorkersError
+            As for :meth:`fit`.
         """
         return self._decide(X)[0]
 
@@ -354,6 +361,8 @@ class ShardedEstimator(BaseEstimator):
             A ``threshold`` for KNN or ML-kNN.
         ValueError
             Invalid ``X`` (as the estimator's).
+        fastrank.dask.NoWorkersError
+            As for :meth:`fit`.
         """
         self._check_fitted()
         if isinstance(self._model, (VGRAM, VGRAMCor)):
