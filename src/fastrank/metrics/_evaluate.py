@@ -616,7 +616,11 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
         Per-document weights (finite, >= 0; default 1 each). Every per-document value is
         averaged with these weights, and the per-label contingency counts of the
         category-oriented metrics add each document's weight instead of 1 — as
-        scikit-learn's weighted metrics do.
+        scikit-learn's weighted metrics do. A document's random order ("ordinal", and
+        each Monte-Carlo draw of "expected") is drawn once and counted with its weight:
+        an integer weight equals repeating the row for every exact value, but not draw
+        for draw under "ordinal", nor for the two Monte-Carlo estimates (see the guide's
+        conventions).
 
     Returns
     -------

@@ -52,7 +52,9 @@ default "modified"
         Seeds the random order of "ordinal" (row ``j`` draws from ``(seed, j)``, exactly
         as :func:`fastrank.rank` and :func:`evaluate` draw it); ignored otherwise.
     sample_weight : array of shape (n_documents,), optional
-        Per-document weights (finite, >= 0) of the average; default 1 each.
+        Per-document weights (finite, >= 0, not all 0) of the average; default 1 each.
+        Under "ordinal" a document's one random order counts with its weight (an integer
+        weight is not w independent orders of copies of the row).
 
     Returns
     -------
