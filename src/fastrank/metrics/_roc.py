@@ -308,14 +308,15 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
         The AUC, per label for ``average=None``. In multi-label input a label (or, for
         "samples", a document) whose truth is all 0 or all 1 has no defined AUC: it is NaN
         in the ``average=None`` output and left out of the "macro"/"samples" means (NaN if
-        none is defined) -- scikit-learn raises instead. Equals
+        none is defined) -- scikit-learn warns and its mean is NaN. Equals
         ``sklearn.metrics.roc_auc_score`` (also with ``sample_weight``) wherever both are
         defined.
 
     Raises
     ------
     ValueError
-        A binary problem with one class only (as scikit-learn), an unknown ``average``,
+        A binary problem with one class only (scikit-learn warns and returns NaN), an
+        unknown ``average``,
         shapes that differ, non-binary truth, NaN scores, invalid or all-zero weights,
         more than 2**31 - 1 entries for "micro".
 
