@@ -53,6 +53,19 @@ def _first_nan_row(values, row_of):
     return None if bad < 0 else int(row_of(bad))
 
 
+def object_to_float(arr, name):
+    """The object array ``arr`` of real numbers as float64, as scikit-learn's ``check_array``
+    converts it; TypeError naming ``name`` when an element is not a real number (a string,
+    None, a container, a complex number)."""
+    try:
+        out = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} is an object array holding a non-number: {exc}") from None
+    if any(isinstance(v, (str, bytes)) for v in arr.flat):  # astype parses "1.5"
+        raise TypeError(f"{name} is an object array holding a string; give numbers")
+    return out
+
+
 def as_real_array(x, name, dtype=np.float64) -> np.ndarray:
     """``x`` as an ndarray of ``dtype``; TypeError (never a silent cast) for complex, object or
     other non-numeric input."""

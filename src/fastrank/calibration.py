@@ -512,7 +512,8 @@ class CalibratedClassifier(MultiLabelEstimator):
 
         Returns
         -------
-        ndarray of uint8, shape (n_documents, n_labels)
+        ndarray, shape (n_documents, n_labels)
+            Of the training target's dtype (uint8 when it was label sets).
 
         Raises
         ------
@@ -521,7 +522,7 @@ class CalibratedClassifier(MultiLabelEstimator):
         ValueError
             Invalid ``X``.
         """
-        return (self.predict_proba(X) >= 0.5).astype(np.uint8)
+        return self._as_target_dtype(self.predict_proba(X) >= 0.5)
 
     def save(self, path: PathLikeStr) -> None:
         """Not supported: the wrapped estimator is arbitrary (any scikit-learn classifier),
