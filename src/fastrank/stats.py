@@ -602,15 +602,26 @@ def critical_difference_groups(mean_ranks: npt.ArrayLike, cd: float) -> list[np.
     r = _check_mean_ranks(mean_ranks)
     cd = _check_cd(cd)
     order = np.argsort(r, kind="stable")
-    groups, last_end = [], -1
-    for i in range(order.size):
-        j = i
-        while j + 1 < order.size and r[order[j + 1]] - r[order[i]] <= cd:
-            j += 1
-        if j > i and j > last_end:
-            groups.append(order[i:j + 1])
-            last_end = j
-    return groups
+    s = r[order]
+    # end[i]: the last position j with s[j] - s[i] <= cd (as computed, so the comparison
+    # of two ranks never depends on how the search rounds s[i] + cd): a binary search,
+    # then steps over whole runs of equal ranks until that exact test is met
+    end = np.searchsorted(s, s + cd, side="right") - 1
+    while True:
+        up = end + 1 < s.size
+        up[up] = s[end[up] + 1] - s[up] <= cd
+        if not up.any():
+            break
+        end[up] = np.searchsorted(s, s[end[up] + 1], side="right") - 1
+    while True:
+        down = s[end] - s > cd
+        if not down.any():
+            break
+        end[down] = np.searchsorted(s, s[end[down]], side="left") - 1
+    # a group starts at i when it reaches past i and past the previous group's end
+    # (O(k log k); each group is a view of one sorted index array)
+    starts = np.flatnonzero((end > np.arange(s.size)) & (end > np.r_[-1, end[:-1]]))
+    return [order[i:end[i] + 1] for i in starts]
 
 
 def critical_difference_diagram(mean_ranks: npt.ArrayLike, names: Sequence[str], cd: float,
@@ -699,6 +710,10 @@ def critical_difference_diagram(mean_ranks: npt.ArrayLike, names: Sequence[str],
 
 # ---- estimating error (ml-concepts chapter §4.4-4.6) --------------------------------------
 
+#: The most classes :func:`confusion_matrix` and :func:`cost_error` take (a 128 MiB matrix).
+MAX_CLASSES = 4096
+
+
 def _labels_and_codes(y_true, y_pred, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
@@ -709,6 +724,11 @@ def _labels_and_codes(y_true, y_pred, labels) -> tuple[np.ndarray, np.ndarray, n
         else np.asarray(labels)
     if labels.ndim != 1 or labels.size == 0:
         raise ValueError(f"labels must be a non-empty 1-D list, got shape {labels.shape}")
+    k = labels.size
+    if k > MAX_CLASSES:
+        raise ValueError(f"{k} classes would make a {k} x {k} confusion matrix "
+                         f"({k * k * 8 / 2**30:.1f} GiB); at most {MAX_CLASSES} classes are "
+                         "supported (y_true and y_pred must be class labels, not scores)")
     index = {lab: i for i, lab in enumerate(labels.tolist())}
     if len(index) != labels.size:
         seen = set()
@@ -745,7 +765,7 @@ def confusion_matrix(y_true: npt.ArrayLike, y_pred: npt.ArrayLike,
     ------
     ValueError
         Empty or not 1-D inputs of different lengths, repeated ``labels``, a class missing
-        from them.
+        from them, more than :data:`MAX_CLASSES` (4096) classes.
 
     References
     ----------
