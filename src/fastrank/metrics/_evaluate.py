@@ -354,12 +354,14 @@ class Evaluator:
         Raises
         ------
         ValueError
-            Invalid input (as for :func:`evaluate`), a number of labels other than the
-            evaluator's, rows already seen, a negative ``first_row``.
+            Invalid input (as for :func:`evaluate`, memory for the labels' counts included),
+            a number of labels other than the evaluator's, rows already seen, a negative
+            ``first_row``.
         TypeError
             A non-integer ``first_row``, non-numeric input.
         """
-        y_true, y_score = check_inputs(y_true, y_score)
+        # the state and its updated copy are held beside the kernel's counts
+        y_true, y_score = check_inputs(y_true, y_score, self.n_draws, held=2)
         n, q = y_true.shape
         if self.n_labels is not None and q != self.n_labels:
             raise ValueError(f"the chunk has {q} labels; this evaluator has {self.n_labels}")
@@ -546,7 +548,9 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
     ------
     ValueError
         Shapes that differ, NaN beliefs, non-binary truth, an unknown, empty or repeated
-        ``ties``, an invalid ``cutoff``, ``n_draws`` or ``zero_division``, invalid weights.
+        ``ties``, an invalid ``cutoff``, ``n_draws`` or ``zero_division``, invalid weights;
+        more labels than the process has memory for (the per-label counts of the
+        category-oriented averages; see the guide, "Declared shapes").
     TypeError
         Non-numeric input.
 
