@@ -96,7 +96,7 @@ class DefaultNames(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, j):  # type: ignore[override]
+    def __getitem__(self, j):
         if isinstance(j, slice):
             return [f"{self._prefix}{i}" for i in range(*j.indices(self._n))]
         j = operator.index(j)
