@@ -532,18 +532,20 @@ def _spread(X, columns, width):
                          ).tocsr()
 
 
+@pytest.mark.parametrize("width", [24, 2**24])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_a_wide_sparse_base_is_searched_on_its_stored_columns(dtype):
-    """Documents spread over 2**24 declared features (2**31 - 1 in test_amplification.py),
-    with query features that no base document has (they change the query's norm, never a dot product): the search, KNN and
-    ML-kNN give exactly the references on the narrow dense matrices, and the base's index
-    has one row per column it stores, not per declared feature."""
+def test_a_wide_sparse_base_is_searched_on_its_stored_columns(dtype, width):
+    """Documents over 24 features, or spread over 2**24 declared ones (2**31 - 1 in
+    test_amplification.py), with query features that no base document has (they change
+    the query's norm, never a dot product): the search, KNN and ML-kNN give exactly the
+    references on the narrow dense matrices, and the base's index has one row per column
+    it stores, not per declared feature."""
     from fastrank.neighbors import _Base
     rng = np.random.default_rng(11)
     Q = dyadic_docs(rng, 30, n_features=24)
     B = np.hstack([dyadic_docs(rng, 45, n_features=16), np.zeros((45, 8))])
-    width = 2**24
-    columns = np.sort(rng.choice(4096, 24, replace=False)) * 4095
+    columns = np.arange(24) if width == 24 else \
+        np.sort(rng.choice(4096, 24, replace=False)) * 4095
     Qw, Bw = (_spread(M, columns, width).astype(dtype) for M in (Q, B))
     assert _Base(Bw).index.shape == (np.count_nonzero(B.any(axis=0)), 45)
     sims, idx = topk_cosine(Qw, Bw, 6)
@@ -557,6 +559,21 @@ def test_a_wide_sparse_base_is_searched_on_its_stored_columns(dtype):
     model = MLkNN(k=3).fit(Bw, Y)
     np.testing.assert_allclose(model.decision_function(Qw), F, rtol=1e-12)
     np.testing.assert_array_equal(model.predict(Qw), P)
+
+
+@pytest.mark.parametrize("width, n_columns", [(50, 7), (50, 0), (50, 50), (10**6, 7)])
+def test_restricting_to_columns_by_table_and_by_search(width, n_columns):
+    """_restrict_columns against the dense column selection, with a table of the columns
+    (at most as wide as the entries) and by binary search (wider)."""
+    from fastrank.neighbors import _restrict_columns
+    rng = np.random.default_rng(width + n_columns)
+    columns = np.sort(rng.choice(50, n_columns, replace=False)) * (width // 50)
+    X = sp.random(30, width, density=min(1, 200 / width), format="lil", random_state=1)
+    X[:, columns[:3]] = 2.0  # stored entries in some of the columns at least
+    X = sp.csr_matrix(X)
+    R = _restrict_columns(X, columns)
+    assert R.shape == (30, n_columns) and R.has_sorted_indices
+    np.testing.assert_array_equal(R.toarray(), X[:, columns].toarray())
 
 
 def test_a_base_that_stores_no_entry_gives_cosine_zero():

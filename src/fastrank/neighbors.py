@@ -95,10 +95,18 @@ def _index_arrays(*mats):
 
 def _restrict_columns(X, columns):
     """The CSR matrix X with only its entries in ``columns`` (sorted distinct column
-    numbers), column ``columns[j]`` renumbered ``j``; the order within each row is kept."""
-    pos = np.searchsorted(columns, X.indices)
-    keep = pos < columns.size
-    keep[keep] = columns[pos[keep]] == X.indices[keep]
+    numbers), column ``columns[j]`` renumbered ``j``; the order within each row is kept.
+    Each entry's new number is read from a table of every column when that costs no more
+    than the entries, found by binary search otherwise."""
+    if X.shape[1] <= X.indices.size:
+        table = np.full(X.shape[1], -1, dtype=np.int64)
+        table[columns] = np.arange(columns.size)
+        pos = table[X.indices]
+        keep = pos >= 0
+    else:
+        pos = np.searchsorted(columns, X.indices)
+        keep = pos < columns.size
+        keep[keep] = columns[pos[keep]] == X.indices[keep]
     indptr = np.concatenate(([0], np.cumsum(keep)))[X.indptr]
     return sp.csr_matrix((X.data[keep], pos[keep], indptr), shape=(X.shape[0], columns.size))
 
