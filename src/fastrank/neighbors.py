@@ -243,7 +243,10 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     Notes
     -----
     Rows are scaled and their norms computed once; memory beyond the inputs and outputs is
-    one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread. Up
+    one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread.
+    A sparse base is indexed on the columns it stores, so a declared number of features
+    costs nothing by itself (query features absent from the base add nothing to a dot
+    product and are left out, with the same bits). Up
     to this tie order, the result equals scikit-learn's
     ``NearestNeighbors(metric="cosine", algorithm="brute")`` with distance
     ``1 - similarity``.

@@ -175,7 +175,8 @@ class _VGRAMBase(MultiLabelEstimator):
         ----------
         X : array-like or sparse matrix, shape (n_documents, n_features)
             Feature vectors (e.g. tf-idf); CSR input is never densified whole, unless at
-            least half of it is stored (then a dense array is smaller and ~5x faster).
+            least half of it is stored (then a dense array is smaller and ~5x faster), and
+            is read at the wired positions only when it has more features than synapses.
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
             Their labels.
 
