@@ -5,6 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from ._ext import _threads
 from ._ext import checks as _checks
 
 FLOAT_DTYPES = (np.float32, np.float64)
@@ -68,8 +69,7 @@ SORT_SCRATCH_BYTES = 33
 def sort_scratch_bytes(n, q):
     """The sorting scratch of n rows of q labels: one per thread, and no more threads than
     rows get one."""
-    from ._ext._threads import get_max_threads
-    return min(n, get_max_threads()) * SORT_SCRATCH_BYTES * q
+    return min(n, _threads.get_max_threads()) * SORT_SCRATCH_BYTES * q
 
 
 def check_option(name, value, allowed):
