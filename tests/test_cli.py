@@ -100,6 +100,87 @@ def test_bad_file_is_one_line_and_exit_2(tmp_path):
     assert missing.returncode == 2 and missing.stderr.startswith("fastrank rank: error:")
 
 
+def _one_error_line(capsys, *words):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fastrank rank: error: "), err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def test_text_input_has_a_line_bound(tmp_path, monkeypatch, capsys):
+    """CSV/whitespace lines are read at most MAX_LINE characters at a time, from a file or
+    standard input: a longer line is refused (one line naming the bound), never read whole
+    (``fastrank rank - < /dev/zero`` runs memory-capped in test_amplification.py)."""
+    import io
+
+    import fastrank.__main__ as cli
+    monkeypatch.setattr(cli, "MAX_LINE", 12)
+    text = "0.1,0.3,0.3\n0.5,0.5,0.25\n"
+    csv = tmp_path / "s.csv"
+    csv.write_text(text)
+    assert main(["rank", str(csv)]) == 2
+    _one_error_line(capsys, "line 2 is longer than 12 characters", ".npy or .npz")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    assert main(["rank", "-"]) == 2
+    _one_error_line(capsys, "cannot read -: line 2 is longer than 12 characters")
+    monkeypatch.setattr(cli, "MAX_LINE", 13)  # both lines fit (with their newlines)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    assert main(["rank", "-", "--method", "standard"]) == 0
+    assert main(["rank", str(csv), "--method", "standard"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["3,1,1", "1,1,3"] * 2
+
+
+def test_a_file_argument_must_be_a_regular_file(tmp_path, capsys):
+    """A folder or a FIFO is refused at once (a FIFO is not even opened, so nothing waits
+    for a writer): one line, exit 2. (/dev/zero runs memory-capped in
+    test_amplification.py.)"""
+    import os
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    for path in (tmp_path, fifo):
+        assert main(["rank", str(path)]) == 2
+        _one_error_line(capsys, f"cannot read {path}: not a regular file")
+
+
+def test_compressed_npz_members_are_bounded(tmp_path, monkeypatch, capsys):
+    """.npz files as NumPy and SciPy write them, compressed or not, are read (sparse in any
+    format); compressed members may inflate to INFLATE_FACTOR times the file's size (or
+    INFLATE_FLOOR bytes): beyond, or with a header that claims more than its member, the
+    file is refused before anything is inflated. (A 2 MB member inflating to 2 GiB runs
+    memory-capped in test_amplification.py.)"""
+    import io
+    import zipfile
+
+    import scipy.sparse as sp
+
+    import fastrank.__main__ as cli
+    scores = np.array([[0.1, 0.0, 0.3], [0.0, 0.5, 0.5]])
+    expected = ["2,3,1", "3,1,1"]  # standard ranks
+    files = {"coo.npz": lambda p: sp.save_npz(p, sp.coo_matrix(scores)),
+             "csc.npz": lambda p: sp.save_npz(p, sp.csc_matrix(scores), compressed=False),
+             "csr.npz": lambda p: sp.save_npz(p, sp.csr_matrix(scores)),
+             "dense.npz": lambda p: np.savez_compressed(p, scores=scores)}
+    for name, save in files.items():
+        save(tmp_path / name)
+        assert main(["rank", str(tmp_path / name), "--method", "standard"]) == 0, name
+        assert capsys.readouterr().out.splitlines() == expected, name
+    zeros = tmp_path / "zeros.npz"
+    np.savez_compressed(zeros, x=np.zeros(2**20))  # 8 MiB inflated, about 8 KiB deflated
+    monkeypatch.setattr(cli, "INFLATE_FLOOR", 2**20)
+    assert main(["rank", str(zeros)]) == 2
+    _one_error_line(capsys, f"cannot read {zeros}: its compressed members would inflate to "
+                    "8388736 bytes, more than the 1048576 allowed", "numpy.savez")
+    liar = tmp_path / "liar.npz"
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (1, 2**30)})
+    with zipfile.ZipFile(liar, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("x.npy", header.getvalue() + bytes(16))
+    assert main(["rank", str(liar)]) == 2
+    _one_error_line(capsys, "member 'x.npy': its header claims 8589934592 bytes")
+
+
 def test_every_public_name_resolves():
     import fastrank
     for name in fastrank.__all__:

@@ -664,12 +664,39 @@ def test_libsvm_feature_index_near_2_31_costs_nothing(tmp_path):
     assert ds.X.shape == (1, 2**31 - 1) and ds.X[0, 2**31 - 2] == 1.0
     assert ds._feature_names is None
     assert ds.take([0])._feature_names is None
+    assert ds.feature_names == D.DefaultNames(2**31 - 1) and ds.feature_names[:1] == ["f0"]
     with pytest.raises(ValueError, match=r"feature index 2147483648 too large"):
         D.load_libsvm(_hostile_file(tmp_path, "b.svm", "0 2147483648:1\n"))
     with pytest.raises(ValueError, match=r"feature index 2147483647 too large"):
         D.load_libsvm(_hostile_file(tmp_path, "c.svm", "0 2147483647:1\n"), zero_based=True)
     small = D.load_libsvm(_hostile_file(tmp_path, "d.svm", "0 3:1\n"))
     assert small.feature_names == ["f0", "f1", "f2"]
+
+
+def test_default_feature_names_behave_as_the_list_of_names():
+    """DefaultNames against the plain list it stands for: every index and slice, equality
+    both ways, membership, iteration; a slice of a wide data set's names is cheap (the
+    2**31 - 1 case runs memory-capped in test_amplification.py)."""
+    names, ref = D.DefaultNames(13), [f"f{j}" for j in range(13)]
+    assert len(names) == 13 and list(names) == ref and names == ref and ref == names
+    assert names == tuple(ref) and names != ref[:-1] and names != ["g0"] * 13
+    assert names == D.DefaultNames(13) and names != D.DefaultNames(13, "t")
+    for j in range(-13, 13):
+        assert names[j] == ref[j] and names[np.int64(j)] == ref[j]
+    for start in (None, -20, -3, 0, 4, 13, 20):
+        for stop in (None, -20, -3, 0, 4, 13, 20):
+            for step in (None, 1, 2, -1, -3):
+                assert names[start:stop:step] == ref[start:stop:step]
+    for bad in (13, -14):
+        with pytest.raises(IndexError, match="out of range for 13 names"):
+            names[bad]
+    with pytest.raises(TypeError):
+        names[1.0]
+    assert all(n in names for n in ref)
+    assert not any(n in names for n in ("f13", "f-1", "f01", "f", "g1", "f1 ", "f١", 1, None))
+    assert repr(names) == "DefaultNames(['f0', 'f1', ..., 'f12'])"
+    wide = D.DefaultNames(2**31 - 1)
+    assert wide[:2] == ["f0", "f1"] and wide[-1] == "f2147483646" and "f2147483646" in wide
 
 
 @pytest.mark.parametrize("header, message", [

@@ -356,3 +356,28 @@ def test_first_row_beyond_64_bits_is_refused():
     assert ev.rows == [(2**63 - 11, 2**63 - 1)]
     with pytest.raises(ValueError, match="first_row"):   # the default would pass 2**63 - 1
         ev.update(y[:1], s[:1])
+
+
+def test_label_state_that_cannot_fit_is_refused_up_front(monkeypatch):
+    """Per-label counts are inherent to the category-oriented (macro) averages: when a
+    sparse matrix declares more labels than the process can hold counts for (here 1 MiB
+    available), evaluate, Evaluator.update and the ranking metrics raise ValueError naming
+    the number of labels and the memory before allocating anything (the truth is not made
+    dense first); densifying a sparse truth is checked too. (2**31 - 1 labels run
+    memory-capped in test_amplification.py.)"""
+    import fastrank._validation as validation
+    q = 2**16
+    y = sp.csr_matrix(([1], [q - 1], [0, 1]), shape=(1, q))
+    s = sp.csr_matrix(([0.5], [q - 1], [0, 1]), shape=(1, q))
+    expected = M.evaluate(y, s, ties="modified").values  # with the machine's memory
+    assert expected[0, 0] == 0 and expected[0, 1] == 0  # the one label ranked first
+    monkeypatch.setattr(validation, "available_memory", lambda: 2**20)
+    counts = rf"the per-label counts of {q} labels \(n_labels\) needs [\d.]+ MiB, more " \
+        r"than the 1\.0 MiB this process can allocate"
+    for call in (M.evaluate, M.Evaluator().update, M.one_error, M.coverage):
+        with pytest.raises(ValueError, match=counts):
+            call(y, s)
+    tall = sp.csr_matrix(np.eye(20_000, 100))
+    with pytest.raises(ValueError, match=r"y_true: a 20000 x 100 indicator matrix needs "
+                                         r"1\.9 MiB, more than the 1\.0 MiB"):
+        M.coverage(tall, np.ones((20_000, 100)))

@@ -525,6 +525,63 @@ def test_knn_chunked_scoring(tied, monkeypatch):
     np.testing.assert_allclose(F, ref_knn(B, Y, Q, None, "max"), rtol=1e-12)
 
 
+def _spread(X, columns, width):
+    """The dense matrix X as CSR of ``width`` columns, its column j moved to columns[j]."""
+    rows, cols = np.nonzero(X)
+    return sp.coo_matrix((X[rows, cols], (rows, columns[cols])), shape=(X.shape[0], width)
+                         ).tocsr()
+
+
+@pytest.mark.parametrize("width", [24, 2**24])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_wide_sparse_base_is_searched_on_its_stored_columns(dtype, width):
+    """Documents over 24 features, or spread over 2**24 declared ones (2**31 - 1 in
+    test_amplification.py), with query features that no base document has (they change
+    the query's norm, never a dot product): the search, KNN and ML-kNN give exactly the
+    references on the narrow dense matrices, and the base's index has one row per column
+    it stores, not per declared feature."""
+    from fastrank.neighbors import _Base
+    rng = np.random.default_rng(11)
+    Q = dyadic_docs(rng, 30, n_features=24)
+    B = np.hstack([dyadic_docs(rng, 45, n_features=16), np.zeros((45, 8))])
+    columns = np.arange(24) if width == 24 else \
+        np.sort(rng.choice(4096, 24, replace=False)) * 4095
+    Qw, Bw = (_spread(M, columns, width).astype(dtype) for M in (Q, B))
+    assert _Base(Bw).index.shape == (np.count_nonzero(B.any(axis=0)), 45)
+    sims, idx = topk_cosine(Qw, Bw, 6)
+    ref_s, ref_i = ref_topk(Q, B, 6)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_array_equal(sims, ref_s.astype(dtype))
+    Y = (rng.random((45, 5)) < 0.3).astype(np.uint8)
+    np.testing.assert_allclose(KNN(k=4).fit(Bw, Y).decision_function(Qw),
+                               ref_knn(B, Y, Q, 4, "max"), rtol=1e-6)
+    F, P = ref_mlknn(B, Y, Q, 3, 1.0)
+    model = MLkNN(k=3).fit(Bw, Y)
+    np.testing.assert_allclose(model.decision_function(Qw), F, rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(Qw), P)
+
+
+@pytest.mark.parametrize("width, n_columns", [(50, 7), (50, 0), (50, 50), (10**6, 7)])
+def test_restricting_to_columns_by_table_and_by_search(width, n_columns):
+    """_restrict_columns against the dense column selection, with a table of the columns
+    (at most as wide as the entries) and by binary search (wider)."""
+    from fastrank.neighbors import _restrict_columns
+    rng = np.random.default_rng(width + n_columns)
+    columns = np.sort(rng.choice(50, n_columns, replace=False)) * (width // 50)
+    X = sp.random(30, width, density=min(1, 200 / width), format="lil", random_state=1)
+    X[:, columns[:3]] = 2.0  # stored entries in some of the columns at least
+    X = sp.csr_matrix(X)
+    R = _restrict_columns(X, columns)
+    assert R.shape == (30, n_columns) and R.has_sorted_indices
+    np.testing.assert_array_equal(R.toarray(), X[:, columns].toarray())
+
+
+def test_a_base_that_stores_no_entry_gives_cosine_zero():
+    """No stored column at all: every cosine is 0 and ties go by index."""
+    sims, idx = topk_cosine(sp.csr_matrix([[1.0, 2.0]]), sp.csr_matrix((3, 2)), 3)
+    assert sims.tolist() == [[0, 0, 0]] and idx.tolist() == [[0, 1, 2]]
+
+
 # ---- MLkNN ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("k, s", [(1, 1.0), (10, 1.0), (7, 0.5)])

@@ -250,3 +250,22 @@ def test_errors_name_the_argument_scores(call):
         with pytest.raises(exc, match=r"^scores ") as info:
             call(bad)
         assert "y_score" not in str(info.value)
+
+
+def test_results_that_cannot_fit_are_refused_up_front(monkeypatch):
+    """A sparse matrix declares its width and its ranks are dense: when the results and the
+    sorting scratch need more than the process can allocate (here 1 MiB), rank and
+    tie_groups raise ValueError naming the shape and both sizes before allocating; what
+    fits is ranked as SciPy ranks it. (The 2**31 - 1 wide case runs memory-capped in
+    test_amplification.py.)"""
+    import fastrank._validation as validation
+    monkeypatch.setattr(validation, "available_memory", lambda: 2**20)
+    wide = sp.csr_matrix(([0.5], [99_999], [0, 1]), shape=(1, 100_000))
+    for call in (lambda: fastrank.rank(wide), lambda: fastrank.rank(wide, "fractional"),
+                 lambda: fastrank.tie_groups(wide)):
+        with pytest.raises(ValueError, match=r"ranking a 1 x 100000 matrix \(\d+ bytes of "
+                           r"results per entry\) needs [\d.]+ MiB, more than the 1\.0 MiB"):
+            call()
+    narrow = sp.csr_matrix(([0.5, 0.25], [2, 7], [0, 2]), shape=(1, 10))
+    np.testing.assert_array_equal(fastrank.rank(narrow, "standard"),
+                                  ss.rankdata(-narrow.toarray(), method="min", axis=1))

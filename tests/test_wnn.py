@@ -291,6 +291,37 @@ def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
 
 
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+@pytest.mark.parametrize("tie_policy", ["all", "random"])
+def test_wide_sparse_input_is_read_at_the_wired_positions(kind, tie_policy):
+    """CSR input declaring 2**24 features (2**31 - 1 in test_amplification.py) for 180
+    synapses: the kernels work on the wired positions only, and the beliefs equal the
+    reference on the narrow matrix of those positions; entries at unwired positions are
+    ignored."""
+    width = 2**24
+    X, Y, X_test = tie_heavy_data(4)
+    model = MODELS[kind](n_neurons=9, n_synapses=20, tie_policy=tie_policy, random_state=5)
+    wired = np.unique(model.fit(sp.csr_matrix((X.shape[0], width)), Y).synapses_)
+    unwired = np.setdiff1d(np.arange(0, width, 99991), wired)[:3]
+    at = np.concatenate([wired[:X.shape[1]], unwired])
+
+    def wide(A):  # A's columns at wired positions, then noise at unwired ones
+        A = np.hstack([A, np.random.default_rng(0).random((A.shape[0], unwired.size))])
+        rows, cols = np.nonzero(A)
+        return sp.coo_matrix((A[rows, cols], (rows, at[cols])), shape=(A.shape[0], width)
+                             ).tocsr()
+
+    def narrow(A):  # the values at the wired positions, in their order
+        out = np.zeros((A.shape[0], wired.size))
+        out[:, :A.shape[1]] = A
+        return out
+    model.fit(wide(X), Y)
+    F = model.decision_function(wide(X_test))
+    np.testing.assert_array_equal(
+        F, ref_wnn.beliefs(kind, tie_policy, narrow(X), Y, narrow(X_test),
+                           np.searchsorted(wired, model.synapses_), model.seed_))
+
+
 def test_simd_path_names_the_path_in_use():
     best = max(kernel.simd_levels())
     assert kernel.simd_levels() == tuple(range(best + 1))

@@ -4,22 +4,30 @@ Commands: ``study`` (the whole cross-validated tie study), ``evaluate`` (the 19 
 user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melotti2009 Fig.
 2.1), ``datasets`` (list, fetch or describe data sets), ``config`` (versions, build, CPU and
 the kernels' instruction-set paths). Errors in the input end the program with
-one readable line on stderr and exit code 2, leaving no partial output file. Ctrl-C and
+one readable line on stderr and exit code 2, leaving no partial output file. Input files
+must be regular files (``-`` is standard input); a text line may hold :data:`MAX_LINE`
+characters, and the compressed members of a ``.npz`` file may inflate to
+:data:`INFLATE_FACTOR` times the file's size or :data:`INFLATE_FLOOR` bytes, whichever is
+larger (checked before anything is read). Ctrl-C and
 SIGTERM end it at once with one line and exit code 130 / 143 (``study`` computes in a worker
 thread, so a long kernel call does not delay them), a closed pipe quietly with 141; output
 files are only ever replaced whole.
 """
 import argparse
 import contextlib
+import functools
 import io
+import itertools
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 import tokenize
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +65,15 @@ def _cmd_rank(args):
     return 0
 
 
+#: Longest line of CSV or whitespace-separated text input, in characters (its newline
+#: included): wider rows belong in a .npy or .npz file.
+MAX_LINE = 2**24
+#: A .npz file's compressed members may inflate to this many times the file's size ...
+INFLATE_FACTOR = 64
+#: ... or to this many bytes, whichever is larger.
+INFLATE_FLOOR = 2**28
+
+
 def _read_matrix(path, part="X"):
     """A matrix from .npy, .npz (SciPy sparse, or one NumPy array), CSV/whitespace text
     (``-``: standard input), or a libsvm file (``part`` "X" = its features, "Y" = its
@@ -66,21 +83,23 @@ def _read_matrix(path, part="X"):
             warnings.simplefilter("ignore")
             return _read_matrix_unchecked(path, part)
     except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, OverflowError,
-            MemoryError, zipfile.BadZipFile, KeyError) as exc:
+            MemoryError, zipfile.BadZipFile, zlib.error, KeyError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
 
 
 def _read_matrix_unchecked(path, part):
     if path == "-":
-        text = sys.stdin.read()
-        first = text.split("\n", 1)[0]
-        return np.loadtxt(io.StringIO(text), delimiter="," if "," in first else None, ndmin=2)
+        return _read_text(sys.stdin)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError("not a regular file (give a file, or - for CSV on standard input)")
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":  # mapped first: a header claiming more than the file holds fails
         return np.array(np.load(path, mmap_mode="r", allow_pickle=False))
     if ext == ".npz":
+        from ._npzfile import check_inflated_sizes
+        check_inflated_sizes(path, max(INFLATE_FACTOR * os.path.getsize(path), INFLATE_FLOOR))
         with np.load(path, allow_pickle=False) as z:
-            if "format" in z.files and "indptr" in z.files:
+            if "format" in z.files and "shape" in z.files:
                 return sp.load_npz(path)
             if len(z.files) != 1:
                 raise ValueError(f"expected one array, found {len(z.files)}")
@@ -89,8 +108,23 @@ def _read_matrix_unchecked(path, part):
         from .datasets import load_libsvm
         return getattr(load_libsvm(path), part)
     with open(path) as f:
-        first = f.readline()
-    return np.loadtxt(path, delimiter="," if "," in first else None, ndmin=2)
+        return _read_text(f)
+
+
+def _read_text(f):
+    """The matrix of CSV (a comma in the first line) or whitespace-separated text read from
+    the stream f, each line checked against :data:`MAX_LINE` as it is read."""
+    def lines():
+        for number, line in enumerate(iter(functools.partial(f.readline, MAX_LINE + 1), ""),
+                                      1):
+            if len(line) > MAX_LINE:
+                raise ValueError(f"line {number} is longer than {MAX_LINE} characters, the "
+                                 "bound on text input (give a wide matrix as .npy or .npz)")
+            yield line
+    stream = lines()
+    first = next(stream, "")
+    return np.loadtxt(itertools.chain([first], stream), delimiter="," if "," in first else None,
+                      ndmin=2)
 
 
 def _load_dataset(name, fmt, labels):

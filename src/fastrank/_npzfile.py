@@ -11,6 +11,7 @@ nothing is inflated (no zip bomb). Object arrays (pickles) are refused.
 import os
 import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -21,6 +22,14 @@ MAX_HEADER_BYTES = 1 << 20  # the JSON header member
 
 class ModelFileError(ValueError):
     """The file is not a well-formed uncompressed ``.npz`` (message: what is wrong)."""
+
+
+def _zip(f):
+    """The zip directory of the open file f; ModelFileError when it is not a zip file."""
+    try:
+        return zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise ModelFileError(f"not a zip file ({exc})") from None
 
 
 def _member(f, info, file_size):
@@ -40,6 +49,14 @@ def _member(f, info, file_size):
         raise ModelFileError(f"member {info.filename!r} lies past the end of the file "
                              "(truncated?)")
     f.seek(start)
+    shape, fortran, dtype = _npy_header(f, info, start)
+    return f.tell(), dtype, tuple(shape), "F" if fortran else "C"
+
+
+def _npy_header(f, info, start):
+    """(shape, fortran, dtype) from the ``.npy`` header of member ``info``, which starts at
+    offset ``start`` of ``f`` (``f`` positioned there); the array's data must fill the rest
+    of the member exactly, and hold no Python objects."""
     try:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
@@ -59,7 +76,7 @@ def _member(f, info, file_size):
         raise ModelFileError(f"member {info.filename!r}: its header claims {n_bytes} bytes "
                              f"of {dtype} {shape}, the member holds "
                              f"{start + info.file_size - data_start}")
-    return data_start, dtype, tuple(shape), "F" if fortran else "C"
+    return shape, fortran, dtype
 
 
 def read_npz(path):
@@ -68,10 +85,7 @@ def read_npz(path):
     :class:`ModelFileError` before any array is mapped."""
     file_size = os.path.getsize(path)
     with open(path, "rb") as f:
-        try:
-            infos = zipfile.ZipFile(f).infolist()
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-            raise ModelFileError(f"not a zip file ({exc})") from None
+        infos = _zip(f).infolist()
         layout = {}
         for info in infos:
             name = info.filename[:-4] if info.filename.endswith(".npy") else None
@@ -88,3 +102,36 @@ def read_npz(path):
             arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape,
                                      order=order).view(np.ndarray)
     return arrays
+
+
+def check_inflated_sizes(path, max_inflated):
+    """Check a ``.npz`` data file (``numpy.savez``, ``numpy.savez_compressed``,
+    ``scipy.sparse.save_npz``) before NumPy reads it: every member a ``.npy`` array whose
+    header matches the member's size, stored members within the file (as :func:`read_npz`
+    checks them), and the compressed members declaring at most ``max_inflated`` bytes
+    together. Only the headers are inflated; ``zipfile`` stops inflating a member at its
+    declared size (and checks its CRC-32), so reading the file then allocates at most its
+    own size plus ``max_inflated``. Raises :class:`ModelFileError`."""
+    file_size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        archive = _zip(f)
+        infos = archive.infolist()
+        inflated = sum(i.file_size for i in infos if i.compress_type != zipfile.ZIP_STORED)
+        if inflated > max_inflated:
+            raise ModelFileError(
+                f"its compressed members would inflate to {inflated} bytes, more than the "
+                f"{max_inflated} allowed for a file of {file_size} bytes (save it "
+                "uncompressed: numpy.savez, scipy.sparse.save_npz(..., compressed=False))")
+        for info in infos:
+            if not info.filename.endswith(".npy"):
+                raise ModelFileError(f"member {info.filename!r} is not a .npy array")
+            if info.compress_type == zipfile.ZIP_STORED:
+                _member(f, info, file_size)
+                continue
+            try:
+                with archive.open(info) as member:
+                    _npy_header(member, info, 0)
+            except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError,
+                    OSError, EOFError) as exc:
+                raise ModelFileError(f"member {info.filename!r} cannot be inflated "
+                                     f"({exc})") from None

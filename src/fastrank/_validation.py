@@ -1,9 +1,11 @@
 """Input checks shared by every public function: one place, one wording for each error."""
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._ext import _threads
 from ._ext import checks as _checks
 
 FLOAT_DTYPES = (np.float32, np.float64)
@@ -22,6 +24,52 @@ def check_random_state(random_state):
         return random_state
     raise TypeError(
         f"random_state must be None, an int or a numpy.random.Generator, got {type(random_state).__name__}")
+
+
+def available_memory():
+    """Bytes this process can still allocate, or None when unknown: the machine's physical
+    memory, less what the process's address-space limit (``RLIMIT_AS``, e.g. ``ulimit -v``)
+    leaves when that is smaller."""
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+        limit = page * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):  # no sysconf (Windows)
+        return None
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as f:  # the address space in use, in pages
+                limit = min(limit, soft - page * int(f.read().split()[0]))
+    except (ImportError, OSError, ValueError):  # no resource module, no /proc (macOS)
+        pass
+    return limit
+
+
+def _gib(n_bytes):
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
+
+
+def check_memory(n_bytes, what):
+    """ValueError, naming ``what`` and both sizes, when ``what`` needs ``n_bytes`` bytes and
+    that is more than :func:`available_memory`: work whose size is fixed by a declared
+    shape is refused up front instead of failing midway with a MemoryError (or the
+    system's out-of-memory killer)."""
+    limit = available_memory()
+    if limit is not None and n_bytes > limit:
+        raise ValueError(f"{what} needs {_gib(n_bytes)}, more than the "
+                         f"{_gib(max(limit, 0))} this process can allocate")
+
+
+#: Bytes of scratch per label that each thread sorting rows holds (``sort_work_new`` in
+#: ``_tiesort.pxd``).
+SORT_SCRATCH_BYTES = 33
+
+
+def sort_scratch_bytes(n, q):
+    """The sorting scratch of n rows of q labels: one per thread, and no more threads than
+    rows get one."""
+    return min(n, _threads.get_max_threads()) * SORT_SCRATCH_BYTES * q
 
 
 def check_option(name, value, allowed):
@@ -413,6 +461,7 @@ def check_indicator_size(shape, name):
         raise ValueError(f"{name}: a {shape[0]} x {shape[1]} indicator matrix would take "
                          f"{shape[0] * shape[1] / 2**30:.1f} GiB; at most "
                          f"{MAX_INDICATOR_BYTES // 2**30} GiB are allowed")
+    check_memory(shape[0] * shape[1], f"{name}: a {shape[0]} x {shape[1]} indicator matrix")
 
 
 def check_n_labels(n_labels, name="n_labels"):

@@ -30,6 +30,7 @@ import hashlib
 import http.client
 import io
 import json
+import operator
 import os
 import re
 import urllib.error
@@ -48,8 +49,8 @@ from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
 from ._validation import MAX_COLUMNS, check_features, check_indicator_size, check_n_labels, \
     check_random_state, check_truth
 
-__all__ = ["Dataset", "load", "list", "fetch", "FetchError", "ChecksumError", "MULAN_URL",
-           "load_arff", "load_libsvm", "save_libsvm", "load_text",
+__all__ = ["Dataset", "DefaultNames", "load", "list", "fetch", "FetchError", "ChecksumError",
+           "MULAN_URL", "load_arff", "load_libsvm", "save_libsvm", "load_text",
            "make_multilabel"]
 
 #: The labels a file makes a loader build may take this many times the file's size ...
@@ -71,6 +72,58 @@ def _check_label_matrix(source, n, q, file_size):
 
 
 # ---- the Dataset value -------------------------------------------------------------------
+
+class DefaultNames(Sequence):
+    """The names ``prefix + str(j)`` of columns ``j = 0 .. n - 1`` ("f0", "f1", ...), made
+    one by one when read: a read-only sequence whose memory does not grow with ``n``, so
+    that a sparse matrix declaring billions of features costs nothing until its names are
+    read. Indexing gives a name, a slice a list of the names it covers; it compares equal to
+    a list or tuple of the same names.
+
+    Examples
+    --------
+    >>> from fastrank.datasets import DefaultNames
+    >>> names = DefaultNames(2_000_000_000)
+    >>> len(names), names[:2], names[-1], "f7" in names
+    (2000000000, ['f0', 'f1'], 'f1999999999', True)
+    >>> DefaultNames(3) == ["f0", "f1", "f2"]
+    True
+    """
+
+    def __init__(self, n: int, prefix: str = "f") -> None:
+        self._n, self._prefix = operator.index(n), str(prefix)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [f"{self._prefix}{i}" for i in range(*j.indices(self._n))]
+        j = operator.index(j)
+        if not -self._n <= j < self._n:
+            raise IndexError(f"name index {j} out of range for {self._n} names")
+        return f"{self._prefix}{j % self._n}"
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str) or not name.startswith(self._prefix):
+            return False
+        digits = name[len(self._prefix):]
+        return digits.isdecimal() and digits.isascii() and str(int(digits)) == digits \
+            and int(digits) < self._n
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DefaultNames):
+            return (self._n, self._prefix) == (other._n, other._prefix)
+        if isinstance(other, (builtins.list, tuple)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compares equal to lists
+
+    def __repr__(self) -> str:
+        shown = self[:3] if self._n <= 4 else [*self[:2], "...", self[-1]]
+        return "DefaultNames([" + ", ".join(x if x == "..." else repr(x) for x in shown) + "])"
+
 
 class Dataset:
     """Documents with their label sets.
@@ -99,9 +152,10 @@ class Dataset:
         C-contiguous 0/1 indicator matrix.
     texts : list of str or None
         The raw documents (raw-text data sets only).
-    feature_names, label_names : list of str
-        Default feature names are built on first access, so a wide sparse X costs nothing
-        until they are read.
+    feature_names : list of str, or DefaultNames
+        The names given, or the default "f0", "f1", ... as a :class:`DefaultNames`, which
+        makes each name when it is read (a wide sparse X costs nothing for its names).
+    label_names : list of str
     name : str
         The data set's name.
     info : dict
@@ -167,10 +221,10 @@ class Dataset:
         self.info = dict(info or {})
 
     @property
-    def feature_names(self) -> builtins.list[str] | None:
-        """Feature names (None for unindexed raw text)."""
+    def feature_names(self) -> Sequence[str] | None:
+        """Feature names: a list, or :class:`DefaultNames` (None for unindexed raw text)."""
         if self._feature_names is None and self.X is not None:
-            self._feature_names = [f"f{j}" for j in range(self.X.shape[1])]
+            return DefaultNames(self.X.shape[1])
         return self._feature_names
 
     @feature_names.setter

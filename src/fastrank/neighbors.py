@@ -93,10 +93,42 @@ def _index_arrays(*mats):
             for m in mats]
 
 
+def _restrict_columns(X, columns):
+    """The CSR matrix X with only its entries in ``columns`` (sorted distinct column
+    numbers), column ``columns[j]`` renumbered ``j``; the order within each row is kept.
+    Each entry's new number is read from a table of every column when that costs no more
+    than the entries, found by binary search otherwise."""
+    if X.shape[1] <= X.indices.size:
+        table = np.full(X.shape[1], -1, dtype=np.int64)
+        table[columns] = np.arange(columns.size)
+        pos = table[X.indices]
+        keep = pos >= 0
+    else:
+        pos = np.searchsorted(columns, X.indices)
+        keep = pos < columns.size
+        keep[keep] = columns[pos[keep]] == X.indices[keep]
+    indptr = np.concatenate(([0], np.cumsum(keep)))[X.indptr]
+    return sp.csr_matrix((X.data[keep], pos[keep], indptr), shape=(X.shape[0], columns.size))
+
+
+def _present_columns(indices, width):
+    """The sorted distinct values of ``indices`` (column numbers below ``width``): a mark per
+    column when that costs no more than the entries, a sort of the entries otherwise."""
+    if width <= indices.size:
+        return np.flatnonzero(np.bincount(indices, minlength=width))
+    return np.unique(indices)
+
+
 class _Base:
     """Base documents prepared once for many searches: rows scaled by
     :func:`_pow2_scaled_rows`, their squared and inverse norms, and for CSR the transposed
-    form (the inverted index of the search) with its index arrays in the kernel's dtype."""
+    form (the inverted index of the search) with its index arrays in the kernel's dtype.
+
+    A CSR base is indexed on the columns it stores (``columns``, None when it stores every
+    column): a feature no base document has adds nothing to any dot product, so a query is
+    searched with its entries in those columns only (:meth:`_restricted`), its norm still
+    taken over all of them -- the same sums in the same order, so the same bits. Memory
+    and time then follow the stored entries, not the declared number of features."""
 
     def __init__(self, X):
         self.n = X.shape[0]
@@ -105,9 +137,19 @@ class _Base:
         self.inv_norms = np.empty(self.n, dtype=np.float64)
         _kernel.inv_norms(self.sqnorms, self.inv_norms)
         self.sparse = sp.issparse(X)
-        self.index = self.scaled.T.tocsr() if self.sparse else self.scaled
+        self.columns = None
         if self.sparse:
+            present = _present_columns(self.scaled.indices, X.shape[1])
+            if present.size < X.shape[1]:
+                self.columns = present
+            self.index = self._restricted(self.scaled).T.tocsr()
             [self.index_arrays] = _index_arrays(self.index)
+        else:
+            self.index = self.scaled
+
+    def _restricted(self, Q):
+        """The CSR queries Q in the index's columns (:func:`_restrict_columns`)."""
+        return Q if self.columns is None else _restrict_columns(Q, self.columns)
 
     def search(self, Qn, k, exclude_self=False):
         """Top-k of queries Qn scaled by :func:`_pow2_scaled_rows` (same kind and dtype as
@@ -117,11 +159,12 @@ class _Base:
         idx = np.empty((nq, k), dtype=np.int64)
         qa = self.sqnorms if Qn is self.scaled else _sqnorms(Qn)
         if self.sparse:
+            Qr = self._restricted(Qn)
             ti, tp = self.index_arrays
-            qi, qp = Qn.indices, Qn.indptr
+            qi, qp = Qr.indices, Qr.indptr
             if not qi.dtype == qp.dtype == ti.dtype:  # 64-bit indices on one side only
-                (qi, qp), (ti, tp) = _index_arrays(Qn, self.index)
-            _kernel.topk_csr(Qn.data, qi, qp, self.index.data, ti, tp, qa, self.sqnorms,
+                (qi, qp), (ti, tp) = _index_arrays(Qr, self.index)
+            _kernel.topk_csr(Qr.data, qi, qp, self.index.data, ti, tp, qa, self.sqnorms,
                              self.inv_norms, sims, idx, exclude_self)
         else:
             _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, self.inv_norms, sims, idx,
@@ -200,7 +243,10 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     Notes
     -----
     Rows are scaled and their norms computed once; memory beyond the inputs and outputs is
-    one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread. Up
+    one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread.
+    A sparse base is indexed on the columns it stores, so a declared number of features
+    costs nothing by itself (query features absent from the base add nothing to a dot
+    product and are left out, with the same bits). Up
     to this tie order, the result equals scikit-learn's
     ``NearestNeighbors(metric="cosine", algorithm="brute")`` with distance
     ``1 - similarity``.

@@ -33,7 +33,8 @@ import numpy as np
 
 from ._ext import ranking as _kernel
 from ._typing import MatrixLike, RandomStateLike
-from ._validation import check_option, check_random_state, check_scores, row_source
+from ._validation import check_memory, check_option, check_random_state, check_scores, \
+    row_source, sort_scratch_bytes
 
 #: The ranking methods of :func:`rank` (aliases "min", "max", "average" accepted too).
 RANK_METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractional")
@@ -76,6 +77,15 @@ def resolve_method(method: str) -> RankName:
     return check_option("method", method, RANK_METHODS + tuple(_ALIASES))
 
 
+def _check_size(scores, result_bytes):
+    """ValueError, before anything is allocated, when the dense results (``result_bytes``
+    per entry) and the sorting scratch of ``scores`` do not fit in memory: a sparse matrix
+    declares its shape, and its results are dense."""
+    n, q = scores.shape
+    check_memory(n * q * result_bytes + sort_scratch_bytes(n, q),
+                 f"ranking a {n} x {q} matrix ({result_bytes} bytes of results per entry)")
+
+
 def _run(scores, code, seed, out_int, out_frac, out_end=_NONE_INT, out_start=_NONE_INT):
     _kernel.rank_rows(*row_source(scores), scores.shape[0], scores.shape[1], code, seed,
                       out_int, out_frac, out_end, out_start)
@@ -113,7 +123,10 @@ def rank(scores: MatrixLike, method: RankMethod = "modified",
     Raises
     ------
     ValueError
-        Unknown ``method``; ``scores`` not 2-D, empty, or holding NaN (the row is named).
+        Unknown ``method``; ``scores`` not 2-D, empty, or holding NaN (the row is named);
+        ranks (dense, of the declared shape even for a sparse ``scores``) and sorting
+        scratch that need more memory than the process can allocate (refused before
+        anything is allocated; see the guide, "Declared shapes").
     TypeError
         ``scores`` is not real-valued, or ``random_state`` is not None, an int or a
         Generator.
@@ -150,6 +163,7 @@ def rank(scores: MatrixLike, method: RankMethod = "modified",
     seed = 0
     if method == "ordinal":
         seed = int(check_random_state(random_state).integers(0, 2**64, dtype=np.uint64))
+    _check_size(scores, 8 if method == "fractional" else 4)
     if method == "fractional":
         out = np.empty(scores.shape, dtype=np.float64)
         _run(scores, code, seed, _NONE_INT, out)
@@ -224,7 +238,8 @@ def tie_groups(scores: MatrixLike) -> TieGroups:
     Raises
     ------
     ValueError
-        ``scores`` not 2-D, empty, or holding NaN.
+        ``scores`` not 2-D, empty, or holding NaN; outputs that need more memory than the
+        process can allocate (as for :func:`rank`).
     TypeError
         ``scores`` is not real-valued.
 
@@ -241,6 +256,7 @@ def tie_groups(scores: MatrixLike) -> TieGroups:
            [3, 3, 3, 4]], dtype=int32)
     """
     scores = check_scores(scores, "scores")
+    _check_size(scores, 12)
     order = np.empty(scores.shape, dtype=np.int32)
     end = np.empty(scores.shape, dtype=np.int32)
     start = np.empty(scores.shape, dtype=np.int32)

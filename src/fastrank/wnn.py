@@ -40,6 +40,7 @@ from ._ext import wnn as _kernel
 from ._typing import LabelsLike, MatrixLike, RandomStateLike
 from ._validation import check_option, check_random_state
 from .metrics import cutoff
+from .neighbors import _restrict_columns
 
 #: The ``tie_policy`` options of :class:`VGRAM` and :class:`VGRAMCor`.
 TIE_POLICIES = ("random", "all")
@@ -56,6 +57,18 @@ def _kernel_input(X):
     if sp.issparse(X) and X.nnz >= DENSE_FRACTION * X.shape[0] * X.shape[1]:
         return X.toarray()
     return X
+
+
+def _wired(X, synapses):
+    """X (kernel input) and ``synapses`` renumbered onto the input positions the synapses
+    are wired to, when X is CSR with more features than synapses. A pattern reads X only at
+    wired positions, so the patterns are the same, while the kernels' per-feature work (the
+    wiring index, a row buffer per thread) follows the synapses, not the declared width."""
+    if not sp.issparse(X) or X.shape[1] <= synapses.size:
+        return X, synapses
+    positions, renumbered = np.unique(synapses, return_inverse=True)
+    return (_restrict_columns(X, positions),
+            renumbered.reshape(synapses.shape).astype(np.int32))
 
 
 #: Largest ``n_neurons * n_synapses``: the wiring is an int32 array of that size.
@@ -162,7 +175,8 @@ class _VGRAMBase(MultiLabelEstimator):
         ----------
         X : array-like or sparse matrix, shape (n_documents, n_features)
             Feature vectors (e.g. tf-idf); CSR input is never densified whole, unless at
-            least half of it is stored (then a dense array is smaller and ~5x faster).
+            least half of it is stored (then a dense array is smaller and ~5x faster), and
+            is read at the wired positions only when it has more features than synapses.
         Y : 0/1 array-like (n_documents, n_labels) or list of label sets
             Their labels.
 
@@ -214,11 +228,12 @@ class _VGRAMBase(MultiLabelEstimator):
         rows = self._stored_rows(Y)
         memory = np.empty((synapses.shape[0], rows.size, -(-synapses.shape[1] // 64)),
                           dtype=np.uint64)
-        if sp.issparse(X):
-            _kernel.encode_csr(X.data, X.indices, X.indptr, X.shape[1], rows, synapses,
-                               *_kernel.wiring_index(synapses, X.shape[1]), memory)
+        Xw, wiring = _wired(X, synapses)
+        if sp.issparse(Xw):
+            _kernel.encode_csr(Xw.data, Xw.indices, Xw.indptr, Xw.shape[1], rows, wiring,
+                               *_kernel.wiring_index(wiring, Xw.shape[1]), memory)
         else:
-            _kernel.encode_dense(X, rows, synapses, memory)
+            _kernel.encode_dense(Xw, rows, wiring, memory)
         self.synapses_ = synapses
         self.memory_ = memory
         self.label_indptr_, self.label_indices_ = self._label_lists(Y[rows])
@@ -327,12 +342,13 @@ class _VGRAMBase(MultiLabelEstimator):
         each (row, neuron)'s outcome into ``summary`` (``_kernel.new_summary``; ``out`` then
         of shape (0, q)), row i being test row ``row0 + i`` and stored document t number
         ``entry0 + t`` for the tie keys."""
-        args = (self.synapses_, self.memory_, self.label_indptr_, self.label_indices_,
+        X, wiring = _wired(X, self.synapses_)
+        args = (wiring, self.memory_, self.label_indptr_, self.label_indices_,
                 self._model, _POLICY_CODES[self.tie_policy], self.seed_, out, row0, entry0,
                 summary)
         if sp.issparse(X):
             _kernel.predict_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                *_kernel.wiring_index(self.synapses_, X.shape[1]), *args)
+                                *_kernel.wiring_index(wiring, X.shape[1]), *args)
         else:
             _kernel.predict_dense(X, *args)
 

@@ -8,8 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._ext import metrics as _kernel
-from .._validation import check_option, check_random_state, check_same_shape, check_scores, \
-    check_truth
+from .._validation import check_memory, check_option, check_random_state, check_same_shape, \
+    check_scores, check_truth, sort_scratch_bytes
 
 #: The thesis' four ranking types (the default of :func:`fastrank.metrics.evaluate`).
 TIES = ("ordinal", "dense", "standard", "modified")
@@ -60,9 +60,19 @@ def column(ties, name):
     return (_ORDINAL_COLS if ties == "ordinal" else _GROUP_COLS)[name]
 
 
-def check_inputs(y_true, y_score):
-    """Validated (y_true uint8 C-contiguous, y_score float ndarray or canonical CSR)."""
+def check_inputs(y_true, y_score, n_draws=0, held=0):
+    """Validated (y_true uint8 C-contiguous, y_score float ndarray or canonical CSR).
+
+    Per-label counts are inherent to the category-oriented (macro) averages, and a sparse
+    y_score declares its number of labels q: before the truth is made dense, ValueError
+    naming q when the counts :func:`run_kernel` makes for ``n_draws`` random orders (and
+    ``held`` more sets of them that the caller keeps) and the sorting scratch need more
+    memory than the process can allocate."""
     y_score = check_scores(y_score)
+    n, q = y_score.shape
+    chunks = _n_chunks(min(n, BLOCK_ROWS), q, n_draws)
+    check_memory(8 * q * (9 + 2 * n_draws) * (chunks + held) + sort_scratch_bytes(chunks, q),
+                 f"the per-label counts of {q} labels (n_labels)")
     y_true = check_truth(y_true, n_labels=y_score.shape[1], against="y_score")
     check_same_shape(y_true.shape, y_score.shape)
     return y_true, y_score
@@ -106,9 +116,7 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     n, q = hi - lo, y_true.shape[1]
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
     n_draws = n_draws if families & EXPECTED else 0
-    n_chunks = min(n, _N_CHUNKS)
-    if n_draws:  # depends on the shapes only, never on the thread count
-        n_chunks = max(1, min(n_chunks, _MC_BYTES // (n_draws * 2 * q * 8)))
+    n_chunks = _n_chunks(n, q, n_draws)
     lab = np.zeros((n_chunks, 9, q), dtype=np.float64)
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
     weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
@@ -117,6 +125,16 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     run(*args, y_true[lo:hi], families, -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
         first_row, weight, doc, lab, mc)
     return doc, lab.sum(axis=0), mc.sum(axis=0)
+
+
+def _n_chunks(n, q, n_draws):
+    """Row chunks of a kernel call on n rows: each has its own label counts, ``lab`` (9, q)
+    and, for ``n_draws`` random orders, ``mc`` (n_draws, 2, q). Depends on the shapes only,
+    never on the thread count."""
+    chunks = min(n, _N_CHUNKS)
+    if n_draws:
+        chunks = max(1, min(chunks, _MC_BYTES // (n_draws * 2 * q * 8)))
+    return chunks
 
 
 def column_sums(doc, cols, weight=None):

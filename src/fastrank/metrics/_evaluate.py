@@ -405,15 +405,16 @@ class Evaluator:
         Raises
         ------
         ValueError
-            Invalid input (as for :func:`evaluate`), a number of labels other than the
-            evaluator's, rows already seen, a negative ``first_row`` or one whose rows would
-            pass 2**63 - 1.
+            Invalid input (as for :func:`evaluate`, memory for the labels' counts included),
+            a number of labels other than the evaluator's, rows already seen, a negative
+            ``first_row`` or one whose rows would pass 2**63 - 1.
         TypeError
             A non-integer ``first_row``, non-numeric input.
         """
         q = _empty_chunk_labels(y_true, y_score)
         if q is None:
-            y_true, y_score = check_inputs(y_true, y_score)
+            # the chunk's counts and the state's updated copy are held beside the kernel's
+            y_true, y_score = check_inputs(y_true, y_score, self.n_draws, held=2)
             n, q = y_true.shape
         else:
             n = 0
@@ -632,7 +633,9 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
     ------
     ValueError
         Shapes that differ, NaN beliefs, non-binary truth, an unknown, empty or repeated
-        ``ties``, an invalid ``cutoff``, ``n_draws`` or ``zero_division``, invalid weights.
+        ``ties``, an invalid ``cutoff``, ``n_draws`` or ``zero_division``, invalid weights;
+        more labels than the process has memory for (the per-label counts of the
+        category-oriented averages; see the guide, "Declared shapes").
     TypeError
         Non-numeric input.
 

@@ -65,7 +65,8 @@ default "modified"
     ------
     ValueError
         Shapes that differ, NaN beliefs, non-binary truth, an unknown ``ties``, or weights
-        that are negative, non-finite, of the wrong length or all zero.
+        that are negative, non-finite, of the wrong length or all zero; more labels than
+        the process has memory for (see the guide, "Declared shapes").
     TypeError
         Non-numeric beliefs or weights, or ``ties`` not a string.
 
