@@ -298,3 +298,72 @@ def test_single_metric_functions():
     np.testing.assert_allclose(precision_at_k(truth, scores, k=[1, 4]), [1 / 3, 1 / 2])
     assert precision_at_k(truth, scores, k=1, ties="optimistic") == 1.0
     assert precision_at_k(truth, scores, k=1, ties="pessimistic") == 0.0
+
+
+# ---- input forms and errors --------------------------------------------------------------
+
+def test_input_forms_agree():
+    """Dense beliefs, the CSR matrix of the same scored labels and their top-k pair give the
+    same values when every label is scored; truth as CSR, dense or label lists alike."""
+    rng = np.random.default_rng(8)
+    truth, scores = tied_rows(rng, 20, 6, levels=3)
+    pair = (np.tile(np.arange(6), (20, 1))[:, ::-1].copy(), scores[:, ::-1].copy())
+    sets = [set(np.flatnonzero(t)) for t in truth]
+    ties = ("expected", "optimistic", "pessimistic", "ordinal", "stable", "trec")
+    want = evaluate_at_k(truth, scores, k=(1, 2, 6), ties=ties).values
+    full_csr = sp.csr_matrix((scores.ravel(), np.tile(np.arange(6), 20), np.arange(0, 121, 6)),
+                             shape=(20, 6))  # stores the zeros too: every label scored
+    for y_true, y_score in ((sp.csr_matrix(truth), full_csr), (sets, pair),
+                            (truth.astype(bool), pair)):
+        got = evaluate_at_k(y_true, y_score, k=(1, 2, 6), ties=ties, n_labels=6).values
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+
+
+def test_unscored_labels_are_one_group_below_every_scored_one():
+    # scored: label 1 (-5.0); unscored: 0, 2, 3 (relevant: 0) -> positions 1..3, one group
+    y_score = sp.csr_matrix(([-5.0], [1], [0, 1]), shape=(1, 4))
+    r = evaluate_at_k([[1, 0, 0, 0]], y_score, k=(1, 2), ties=("expected", "optimistic"))
+    assert r["expected"]["precision@2"] == pytest.approx(1 / 6, abs=1e-15)
+    assert r["optimistic"]["precision@1"] == 0.0 and r["optimistic"]["precision@2"] == 0.5
+
+
+@pytest.mark.parametrize("y_score, match", [
+    ((np.array([[0, 1, 1]]), np.array([[.3, .2, .1]])), "row 0 lists a label twice"),
+    ((np.array([[0, 5]]), np.array([[.3, .2]])), r"row 0 has a label index out of \[0, 4\)"),
+    ((np.array([[0, -1]]), np.array([[.3, .2]])), "out of"),
+    ((np.array([[0, 1]]), np.array([[.3, np.nan]])), "NaN"),
+    ((np.array([[0, 1]]), np.array([[.3, .2, .1]])), "shape"),
+    ((np.array([[0, 1]]),), "pair"),
+])
+def test_bad_top_k_pairs(y_score, match):
+    with pytest.raises(ValueError, match=match):
+        evaluate_at_k([{0}], y_score, k=1, n_labels=4)
+
+
+def test_bad_arguments():
+    y, s = [[1, 0, 0]], [[.5, .2, .1]]
+    with pytest.raises(ValueError, match="exceeds the number of labels"):
+        evaluate_at_k(y, s, k=4)
+    for k in (0, [], [1, 1], 1.5, True):
+        with pytest.raises(ValueError, match="k"):
+            evaluate_at_k(y, s, k=k)
+    with pytest.raises(ValueError, match="unknown ties='min'"):
+        evaluate_at_k(y, s, ties="min")
+    with pytest.raises(ValueError, match="NaN"):
+        evaluate_at_k(y, [[.5, np.nan, .1]])
+    with pytest.raises(ValueError, match="binary"):
+        evaluate_at_k([[2, 0, 0]], s)
+    with pytest.raises(ValueError, match="y_true has 2 documents but y_score has 1"):
+        evaluate_at_k([[1, 0, 0], [0, 1, 0]], s)
+    with pytest.raises(ValueError, match="n_labels"):
+        evaluate_at_k([{0}], (np.array([[0]]), np.array([[.5]])), k=1)
+    with pytest.raises(ValueError, match="propensity must be finite and > 0"):
+        evaluate_at_k(y, s, propensity=[1, 0, 1])
+    with pytest.raises(ValueError, match="y_score has 3 labels; this evaluator has 2 .*propensities"):
+        evaluate_at_k(y, s, propensity=[1, 1])
+    with pytest.raises(ValueError, match="sample_weight"):
+        evaluate_at_k(y, s, k=1, sample_weight=[1, 2])
+    with pytest.raises(ValueError, match="B must be"):
+        propensity(y, B=0)
+    with pytest.raises(TypeError, match="indices must be integers"):
+        evaluate_at_k(y, (np.array([[0.0]]), np.array([[.5]])), k=1)

@@ -376,7 +376,8 @@ class TopKEvaluator:
         kind, scores, n, q = _scores(y_score)
         if self.n_labels is not None:
             if q is not None and q != self.n_labels:
-                raise ValueError(f"y_score has {q} labels; this evaluator has {self.n_labels}")
+                raise ValueError(f"y_score has {q} labels; this evaluator has {self.n_labels} "
+                                 "(from n_labels, its propensities or an earlier chunk)")
             q = self.n_labels
         tptr, tind, q_true = _truth_csr(y_true, q, name="y_true")
         q = q_true
