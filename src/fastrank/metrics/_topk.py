@@ -68,7 +68,6 @@ _MEANS = {"precision": _P, "recall": _R, "dcg": _DCG, "ndcg": _NDCG, "psdcg": _P
           "psprecision_gain": _PSP, "psndcg_gain": _PSNDCG}
 _RATIOS = {"psprecision": (_PSP, _PSP_BEST), "psndcg": (_PSNDCG, _PSNDCG_BEST)}
 _NO_FLOATS = np.empty(0, dtype=np.float64)
-_NO_INDEX = np.empty(0, dtype=np.int64)
 
 
 def propensity(y_train: LabelsLike, A: float = 0.55, B: float = 1.5,
@@ -197,6 +196,42 @@ def _scores(y_score):
         return "pairs", (np.ascontiguousarray(indices), scores), indices.shape[0], None
     scores = check_scores(y_score)
     return ("csr" if sp.issparse(scores) else "dense"), scores, scores.shape[0], scores.shape[1]
+
+
+def _score_dtype(kind, scores):
+    return scores[1].dtype if kind == "pairs" else scores.dtype
+
+
+def _as_float32(kind, scores):
+    return (scores[0], scores[1].astype(np.float32)) if kind == "pairs" \
+        else scores.astype(np.float32)
+
+
+def _run_kernel(kind, scores, n, q, ks, flags, seed, first_row, tptr, tind, m_max, invp,
+                weight):
+    """The kernel's sums (N_MODES, N_VALUES, len(ks)) over the rows of checked input."""
+    n_chunks = -(-n // _kernel.CHUNK_ROWS)
+    out = np.zeros((n_chunks, _kernel.N_MODES, _kernel.N_VALUES, ks.size))
+    err = np.full(n_chunks, -1, dtype=np.int64)
+    common = (q, ks, flags, seed, first_row, tptr, tind, m_max, invp,
+              _NO_FLOATS if weight is None else weight, out, err)
+    if kind == "dense":
+        item = scores.itemsize
+        _kernel.run_dense(scores.ravel(order="K"), scores.strides[0] // item,
+                          scores.strides[1] // item, n, *common)
+    elif kind == "csr":
+        row_len = int(np.diff(scores.indptr).max(initial=0))
+        _kernel.run_sparse(scores.data, scores.indices, scores.indptr, row_len, 1, n, *common)
+    else:
+        indices, values = scores
+        _kernel.run_sparse(values.ravel(), indices.ravel(), indices.ravel()[:0],
+                           indices.shape[1], 0, n, *common)
+    bad = err[err >= 0]
+    if bad.size:
+        row, code = divmod(int(bad.min()), 4)
+        what = "lists a label twice" if code == 2 else f"has a label index out of [0, {q})"
+        raise ValueError(f"y_score: row {row} {what}")
+    return out.sum(axis=0)
 
 
 def _check_ks(k):
@@ -392,30 +427,17 @@ class TopKEvaluator:
         rows = _add_interval(self._rows, first_row, first_row + n, "chunk")
         order = np.argsort(self.k)
         ks = np.asarray(self.k, dtype=np.int64)[order]
-        n_chunks = -(-n // _kernel.CHUNK_ROWS)
-        out = np.zeros((n_chunks, _kernel.N_MODES, _kernel.N_VALUES, ks.size))
-        err = np.full(n_chunks, -1, dtype=np.int64)
         m_max = int(np.diff(tptr).max(initial=0))
-        common = (q, ks, self._flags, self.seed, first_row, tptr, tind, m_max, self._invp,
-                  _NO_FLOATS if weight is None else weight, out, err)
-        if kind == "dense":
-            item = scores.itemsize
-            _kernel.run_dense(scores.ravel(order="K"), scores.strides[0] // item,
-                              scores.strides[1] // item, n, *common)
-        elif kind == "csr":
-            row_len = int(np.diff(scores.indptr).max(initial=0))
-            _kernel.run_sparse(scores.data, scores.indices, scores.indptr, row_len, 1, n,
-                               *common)
-        else:
-            indices, values = scores
-            _kernel.run_sparse(values.ravel(), indices.ravel(), indices.ravel()[:0],
-                               indices.shape[1], 0, n, *common)
-        bad = err[err >= 0]
-        if bad.size:
-            row, code = divmod(int(bad.min()), 4)
-            what = "lists a label twice" if code == 2 else f"has a label index out of [0, {q})"
-            raise ValueError(f"y_score: row {row} {what}")
-        sums = out.sum(axis=0)
+        trec = 1 << TOPK_TIES.index("trec")
+        runs = [(self._flags, scores)]
+        if self._flags & trec and _score_dtype(kind, scores) == np.float64:
+            # trec_eval keeps every score as a C float: float64 scores tie as float32 do
+            runs = [(self._flags & ~trec, scores), (trec, _as_float32(kind, scores))]
+        sums = 0.0
+        for flags, values in runs:
+            if flags:
+                sums = sums + _run_kernel(kind, values, n, q, ks, flags, self.seed, first_row,
+                                          tptr, tind, m_max, self._invp, weight)
         self._sums = self._sums + sums[:, :, np.argsort(order)]
         self.n_labels = q
         self._weight += n if weight is None else float(weight.sum())
@@ -523,7 +545,10 @@ def evaluate_at_k(y_true: LabelsLike, y_score: Any, k: int | Sequence[int] = (1,
           same ``random_state``;
         * ``"stable"``: ascending label index inside a group;
         * ``"trec"``: trec_eval's order — score descending, then the label's decimal string
-          descending, compared as strings (``strcmp``): 9 before 10 before 1.
+          descending, compared as strings (``strcmp``): 9 before 10 before 1. Scores are
+          compared as float32, as trec_eval stores them (float64 scores closer than float32
+          resolution tie); unscored labels form the last group, which trec_eval would leave
+          unranked (it matters only where fewer than k labels are scored).
     propensity : array of shape (n_labels,), optional
         Label propensities (:func:`propensity`); adds the PS metrics.
     sample_weight : array of shape (n_documents,), optional
