@@ -433,7 +433,7 @@ class TopKEvaluator:
         if self._flags & trec and _score_dtype(kind, scores) == np.float64:
             # trec_eval keeps every score as a C float: float64 scores tie as float32 do
             runs = [(self._flags & ~trec, scores), (trec, _as_float32(kind, scores))]
-        sums = 0.0
+        sums = np.zeros((_kernel.N_MODES, _kernel.N_VALUES, ks.size))
         for flags, values in runs:
             if flags:
                 sums = sums + _run_kernel(kind, values, n, q, ks, flags, self.seed, first_row,
