@@ -10,6 +10,7 @@ table gives for reproducing MULAN's numbers is tested too.
 import numpy as np
 import pytest
 import sklearn.metrics as skm
+from sklearn.exceptions import UndefinedMetricWarning
 
 import fastrank
 from fastrank import metrics as M
@@ -123,13 +124,29 @@ def test_other_ranking_types_differ_from_sklearn_under_ties(yeast):
 @pytest.mark.parametrize("average", [None, "macro", "micro", "samples"])
 def test_auc_is_sklearn_roc_auc_score(problem, average):
     Y, S, w = problem
-    both = Y.any(axis=0) & ~Y.all(axis=0)   # scikit-learn raises on a one-class label
+    both = Y.any(axis=0) & ~Y.all(axis=0)   # scikit-learn's NaN on a one-class label
     rows = Y[:, both].any(axis=1) & ~Y[:, both].all(axis=1)
     if average == "samples":  # ... and, for "samples", on a one-class document
         Y, S, w = Y[rows], S[rows], None if w is None else w[rows]
     Yb, Sb = Y[:, both], S[:, both]
     close(M.auc(Yb, Sb, average=average, sample_weight=w),
           skm.roc_auc_score(Yb, Sb, average=average, sample_weight=w))
+
+
+def test_one_class_labels_auc_nan_in_both_left_out_of_the_mean_here():
+    Y = np.array([[1, 0, 1], [1, 1, 0], [1, 0, 0], [1, 1, 1]])   # label 0: one class only
+    S = np.array([[.2, .3, .5], [.5, .1, .5], [.4, .9, .1], [.3, .3, .3]])
+    with pytest.warns(UndefinedMetricWarning, match="one class"):
+        per_label = skm.roc_auc_score(Y, S, average=None)
+    assert np.isnan(per_label[0])
+    close(M.auc(Y, S, average=None), per_label)
+    with pytest.warns(UndefinedMetricWarning):
+        assert np.isnan(skm.roc_auc_score(Y, S, average="macro"))
+    assert M.auc(Y, S) == pytest.approx(np.mean(per_label[1:]))
+    with pytest.warns(UndefinedMetricWarning):
+        assert np.isnan(skm.roc_auc_score(Y[:, 0], S[:, 0]))
+    with pytest.raises(ValueError, match="both classes"):
+        M.auc(Y[:, 0], S[:, 0])
 
 
 def test_roc_curve_is_sklearn_without_drop_intermediate(problem):

@@ -101,7 +101,8 @@ def test_pairwise_is_wilcoxon_with_holm(bench):
         res = bench.pairwise(metric, ties)
         pairs = list(itertools.combinations(range(3), 2))
         assert [(r.first, r.second) for r in res] == [(CLFS[i], CLFS[j]) for i, j in pairs]
-        p = np.array([ss.wilcoxon(oriented[:, i], oriented[:, j]).pvalue for i, j in pairs])
+        p = np.array([ss.wilcoxon(oriented[:, i], oriented[:, j], zero_method="zsplit").pvalue
+                      for i, j in pairs])
         np.testing.assert_allclose([r.pvalue for r in res], p, rtol=1e-12)
         m = len(p)
         adjusted = [max(min(1.0, (m - k) * np.sort(p)[k]) for k in range(i + 1))
@@ -488,3 +489,26 @@ def test_mulan_files_by_path(shared_data, tmp_path, no_figures):
     assert bench.datasets == ("emotions", "medical")
     assert bench.studies["medical"].dataset["labels"] == 45
     assert (tmp_path / "emotions" / "tables.tex").is_file()
+
+
+def test_pairwise_splits_equal_values_as_demsar():
+    # knn and mlknn equal on three of eight data sets: their ranks are split between W+ and
+    # W- (Demšar 2006), not dropped
+    studies = {}
+    for name, s in hand_benchmark().studies.items():
+        values = dict(s.values)
+        if name in ("set1", "set2", "set3"):
+            values["mlknn"] = values["knn"].copy()
+        studies[name] = StudyResult(dataset=s.dataset, classifiers=s.classifiers, ties=s.ties,
+                                    folds=s.folds, random_state=s.random_state,
+                                    cutoff=s.cutoff, params=s.params, values=values,
+                                    tie_stats=s.tie_stats)
+    bench = BenchmarkResult(studies)
+    table = bench.table("average_precision", "dense")  # mlknn better on 3 of the 5 others
+    assert (table[:, 0] == table[:, 1]).sum() == 3
+    first = bench.pairwise("average_precision", "dense")[0]
+    assert (first.first, first.second) == ("knn", "mlknn")
+    split = ss.wilcoxon(table[:, 0], table[:, 1], zero_method="zsplit")
+    dropped = ss.wilcoxon(table[:, 0], table[:, 1])
+    assert first.statistic == split.statistic and first.pvalue == pytest.approx(split.pvalue)
+    assert first.statistic != dropped.statistic and first.pvalue != pytest.approx(dropped.pvalue)

@@ -379,3 +379,14 @@ def test_probability_metrics_refuse_bad_input_with_type_or_value_errors():
         bad.indices = np.array([0, 1, 0], dtype=bad.indices.dtype)  # column 1 of 1
         with pytest.raises(ValueError, match=r"column index 1 out of range \[0, 1\)"):
             metric(y.reshape(-1, 1), bad)
+
+
+@pytest.mark.parametrize("metric", [brier_score, log_loss, brier_decomposition])
+def test_probability_metrics_name_y_true(metric):
+    p = np.array([0.9, 0.2, 0.6])
+    for y_true, words in [([1, 2, 0], r"^y_true must be binary"),
+                          ([[1], [0], [1]], r"^y_prob is 1-D but y_true is 2-D"),
+                          ([1, 0], r"^y_true has shape \(2, 1\) but y_prob has shape \(3, 1\)"),
+                          (np.array([1, 0, 1]).astype("m8[s]"), r"^y_true must be real")]:
+        with pytest.raises((ValueError, TypeError), match=words):
+            metric(y_true, p)

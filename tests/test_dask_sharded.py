@@ -276,3 +276,15 @@ def test_clone_shares_the_client(client):
     assert not hasattr(refit, "shards_") and refit.client is client
     np.testing.assert_array_equal(refit.fit(X, Y).decision_function(X_test),
                                   fitted.decision_function(X_test))
+
+
+@pytest.mark.parametrize("est", [KNN(k=3), MLkNN(k=3), VGRAM(n_neurons=8, n_synapses=32,
+                                                             random_state=0)], ids=repr)
+@pytest.mark.parametrize("dtype", [np.int64, bool])
+def test_predict_returns_the_targets_dtype(client, est, dtype):
+    X, Y, X_test = tie_heavy(11)
+    sharded = ShardedEstimator(est, n_shards=2, client=client).fit(X, Y.astype(dtype))
+    want = clone(est).fit(X, Y).predict(X_test)
+    got = sharded.predict(X_test)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, want)

@@ -220,6 +220,12 @@ BAD_ARFF = [
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{x 1}\n", 5, "sparse entry"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{1 1,0 1}\n", 5, "increase"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1,2 1}\n", 5, "out of range"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{99 1}\n", 5,
+     "sparse index 99 out of range for 2"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{1234 1}\n", 5,
+     "sparse index 1234 out of range"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{" + "9" * 50 + " 1}\n", 5,
+     "sparse index " + "9" * 40 + "... (50 digits) out of range"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n1,2\n", 5, "nominal values"),
     ("@relation r\n@attribute a numeric\n@attribute y numeric\n@data\n1,2\n", 5, "must be 0 or 1"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\nabc,1\n", 5, "finite number"),
@@ -578,7 +584,13 @@ def test_make_multilabel_properties():
 
 
 @pytest.mark.parametrize("kwargs,words", [
-    ({"n_documents": 0}, "n_documents must be an integer >= 1"),
+    ({"n_documents": 0}, "n_documents must be an integer from 1"),
+    ({"n_features": 2**63}, "n_features must be an integer from 1 to 2147483647"),
+    ({"n_labels": 2**63}, "n_labels must be an integer from 1 to 2147483647"),
+    ({"n_documents": 2**64}, "n_documents must be an integer"),
+    ({"doc_length": 2**63}, "doc_length must be an integer"),
+    ({"topic_size": 2**63}, "topic_size must be an integer"),
+    ({"n_labels": 2**31 - 1}, r"n_documents x n_labels: a 1000 x 2147483647 indicator"),
     ({"cardinality": 0.5}, "cardinality must be in"),
     ({"tie_density": 1.0}, "tie_density must be in"),
     ({"background": 1.5}, "background must be in"),

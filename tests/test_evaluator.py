@@ -1,5 +1,7 @@
 """The mergeable evaluation state: any chunking and merge order gives ``evaluate``."""
 import pickle
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -266,3 +268,91 @@ def test_evaluation_to_pandas_and_html():
     page = res._repr_html_()
     assert page.count("<tr>") == 20 and "Monte-Carlo" in page and "~" in page
     assert dict(res) == res.to_dict() and len(res) == 2 and "modified" in res
+
+
+def _race(ev, chunks, first_rows, n_threads=8):
+    """Each of ``n_threads`` threads updates ``ev`` with its chunks, all starting at once."""
+    start = threading.Barrier(n_threads)
+
+    def run(k):
+        start.wait()
+        for i in range(k, len(chunks), n_threads):
+            ev.update(*chunks[i], first_row=first_rows[i])
+
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(run, range(n_threads)))
+    return ev
+
+
+@pytest.mark.parametrize("ties", [EVERY, ("dense", "modified")])
+def test_eight_threads_updating_one_evaluator_lose_no_rows(ties):
+    y, s = tied_data(800, 12, 7)
+    kw = dict(ties=ties, random_state=5, n_draws=20)
+    cuts = list(range(0, 800, 50))
+    chunks = [(y[lo:lo + 50], s[lo:lo + 50]) for lo in cuts]
+    want = M.evaluate(y, s, **kw)
+    serial = M.Evaluator(**kw)
+    for (yc, sc), lo in zip(chunks, cuts):
+        serial.update(yc, sc, first_row=lo)
+    assert_same(serial.result(), want)
+    for _ in range(40):
+        ev = _race(M.Evaluator(**kw), chunks, cuts)
+        assert ev.rows == [(0, 800)] and ev.n_rows == 800
+        assert_same(ev.result(), want)
+        assert_same(ev.result(), serial.result())
+    if "ordinal" not in ties:  # default first rows: each chunk gets rows nobody else has
+        ev = _race(M.Evaluator(**kw), chunks, [None] * len(chunks))
+        assert ev.rows == [(0, 800)]
+        assert_same(ev.result(), want)
+
+
+def test_concurrent_updates_of_the_same_rows_are_refused_not_lost():
+    y, s = tied_data(400, 8, 3)
+    errors = []
+    ev = M.Evaluator(ties="modified")
+
+    def run(_):
+        try:
+            ev.update(y, s, first_row=0)
+        except ValueError as exc:
+            errors.append(str(exc))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(run, range(8)))
+    assert len(errors) == 7 and all("overlap" in e for e in errors)
+    assert ev.rows == [(0, 400)]
+    assert_same(ev.result(), M.evaluate(y, s, ties="modified"))
+
+
+def test_an_empty_chunk_changes_nothing():
+    y, s = tied_data(30, 5, 0)
+    empties = [(y[:0], s[:0]), ([], s[:0]), (sp.csr_matrix(y[:0]), s[:0]),
+               (y[:0], sp.csr_matrix(s[:0]))]
+    ev = M.Evaluator(ties=("ordinal", "expected"))
+    for empty in empties:                              # before any row
+        ev.update(*empty)
+    assert ev.rows == [] and ev.n_labels is None
+    ev.update(y[:10], s[:10])
+    for empty in empties:
+        ev.update(*empty)
+        ev.update(*empty, first_row=5)                 # inside rows already seen: no rows
+    ev.update(y[10:], s[10:])                          # the default first row is still 10
+    assert ev.rows == [(0, 30)]
+    assert_same(ev.result(), M.evaluate(y, s, ties=("ordinal", "expected")))
+    with pytest.raises(ValueError, match="labels"):
+        ev.update(y[:0, :3], s[:0, :3])
+    with pytest.raises(ValueError, match="shape"):
+        ev.update(y[:0, :3], s[:0])
+    with pytest.raises(TypeError, match="y_score"):
+        ev.update(y[:0], s[:0].astype(complex))
+
+
+def test_first_row_beyond_64_bits_is_refused():
+    y, s = tied_data(10, 4, 0)
+    for first in (2**63, 2**63 - 5, 2**64 + 1):
+        with pytest.raises(ValueError, match="first_row"):
+            M.Evaluator().update(y, s, first_row=first)
+    ev = M.Evaluator(ties="ordinal").update(y, s, first_row=2**63 - 11)
+    assert ev.rows == [(2**63 - 11, 2**63 - 1)]
+    with pytest.raises(ValueError, match="first_row"):   # the default would pass 2**63 - 1
+        ev.update(y[:1], s[:1])

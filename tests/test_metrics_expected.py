@@ -1,5 +1,5 @@
-"""ties="expected" (issue 9): exact expectations over random orders inside tie groups,
-checked by enumerating every order of every tie group."""
+"""ties="expected": exact expectations over random orders inside tie groups, checked by
+enumerating every order of every tie group."""
 import itertools
 
 import math
@@ -31,15 +31,25 @@ def n_orders(s):
                         for row in s]))
 
 
-def brute_force(y, s, top_k=None):
-    """Mean over all joint orders of every metric computed with the ordinal ranking."""
+def ordinal_values(y, s, r, top_k=None):
+    """Every metric under the ordinal rank matrix ``r``, from the reference."""
+    vals = {k: np.mean(f(y, s, r)) for k, f in ref.RANKING.items()}
+    vals["ap_label"] = np.mean(ref.ap_label(y, s, r))
+    vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r, top_k)))
+    return vals
+
+
+def brute_force(y, s, top_k=None, copies=None):
+    """Mean over all joint orders of every metric computed with the ordinal ranking; with
+    ``copies``, row j's one order stands for ``copies[j]`` rows."""
     rows = [list(orders(row)) for row in s]
+    if copies is not None:
+        y, s = np.repeat(y, copies, axis=0), np.repeat(s, copies, axis=0)
     acc, count = {}, 0
     for combo in itertools.product(*rows):
         r = np.stack(combo)
-        vals = {k: np.mean(f(y, s, r)) for k, f in ref.RANKING.items()}
-        vals["ap_label"] = np.mean(ref.ap_label(y, s, r))
-        vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r, top_k)))
+        vals = ordinal_values(y, s, r if copies is None else np.repeat(r, copies, axis=0),
+                              top_k)
         for k, v in vals.items():
             acc[k] = acc.get(k, 0.0) + v
         count += 1
@@ -203,3 +213,56 @@ def test_expected_matches_ordinal_draws_on_enron_knn(shared_data):
     assert np.all(np.abs(exp.values[0] - mean) <= tol), ratio
     # and the ordinal draws really do vary: expected removes real noise
     assert se[M.METRIC_KEYS.index("coverage")] > 0
+
+
+# ---- integer weights: one random order counted w times -------------------------------------
+
+def test_weight_two_is_one_order_counted_twice_not_two_orders():
+    # labels 0 and 1 tied, label 0 relevant: one order gives per-label precisions (1, 0/0)
+    # or (0/0, 0), so 1/4; two copies may disagree, (1, 0) half the time, so 3/8
+    y, s = np.array([[1, 0]]), np.array([[0.5, 0.5]])
+    kw = dict(ties="expected", n_draws=20_000, random_state=0)
+    weighted = M.evaluate(y, s, sample_weight=[2], **kw)
+    copies = M.evaluate(np.repeat(y, 2, axis=0), np.repeat(s, 2, axis=0), **kw)
+    k = M.METRIC_KEYS.index("precision_macro_c")
+    for res, want in ((weighted, 1 / 4), (copies, 3 / 8)):
+        assert abs(res.values[0, k] - want) <= 5 * res.stderr[0, k], (res.values[0, k], want)
+    assert brute_force(y, s, copies=[2])[0]["precision_macro_c"] == 1 / 4
+    assert brute_force(np.repeat(y, 2, axis=0), np.repeat(s, 2, axis=0))[0][
+        "precision_macro_c"] == 3 / 8
+
+
+@settings(max_examples=15, deadline=None)
+@given(small_tied(max_n=3, max_q=4), st.lists(st.integers(0, 3), min_size=3, max_size=3))
+def test_expected_with_integer_weights(case, weights):
+    y, s = case
+    w = np.array(weights[:y.shape[0]])
+    assume(w.sum() > 0 and n_orders(s) <= 1500)
+    want, _ = brute_force(y, s, copies=w)
+    res = M.evaluate(y, s, ties="expected", n_draws=400, random_state=1, sample_weight=w)
+    got = res["expected"]
+    for k in EXACT_KEYS:
+        assert got[k] == pytest.approx(want[k], abs=1e-12), k
+    y_copies, s_copies = np.repeat(y, w, axis=0), np.repeat(s, w, axis=0)
+    if n_orders(s_copies) <= 1500:  # exact values are linear: a weight is the same as copies
+        copies, _ = brute_force(y_copies, s_copies)
+        for k in EXACT_KEYS:
+            assert copies[k] == pytest.approx(want[k], abs=1e-12), k
+    for k in ESTIMATED:  # the estimand shares each document's order among its weight
+        se = res.stderr[0, M.METRIC_KEYS.index(k)]
+        assert abs(got[k] - want[k]) <= 5 * se + 1e-12, (k, got[k], want[k], se)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ordinal_with_integer_weights_repeats_the_rows_order(seed):
+    import fastrank
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random((12, 6)) * 2) / 2
+    y = (rng.random((12, 6)) < 0.4).astype(np.uint8)
+    w = rng.integers(0, 4, 12)
+    got = M.evaluate(y, s, ties="ordinal", random_state=seed, sample_weight=w)["ordinal"]
+    r = fastrank.rank(s, "ordinal", random_state=seed)  # the metrics' shuffle, row by row
+    want = ordinal_values(np.repeat(y, w, axis=0), np.repeat(s, w, axis=0),
+                          np.repeat(r, w, axis=0))
+    for k in M.METRIC_KEYS:
+        assert got[k] == pytest.approx(want[k], abs=1e-12), k

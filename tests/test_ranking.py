@@ -241,3 +241,12 @@ def test_one_random_state_default_everywhere():
     assert np.array_equal(M.cutoff(s, y, ties="ordinal"),
                           M.cutoff(s, y, ties="ordinal", random_state=0))
     assert len({rank(s, "ordinal", random_state=None).tobytes() for _ in range(5)}) > 1
+
+
+@pytest.mark.parametrize("call", [fastrank.rank, fastrank.tie_groups])
+def test_errors_name_the_argument_scores(call):
+    for bad, exc in [([[np.nan, 1.0]], ValueError), ([1.0, 2.0], ValueError),
+                     (np.empty((0, 3)), ValueError), ([["a", "b"]], TypeError)]:
+        with pytest.raises(exc, match=r"^scores ") as info:
+            call(bad)
+        assert "y_score" not in str(info.value)

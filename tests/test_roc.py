@@ -382,3 +382,15 @@ def test_bad_sample_weight():
     assert fp.tolist() == [0.0] and tp.tolist() == [0.0] and thr.tolist() == [np.inf]
     with pytest.raises(ValueError, match="sample_weight"):
         auc(np.eye(3), np.eye(3), sample_weight=np.ones(4))
+
+
+@pytest.mark.parametrize("average", [None, "macro", "micro", "samples"])
+def test_all_zero_weights_raise_as_in_the_ranking_metrics(average):
+    from fastrank.metrics import coverage
+    Y, S = np.eye(3, dtype=np.uint8), np.eye(3) / 2 + 0.1
+    with pytest.raises(ValueError, match="sample_weight sums to 0") as ranking_error:
+        coverage(Y, S, sample_weight=np.zeros(3))
+    with pytest.raises(ValueError, match=str(ranking_error.value)):
+        auc(Y, S, average, sample_weight=np.zeros(3))
+    with pytest.raises(ValueError, match=str(ranking_error.value)):
+        auc(Y[:, 0], S[:, 0], average, sample_weight=np.zeros(3))

@@ -37,13 +37,13 @@ NOT_MULTILABEL = {
                                "a 0/1 label indicator)",
     "check_classifier_data_not_an_array": "target column with values {1, 2}",
     "check_fit2d_1feature": "target column with values {0, 1, 2}",
-    "check_classifiers_multilabel_output_format_predict":
-        "predict returns a uint8 0/1 matrix whatever the dtype of Y (documented)",
+}
+# scikit-learn's multi-output convention that predict is decision_function > 0: fastrank's
+# beliefs are in [0, 1] (a ranking), and a label is assigned by each model's rule (ML-kNN's
+# posterior, VG-RAM's top labels, a calibrated probability >= 0.5); only KNN's rule is > 0
+OWN_RULE = {
     "check_classifier_multioutput":
-        "predict returns uint8 (the check wants a signed int); beliefs are in [0, 1], a label "
-        "is not assigned where the belief is > 0 but by each model's rule",
-    "check_dtype_object": "object arrays are refused with a TypeError, never converted (and "
-                          "the check's object target is not a 0/1 matrix)",
+        "predict is the model's rule, not decision_function > 0 (beliefs are in [0, 1])",
 }
 # predict_proba (ML-kNN and calibrated models) is one probability per label: (n, q)
 PROBA = {
@@ -82,6 +82,8 @@ ESTIMATORS = [KNN(), KNN(k=3, aggregate="count"), MLkNN(k=3),
 def expected_failed_checks(estimator):
     """The checks that do not apply to ``estimator``, with the reason."""
     expected = dict(NOT_MULTILABEL)
+    if not isinstance(estimator, KNN):
+        expected |= OWN_RULE
     if hasattr(estimator, "predict_proba"):
         expected |= PROBA
     if isinstance(estimator, VGRAMCor) and estimator.tie_policy == "random":
@@ -291,3 +293,75 @@ def test_sparse_input_kept_sparse(data):
     assert sp.issparse(model.X_fit_)
     np.testing.assert_allclose(model.decision_function(sp.csr_matrix(X[:5])),
                                KNN(k=5).fit(X, Y).decision_function(X[:5]), rtol=1e-12)
+
+
+# ---- predict's dtype and object arrays ---------------------------------------------------------
+
+@pytest.mark.parametrize("est", FITTABLE, ids=repr)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, bool, np.float64, np.float32])
+def test_predict_returns_the_targets_dtype(est, data, dtype):
+    X, Y = data
+    want = clone(est).fit(X[:60], Y[:60]).predict(X[60:])  # uint8 from a uint8 target
+    got = clone(est).fit(X[:60], Y[:60].astype(dtype)).predict(X[60:])
+    assert got.dtype == np.dtype(dtype) and want.dtype == np.uint8
+    np.testing.assert_array_equal(got, want)
+    listed = clone(est).fit(X[:60], Y[:60].tolist()).predict(X[60:])  # np.asarray's int64
+    assert listed.dtype == np.asarray(Y[:60].tolist()).dtype
+    sparse = clone(est).fit(X[:60], sp.csr_matrix(Y[:60].astype(dtype))).predict(X[60:])
+    assert sparse.dtype == np.dtype(dtype)
+    sets = [set(np.flatnonzero(row)) for row in Y[:60]]
+    assert clone(est).fit(X[:60], sets).predict(X[60:]).dtype == np.uint8
+
+
+@pytest.mark.parametrize("est", FITTABLE[:4], ids=repr)
+def test_predict_dtype_is_saved_and_older_files_predict_uint8(est, data, tmp_path):
+    import json
+    X, Y = data
+    model = clone(est).fit(X, Y.astype(np.int16))
+    model.save(tmp_path / "m.npz")
+    back = type(est).load(tmp_path / "m.npz")
+    assert back.predict(X[:5]).dtype == np.int16
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    with np.load(tmp_path / "m.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(arrays["__header__"].tobytes().decode())
+    assert header.pop("target_dtype") == "<i2"
+    for value, ok in [(None, True), ("|b1", True), ("<f8", True), ("|O", False),
+                      ("int64", False), ("<c16", False), (8, False), ("<M8[s]", False)]:
+        if value is not None:
+            header["target_dtype"] = value
+        arrays["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        np.savez(tmp_path / "edited.npz", **arrays)
+        if ok:
+            got = type(est).load(tmp_path / "edited.npz").predict(X[:5])
+            assert got.dtype == np.dtype(value or np.uint8)  # no key: a file written before
+        else:
+            with pytest.raises(ValueError, match="target_dtype"):
+                type(est).load(tmp_path / "edited.npz")
+
+
+@pytest.mark.parametrize("est", FITTABLE, ids=repr)
+def test_object_arrays_of_numbers_are_converted(est, data):
+    X, Y = data
+    want = clone(est).fit(X[:60], Y[:60])
+    got = clone(est).fit(X[:60].astype(object), Y[:60].astype(object))
+    np.testing.assert_array_equal(got.decision_function(X[60:].astype(object)),
+                                  want.decision_function(X[60:]))
+    assert got.predict(X[60:]).dtype == np.float64  # the converted target's
+    assert got.score(X[60:], Y[60:].astype(object)) == want.score(X[60:], Y[60:])
+    for bad, exc, words in [
+            ({"foo": "bar"}, TypeError, "^X is an object array .*argument must be a string "
+                                        "or a real number, not 'dict'"),
+            ("0.5", TypeError, "^X is an object array holding a string"),
+            (1 + 2j, TypeError, "^X is an object array .*not 'complex'"),
+            (None, ValueError, "^X contains NaN")]:  # None is NaN, as in check_array
+        Xb = X[:60].astype(object)
+        Xb[0, 0] = bad
+        with pytest.raises(exc, match=words):
+            clone(est).fit(Xb, Y[:60])
+        with pytest.raises(exc, match=words):
+            want.predict(Xb)
+    Yb = Y[:60].astype(object)
+    Yb[0, 0] = "1"
+    with pytest.raises(TypeError, match="^Y is an object array holding a string"):
+        clone(est).fit(X[:60], Yb)

@@ -200,6 +200,66 @@ def test_wilcoxon_exact_with_ties_beyond_scipy():
     assert approx.pvalue == pytest.approx(sps.wilcoxon(d, np.zeros(16)).pvalue, rel=1e-9)
 
 
+def _with_zeros_and_ties(n, seed):
+    rng = np.random.default_rng(seed)
+    d = np.round(rng.normal(0.3, 1.0, size=n), 1)
+    d[rng.choice(n, size=max(1, n // 5), replace=False)] = 0.0
+    a = rng.normal(size=n)
+    return a, a - d
+
+
+def brute_force_zero_method_p(d, zero_method):
+    """Two-sided p by enumerating the signs of the non-zero differences, ranked with the
+    zeros ("pratt", "zsplit": the same p, the zsplit statistic only shifted)."""
+    ranks = sps.rankdata(np.abs(d))[d != 0]
+    d = d[d != 0]
+    w_obs = ranks[d > 0].sum()
+    signs = (np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1
+    w = signs @ ranks
+    return min(1.0, 2 * min(np.mean(w <= w_obs + 1e-9), np.mean(w >= w_obs - 1e-9)))
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@pytest.mark.parametrize("n, seed", [(6, 0), (10, 1), (13, 2), (13, 3)])
+def test_wilcoxon_zero_methods_match_scipy_exactly(zero_method, n, seed):
+    # with ties or zeros SciPy enumerates every sign pattern for n <= 13
+    a, b = _with_zeros_and_ties(n, seed)
+    res = wilcoxon(a, b, zero_method=zero_method)
+    ref = sps.wilcoxon(a, b, zero_method=zero_method)
+    assert res.exact and res.n == (np.count_nonzero(a - b) if zero_method == "wilcox" else n)
+    assert res.statistic == pytest.approx(ref.statistic, abs=1e-12)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@pytest.mark.parametrize("n, seed", [(20, 4), (60, 5), (300, 6)])
+def test_wilcoxon_zero_methods_approx_match_scipy(zero_method, n, seed):
+    a, b = _with_zeros_and_ties(n, seed)
+    res = wilcoxon(a, b, method="approx", zero_method=zero_method)
+    ref = sps.wilcoxon(a, b, zero_method=zero_method, method="asymptotic")
+    assert not res.exact
+    assert res.statistic == pytest.approx(ref.statistic, abs=1e-12)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("zero_method", ["pratt", "zsplit"])
+def test_wilcoxon_zero_methods_exact_beyond_scipy(zero_method):
+    a, b = _with_zeros_and_ties(18, 7)
+    res = wilcoxon(a, b, zero_method=zero_method)
+    assert res.exact and res.n == 18
+    assert res.pvalue == pytest.approx(brute_force_zero_method_p(a - b, zero_method),
+                                       rel=1e-12)
+
+
+def test_wilcoxon_zsplit_is_demsar_convention():
+    # Demšar (2006) §3.1.3: the ranks of zero differences are split evenly between R+ and
+    # R-; ranks here are 1.5, 1.5 (the zeros), 3, 4, 5, so R+ = 1.5 + 3 + 5 and R- = 1.5 + 4
+    d = np.array([0.0, 0.0, 0.3, -0.4, 0.5])
+    assert wilcoxon(d, np.zeros(5), zero_method="zsplit").statistic == 5.5
+    assert wilcoxon(d, np.zeros(5), zero_method="pratt").statistic == 4.0
+    assert wilcoxon(d, np.zeros(5)).statistic == 2.0  # zeros dropped: ranks 1, 2, 3
+
+
 def test_wilcoxon_identical_and_errors():
     res = wilcoxon([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
     assert res.identical and math.isnan(res.pvalue) and not res.significant
@@ -207,6 +267,11 @@ def test_wilcoxon_identical_and_errors():
         wilcoxon([1.0, 2.0], [2.0, 1.0], method="permutation")
     with pytest.raises(ValueError, match="paired"):
         wilcoxon([1.0, 2.0], [2.0])
+    with pytest.raises(ValueError, match="zero_method"):
+        wilcoxon([1.0, 2.0], [2.0, 1.0], zero_method="demsar")
+    for zero_method in ("pratt", "zsplit"):
+        res = wilcoxon([1.0, 2.0], [1.0, 2.0], zero_method=zero_method)
+        assert res.identical and math.isnan(res.statistic) and res.n == 2
 
 
 # ---- Friedman (matsubara2008 Tables 3.6 and 5.2, printed values) ----------------------------

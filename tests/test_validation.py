@@ -1,4 +1,6 @@
 """The shared input checks: accepted forms, no needless copies, and the error wording."""
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -386,6 +388,40 @@ def test_complex_truth_is_a_type_error():
         check_truth(np.array([[1 + 0j, 0]]))
     with pytest.raises(TypeError, match="real numeric values, got dtype complex"):
         check_scores(np.array([[1 + 0j, 0]]))
+
+
+def _real_input_callers():
+    import fastrank
+    from fastrank import metrics as M
+    from fastrank import stats
+    from fastrank.calibration import Isotonic, brier_score
+    Y = np.array([[1, 0], [0, 1]])
+    return {
+        "rank": lambda v: fastrank.rank(v),
+        "tie_groups": lambda v: fastrank.tie_groups(v),
+        "evaluate y_score": lambda v: M.evaluate(Y, v),
+        "evaluate y_true": lambda v: M.evaluate(v, [[.1, .2], [.3, .4]]),
+        "Evaluator": lambda v: M.Evaluator().update(Y, v),
+        "auc": lambda v: M.auc(Y, v),
+        "auc binary": lambda v: M.auc([1, 0], v[0]),
+        "coverage weights": lambda v: M.coverage(Y, [[.1, .2], [.3, .4]], sample_weight=v[0]),
+        "KNN X": lambda v: fastrank.KNN(k=1).fit(v, Y),
+        "KNN Y": lambda v: fastrank.KNN(k=1).fit([[1., 2.], [3., 4.]], v),
+        "brier_score": lambda v: brier_score(Y, v),
+        "Isotonic": lambda v: Isotonic().fit(v, Y),
+        "wilcoxon": lambda v: stats.wilcoxon(v[0], v[1]),
+        "friedman": lambda v: stats.friedman(v),
+    }
+
+
+@pytest.mark.parametrize("caller", sorted(_real_input_callers()))
+@pytest.mark.parametrize("dtype", ["m8[s]", "M8[s]", "m8[ns]"])
+def test_dates_and_durations_are_not_numbers(caller, dtype):
+    # NumPy counts timedelta64 as a signed integer type; the values are not numbers here
+    values = np.array([[1, 0], [0, 1]]).astype(dtype)
+    with pytest.raises(TypeError, match=rf"real (numeric values|numbers), got dtype "
+                                        rf"{re.escape(str(values.dtype))}"):
+        _real_input_callers()[caller](values)
 
 
 # ---- unbounded parameters ----------------------------------------------------------------

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._atomic import atomic_file
 from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_npz
 from ._validation import MAX_COLUMNS, check_csr, check_features, check_truth, is_label_sets, \
-    label_sets_to_matrix
+    label_sets_to_matrix, object_to_float
 from ._version import __version__
 
 __all__ = ["MultiLabelEstimator", "NotFittedError"]
@@ -101,7 +101,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                 or not (isinstance(X, np.ndarray) or sp.issparse(X)):
             validate_data(self, X, skip_check_array=True, ensure_2d=False, reset=reset)
         if not sp.issparse(X):
-            X = np.asarray(X)
+            X = _numeric(X, "X")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_documents, n_features), got {X.ndim}-D; "
                              "Reshape your data (X.reshape(1, -1) for one document)")
@@ -119,9 +119,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
     def _check_fit_input(self, X: Any, Y: Any):
         """Validate training data; sets ``n_features_in_``, ``feature_names_in_`` (for a
-        DataFrame), ``classes_``; returns (X, Y) with Y a C-contiguous uint8 indicator
-        matrix. Y may be a list of label sets: then the labels are the sorted union of the
-        sets' members, kept in ``classes_``."""
+        DataFrame), ``classes_`` and the dtype that ``predict`` returns (``Y``'s, uint8 for
+        label sets); returns (X, Y) with Y a C-contiguous uint8 indicator matrix. Y may be a
+        list of label sets: then the labels are the sorted union of the sets' members, kept
+        in ``classes_``. Object arrays of numbers (X or Y) are converted to float64, as
+        scikit-learn's ``check_array`` does."""
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
                              "y is None")
@@ -131,15 +133,27 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
             index = {label: i for i, label in enumerate(names)}
             Y = label_sets_to_matrix([[index[lab] for lab in labels] for labels in Y],
                                      len(names), "Y")
-            classes = np.asarray(names)
+            classes, target_dtype = np.asarray(names), np.dtype(np.uint8)
         else:
+            Y = Y if sp.issparse(Y) else _numeric(Y, "Y")
+            target_dtype = Y.dtype
             Y = _multilabel_truth(Y)
             classes = np.arange(Y.shape[1])
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} documents but Y has {Y.shape[0]}")
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
+        self._target_dtype = target_dtype
         return X, Y
+
+    def _predict_dtype(self):
+        """The training target's dtype, which ``predict`` returns (uint8 for label sets, and
+        for models fitted before it was kept)."""
+        return np.dtype(getattr(self, "_target_dtype", np.uint8))
+
+    def _as_target_dtype(self, assigned):
+        """The 0/1 predictions ``assigned`` in :meth:`_predict_dtype`."""
+        return assigned.astype(self._predict_dtype(), copy=False)
 
     def _check_predict_input(self, X: Any):
         check_is_fitted(self)
@@ -150,7 +164,8 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         sets name labels of ``classes_``."""
         check_is_fitted(self)
         if not is_label_sets(y):
-            return check_truth(y, n_labels=self.classes_.shape[0], name="y")
+            return check_truth(y if sp.issparse(y) else _numeric(y, "y"),
+                               n_labels=self.classes_.shape[0], name="y")
         index = {label: i for i, label in enumerate(self.classes_.tolist())}
         unknown = {label for labels in y for label in labels} - set(index)
         if unknown:
@@ -203,6 +218,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         header = {"format": "fastrank-model", "format_version": FORMAT_VERSION,
                   "fastrank_version": __version__, "estimator": type(self).__name__,
                   "params": params, "n_features_in_": int(self.n_features_in_),
+                  "target_dtype": self._predict_dtype().str,
                   "meta": {k: getattr(self, k) for k in self._fitted_meta}}
         arrays: dict[str, Any] = {"classes_": self.classes_}
         if hasattr(self, "feature_names_in_"):
@@ -258,6 +274,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                              f"{sorted(stray)}")
         model = cls(**header["params"])
         model.n_features_in_ = header["n_features_in_"]
+        model._target_dtype = header["target_dtype"]
         for k, v in header["meta"].items():
             setattr(model, k, v)
         if "classes_" not in files or files["classes_"].ndim != 1 \
@@ -296,6 +313,13 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         dtypes, shapes, values and indices -- the compiled kernels trust them, so every
         model class checks here all that its prediction reads."""
         return None
+
+
+def _numeric(a, name):
+    """A dense array argument as an ndarray, an object array of numbers converted to
+    float64 (scikit-learn's ``check_array`` rule; TypeError for a non-number)."""
+    a = np.asarray(a)
+    return object_to_float(a, name) if a.dtype == object else a
 
 
 def _multilabel_truth(Y):
@@ -337,6 +361,15 @@ def _check_header(path, raw, cls):
         raise bad(f"fitted values must be {list(cls._fitted_meta)}")
     if isinstance(n_in, bool) or not isinstance(n_in, int) or not 1 <= n_in <= MAX_COLUMNS:
         raise bad(f"n_features_in_ must be an int from 1 to {MAX_COLUMNS}, got {n_in!r}")
+    target = header.get("target_dtype", "|u1")  # older files: their models predicted uint8
+    try:
+        header["target_dtype"] = np.dtype(target) if isinstance(target, str) else None
+    except TypeError:
+        header["target_dtype"] = None
+    if header["target_dtype"] is None or header["target_dtype"].kind not in "biuf" \
+            or header["target_dtype"].str != target:
+        raise bad(f"target_dtype must be a NumPy bool, int or float dtype string, got "
+                  f"{str(target)[:40]!r}")
     return header
 
 

@@ -40,9 +40,9 @@ def check_nonempty_2d(shape, name, columns="n_labels"):
 
 
 def check_real_dtype(dtype, name):
-    """TypeError unless ``dtype`` holds real numbers (booleans count as 0/1)."""
-    if dtype == object or not (np.issubdtype(dtype, np.number) or dtype == bool) \
-            or np.issubdtype(dtype, np.complexfloating):
+    """TypeError unless ``dtype`` holds real numbers (booleans count as 0/1): never complex,
+    object, string, or datetime64/timedelta64 (which NumPy counts as numbers)."""
+    if np.dtype(dtype).kind not in "biuf":
         raise TypeError(f"{name} must be real numeric values, got dtype {dtype}")
 
 
@@ -51,6 +51,19 @@ def _first_nan_row(values, row_of):
     ``values``, or None; one parallel pass of the checks kernel."""
     bad = _checks.first_nan(values)
     return None if bad < 0 else int(row_of(bad))
+
+
+def object_to_float(arr, name):
+    """The object array ``arr`` of real numbers as float64, as scikit-learn's ``check_array``
+    converts it; TypeError naming ``name`` when an element is not a real number (a string,
+    None, a container, a complex number)."""
+    try:
+        out = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} is an object array holding a non-number: {exc}") from None
+    if any(isinstance(v, (str, bytes)) for v in arr.flat):  # astype parses "1.5"
+        raise TypeError(f"{name} is an object array holding a string; give numbers")
+    return out
 
 
 def as_real_array(x, name, dtype=np.float64) -> np.ndarray:
@@ -329,7 +342,7 @@ def check_truth(y_true, n_labels=None, name="y_true", against=None):
         bad = csr.data[(csr.data != 0) & (csr.data != 1)]
         if bad.size:
             raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
-        _check_indicator_size(csr.shape, name)
+        check_indicator_size(csr.shape, name)
         dense = csr.astype(np.uint8).toarray()   # 0/1 checked: the cast is exact
     elif is_label_sets(y_true):
         dense = label_sets_to_matrix(y_true, n_labels, name)
@@ -395,7 +408,7 @@ def is_label_sets(y):
 MAX_INDICATOR_BYTES = 2**32  # a 0/1 matrix built from label sets or a sparse truth
 
 
-def _check_indicator_size(shape, name):
+def check_indicator_size(shape, name):
     if shape[0] * shape[1] > MAX_INDICATOR_BYTES:
         raise ValueError(f"{name}: a {shape[0]} x {shape[1]} indicator matrix would take "
                          f"{shape[0] * shape[1] / 2**30:.1f} GiB; at most "
@@ -456,7 +469,7 @@ def label_sets_to_matrix(label_sets, n_labels=None, name="y_true"):
         q = check_n_labels(n_labels)
         if top >= q:
             raise ValueError(f"{name}: label index {top} out of range for {q} labels")
-    _check_indicator_size((len(rows), q), name)
+    check_indicator_size((len(rows), q), name)
     out = np.zeros((len(rows), q), dtype=np.uint8)
     for i, r in enumerate(rows):
         out[i, r] = 1

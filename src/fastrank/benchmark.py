@@ -11,8 +11,9 @@ classifiers across the data sets, separately for every metric and ranking type:
   their p-values, Nemenyi and Bonferroni–Dunn critical differences
   (:func:`fastrank.stats.friedman`);
 * :meth:`BenchmarkResult.pairwise`: every pair of classifiers by a two-sided Wilcoxon
-  signed-rank test over the data sets, the p-values adjusted by Holm's step-down procedure
-  (:func:`fastrank.stats.holm`);
+  signed-rank test over the data sets with Demšar's treatment of equal values (their ranks
+  split between W+ and W-, ``zero_method="zsplit"``), the p-values adjusted by Holm's
+  step-down procedure (:func:`fastrank.stats.holm`);
 * :meth:`BenchmarkResult.kendall_tau` and :meth:`BenchmarkResult.winner_changes`: where the
   ranking type changes the comparison -- Kendall's τ-b between the classifiers' average
   ranks under ordinal and under another type, and the metric × data set cells whose best
@@ -181,7 +182,9 @@ class BenchmarkResult:
 
     def pairwise(self, metric, ties, alpha=0.05):
         """Every pair of classifiers: two-sided Wilcoxon signed-rank test over the data
-        sets, Holm-adjusted over the pairs.
+        sets, a data set where both have the same value splitting its rank between W+ and
+        W- (Demšar 2006; ``fastrank.stats.wilcoxon(..., zero_method="zsplit")``),
+        Holm-adjusted over the pairs.
 
         Returns
         -------
@@ -192,7 +195,8 @@ class BenchmarkResult:
         names = self.classifiers
         ranks = self.friedman(metric, ties, alpha).mean_ranks
         pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
-        tests = [wilcoxon(table[:, i], table[:, j], alpha) for i, j in pairs]
+        tests = [wilcoxon(table[:, i], table[:, j], alpha, zero_method="zsplit")
+                 for i, j in pairs]
         corrected = holm([1.0 if t.identical else t.pvalue for t in tests], alpha)
         return [PairwiseComparison(
             names[i], names[j], t.statistic, t.pvalue, float(p), bool(reject),

@@ -30,8 +30,9 @@ from ._validation import check_csr, check_option, check_random_state, check_same
     check_scores, check_truth
 
 
-def _check_pair(scores, y=None, name="scores"):
-    """(scores, y, was_1d): scores as a float 2-D ndarray, y as uint8 of the same shape."""
+def _check_pair(scores, y=None, name="scores", y_name="y"):
+    """(scores, y, was_1d): scores as a float 2-D ndarray, y as uint8 of the same shape;
+    errors name the arguments ``name`` and ``y_name``."""
     if sp.issparse(scores):
         scores = check_csr(scores, name).toarray()
     scores = np.asarray(scores)
@@ -42,9 +43,9 @@ def _check_pair(scores, y=None, name="scores"):
         return scores, None, one_d
     y = np.asarray(y) if not sp.issparse(y) else y
     if one_d != (np.ndim(y) == 1):
-        raise ValueError(f"{name} is {1 if one_d else 2}-D but y is {np.ndim(y)}-D")
-    y = check_truth(y.reshape(-1, 1) if one_d else y, name="y")
-    check_same_shape(y.shape, scores.shape, "y", name)
+        raise ValueError(f"{name} is {1 if one_d else 2}-D but {y_name} is {np.ndim(y)}-D")
+    y = check_truth(y.reshape(-1, 1) if one_d else y, name=y_name)
+    check_same_shape(y.shape, scores.shape, y_name, name)
     return scores, y, one_d
 
 
@@ -511,7 +512,8 @@ class CalibratedClassifier(MultiLabelEstimator):
 
         Returns
         -------
-        ndarray of uint8, shape (n_documents, n_labels)
+        ndarray, shape (n_documents, n_labels)
+            Of the training target's dtype (uint8 when it was label sets).
 
         Raises
         ------
@@ -520,7 +522,7 @@ class CalibratedClassifier(MultiLabelEstimator):
         ValueError
             Invalid ``X``.
         """
-        return (self.predict_proba(X) >= 0.5).astype(np.uint8)
+        return self._as_target_dtype(self.predict_proba(X) >= 0.5)
 
     def save(self, path: PathLikeStr) -> None:
         """Not supported: the wrapped estimator is arbitrary (any scikit-learn classifier),
@@ -729,7 +731,7 @@ def log_loss(y_true: npt.ArrayLike, y_prob: MatrixLike,
 def _check_probabilities(y_true, y_prob):
     if y_true is None:
         raise TypeError("y_true is required: a 0/1 array of the shape of y_prob")
-    prob, y, one_d = _check_pair(y_prob, y_true, name="y_prob")
+    prob, y, one_d = _check_pair(y_prob, y_true, name="y_prob", y_name="y_true")
     if prob.min() < 0.0 or prob.max() > 1.0:
         raise ValueError(f"y_prob must be probabilities in [0, 1]; found range "
                          f"[{prob.min()}, {prob.max()}]")

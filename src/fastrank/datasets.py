@@ -45,8 +45,8 @@ import scipy.sparse as sp
 
 from ._atomic import atomic_file
 from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
-from ._validation import MAX_COLUMNS, check_features, check_n_labels, check_random_state, \
-    check_truth
+from ._validation import MAX_COLUMNS, check_features, check_indicator_size, check_n_labels, \
+    check_random_state, check_truth
 
 __all__ = ["Dataset", "load", "list", "fetch", "FetchError", "ChecksumError", "MULAN_URL",
            "load_arff", "load_libsvm", "save_libsvm", "load_text",
@@ -1313,7 +1313,7 @@ def make_multilabel(n_documents: int = 1000, n_labels: int = 20, n_features: int
     Parameters
     ----------
     n_documents, n_labels, n_features : int, default 1000, 20, 5000
-        The shape (each >= 1).
+        The shape (each from 1 to 2**31 - 1; the dense 0/1 label matrix at most 4 GiB).
     cardinality : float, default 2.0
         Mean labels per document, in [1, n_labels].
     doc_length : int, default 60
@@ -1348,11 +1348,12 @@ def make_multilabel(n_documents: int = 1000, n_labels: int = 20, n_features: int
     """
     from .text import tfidf_from_counts
 
-    for pname, v, lo in (("n_documents", n_documents, 1), ("n_labels", n_labels, 1),
-                         ("n_features", n_features, 1), ("doc_length", doc_length, 1),
-                         ("topic_size", topic_size, 1)):
-        if not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{pname} must be an integer >= {lo}, got {v!r}")
+    for pname, v in (("n_documents", n_documents), ("n_labels", n_labels),
+                     ("n_features", n_features), ("doc_length", doc_length),
+                     ("topic_size", topic_size)):
+        if not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_COLUMNS:
+            raise ValueError(f"{pname} must be an integer from 1 to {MAX_COLUMNS}, got {v!r}")
+    check_indicator_size((n_documents, n_labels), "n_documents x n_labels")
     if not 1.0 <= cardinality <= n_labels:
         raise ValueError(f"cardinality must be in [1, n_labels={n_labels}], got {cardinality}")
     if not 0.0 <= background <= 1.0:

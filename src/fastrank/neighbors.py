@@ -345,8 +345,9 @@ class _NeighborClassifier(MultiLabelEstimator):
 
         Returns
         -------
-        ndarray of uint8, shape (n_documents, n_labels)
-            1 where the label is assigned; columns in ``classes_`` order.
+        ndarray, shape (n_documents, n_labels)
+            1 where the label is assigned; columns in ``classes_`` order. Of the training
+            target's dtype (uint8 when it was label sets).
 
         Raises
         ------
@@ -356,7 +357,7 @@ class _NeighborClassifier(MultiLabelEstimator):
             ``X`` has another number of features than the training data, or is empty or
             non-finite.
         """
-        return self._decide(X)[1]
+        return self._as_target_dtype(self._decide(X)[1])
 
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """Beliefs ``f(d, c)`` of every label (see the class docstring).

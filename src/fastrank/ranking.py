@@ -145,7 +145,7 @@ def rank(scores: MatrixLike, method: RankMethod = "modified",
     array([1, 3, 2, 4], dtype=int32)
     """
     method = resolve_method(method)
-    scores = check_scores(scores)
+    scores = check_scores(scores, "scores")
     code = _METHOD_CODES[method]
     seed = 0
     if method == "ordinal":
@@ -240,7 +240,7 @@ def tie_groups(scores: MatrixLike) -> TieGroups:
     array([[1, 3, 3, 4],
            [3, 3, 3, 4]], dtype=int32)
     """
-    scores = check_scores(scores)
+    scores = check_scores(scores, "scores")
     order = np.empty(scores.shape, dtype=np.int32)
     end = np.empty(scores.shape, dtype=np.int32)
     start = np.empty(scores.shape, dtype=np.int32)

@@ -1190,7 +1190,8 @@ def benchmark_tables(bench, alpha=0.05):
                                  for r in bench.pairwise(m, t, alpha)]
              for m in bench.metrics],
             note="Each pair of classifiers: two-sided Wilcoxon signed-rank test of their "
-                 f"means over the {n} data sets, p-values adjusted by Holm's step-down "
+                 f"means over the {n} data sets (the ranks of equal means split between W+ "
+                 f"and W−, as Demšar 2006), p-values adjusted by Holm's step-down "
                  f"procedure over the {len(pairs)} pairs of a metric; the cell names the "
                  f"classifier with the better average rank; * significant at α = {alpha:g}."))
     others = [t for t in bench.ties if t != "ordinal"]

@@ -178,7 +178,7 @@ class WilcoxonResult:
     pvalue : float
         Two-sided p-value.
     n : int
-        Number of non-zero differences.
+        Number of differences ranked: the non-zero ones (``zero_method="wilcox"``) or all.
     exact : bool
         The p-value is from the exact distribution.
     significant : bool
@@ -207,21 +207,38 @@ def _signed_rank_pvalue(doubled_ranks, w2):
     return min(1.0, 2.0 * min(probs[:w2 + 1].sum(), probs[w2:].sum()))
 
 
+#: The largest number of differences :func:`wilcoxon` takes with ``method="exact"``: the
+#: exact distribution costs O(n^3) time and O(n^2) memory (about a second at 500).
+MAX_EXACT_N = 500
+#: The treatments of zero differences of :func:`wilcoxon` (SciPy's names).
+ZERO_METHODS = ("wilcox", "pratt", "zsplit")
+
+
 def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
-             method: Literal["auto", "exact", "approx"] = "auto") -> WilcoxonResult:
+             method: Literal["auto", "exact", "approx"] = "auto",
+             zero_method: Literal["wilcox", "pratt", "zsplit"] = "wilcox") -> WilcoxonResult:
     """Wilcoxon signed-rank test of paired samples, two-sided.
 
-    ``d = a - b``; zero differences are dropped (Wilcoxon's convention); ``|d|`` is ranked
-    with average ranks for ties; ``W+`` (``W-``) sums the ranks of positive (negative)
-    differences; the statistic is ``min(W+, W-)``.
+    ``d = a - b``; ``|d|`` is ranked with average ranks for ties; ``W+`` (``W-``) sums the
+    ranks of positive (negative) differences; the statistic is ``min(W+, W-)``. Zero
+    differences, by ``zero_method`` (SciPy's names and definitions):
 
-    p-value: ``method="exact"`` uses the exact distribution of ``W+`` over the ``2^n``
-    equally likely sign patterns given the ranks (ties included); ``"approx"`` the normal
-    approximation with tie correction and no continuity correction; ``"auto"`` is exact
-    for ``n <= 50`` non-zero differences, approximate above. This equals
-    ``scipy.stats.wilcoxon`` (default arguments) whenever SciPy is exact, i.e. without
-    ties or zeros for n <= 50 and with them for n <= 13; for ties/zeros with
-    13 < n <= 50 SciPy switches to the normal approximation, while this stays exact.
+    * ``"wilcox"`` (default): dropped before ranking (Wilcoxon's convention);
+    * ``"pratt"``: ranked with the others, their ranks then left out of ``W+`` and ``W-``;
+    * ``"zsplit"``: ranked with the others, their ranks split evenly between ``W+`` and
+      ``W-``: Demšar's convention (2006, §3.1.3), except that Demšar ignores one zero
+      difference when their number is odd, where this (as SciPy) splits every zero's rank.
+
+    p-value: ``method="exact"`` uses the exact distribution of ``W+`` over the equally
+    likely signs of the non-zero differences given the ranks (ties and zeros included);
+    ``"approx"`` the normal approximation with tie correction and no continuity
+    correction, its mean and variance those of ``W+`` given the ranks ("zsplit", as Demšar
+    and SciPy: the variance counts the zero differences' ranks too); ``"auto"`` is exact
+    for ``n <= 50``, approximate above. This equals ``scipy.stats.wilcoxon(a, b,
+    zero_method=zero_method)`` whenever SciPy is exact, i.e. without ties or zeros for
+    n <= 50 and with them for n <= 13; for ties/zeros with 13 < n <= 50 SciPy switches to
+    the normal approximation, while this stays exact. ``"approx"`` equals SciPy's
+    ``method="asymptotic"``.
 
     Identical samples: ``statistic = pvalue = nan``, ``identical=True``, not significant.
 
@@ -232,16 +249,22 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
     alpha : float, default 0.05
         Significance level, in (0, 1).
     method : {"auto", "exact", "approx"}, default "auto"
-        How the p-value is computed (see above).
+        How the p-value is computed (see above); "exact" takes at most
+        :data:`MAX_EXACT_N` (500) differences.
+    zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
+        How zero differences count (see above).
 
     Returns
     -------
     WilcoxonResult
+        ``n`` counts the differences ranked: the non-zero ones for "wilcox", all of them
+        otherwise.
 
     Raises
     ------
     ValueError
-        As :func:`paired_ttest` (one pair is enough here), and an unknown ``method``.
+        As :func:`paired_ttest` (one pair is enough here), an unknown ``method`` or
+        ``zero_method``, ``method="exact"`` with more than :data:`MAX_EXACT_N` differences.
     TypeError
         Non-numeric samples.
 
@@ -249,36 +272,50 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
     ----------
     .. [1] F. Wilcoxon, "Individual comparisons by ranking methods", Biometrics Bulletin
        1(6), 80-83, 1945.
-    .. [2] J. Demšar, "Statistical comparisons of classifiers over multiple data sets",
+    .. [2] J. W. Pratt, "Remarks on zeros and ties in the Wilcoxon signed rank
+       procedures", Journal of the American Statistical Association 54, 655-667, 1959.
+    .. [3] J. Demšar, "Statistical comparisons of classifiers over multiple data sets",
        Journal of Machine Learning Research 7, 1-30, 2006.
 
     Examples
     --------
     >>> from fastrank.stats import wilcoxon
-    >>> r = wilcoxon([.81, .79, .84, .80, .83], [.78, .79, .80, .77, .80])
+    >>> a, b = [.81, .79, .84, .80, .83], [.78, .79, .80, .77, .80]
+    >>> r = wilcoxon(a, b)
     >>> r.statistic, r.pvalue, r.n, r.exact      # the zero difference is dropped
     (0.0, 0.125, 4, True)
+    >>> r = wilcoxon(a, b, zero_method="zsplit")  # its rank 1 split: W+ = 14.5, W- = 0.5
+    >>> r.statistic, r.pvalue, r.n
+    (0.5, 0.125, 5)
     """
     if method not in ("auto", "exact", "approx"):
         raise ValueError(f"unknown method={method!r}; valid: 'auto', 'exact', 'approx'")
+    if zero_method not in ZERO_METHODS:
+        raise ValueError(f"unknown zero_method={zero_method!r}; valid: "
+                         f"{', '.join(map(repr, ZERO_METHODS))}")
     a, b = _check_paired(a, b, min_n=1)
     alpha = _check_alpha(alpha)
     d = a - b
-    d = d[d != 0]
+    if zero_method == "wilcox":
+        d = d[d != 0]
     n = d.size
-    if n == 0:
-        return WilcoxonResult(float("nan"), float("nan"), 0, False, False, True)
-    ranks = _sps.rankdata(np.abs(d))  # average ranks: multiples of 1/2
-    w_plus = float(ranks[d > 0].sum())
-    statistic = min(w_plus, float(ranks.sum()) - w_plus)
+    if not d.any():
+        return WilcoxonResult(float("nan"), float("nan"), n, False, False, True)
     exact = method == "exact" or (method == "auto" and n <= 50)
+    if exact and n > MAX_EXACT_N:
+        raise ValueError(f"method='exact' takes at most {MAX_EXACT_N} differences, got {n}; "
+                         "use 'approx' or 'auto'")
+    ranks = _sps.rankdata(np.abs(d))  # average ranks: multiples of 1/2
+    signed = ranks[d != 0]  # the ranks whose sign is random
+    w_plus = float(ranks[d > 0].sum())
+    half_zeros = float(ranks[d == 0].sum()) / 2 if zero_method == "zsplit" else 0.0
+    statistic = min(w_plus, float(signed.sum()) - w_plus) + half_zeros
     if exact:
-        doubled = np.rint(2 * ranks).astype(np.int64)
+        doubled = np.rint(2 * signed).astype(np.int64)
         p = _signed_rank_pvalue(doubled, int(round(2 * w_plus)))
     else:
-        _, tie_sizes = np.unique(ranks, return_counts=True)
-        var = n * (n + 1) * (2 * n + 1) / 24.0 - np.sum(tie_sizes ** 3 - tie_sizes) / 48.0
-        z = (w_plus - n * (n + 1) / 4.0) / np.sqrt(var)
+        spread = ranks if zero_method == "zsplit" else signed
+        z = (w_plus - signed.sum() / 2.0) / np.sqrt(np.sum(spread ** 2) / 4.0)
         p = float(min(1.0, 2.0 * _sps.norm.sf(abs(z))))
     return WilcoxonResult(statistic, float(p), n, exact, bool(p < alpha), False)
 
@@ -565,15 +602,26 @@ def critical_difference_groups(mean_ranks: npt.ArrayLike, cd: float) -> list[np.
     r = _check_mean_ranks(mean_ranks)
     cd = _check_cd(cd)
     order = np.argsort(r, kind="stable")
-    groups, last_end = [], -1
-    for i in range(order.size):
-        j = i
-        while j + 1 < order.size and r[order[j + 1]] - r[order[i]] <= cd:
-            j += 1
-        if j > i and j > last_end:
-            groups.append(order[i:j + 1])
-            last_end = j
-    return groups
+    s = r[order]
+    # end[i]: the last position j with s[j] - s[i] <= cd (as computed, so the comparison
+    # of two ranks never depends on how the search rounds s[i] + cd): a binary search,
+    # then steps over whole runs of equal ranks until that exact test is met
+    end = np.searchsorted(s, s + cd, side="right") - 1
+    while True:
+        up = end + 1 < s.size
+        up[up] = s[end[up] + 1] - s[up] <= cd
+        if not up.any():
+            break
+        end[up] = np.searchsorted(s, s[end[up] + 1], side="right") - 1
+    while True:
+        down = s[end] - s > cd
+        if not down.any():
+            break
+        end[down] = np.searchsorted(s, s[end[down]], side="left") - 1
+    # a group starts at i when it reaches past i and past the previous group's end
+    # (O(k log k); each group is a view of one sorted index array)
+    starts = np.flatnonzero((end > np.arange(s.size)) & (end > np.r_[-1, end[:-1]]))
+    return [order[i:end[i] + 1] for i in starts]
 
 
 def critical_difference_diagram(mean_ranks: npt.ArrayLike, names: Sequence[str], cd: float,
@@ -662,6 +710,10 @@ def critical_difference_diagram(mean_ranks: npt.ArrayLike, names: Sequence[str],
 
 # ---- estimating error (ml-concepts chapter §4.4-4.6) --------------------------------------
 
+#: The most classes :func:`confusion_matrix` and :func:`cost_error` take (a 128 MiB matrix).
+MAX_CLASSES = 4096
+
+
 def _labels_and_codes(y_true, y_pred, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
@@ -672,6 +724,11 @@ def _labels_and_codes(y_true, y_pred, labels) -> tuple[np.ndarray, np.ndarray, n
         else np.asarray(labels)
     if labels.ndim != 1 or labels.size == 0:
         raise ValueError(f"labels must be a non-empty 1-D list, got shape {labels.shape}")
+    k = labels.size
+    if k > MAX_CLASSES:
+        raise ValueError(f"{k} classes would make a {k} x {k} confusion matrix "
+                         f"({k * k * 8 / 2**30:.1f} GiB); at most {MAX_CLASSES} classes are "
+                         "supported (y_true and y_pred must be class labels, not scores)")
     index = {lab: i for i, lab in enumerate(labels.tolist())}
     if len(index) != labels.size:
         seen = set()
@@ -708,7 +765,7 @@ def confusion_matrix(y_true: npt.ArrayLike, y_pred: npt.ArrayLike,
     ------
     ValueError
         Empty or not 1-D inputs of different lengths, repeated ``labels``, a class missing
-        from them.
+        from them, more than :data:`MAX_CLASSES` (4096) classes.
 
     References
     ----------

@@ -356,8 +356,9 @@ class _VGRAMBase(MultiLabelEstimator):
 
         Returns
         -------
-        ndarray of uint8, shape (n_documents, n_labels)
-            1 where the label is predicted.
+        ndarray, shape (n_documents, n_labels)
+            1 where the label is predicted; of the training target's dtype (uint8 when it
+            was label sets).
 
         Raises
         ------
@@ -366,7 +367,7 @@ class _VGRAMBase(MultiLabelEstimator):
         ValueError
             Invalid ``X`` (see :meth:`decision_function`) or ``threshold``.
         """
-        return self._predict_rule(self.decision_function(X), threshold)
+        return self._as_target_dtype(self._predict_rule(self.decision_function(X), threshold))
 
     def _predict_rule(self, F, threshold):
         """predict's rule applied to the beliefs F."""

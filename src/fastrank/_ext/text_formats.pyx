@@ -232,8 +232,9 @@ cdef class _ArffRow:
             if i == d or i >= end or not _is_blank(p[i]):
                 _fail(self.source, self.line, "malformed sparse entry: expected "
                       "'{index value, ...}' with a non-negative integer index and a blank")
-            if a >= self.n_attrs:
-                _fail(self.source, self.line, f"sparse index {a} out of range for "
+            if a >= self.n_attrs:  # a stopped growing past n_attrs: quote the digits
+                _fail(self.source, self.line, f"sparse index {_token_text(p + d, min(i - d, 40))}"
+                      f"{'' if i - d <= 40 else f'... ({i - d} digits)'} out of range for "
                       f"{self.n_attrs} attributes")
             if a <= prev:
                 _fail(self.source, self.line, f"sparse indices must increase strictly "

@@ -366,8 +366,10 @@ class ShardedEstimator(BaseEstimator):
         """
         self._check_fitted()
         if isinstance(self._model, (VGRAM, VGRAMCor)):
-            return self._model._predict_rule(self.decision_function(X), threshold)
-        if threshold is not None:
+            assigned = self._model._predict_rule(self.decision_function(X), threshold)
+        elif threshold is not None:
             raise TypeError(f"threshold applies to VG-RAM only, not to "
                             f"{type(self._model).__name__}")
-        return self._decide(X)[1]
+        else:
+            assigned = self._decide(X)[1]
+        return self._model._as_target_dtype(assigned)

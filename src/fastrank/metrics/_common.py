@@ -127,9 +127,10 @@ def column_sums(doc, cols, weight=None):
     return np.array([(doc[:, c] * weight).sum() for c in cols])
 
 
-def check_sample_weight(sample_weight, n):
+def check_sample_weight(sample_weight, n, averaged=False):
     """None, or the per-document weights as a float64 array of length ``n``: finite,
-    non-negative (a document of weight 0 counts for nothing)."""
+    non-negative (a document of weight 0 counts for nothing) and, when the caller averages
+    over them (``averaged``), not all 0."""
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight)
@@ -141,6 +142,8 @@ def check_sample_weight(sample_weight, n):
                          f"got {w.shape}")
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError("sample_weight must be finite and >= 0")
+    if averaged and not w.sum() > 0:
+        raise ValueError("sample_weight sums to 0: no document to average over")
     return w
 
 

@@ -3,14 +3,16 @@
 import copy
 import html
 import numbers
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import scipy.sparse as sp
 
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
-from .._validation import MAX_COLUMNS, check_option
+from .._validation import MAX_COLUMNS, check_option, check_real_dtype
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
     ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
     resolve_ties, row_blocks, run_kernel
@@ -182,12 +184,36 @@ def _check_ties(ties):
     return ties
 
 
-def _check_row(first_row):
+MAX_ROW = 2**63 - 1  # global row numbers are 64-bit in the kernels
+
+
+def _check_row(first_row, n):
+    """``first_row`` as an int; the chunk's ``n`` rows must end at or before ``MAX_ROW``."""
     if isinstance(first_row, bool) or not isinstance(first_row, numbers.Integral):
         raise TypeError(f"first_row must be an integer, got {type(first_row).__name__}")
     if first_row < 0:
         raise ValueError(f"first_row must be >= 0, got {first_row!r}")
+    if first_row + n > MAX_ROW:
+        raise ValueError(f"first_row + the chunk's {n} rows must be at most 2**63 - 1, got "
+                         f"first_row={first_row!r}")
     return int(first_row)
+
+
+def _empty_chunk_labels(y_true, y_score):
+    """The number of labels of a chunk with no rows, checked as far as an empty chunk can be
+    (2-D real beliefs, truth with no rows and as many labels); None when it has rows."""
+    score = y_score if sp.issparse(y_score) else np.asarray(y_score)
+    if score.ndim != 2 or score.shape[0] != 0:
+        return None
+    check_real_dtype(score.dtype, "y_score")
+    truth = y_true if sp.issparse(y_true) else np.asarray(y_true)
+    if truth.dtype != bool:
+        check_real_dtype(truth.dtype, "y_true")
+    if truth.shape not in ((0,), score.shape):  # (0,): an empty list of label sets
+        raise ValueError(f"y_true has shape {truth.shape} but y_score has shape {score.shape}")
+    if score.shape[1] == 0:
+        raise ValueError(f"y_score is empty: shape {score.shape}")
+    return score.shape[1]
 
 
 def _add_interval(intervals, lo, hi, what):
@@ -223,6 +249,14 @@ class Evaluator:
     tie-breaking of ``"ordinal"`` and the Monte-Carlo draws of ``"expected"`` are keyed by
     ``(seed, global row number)``, never by chunk or thread. :func:`evaluate` is one
     ``update`` and ``result``.
+
+    Thread-safe: several threads may call :meth:`update` on one evaluator at once (each with
+    its own rows), and :meth:`merge` and :meth:`result` meanwhile. Each update computes its
+    chunk's sums without the GIL, in parallel with the others, and adds them to the state
+    under a lock; its rows are reserved first, so two concurrent updates of the same rows
+    raise ValueError as two sequential ones do, and without ``first_row`` concurrent chunks
+    get consecutive rows in the order they reach the lock. ``result`` sees the updates that
+    have returned.
 
     Parameters
     ----------
@@ -304,6 +338,23 @@ class Evaluator:
         self._doc = np.zeros((len(self.ties), len(_DOC_SUMS)))
         self._lab = None      # (9, n_labels) label counts, see run_kernel
         self._mc = None       # (n_draws, 2, n_labels) int64 per-draw label counts
+        self._init_lock()
+
+    # The state is replaced, never changed in place, under ``_lock``; ``_pending`` holds the
+    # row intervals of updates still computing, so that concurrent updates cannot overlap.
+    def _init_lock(self):
+        self._lock = threading.Lock()
+        self._pending = []
+
+    def __getstate__(self):
+        with self._lock:
+            state = self.__dict__.copy()
+        del state["_lock"], state["_pending"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._init_lock()
 
     @property
     def n_rows(self) -> int:
@@ -330,7 +381,7 @@ class Evaluator:
 
     def update(self, y_true: LabelsLike, y_score: MatrixLike, first_row: int | None = None,
                sample_weight: npt.ArrayLike | None = None) -> "Evaluator":
-        """Add a chunk of rows.
+        """Add a chunk of rows; a chunk with no rows changes nothing.
 
         Parameters
         ----------
@@ -340,9 +391,9 @@ class Evaluator:
             The chunk's beliefs, as for :func:`evaluate`.
         first_row : int, optional
             Global row number of the chunk's first row; default: right after the previous
-            chunk given to this evaluator (0 for the first). The ordinal shuffle and the
-            Monte-Carlo draws of row ``first_row + i`` depend only on that number and the
-            seed. Rows already seen raise ValueError.
+            non-empty chunk given to this evaluator (0 for the first). The ordinal shuffle
+            and the Monte-Carlo draws of row ``first_row + i`` depend only on that number
+            and the seed. Rows already seen raise ValueError; row numbers stay below 2**63 - 1.
         sample_weight : array of shape (n_rows,), optional
             The chunk's per-document weights, as for :func:`evaluate` (default: 1 each).
 
@@ -355,31 +406,59 @@ class Evaluator:
         ------
         ValueError
             Invalid input (as for :func:`evaluate`), a number of labels other than the
-            evaluator's, rows already seen, a negative ``first_row``.
+            evaluator's, rows already seen, a negative ``first_row`` or one whose rows would
+            pass 2**63 - 1.
         TypeError
             A non-integer ``first_row``, non-numeric input.
         """
-        y_true, y_score = check_inputs(y_true, y_score)
-        n, q = y_true.shape
-        if self.n_labels is not None and q != self.n_labels:
-            raise ValueError(f"the chunk has {q} labels; this evaluator has {self.n_labels}")
-        first_row = self._next_row if first_row is None else _check_row(first_row)
+        q = _empty_chunk_labels(y_true, y_score)
+        if q is None:
+            y_true, y_score = check_inputs(y_true, y_score)
+            n, q = y_true.shape
+        else:
+            n = 0
         weight = check_sample_weight(sample_weight, n)
-        rows = _add_interval(self._rows, first_row, first_row + n, "chunk")
-        doc_sums = self._doc.copy()
-        lab = np.zeros((9, q)) if self._lab is None else self._lab.copy()
-        mc = np.zeros((self.n_draws, 2, q)) if self._mc is None else self._mc.copy()
-        for lo, hi in row_blocks(n):
-            doc, block_lab, block_mc = run_kernel(
-                y_true, y_score, self._families, self.seed, self.n_draws, self._top_k,
-                rows=(lo, hi), first_row=first_row + lo, sample_weight=weight)
-            doc_sums += self._document_sums(doc, q, None if weight is None else weight[lo:hi])
-            lab += block_lab
-            mc += block_mc
-        self.n_labels = q
-        self._weight += n if weight is None else weight.sum()
-        self._rows, self._next_row = rows, first_row + n
-        self._doc, self._lab, self._mc = doc_sums, lab, mc
+        if first_row is not None:
+            _check_row(first_row, n)
+        with self._lock:  # reserve the rows (and the number of labels)
+            if self.n_labels is not None and q != self.n_labels:
+                raise ValueError(f"the chunk has {q} labels; this evaluator has "
+                                 f"{self.n_labels}")
+            if n == 0:
+                return self
+            start = _check_row(self._next_row if first_row is None else first_row, n)
+            _add_interval(self._rows + self._pending, start, start + n, "chunk")
+            self._pending.append((start, start + n))
+            before = self.n_labels, self._next_row
+            self.n_labels, self._next_row = q, start + n
+        # the chunk's own sums, computed without the lock (the kernel releases the GIL)
+        done = False
+        try:
+            doc_sums = np.zeros_like(self._doc)
+            lab, mc = np.zeros((9, q)), np.zeros((self.n_draws, 2, q))
+            for lo, hi in row_blocks(n):
+                doc, block_lab, block_mc = run_kernel(
+                    y_true, y_score, self._families, self.seed, self.n_draws, self._top_k,
+                    rows=(lo, hi), first_row=start + lo, sample_weight=weight)
+                doc_sums += self._document_sums(doc, q,
+                                                None if weight is None else weight[lo:hi])
+                lab += block_lab
+                mc += block_mc
+            done = True
+        finally:
+            with self._lock:  # add them to the state, or give the rows back
+                self._pending.remove((start, start + n))
+                if not done:
+                    if self._next_row == start + n:
+                        self._next_row = before[1]
+                    if not (self._rows or self._pending):
+                        self.n_labels = before[0]
+                else:
+                    self._weight += n if weight is None else weight.sum()
+                    self._rows = _add_interval(self._rows, start, start + n, "chunk")
+                    self._doc = self._doc + doc_sums
+                    self._lab = _add_optional(self._lab, lab)
+                    self._mc = _add_optional(self._mc, mc)
         return self
 
     def _document_sums(self, doc, q, weight):
@@ -423,26 +502,28 @@ class Evaluator:
         """
         if not isinstance(other, Evaluator):
             raise TypeError(f"can only merge another Evaluator, got {type(other).__name__}")
+        a, b = copy.copy(self), copy.copy(other)  # consistent states, should updates run
         for name in ("ties", "seed", "n_draws", "cutoff", "zero_division"):
-            a, b = getattr(self, name), getattr(other, name)
-            if a != b:
-                raise ValueError(f"cannot merge evaluators with different {name}: {a!r} and "
-                                 f"{b!r}" + (" (give both the same int random_state, or make "
-                                             "one with empty_copy())" if name == "seed" else ""))
-        if None not in (self.n_labels, other.n_labels) and self.n_labels != other.n_labels:
+            mine, theirs = getattr(a, name), getattr(b, name)
+            if mine != theirs:
+                hint = " (give both the same int random_state, or make one with " \
+                    "empty_copy())" if name == "seed" else ""
+                raise ValueError(f"cannot merge evaluators with different {name}: {mine!r} "
+                                 f"and {theirs!r}{hint}")
+        if None not in (a.n_labels, b.n_labels) and a.n_labels != b.n_labels:
             raise ValueError(f"cannot merge evaluators with different n_labels: "
-                             f"{self.n_labels} and {other.n_labels}")
-        rows = self._rows
-        for lo, hi in other._rows:
+                             f"{a.n_labels} and {b.n_labels}")
+        rows = a._rows
+        for lo, hi in b._rows:
             rows = _add_interval(rows, lo, hi, "merged")
-        out = self.empty_copy()
-        out.n_labels = self.n_labels if self.n_labels is not None else other.n_labels
+        out = a.empty_copy()
+        out.n_labels = a.n_labels if a.n_labels is not None else b.n_labels
         out._rows = rows
-        out._next_row = max(self._next_row, other._next_row)
-        out._weight = self._weight + other._weight
-        out._doc = self._doc + other._doc
-        out._lab = _add_optional(self._lab, other._lab)
-        out._mc = _add_optional(self._mc, other._mc)
+        out._next_row = max(a._next_row, b._next_row)
+        out._weight = a._weight + b._weight
+        out._doc = a._doc + b._doc
+        out._lab = _add_optional(a._lab, b._lab)
+        out._mc = _add_optional(a._mc, b._mc)
         return out
 
     def result(self) -> Evaluation:
@@ -453,16 +534,17 @@ class Evaluator:
         ValueError
             No rows were seen, or their total weight is 0.
         """
-        if not self._rows:
+        state = copy.copy(self)  # a consistent state, should updates run
+        if not state._rows:
             raise ValueError("the evaluator has seen no rows; call update() first")
-        if not self._weight > 0:
+        if not state._weight > 0:
             raise ValueError("the rows seen have a total sample_weight of 0")
-        n, zd = self._weight, self.zero_division
+        n, zd = state._weight, self.zero_division
         values = np.empty((len(self.ties), len(METRIC_KEYS)))
         stderr = np.full(values.shape, np.nan)
-        lab = self._lab
+        lab = state._lab
         for row, t in enumerate(self.ties):
-            d = self._doc[row]
+            d = state._doc[row]
             f = LAB_ROWS[family(t)]
             labels = Counts(None, None, None, lab[f], lab[f + 1], lab[LAB_REL])
             category = [score_precision(labels, "macro", "category", zd),
@@ -476,7 +558,7 @@ class Evaluator:
                         d[_F1_D] / n, float(_f_from_counts(d[_TP], d[_NPRED], d[_NREL], 1.0, zd))]
             values[row] = [*(d[:5] / n), d[_HAMMING] / n, d[_EXACT] / n, *category, *document]
             if t == EXPECTED_TIES:
-                for key, (mean, se) in _monte_carlo(lab, self._mc, zd).items():
+                for key, (mean, se) in _monte_carlo(lab, state._mc, zd).items():
                     k = METRIC_KEYS.index(key)
                     values[row, k] = mean
                     stderr[row, k] = se
@@ -534,7 +616,11 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
         Per-document weights (finite, >= 0; default 1 each). Every per-document value is
         averaged with these weights, and the per-label contingency counts of the
         category-oriented metrics add each document's weight instead of 1 — as
-        scikit-learn's weighted metrics do.
+        scikit-learn's weighted metrics do. A document's random order ("ordinal", and
+        each Monte-Carlo draw of "expected") is drawn once and counted with its weight:
+        an integer weight equals repeating the row for every exact value, but not draw
+        for draw under "ordinal", nor for the two Monte-Carlo estimates (see the guide's
+        conventions).
 
     Returns
     -------

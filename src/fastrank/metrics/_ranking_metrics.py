@@ -52,7 +52,9 @@ default "modified"
         Seeds the random order of "ordinal" (row ``j`` draws from ``(seed, j)``, exactly
         as :func:`fastrank.rank` and :func:`evaluate` draw it); ignored otherwise.
     sample_weight : array of shape (n_documents,), optional
-        Per-document weights (finite, >= 0) of the average; default 1 each.
+        Per-document weights (finite, >= 0, not all 0) of the average; default 1 each.
+        Under "ordinal" a document's one random order counts with its weight (an integer
+        weight is not w independent orders of copies of the row).
 
     Returns
     -------
@@ -91,17 +93,14 @@ def _documented(extra=""):
 def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     ties = resolve_ties(ties)
     y_true, y_score = check_inputs(y_true, y_score)
-    weight = check_sample_weight(sample_weight, y_true.shape[0])
+    weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     col = column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
         doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi), first_row=lo)
         total += column_sums(doc, [col], None if weight is None else weight[lo:hi])[0]
-    denominator = y_true.shape[0] if weight is None else weight.sum()
-    if not denominator > 0:
-        raise ValueError("sample_weight sums to 0: no document to average over")
-    return float(total / denominator)
+    return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 
 
 @_documented()

@@ -33,9 +33,9 @@ _INT32_MAX = np.iinfo(np.int32).max
 _NO_WEIGHTS = np.empty(0)
 
 
-def _check_binary(y_true, y_score, sample_weight=None):
-    """1-D truth (uint8), scores (float32/float64, contiguous) and weights (None or float64)
-    of one binary problem."""
+def _check_binary(y_true, y_score, sample_weight=None, averaged=False):
+    """1-D truth (uint8), scores (float32/float64, contiguous) and weights (None or float64,
+    not all 0 when ``averaged``) of one binary problem."""
     y_true = np.asarray(y_true)
     y_score_arr = np.asarray(y_score)
     if y_true.ndim != 1 or y_score_arr.ndim != 1:
@@ -45,7 +45,8 @@ def _check_binary(y_true, y_score, sample_weight=None):
         raise ValueError(f"y_true has {y_true.size} values but y_score has {y_score_arr.size}")
     truth = check_truth(y_true.reshape(-1, 1)).ravel()
     scores = check_scores(y_score_arr.reshape(-1, 1), allow_sparse=False).ravel()
-    return truth, np.ascontiguousarray(scores), check_sample_weight(sample_weight, truth.size)
+    return truth, np.ascontiguousarray(scores), check_sample_weight(sample_weight, truth.size,
+                                                                    averaged)
 
 
 def coverage_curve(y_true: npt.ArrayLike, y_score: npt.ArrayLike,
@@ -295,11 +296,11 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
         documents of the AUC computed over each document's labels; per document this is
         1 - ranking loss with a tied relevant/irrelevant pair counted 1/2.
     sample_weight : array-like of float, shape (n,), optional
-        Per-document weights (finite, >= 0). For a binary problem, None, "macro" and
-        "micro" a positive/negative pair of documents counts ``w_a * w_b`` ("micro": each
-        (document, label) entry has its document's weight, about 8 more bytes per entry);
-        for "samples" each document's AUC is unweighted and the mean over documents
-        weighted.
+        Per-document weights (finite, >= 0, not all 0). For a binary problem, None,
+        "macro" and "micro" a positive/negative pair of documents counts ``w_a * w_b``
+        ("micro": each (document, label) entry has its document's weight, about 8 more
+        bytes per entry); for "samples" each document's AUC is unweighted and the mean over
+        documents weighted.
 
     Returns
     -------
@@ -307,16 +308,17 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
         The AUC, per label for ``average=None``. In multi-label input a label (or, for
         "samples", a document) whose truth is all 0 or all 1 has no defined AUC: it is NaN
         in the ``average=None`` output and left out of the "macro"/"samples" means (NaN if
-        none is defined) -- scikit-learn raises instead. Equals
+        none is defined) -- scikit-learn warns and its mean is NaN. Equals
         ``sklearn.metrics.roc_auc_score`` (also with ``sample_weight``) wherever both are
         defined.
 
     Raises
     ------
     ValueError
-        A binary problem with one class only (as scikit-learn), an unknown ``average``,
-        shapes that differ, non-binary truth, NaN scores, more than 2**31 - 1 entries for
-        "micro".
+        A binary problem with one class only (scikit-learn warns and returns NaN), an
+        unknown ``average``,
+        shapes that differ, non-binary truth, NaN scores, invalid or all-zero weights,
+        more than 2**31 - 1 entries for "micro".
 
     References
     ----------
@@ -339,7 +341,7 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
     """
     check_option("average", average, AUC_AVERAGES)
     if not sp.issparse(y_score) and np.ndim(y_score) == 1:
-        truth, scores, weights = _check_binary(y_true, y_score, sample_weight)
+        truth, scores, weights = _check_binary(y_true, y_score, sample_weight, averaged=True)
         value = _kernel_auc_binary(truth, scores, weights)
         if np.isnan(value):
             raise ValueError(f"AUC needs both classes in y_true (with positive weight); got "
@@ -348,7 +350,7 @@ def auc(y_true: LabelsLike, y_score: MatrixLike,
     scores = check_scores(y_score)
     truth = check_truth(y_true, n_labels=scores.shape[1], against="y_score")
     check_same_shape(truth.shape, scores.shape)
-    weights = check_sample_weight(sample_weight, scores.shape[0])
+    weights = check_sample_weight(sample_weight, scores.shape[0], averaged=True)
     by = {None: "label", "macro": "label", "micro": "micro", "samples": "sample"}[average]
     values = _lines_auc(truth, scores, by, weights)
     if average is None:

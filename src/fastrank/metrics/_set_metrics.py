@@ -177,9 +177,7 @@ def _truth_pair(y_true, y_pred, n_labels):
 
 def _counts(y_true, y_pred, n_labels, sample_weight=None):
     y_true, y_pred = _truth_pair(y_true, y_pred, n_labels)
-    weights = check_sample_weight(sample_weight, y_true.shape[0])
-    if weights is not None and not weights.sum() > 0:
-        raise ValueError("sample_weight sums to 0: no document to average over")
+    weights = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     return Counts.from_prediction(y_true, y_pred, weights)
 
 
