@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
-from ref_topk import VALUES, aggregate, order_values, tie_groups_of, tie_orders
+from ref_topk import aggregate, order_values, tie_groups_of, tie_orders
 
 import fastrank
 from fastrank.metrics import PS_METRICS, TOPK_METRICS, TOPK_TIES, TopKEvaluator, \

@@ -51,11 +51,11 @@ import scipy.sparse as sp
 
 from .._ext import checks as _checks
 from .._ext import tie_topk as _kernel
-from .._typing import LabelsLike, MatrixLike, RandomStateLike
-from .._validation import _binary_uint8, _label_indices, check_csr, check_n_labels, \
-    check_nonempty_2d, check_option, check_real_dtype, check_scores, is_label_sets
+from .._typing import LabelsLike, RandomStateLike
+from .._validation import _label_indices, check_csr, check_n_labels, check_nonempty_2d, \
+    check_option, check_real_dtype, check_scores, check_truth, is_label_sets
 from ._common import check_sample_weight, draw_seed
-from ._evaluate import _add_interval, _check_row
+from ._mergeable import Mergeable, empty_chunk_labels
 
 #: The tie semantics of the top-k metrics, in the kernel's mode order.
 TOPK_TIES = ("expected", "optimistic", "pessimistic", "ordinal", "stable", "trec")
@@ -148,19 +148,10 @@ def _truth_csr(y_true, n_labels, name="y_true"):
         indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
         indices = np.concatenate(rows) if indptr[-1] else np.empty(0, dtype=np.int64)
     else:
-        arr = np.asarray(y_true)
-        if arr.dtype == object:
-            raise TypeError(f"{name} must be a 0/1 matrix or a list of label-index sets")
-        check_nonempty_2d(arr.shape, name)
-        if arr.dtype != bool:
-            check_real_dtype(arr.dtype, name)
-        dense = _binary_uint8(arr)
-        if dense is None:
-            raise ValueError(f"{name} must be binary (0/1); found values "
-                             f"{np.unique(arr[(arr != 0) & (arr != 1)])[:5]}")
+        dense = check_truth(y_true, name=name)  # a dense 0/1 matrix
         rows, indices = np.nonzero(dense)
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=arr.shape[0]))])
-        q = arr.shape[1]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=dense.shape[0]))])
+        q = dense.shape[1]
     if n_labels is not None and q != n_labels:
         raise ValueError(f"{name} has {q} labels, expected {n_labels}")
     return (np.ascontiguousarray(indptr, dtype=np.int64),
@@ -324,7 +315,7 @@ class TopKEvaluation(dict):
         return "\n".join(lines)
 
 
-class TopKEvaluator:
+class TopKEvaluator(Mergeable):
     """Mergeable state of :func:`evaluate_at_k`: feed documents in chunks, combine
     evaluators that saw disjoint rows, read the same :class:`TopKEvaluation`.
 
@@ -332,7 +323,9 @@ class TopKEvaluator:
     weight): a few hundred floats, whatever the number of rows. For any split of the rows
     into chunks, each given its global first row, :meth:`result` equals
     :func:`evaluate_at_k` on the whole input to rounding: ``"ordinal"`` draws the order of
-    row ``j`` from ``(seed, j)``, never from the chunk or the thread.
+    row ``j`` from ``(seed, j)``, never from the chunk or the thread. Thread-safe as
+    :class:`Evaluator` is: several threads may update one evaluator at once, each with its
+    own rows. It is also the ``at_k`` part of an :class:`Evaluator`.
 
     Parameters
     ----------
@@ -355,17 +348,23 @@ class TopKEvaluator:
         Invalid ``k``, ``ties``, ``propensity`` or ``n_labels``.
     """
 
+    _CONFIG = ("k", "ties", "seed", "propensity")
+    _SUMS = ("_sums",)
+    _sums: Any
+
     def __init__(self, k: int | Sequence[int] = (1, 3, 5), ties: str | Sequence[str] = "expected",
                  propensity: npt.ArrayLike | None = None, n_labels: int | None = None,
                  random_state: RandomStateLike = 0) -> None:
         self.k = _check_ks(k)
         self.ties = _check_topk_ties(ties)
         self.n_labels = None if n_labels is None else check_n_labels(n_labels)
+        self.propensity = None
         self._invp = _NO_FLOATS
         if propensity is not None:
             p = np.asarray(propensity)
             check_real_dtype(p.dtype, "propensity")
-            p = np.ascontiguousarray(p, dtype=np.float64)
+            p = np.array(p, dtype=np.float64)  # a copy: the configuration cannot change
+            p.flags.writeable = False
             if p.ndim != 1 or p.size == 0:
                 raise ValueError(f"propensity must be 1-D (one per label), got shape {p.shape}")
             if not np.isfinite(p).all() or (p <= 0).any():
@@ -373,58 +372,55 @@ class TopKEvaluator:
             if self.n_labels is not None and p.size != self.n_labels:
                 raise ValueError(f"propensity has {p.size} labels, n_labels={self.n_labels}")
             self.n_labels = p.size
-            self._invp = 1.0 / p
+            self.propensity, self._invp = p, 1.0 / p
         self.metrics = TOPK_METRICS + (PS_METRICS if propensity is not None else ())
         self._flags = sum(1 << TOPK_TIES.index(t) for t in self.ties)
         self.seed = draw_seed(random_state) if "ordinal" in self.ties else 0
-        self._rows: list[tuple[int, int]] = []
-        self._next_row = 0
-        self._weight = 0.0
-        self._sums = np.zeros((len(TOPK_TIES), 9, len(self.k)))
-
-    @property
-    def n_rows(self) -> int:
-        """Number of rows (documents) seen."""
-        return sum(b - a for a, b in self._rows)
+        self._init_rows()  # _sums: (N_MODES, N_VALUES, len(k)) kernel sums, k as given
 
     def __repr__(self):
         return f"TopKEvaluator(k={self.k}, ties={self.ties}, n_rows={self.n_rows})"
-
-    def empty_copy(self) -> "TopKEvaluator":
-        """A new evaluator with this one's configuration and seed, and no rows."""
-        out = copy.copy(self)
-        out._rows, out._next_row, out._weight = [], 0, 0.0
-        out._sums = np.zeros_like(self._sums)
-        return out
 
     def update(self, y_true: LabelsLike, y_score: Any, first_row: int | None = None,
                sample_weight: npt.ArrayLike | None = None) -> "TopKEvaluator":
         """Add a chunk of documents (arguments as for :func:`evaluate_at_k`; ``first_row``:
         the global row number of its first document, by default right after the previous
-        chunk). Returns this evaluator.
+        chunk). A chunk with no rows changes nothing. Returns this evaluator.
 
         Raises
         ------
         ValueError
             Invalid input, a cut-off beyond the number of labels, rows already seen.
         """
+        n, q, sums = self._read_chunk(y_true, y_score)
+        weight = check_sample_weight(sample_weight, n)
+        self._add_rows(first_row, n, q, weight,
+                       lambda start: {"_sums": sums(start, weight)})
+        return self
+
+    def _read_chunk(self, y_true, y_score):
+        """``(n, q, sums)``: the chunk's numbers of rows and labels, checked, and
+        ``sums(first_row, weight)``, its kernel sums (the state's ``_sums``)."""
+        if isinstance(y_score, tuple) and len(y_score) == 2 and np.ndim(y_score[0]) == 2 \
+                and np.shape(y_score[0])[0] == 0 and np.shape(y_score[1]) == np.shape(y_score[0]):
+            return 0, self.n_labels, None  # a top-k pair without rows
+        if not isinstance(y_score, tuple):
+            q = empty_chunk_labels(y_true, y_score)
+            if q is not None:
+                return 0, q, None
         kind, scores, n, q = _scores(y_score)
         if self.n_labels is not None:
             if q is not None and q != self.n_labels:
                 raise ValueError(f"y_score has {q} labels; this evaluator has {self.n_labels} "
                                  "(from n_labels, its propensities or an earlier chunk)")
             q = self.n_labels
-        tptr, tind, q_true = _truth_csr(y_true, q, name="y_true")
-        q = q_true
+        tptr, tind, q = _truth_csr(y_true, q, name="y_true")
         if tptr.size - 1 != n:
             raise ValueError(f"y_true has {tptr.size - 1} documents but y_score has {n}")
         if max(self.k) > q:
             raise ValueError(f"k={max(self.k)} exceeds the number of labels, {q}")
         if self._invp.size and self._invp.size != q:
             raise ValueError(f"propensity has {self._invp.size} labels but the input has {q}")
-        first_row = self._next_row if first_row is None else _check_row(first_row)
-        weight = check_sample_weight(sample_weight, n)
-        rows = _add_interval(self._rows, first_row, first_row + n, "chunk")
         order = np.argsort(self.k)
         ks = np.asarray(self.k, dtype=np.int64)[order]
         m_max = int(np.diff(tptr).max(initial=0))
@@ -433,16 +429,15 @@ class TopKEvaluator:
         if self._flags & trec and _score_dtype(kind, scores) == np.float64:
             # trec_eval keeps every score as a C float: float64 scores tie as float32 do
             runs = [(self._flags & ~trec, scores), (trec, _as_float32(kind, scores))]
-        sums = np.zeros((_kernel.N_MODES, _kernel.N_VALUES, ks.size))
-        for flags, values in runs:
-            if flags:
-                sums = sums + _run_kernel(kind, values, n, q, ks, flags, self.seed, first_row,
-                                          tptr, tind, m_max, self._invp, weight)
-        self._sums = self._sums + sums[:, :, np.argsort(order)]
-        self.n_labels = q
-        self._weight += n if weight is None else float(weight.sum())
-        self._rows, self._next_row = rows, first_row + n
-        return self
+
+        def sums(first_row, weight):
+            out = np.zeros((_kernel.N_MODES, _kernel.N_VALUES, ks.size))
+            for flags, values in runs:
+                if flags:
+                    out += _run_kernel(kind, values, n, q, ks, flags, self.seed, first_row,
+                                       tptr, tind, m_max, self._invp, weight)
+            return out[:, :, np.argsort(order)]
+        return n, q, sums
 
     def merge(self, other: "TopKEvaluator") -> "TopKEvaluator":
         """A new evaluator holding the rows of both (disjoint, same configuration and seed);
@@ -455,26 +450,7 @@ class TopKEvaluator:
         ValueError
             Configurations, seeds or numbers of labels differ, or the rows overlap.
         """
-        if not isinstance(other, TopKEvaluator):
-            raise TypeError(f"can only merge another TopKEvaluator, got {type(other).__name__}")
-        for name in ("k", "ties", "seed", "metrics"):
-            if getattr(self, name) != getattr(other, name):
-                raise ValueError(f"cannot merge evaluators with different {name}: "
-                                 f"{getattr(self, name)!r} and {getattr(other, name)!r}")
-        if not np.array_equal(self._invp, other._invp):
-            raise ValueError("cannot merge evaluators with different propensities")
-        if None not in (self.n_labels, other.n_labels) and self.n_labels != other.n_labels:
-            raise ValueError(f"cannot merge evaluators with different n_labels: "
-                             f"{self.n_labels} and {other.n_labels}")
-        rows = self._rows
-        for lo, hi in other._rows:
-            rows = _add_interval(rows, lo, hi, "merged")
-        out = self.empty_copy()
-        out.n_labels = self.n_labels if self.n_labels is not None else other.n_labels
-        out._rows, out._next_row = rows, max(self._next_row, other._next_row)
-        out._weight = self._weight + other._weight
-        out._sums = self._sums + other._sums
-        return out
+        return self._merged(other)
 
     def result(self) -> TopKEvaluation:
         """The :class:`TopKEvaluation` of every row seen.
@@ -484,16 +460,18 @@ class TopKEvaluator:
         ValueError
             No rows were seen, or their total weight is 0.
         """
-        if not self._rows:
-            raise ValueError("the evaluator has seen no rows; call update() first")
-        if not self._weight > 0:
-            raise ValueError("the rows seen have a total sample_weight of 0")
+        state = copy.copy(self)  # a consistent state, should updates run
+        state._check_seen()
+        return self._evaluation(state._sums, state._weight)
+
+    def _evaluation(self, sums, weight):
+        """The :class:`TopKEvaluation` of kernel sums over rows of total weight ``weight``."""
         values = np.empty((len(self.ties), len(self.metrics), len(self.k)))
         for i, t in enumerate(self.ties):
-            s = self._sums[TOPK_TIES.index(t)]
+            s = sums[TOPK_TIES.index(t)]
             for j, name in enumerate(self.metrics):
                 if name in _MEANS:
-                    values[i, j] = s[_MEANS[name]] / self._weight
+                    values[i, j] = s[_MEANS[name]] / weight
                 else:
                     num, den = _RATIOS[name]
                     values[i, j] = np.divide(s[num], s[den], out=np.zeros(len(self.k)),
