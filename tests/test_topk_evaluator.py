@@ -225,6 +225,9 @@ def test_bad_at_k_is_refused():
         M.Evaluator(n_labels=4, at_k=dict(k=1, propensity=np.ones(3)))
     with pytest.raises(ValueError, match="k must be"):
         M.evaluate(y, s, at_k=0)
+    pair = (np.argsort(-s, axis=1)[:, :2], -np.sort(-s, axis=1)[:, :2])
+    with pytest.raises(ValueError, match=r"top-k pair .* ties=\(\)"):
+        M.evaluate(y, pair, ties="dense", at_k=1)
     with pytest.raises(ValueError, match="unknown ties='dense'"):
         M.evaluate(y, s, at_k=dict(ties="dense"))
     with pytest.raises(ValueError, match="y_score has 4 labels; this evaluator has 3 .*propensities"):

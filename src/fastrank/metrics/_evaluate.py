@@ -1,6 +1,5 @@
 """The 19 study metrics under several ranking types, one sort per row: the mergeable
 :class:`Evaluator` and :func:`evaluate`, which is one ``update`` of it."""
-import copy
 import html
 import numbers
 from collections.abc import Mapping, Sequence
@@ -351,6 +350,10 @@ class Evaluator(Mergeable):
         """
         given, n, q = (y_true, y_score), 0, None
         if self.ties:
+            if isinstance(y_score, tuple):
+                raise ValueError("y_score is a top-k pair (indices, scores), but the study "
+                                 "metrics need a belief for every label: give ties=() to "
+                                 "compute the top-k metrics (at_k) alone")
             q = empty_chunk_labels(y_true, y_score)
             if q is None:
                 y_true, y_score = check_inputs(y_true, y_score)
@@ -431,8 +434,7 @@ class Evaluator(Mergeable):
         ValueError
             No rows were seen, or their total weight is 0.
         """
-        state = copy.copy(self)  # a consistent state, should updates run
-        state._check_seen()
+        state = self._seen()
         n, zd = state._weight, self.zero_division
         values = np.empty((len(self.ties), len(METRIC_KEYS)))
         stderr = np.full(values.shape, np.nan)

@@ -200,9 +200,12 @@ class Mergeable:
             setattr(out, name, _add(getattr(a, name), getattr(b, name)))
         return out
 
-    def _check_seen(self):
-        """ValueError unless some rows of positive total weight were seen."""
-        if not self._rows:
+    def _seen(self):
+        """A consistent copy of the state (should updates run); ValueError unless it has
+        rows of positive total weight."""
+        state = copy.copy(self)
+        if not state._rows:
             raise ValueError("the evaluator has seen no rows; call update() first")
-        if not self._weight > 0:
+        if not state._weight > 0:
             raise ValueError("the rows seen have a total sample_weight of 0")
+        return state

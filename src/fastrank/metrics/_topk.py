@@ -40,7 +40,6 @@ References
 .. [2] F. McSherry and M. Najork, "Computing information retrieval performance measures
    efficiently in the presence of tied scores", ECIR 2008.
 """
-import copy
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -460,8 +459,7 @@ class TopKEvaluator(Mergeable):
         ValueError
             No rows were seen, or their total weight is 0.
         """
-        state = copy.copy(self)  # a consistent state, should updates run
-        state._check_seen()
+        state = self._seen()
         return self._evaluation(state._sums, state._weight)
 
     def _evaluation(self, sums, weight):
