@@ -1,9 +1,9 @@
-"""Build the Cython kernels in src/_ext as private modules ``fastrank._ext.<name>``.
+"""Build the Cython kernels in src/fastrank/_ext as private modules ``fastrank._ext.<name>``.
 
-Every ``src/_ext/*.pyx`` is an extension. OpenMP is used when the compiler accepts it
+Every ``src/fastrank/_ext/*.pyx`` is an extension. OpenMP is used when the compiler accepts it
 (probed by compiling a tiny program); otherwise the kernels build serial (``prange``
 degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
-For development, ``FASTRANK_EXT=ranking,metrics`` builds only the named modules (and
+For development, ``FASTRANK_EXT=tie_ranks,tie_metrics`` builds only the named modules (and
 ``_cyutility``, the Cython runtime support they all import, when it is out of date).
 """
 import os
@@ -16,7 +16,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, find_namespace_packages, setup
 from setuptools.command.build_ext import build_ext
 
-EXT_DIR = Path("src") / "_ext"
+EXT_DIR = Path("src") / "fastrank" / "_ext"
 
 # Extra compile flags of every kernel module (probed like OpenMP; dropped when the compiler
 # refuses them): floating-point rules. Instruction sets are chosen at run time inside the
@@ -84,9 +84,9 @@ SHARED_UTILITY = "fastrank._ext._cyutility"
 extensions.append(Extension(SHARED_UTILITY, [str(EXT_DIR / "_cyutility.c")]))
 
 setup(
-    package_dir={"fastrank": "src/fastrank", "fastrank._ext": "src/_ext"},
+    package_dir={"fastrank": "src/fastrank"},
     # fastrank.data (the embedded data files) has no __init__: a namespace package
-    packages=["fastrank._ext", *find_namespace_packages("src", include=["fastrank", "fastrank.*"])],
+    packages=find_namespace_packages("src", include=["fastrank", "fastrank.*"]),
     package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.gz", "*.md"]},
     # generated C, the C header and annotation files are build inputs, not package contents
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},

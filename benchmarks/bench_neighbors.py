@@ -196,7 +196,7 @@ def test_mlknn_skmultilearn(benchmark, bibtex):
 
 @pytest.mark.parametrize("fma", ["library", "emulated"])
 def test_mlknn_portable_fma(benchmark, fma):
-    from fastrank._ext import neighbors as kernel
+    from fastrank._ext import cosine_topk as kernel
     from fastrank.datasets import load
     d = load("yeast")
     X, Y = d.X.toarray(), d.Y

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from fastrank import study
-from fastrank._ext import neighbors as neighbors_kernel
-from fastrank._ext import wnn as wnn_kernel
+from fastrank._ext import cosine_topk as neighbors_kernel
+from fastrank._ext import vgram as wnn_kernel
 from fastrank.datasets import load
 
 MODES = {"1 thread": 1, "2 threads, tasks side by side": 2,

@@ -3,7 +3,7 @@ raw text): fastrank.text.TfidfIndexer vs scikit-learn's TfidfVectorizer.
 
 Run: pytest benchmarks/bench_text.py --benchmark-only
 Data from ../shared/data (never committed). fastrank lowercases each document with
-``str.lower`` and splits and counts the words in one compiled pass (``fastrank._ext.text``,
+``str.lower`` and splits and counts the words in one compiled pass (``fastrank._ext.term_counts``,
 one thread, no Python object per word); scikit-learn tokenises with a regular expression and
 counts in Python dicts. Peers:
 * ``TfidfVectorizer(stop_words="english")`` -- sklearn's own analyser (default idf);

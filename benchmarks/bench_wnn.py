@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from fastrank._ext import wnn as wnn_kernel
+from fastrank._ext import vgram as wnn_kernel
 from fastrank.wnn import VGRAM, VGRAMCor
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

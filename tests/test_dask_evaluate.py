@@ -60,6 +60,32 @@ def test_sparse_chunks_on_a_local_cluster(cluster):
         assert_same(fd.evaluate(yt, ys, ties=EVERY, random_state=0, cutoff=3), want)
 
 
+def test_top_k_metrics_on_a_local_cluster_equal_in_memory(cluster):
+    """``at_k``: sparse chunks of scored labels (the XMLC input), weights, every top-k tie
+    semantics with propensities, beside two ranking types and alone."""
+    y, s = tied_data(2000, 15, 3)
+    rng = np.random.default_rng(3)
+    scored = sp.csr_matrix(np.where(rng.random(s.shape) < 0.5, s + 0.25, 0.0))  # 0: unscored
+    w = rng.uniform(0, 2, 2000)
+    at_k = dict(k=(1, 3, 5), ties=M.TOPK_TIES, propensity=M.propensity(y, A=0.6, B=2.6))
+    chunks = (700, 1, 500, 799)
+    with distributed.Client(cluster):
+        for ties in (("modified", "ordinal"), ()):
+            want = M.evaluate(y, scored, ties=ties, random_state=9, sample_weight=w, at_k=at_k)
+            got = fd.evaluate(da.from_array(sp.csr_matrix(y), chunks=(chunks, 15), asarray=False),
+                              da.from_array(scored, chunks=(chunks, 15), asarray=False),
+                              ties=ties, random_state=9, at_k=at_k, split_every=2,
+                              sample_weight=da.from_array(w, chunks=(chunks,)))
+            assert_same(got, want)
+            assert got.at_k.metrics == want.at_k.metrics and got.at_k.ties == M.TOPK_TIES
+            np.testing.assert_allclose(got.at_k.values, want.at_k.values, rtol=1e-12,
+                                       atol=1e-12)
+    # and the in-memory value is evaluate_at_k's (unscored labels below the scored ones)
+    np.testing.assert_array_equal(
+        want.at_k.values,
+        M.evaluate_at_k(y, scored, random_state=9, sample_weight=w, **at_k).values)
+
+
 @pytest.mark.parametrize("rows", [1, 64, 500, 1200])
 def test_any_row_chunking_on_the_local_scheduler(rows):
     y, s = tied_data(1200, 9, 2)

@@ -183,7 +183,7 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features):
 def test_dense_large_query_blocks_same_bits():
     """A float32 block of 256 queries beyond 4 MB (here 4 103 features) is searched with
     taller base tiles on AVX-512: the same bits as the AVX2 code."""
-    from fastrank._ext import neighbors as kernel
+    from fastrank._ext import cosine_topk as kernel
     rng = np.random.default_rng(1)
     X = (rng.standard_normal((300, 4103)) * (rng.random((300, 4103)) < 0.3)).astype(np.float32)
     previous = kernel.use_simd(2)
@@ -279,7 +279,7 @@ def dense_code_paths():
     """Set the dense dot products' code paths in turn, yielding each one's name: AVX-512,
     AVX2/FMA3 and portable (the best the CPU has below each), then portable with emulated
     fma; the previous settings are restored after."""
-    from fastrank._ext import neighbors as kernel
+    from fastrank._ext import cosine_topk as kernel
     previous = kernel.use_simd(2), kernel.use_fma_emulation(False)
     try:
         for level in (2, 1, 0):
@@ -306,7 +306,7 @@ def _libm_fma(dtype):
 
 
 def _fma_emulated(a, b, c):
-    from fastrank._ext import neighbors as kernel
+    from fastrank._ext import cosine_topk as kernel
     out = np.empty_like(a)
     kernel.fma_emulated(a, b, c, out)
     return out
@@ -357,7 +357,7 @@ def test_emulated_fma_rounds_as_the_library_fma(dtype):
 
 
 def test_emulated_fma_refuses_arrays_of_different_lengths():
-    from fastrank._ext import neighbors as kernel
+    from fastrank._ext import cosine_topk as kernel
     x = np.ones(3)
     with pytest.raises(ValueError, match="lengths 3, 2, 3 and 3"):
         kernel.fma_emulated(x, x[:2], x, np.empty(3))

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 import ref_wnn
 import fastrank.wnn as wnn_module
-from fastrank._ext import wnn as kernel
+from fastrank._ext import vgram as kernel
 from fastrank.wnn import VGRAM, VGRAMCor
 
 MODELS = {"VGRAM": VGRAM, "COR": VGRAMCor}
@@ -344,7 +344,7 @@ def test_simd_path_names_the_path_in_use():
 def test_neighbors_simd_path_names_its_level():
     """The dense neighbour search names its path too (both appear in the configuration);
     its portable code emulates fma exactly where an x86-64 CPU has no FMA3."""
-    from fastrank._ext import neighbors
+    from fastrank._ext import cosine_topk as neighbors
     emulated = neighbors.use_fma_emulation(False)
     neighbors.use_fma_emulation(emulated)
     if sys.platform.startswith("linux") and "popcnt" in _cpu_flags():   # x86-64

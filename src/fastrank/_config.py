@@ -16,7 +16,7 @@ KERNEL_FEATURES = ("popcnt", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "
                    "avx512_vpopcntdq", "avx512vbmi")
 
 #: kernel modules that report the instruction-set path they take (``simd_path()``)
-SIMD_KERNELS = ("neighbors", "wnn")
+SIMD_KERNELS = ("cosine_topk", "vgram")
 
 #: ``_OPENMP`` dates and the OpenMP version they stand for
 OPENMP_VERSIONS = {200505: "2.5", 200805: "3.0", 201107: "3.1", 201307: "4.0", 201511: "4.5",

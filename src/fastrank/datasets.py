@@ -486,7 +486,7 @@ def _label_positions(labels, attrs, relation, path):
 def _parse_rows(data, first_line, source, names, is_label, nominal):
     """X (CSR) and Y (uint8) from ARFF-style data rows (dense CSV or sparse), through the
     compiled tokenizer; ``nominal[a]`` is None (numeric) or a dict bytes -> float."""
-    from ._ext.arff import parse_arff_data
+    from ._ext.text_formats import parse_arff_data
 
     col = np.empty(len(names), dtype=np.int32)
     n_labels = int(is_label.sum())
@@ -661,7 +661,7 @@ def load_libsvm(path: PathLikeStr, n_features: int | None = None, n_labels: int 
     >>> back.X.shape, back.Y.shape, (back.X != yeast.X).nnz, bool((back.Y == yeast.Y).all())
     ((5, 103), (5, 14), 0, True)
     """
-    from ._ext.arff import parse_libsvm
+    from ._ext.text_formats import parse_libsvm
 
     path = os.fspath(path)
     if n_features is not None:

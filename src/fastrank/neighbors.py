@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import MultiLabelEstimator
-from ._ext import neighbors as _kernel
+from ._ext import cosine_topk as _kernel
 from ._typing import LabelsLike, MatrixLike
 from ._validation import check_features, check_option
 

@@ -31,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 
-from ._ext import ranking as _kernel
+from ._ext import tie_ranks as _kernel
 from ._typing import MatrixLike, RandomStateLike
 from ._validation import check_memory, check_option, check_random_state, check_scores, \
     row_source, sort_scratch_bytes

@@ -24,7 +24,7 @@ How this differs from scikit-learn's ``TfidfVectorizer`` (defaults: ``smooth_idf
   ``["english"]``; the Portuguese list (prepositions, as in the thesis) is only here.
 
 Without a lemmatiser, :class:`TfidfIndexer` splits and counts the words of all documents in
-one compiled pass (``fastrank._ext.text``, without the GIL and without a Python object per
+one compiled pass (``fastrank._ext.term_counts``, without the GIL and without a Python object per
 word) that applies the rules of :func:`analyze` character by character, with the
 interpreter's own Unicode tables; with a lemmatiser (a Python callable) the words go through
 :func:`analyze` one document at a time. Both give the same lexicon and the same matrix, bit
@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ._base import NotFittedError
-from ._ext.text import count_terms
+from ._ext.term_counts import count_terms
 from ._typing import MatrixLike
 from ._validation import check_csr
 
@@ -380,7 +380,7 @@ class TfidfIndexer(BaseEstimator):
         indices; what :func:`_weight` takes without checks) and the lexicon: the
         given ``vocabulary`` (term -> column; other terms are ignored), or, when None, the
         sorted terms of ``texts``. Without a lemmatiser the words are split and counted by
-        the compiled scanner (``fastrank._ext.text``); a lemmatiser, a Python callable, is
+        the compiled scanner (``fastrank._ext.term_counts``); a lemmatiser, a Python callable, is
         applied word by word through :meth:`build_analyzer`."""
         if self.lemmatizer is not None:
             return self._term_counts_analyzed(texts, vocabulary)

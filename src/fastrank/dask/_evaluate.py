@@ -53,7 +53,8 @@ def _merge_all(*evaluators):
 def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
              cutoff: str | int = "perfect", random_state: RandomStateLike = 0,
              zero_division: float = 0.0, n_draws: int = 100, sample_weight: Any = None,
-             n_labels: int | None = None, split_every: int = 8, n_jobs: int = 1) -> Evaluation:
+             n_labels: int | None = None, split_every: int = 8, n_jobs: int = 1,
+             at_k: Any = None) -> Evaluation:
     """:func:`fastrank.metrics.evaluate` over Dask arrays chunked by rows.
 
     Each row chunk is evaluated by one task into a :class:`fastrank.metrics.Evaluator`
@@ -90,6 +91,11 @@ def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
         Fan-in of the tree reduction.
     n_jobs : int, default 1
         OpenMP threads of each chunk's kernel (the parallelism comes from the tasks).
+    at_k : int, sequence of int, dict or fastrank.metrics.TopKEvaluator, optional
+        Also the top-k metrics, in ``result.at_k``, as for
+        :func:`fastrank.metrics.evaluate`; with ``ties=()`` only these (the way to evaluate
+        extreme multi-label sets, whose beliefs are sparse chunks of each document's
+        scored labels).
 
     Returns
     -------
@@ -145,7 +151,8 @@ def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2, got {split_every!r}")
     template = Evaluator(ties, n_labels=y_score.shape[1], random_state=random_state,
-                         n_draws=n_draws, cutoff=cutoff, zero_division=zero_division)
+                         n_draws=n_draws, cutoff=cutoff, zero_division=zero_division,
+                         at_k=at_k)
     first_rows = [0]
     for c in y_score.chunks[0][:-1]:
         first_rows.append(first_rows[-1] + c)

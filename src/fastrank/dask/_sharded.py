@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .._ext import wnn as _wnn_kernel
+from .._ext import vgram as _wnn_kernel
 from ..neighbors import KNN, MLkNN, _Base, _same_kind, _pow2_scaled_rows
 from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _merge_outcomes
 from ._client import gather, require_worker, wait

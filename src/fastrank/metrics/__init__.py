@@ -8,7 +8,12 @@
   :func:`zero_one_loss`, :func:`accuracy`, :func:`precision`, :func:`recall`,
   :func:`fbeta`, :func:`f1`, :func:`contingency`, :func:`label_problem_rates`;
 * :func:`evaluate`: the 19 study metrics under several ranking types, one sort per row;
-  :class:`Evaluator`: the same in chunks, with mergeable state (out of core, distributed).
+  :class:`Evaluator`: the same in chunks, with mergeable state (out of core, distributed);
+* the top-k metrics of extreme multi-label classification, with exact tie semantics
+  (``ties="expected"|"optimistic"|"pessimistic"|"ordinal"|"stable"|"trec"``):
+  :func:`evaluate_at_k` (:class:`TopKEvaluator` in chunks), :func:`precision_at_k`,
+  :func:`recall_at_k`, :func:`dcg_at_k`, :func:`ndcg_at_k`, the propensity-scored
+  :func:`psprecision_at_k`, :func:`psdcg_at_k`, :func:`psndcg_at_k`, and :func:`propensity`.
 """
 from ._common import ALL_TIES, TIES
 from ._evaluate import ESTIMATED_KEYS, METRIC_KEYS, Evaluation, Evaluator, evaluate
@@ -26,3 +31,9 @@ __all__ = [
 ]
 from ._roc import AUC_AVERAGES, auc, coverage_curve, roc_convex_hull, roc_curve  # noqa: E402
 __all__ += ["AUC_AVERAGES", "auc", "coverage_curve", "roc_convex_hull", "roc_curve"]
+from ._topk import PS_METRICS, TOPK_METRICS, TOPK_TIES, TopKEvaluation, TopKEvaluator, \
+    dcg_at_k, evaluate_at_k, ndcg_at_k, precision_at_k, propensity, psdcg_at_k, psndcg_at_k, \
+    psprecision_at_k, recall_at_k  # noqa: E402
+__all__ += ["TOPK_TIES", "TOPK_METRICS", "PS_METRICS", "TopKEvaluation", "TopKEvaluator",
+            "evaluate_at_k", "precision_at_k", "recall_at_k", "dcg_at_k", "ndcg_at_k",
+            "psprecision_at_k", "psdcg_at_k", "psndcg_at_k", "propensity"]

@@ -1,13 +1,13 @@
 """Shared plumbing of the metric suite: input checks, the ranking types, the kernel call.
 
-The compiled kernel (``fastrank._ext.metrics``) sorts each row once and returns, per
+The compiled kernel (``fastrank._ext.tie_metrics``) sorts each row once and returns, per
 document, every ranking-based value of the requested ranking *families* (ordinal; group =
 dense/standard/modified; expected) plus the cutoff counts; see its module docstring.
 """
 import numpy as np
 import scipy.sparse as sp
 
-from .._ext import metrics as _kernel
+from .._ext import tie_metrics as _kernel
 from .._validation import check_memory, check_option, check_random_state, check_same_shape, \
     check_scores, check_truth, sort_scratch_bytes
 
@@ -18,7 +18,7 @@ EXPECTED_TIES = "expected"  # exact expectation of the ordinal value over random
 ALL_TIES = TIES + (EXPECTED_TIES,)
 _TIE_ALIASES = {"min": "standard", "max": "modified"}
 
-# kernel family flags and per-document columns, mirrored from src/_ext/metrics.pyx
+# kernel family flags and per-document columns, mirrored from src/fastrank/_ext/tie_metrics.pyx
 ORDINAL, GROUP, EXPECTED = 1, 2, 4
 N_REL = 0
 _ORDINAL_COLS = dict(one_error=1, coverage=2, ranking_loss=3, ap_position=4, ap_label=5,

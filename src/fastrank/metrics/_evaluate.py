@@ -1,23 +1,22 @@
 """The 19 study metrics under several ranking types, one sort per row: the mergeable
 :class:`Evaluator` and :func:`evaluate`, which is one ``update`` of it."""
-import copy
 import html
 import numbers
-import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
-from .._validation import MAX_COLUMNS, check_option, check_real_dtype
+from .._validation import MAX_COLUMNS, check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
     ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
     resolve_ties, row_blocks, run_kernel
+from ._mergeable import Mergeable, empty_chunk_labels
 from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
     _ratio, score_fbeta, score_precision, score_recall
+from ._topk import TopKEvaluation, TopKEvaluator
 
 #: The 19 metrics of the study, in its order: the keys of every result.
 METRIC_KEYS = (
@@ -55,13 +54,17 @@ class Evaluation(dict):
         keys ``ESTIMATED_KEYS``); NaN for every exact value.
     n_draws : int
         Number of random orders behind the estimates (0 when nothing was estimated).
+    at_k : TopKEvaluation or None
+        The top-k metrics of the same documents when they were asked for (``at_k`` of
+        :func:`evaluate`), else None.
 
     ``result["modified"]`` is the dict of one ranking type, ``result.to_dict()`` the nested
     dict ``{ranking_type: {metric_key: value}}``, ``result.to_frame()`` a tidy pandas
     DataFrame, ``result.estimated`` the list of ``(ranking_type, metric_key)`` that are
     estimates, ``result.stderr_dict()`` their standard errors, ``str(result)`` a table in
     which an estimate is marked ``~`` and followed by its standard error (HTML in a
-    notebook).
+    notebook), then the table of ``at_k``. These describe the 19 study metrics only;
+    ``result.at_k`` holds the top-k ones.
 
     Examples
     --------
@@ -76,12 +79,13 @@ class Evaluation(dict):
     values: np.ndarray  # type: ignore[assignment]  # the array, not dict.values()
 
     def __init__(self, ties: Sequence[str], values: np.ndarray, stderr: np.ndarray,
-                 n_draws: int = 0) -> None:
+                 n_draws: int = 0, at_k: TopKEvaluation | None = None) -> None:
         self.ties = tuple(ties)
         self.metrics = METRIC_KEYS
         self.values = values
         self.stderr = stderr
         self.n_draws = n_draws
+        self.at_k = at_k
         super().__init__((t, dict(zip(self.metrics, row.tolist())))
                          for t, row in zip(self.ties, values))
 
@@ -144,6 +148,12 @@ class Evaluation(dict):
         return f"Evaluation(ties={self.ties})"
 
     def __str__(self):
+        tables = [self._table()] if self.ties else []
+        if self.at_k is not None:
+            tables.append(str(self.at_k))
+        return "\n\n".join(tables)
+
+    def _table(self):
         width = max(len(k) for k in self.metrics)
         has_se = ~np.isnan(self.stderr)
         cols = [max(10, len(t)) + (12 if has_se[i].any() else 0) for i, t in enumerate(self.ties)]
@@ -173,66 +183,20 @@ _DOC_SUMS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_pr
 _HAMMING, _EXACT, _PRECISION_D, _RECALL_D, _F1_D, _TP, _NPRED, _NREL = range(5, 13)
 
 
-def _check_ties(ties):
+def _check_ties(ties, at_k):
+    """The ranking types as a tuple; empty only beside top-k metrics (``at_k``)."""
     if isinstance(ties, str):
         ties = (ties,)
     ties = tuple(resolve_ties(t) for t in ties)
-    if not ties:
-        raise ValueError(f"ties is empty; choose from {ALL_TIES}")
+    if not ties and not at_k:
+        raise ValueError(f"ties is empty; choose from {ALL_TIES} (it may be empty only "
+                         "with at_k)")
     if len(set(ties)) != len(ties):
         raise ValueError(f"ties has duplicates: {ties}")
     return ties
 
 
-MAX_ROW = 2**63 - 1  # global row numbers are 64-bit in the kernels
-
-
-def _check_row(first_row, n):
-    """``first_row`` as an int; the chunk's ``n`` rows must end at or before ``MAX_ROW``."""
-    if isinstance(first_row, bool) or not isinstance(first_row, numbers.Integral):
-        raise TypeError(f"first_row must be an integer, got {type(first_row).__name__}")
-    if first_row < 0:
-        raise ValueError(f"first_row must be >= 0, got {first_row!r}")
-    if first_row + n > MAX_ROW:
-        raise ValueError(f"first_row + the chunk's {n} rows must be at most 2**63 - 1, got "
-                         f"first_row={first_row!r}")
-    return int(first_row)
-
-
-def _empty_chunk_labels(y_true, y_score):
-    """The number of labels of a chunk with no rows, checked as far as an empty chunk can be
-    (2-D real beliefs, truth with no rows and as many labels); None when it has rows."""
-    score = y_score if sp.issparse(y_score) else np.asarray(y_score)
-    if score.ndim != 2 or score.shape[0] != 0:
-        return None
-    check_real_dtype(score.dtype, "y_score")
-    truth = y_true if sp.issparse(y_true) else np.asarray(y_true)
-    if truth.dtype != bool:
-        check_real_dtype(truth.dtype, "y_true")
-    if truth.shape not in ((0,), score.shape):  # (0,): an empty list of label sets
-        raise ValueError(f"y_true has shape {truth.shape} but y_score has shape {score.shape}")
-    if score.shape[1] == 0:
-        raise ValueError(f"y_score is empty: shape {score.shape}")
-    return score.shape[1]
-
-
-def _add_interval(intervals, lo, hi, what):
-    """``intervals`` (sorted, disjoint, adjacent ones joined) with ``[lo, hi)`` added;
-    ValueError when it overlaps rows already there."""
-    for a, b in intervals:
-        if lo < b and a < hi:
-            raise ValueError(f"{what} rows {lo}..{hi - 1} overlap rows {a}..{b - 1} already "
-                             "evaluated; give each chunk its global first_row")
-    out = []
-    for a, b in sorted(intervals + [(lo, hi)]):
-        if out and out[-1][1] == a:
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
-
-
-class Evaluator:
+class Evaluator(Mergeable):
     """Mergeable state of :func:`evaluate`: feed rows in chunks, combine evaluators that saw
     disjoint rows, read the same :class:`Evaluation`.
 
@@ -240,8 +204,9 @@ class Evaluator:
     every ranking metric and of the document-oriented ratios, per-label contingency counts
     for the category-oriented ones (never an average of averages) and, for
     ``ties="expected"``, the per-label counts of each Monte-Carlo draw: O(n_labels) floats
-    (O(n_draws * n_labels) with ``"expected"``), independent of the number of rows. It
-    pickles small, so chunks can be evaluated anywhere and the states sent back.
+    (O(n_draws * n_labels) with ``"expected"``), independent of the number of rows; with
+    ``at_k``, also the sums of a :class:`TopKEvaluator` over the same rows (a few hundred
+    floats). It pickles small, so chunks can be evaluated anywhere and the states sent back.
 
     For any split of the rows into chunks, each given its global first row, and any order of
     :meth:`update` and :meth:`merge`, :meth:`result` equals ``evaluate`` on the whole matrix
@@ -261,9 +226,10 @@ class Evaluator:
     Parameters
     ----------
     ties : str or sequence of {"ordinal", "dense", "standard", "modified", "expected"}
-        As for :func:`evaluate`.
+        As for :func:`evaluate` (empty with ``at_k``: the top-k metrics alone).
     n_labels : int, optional
-        Number of labels; by default taken from the first chunk. Every chunk must have it.
+        Number of labels; by default taken from the first chunk (or the propensities of
+        ``at_k``). Every chunk must have it.
     random_state : None, int or numpy.random.Generator, default 0
         Drawn once, here, into the seed of every random order; evaluators can only be merged
         when they share it. With None or a Generator each evaluator draws its own: make the
@@ -274,12 +240,16 @@ class Evaluator:
         As for :func:`evaluate`.
     zero_division : float, default 0.0
         As for :func:`evaluate`.
+    at_k : int, sequence of int, dict or TopKEvaluator, optional
+        As for :func:`evaluate`; kept as the attribute ``at_k``, a TopKEvaluator without
+        rows that only configures. The top-k sums are this evaluator's, over its rows:
+        ``update``, ``merge`` and ``empty_copy`` carry them, thread-safe alike.
 
     Raises
     ------
     ValueError
-        An unknown, empty or repeated ``ties``, an invalid ``cutoff``, ``n_draws``,
-        ``n_labels`` or ``zero_division``.
+        An unknown, repeated or (without ``at_k``) empty ``ties``, an invalid ``cutoff``,
+        ``n_draws``, ``n_labels``, ``zero_division`` or ``at_k``.
 
     See Also
     --------
@@ -303,23 +273,30 @@ class Evaluator:
     True
     """
 
+    _CONFIG = ("ties", "seed", "n_draws", "cutoff", "zero_division", "at_k")
+    # the sums over rows, None before the first: _doc (len(ties), len(_DOC_SUMS)) document
+    # sums, _lab (9, n_labels) label counts and _mc (n_draws, 2, n_labels) per-draw label
+    # counts (see run_kernel), _at_k the at-k kernel sums (see TopKEvaluator)
+    _SUMS = ("_doc", "_lab", "_mc", "_at_k")
     ties: tuple[str, ...]
-    n_labels: int | None
     n_draws: int
     seed: int
+    at_k: TopKEvaluator | None
     _families: int
-    _rows: list[tuple[int, int]]
-    _next_row: int
-    _weight: float
-    _doc: np.ndarray
-    _lab: Any  # ndarray once a row is seen, None before
+    _doc: Any
+    _lab: Any
     _mc: Any
+    _at_k: Any
 
     def __init__(self, ties: str | Sequence[str] = TIES, n_labels: int | None = None,
                  random_state: RandomStateLike = 0, n_draws: int = 100,
-                 cutoff: str | int = "perfect", zero_division: float = 0.0) -> None:
-        self.ties = _check_ties(ties)
+                 cutoff: str | int = "perfect", zero_division: float = 0.0,
+                 at_k: Any = None) -> None:
+        self.at_k = _check_at_k(at_k, random_state, n_labels)
+        self.ties = _check_ties(ties, self.at_k is not None)
         self.n_labels = _check_n_labels(n_labels)
+        if self.at_k is not None and self.n_labels is None:
+            self.n_labels = self.at_k.n_labels  # from its propensities
         self.cutoff = cutoff
         self._top_k = _check_cutoff(cutoff)
         self.zero_division = _check_zero_division(zero_division)
@@ -332,52 +309,11 @@ class Evaluator:
             self._families |= family(t)
         self.n_draws = int(n_draws) if self._families & EXPECTED else 0
         self.seed = draw_seed(random_state) if self._families & (ORDINAL | EXPECTED) else 0
-        self._rows = []       # global row intervals seen: sorted, disjoint [start, stop)
-        self._next_row = 0
-        self._weight = 0.0    # total weight of the rows seen (their number, unweighted)
-        self._doc = np.zeros((len(self.ties), len(_DOC_SUMS)))
-        self._lab = None      # (9, n_labels) label counts, see run_kernel
-        self._mc = None       # (n_draws, 2, n_labels) int64 per-draw label counts
-        self._init_lock()
-
-    # The state is replaced, never changed in place, under ``_lock``; ``_pending`` holds the
-    # row intervals of updates still computing, so that concurrent updates cannot overlap.
-    def _init_lock(self):
-        self._lock = threading.Lock()
-        self._pending = []
-
-    def __getstate__(self):
-        with self._lock:
-            state = self.__dict__.copy()
-        del state["_lock"], state["_pending"]
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._init_lock()
-
-    @property
-    def n_rows(self) -> int:
-        """Number of rows (documents) seen."""
-        return sum(b - a for a, b in self._rows)
-
-    @property
-    def rows(self) -> list[tuple[int, int]]:
-        """The global row numbers seen, as sorted disjoint ``(start, stop)`` ranges."""
-        return list(self._rows)
+        self._init_rows()
 
     def __repr__(self):
         return (f"Evaluator(ties={self.ties}, n_labels={self.n_labels}, "
                 f"n_rows={self.n_rows})")
-
-    def empty_copy(self) -> "Evaluator":
-        """A new evaluator with this one's configuration and seed, and no rows: the way to
-        make evaluators that can be merged when ``random_state`` was None or a Generator."""
-        out = copy.copy(self)
-        out._rows, out._next_row, out._weight = [], 0, 0.0
-        out._doc = np.zeros_like(self._doc)
-        out._lab = out._mc = None
-        return out
 
     def update(self, y_true: LabelsLike, y_score: MatrixLike, first_row: int | None = None,
                sample_weight: npt.ArrayLike | None = None) -> "Evaluator":
@@ -388,7 +324,8 @@ class Evaluator:
         y_true : 0/1 array (dense or sparse) or list of label-index sets, (n_rows, n_labels)
             The chunk's truth, as for :func:`evaluate`.
         y_score : float array or sparse matrix, (n_rows, n_labels)
-            The chunk's beliefs, as for :func:`evaluate`.
+            The chunk's beliefs, as for :func:`evaluate` (with empty ``ties``, any input
+            of :func:`evaluate_at_k`, top-k pairs included).
         first_row : int, optional
             Global row number of the chunk's first row; default: right after the previous
             non-empty chunk given to this evaluator (0 for the first). The ordinal shuffle
@@ -411,55 +348,42 @@ class Evaluator:
         TypeError
             A non-integer ``first_row``, non-numeric input.
         """
-        q = _empty_chunk_labels(y_true, y_score)
-        if q is None:
-            # the chunk's counts and the state's updated copy are held beside the kernel's
-            y_true, y_score = check_inputs(y_true, y_score, self.n_draws, held=2)
-            n, q = y_true.shape
-        else:
-            n = 0
+        given, n, q = (y_true, y_score), 0, None
+        if self.ties:
+            if isinstance(y_score, tuple):
+                raise ValueError("y_score is a top-k pair (indices, scores), but the study "
+                                 "metrics need a belief for every label: give ties=() to "
+                                 "compute the top-k metrics (at_k) alone")
+            q = empty_chunk_labels(y_true, y_score)
+            if q is None:
+                # the chunk's counts and the state's updated copy are held beside the
+                # kernel's
+                y_true, y_score = check_inputs(y_true, y_score, self.n_draws, held=2)
+                n, q = y_true.shape
+        at_k = None
+        if self.at_k is not None and (n or not self.ties):
+            n, q, at_k = self.at_k._read_chunk(*given)
         weight = check_sample_weight(sample_weight, n)
-        if first_row is not None:
-            _check_row(first_row, n)
-        with self._lock:  # reserve the rows (and the number of labels)
-            if self.n_labels is not None and q != self.n_labels:
-                raise ValueError(f"the chunk has {q} labels; this evaluator has "
-                                 f"{self.n_labels}")
-            if n == 0:
-                return self
-            start = _check_row(self._next_row if first_row is None else first_row, n)
-            _add_interval(self._rows + self._pending, start, start + n, "chunk")
-            self._pending.append((start, start + n))
-            before = self.n_labels, self._next_row
-            self.n_labels, self._next_row = q, start + n
-        # the chunk's own sums, computed without the lock (the kernel releases the GIL)
-        done = False
-        try:
-            doc_sums = np.zeros_like(self._doc)
-            lab, mc = np.zeros((9, q)), np.zeros((self.n_draws, 2, q))
-            for lo, hi in row_blocks(n):
-                doc, block_lab, block_mc = run_kernel(
-                    y_true, y_score, self._families, self.seed, self.n_draws, self._top_k,
-                    rows=(lo, hi), first_row=start + lo, sample_weight=weight)
-                doc_sums += self._document_sums(doc, q,
-                                                None if weight is None else weight[lo:hi])
-                lab += block_lab
-                mc += block_mc
-            done = True
-        finally:
-            with self._lock:  # add them to the state, or give the rows back
-                self._pending.remove((start, start + n))
-                if not done:
-                    if self._next_row == start + n:
-                        self._next_row = before[1]
-                    if not (self._rows or self._pending):
-                        self.n_labels = before[0]
-                else:
-                    self._weight += n if weight is None else weight.sum()
-                    self._rows = _add_interval(self._rows, start, start + n, "chunk")
-                    self._doc = self._doc + doc_sums
-                    self._lab = _add_optional(self._lab, lab)
-                    self._mc = _add_optional(self._mc, mc)
+
+        def chunk_sums(start):  # without the lock: the kernels release the GIL
+            out = {}
+            if self.ties:
+                out["_doc"] = np.zeros((len(self.ties), len(_DOC_SUMS)))
+                out["_lab"], out["_mc"] = np.zeros((9, q)), np.zeros((self.n_draws, 2, q))
+                for lo, hi in row_blocks(n):
+                    doc, lab, mc = run_kernel(
+                        y_true, y_score, self._families, self.seed, self.n_draws,
+                        self._top_k, rows=(lo, hi), first_row=start + lo,
+                        sample_weight=weight)
+                    out["_doc"] += self._document_sums(
+                        doc, q, None if weight is None else weight[lo:hi])
+                    out["_lab"] += lab
+                    out["_mc"] += mc
+            if at_k is not None:
+                out["_at_k"] = at_k(start, weight)
+            return out
+
+        self._add_rows(first_row, n, q, weight, chunk_sums)
         return self
 
     def _document_sums(self, doc, q, weight):
@@ -501,45 +425,18 @@ class Evaluator:
         ValueError
             The configurations, seeds or numbers of labels differ, or the rows overlap.
         """
-        if not isinstance(other, Evaluator):
-            raise TypeError(f"can only merge another Evaluator, got {type(other).__name__}")
-        a, b = copy.copy(self), copy.copy(other)  # consistent states, should updates run
-        for name in ("ties", "seed", "n_draws", "cutoff", "zero_division"):
-            mine, theirs = getattr(a, name), getattr(b, name)
-            if mine != theirs:
-                hint = " (give both the same int random_state, or make one with " \
-                    "empty_copy())" if name == "seed" else ""
-                raise ValueError(f"cannot merge evaluators with different {name}: {mine!r} "
-                                 f"and {theirs!r}{hint}")
-        if None not in (a.n_labels, b.n_labels) and a.n_labels != b.n_labels:
-            raise ValueError(f"cannot merge evaluators with different n_labels: "
-                             f"{a.n_labels} and {b.n_labels}")
-        rows = a._rows
-        for lo, hi in b._rows:
-            rows = _add_interval(rows, lo, hi, "merged")
-        out = a.empty_copy()
-        out.n_labels = a.n_labels if a.n_labels is not None else b.n_labels
-        out._rows = rows
-        out._next_row = max(a._next_row, b._next_row)
-        out._weight = a._weight + b._weight
-        out._doc = a._doc + b._doc
-        out._lab = _add_optional(a._lab, b._lab)
-        out._mc = _add_optional(a._mc, b._mc)
-        return out
+        return self._merged(other)
 
     def result(self) -> Evaluation:
-        """The :class:`Evaluation` of every row seen.
+        """The :class:`Evaluation` of every row seen (with ``at_k``: its ``at_k``, the
+        :class:`TopKEvaluation` of the same rows).
 
         Raises
         ------
         ValueError
             No rows were seen, or their total weight is 0.
         """
-        state = copy.copy(self)  # a consistent state, should updates run
-        if not state._rows:
-            raise ValueError("the evaluator has seen no rows; call update() first")
-        if not state._weight > 0:
-            raise ValueError("the rows seen have a total sample_weight of 0")
+        state = self._seen()
         n, zd = state._weight, self.zero_division
         values = np.empty((len(self.ties), len(METRIC_KEYS)))
         stderr = np.full(values.shape, np.nan)
@@ -563,19 +460,14 @@ class Evaluator:
                     k = METRIC_KEYS.index(key)
                     values[row, k] = mean
                     stderr[row, k] = se
-        return Evaluation(self.ties, values, stderr, self.n_draws)
-
-
-def _add_optional(a, b):
-    if a is None or b is None:
-        return b if a is None else a
-    return a + b
+        at_k = None if self.at_k is None else self.at_k._evaluation(state._at_k, n)
+        return Evaluation(self.ties, values, stderr, self.n_draws, at_k)
 
 
 def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] = TIES,
              cutoff: str | int = "perfect", random_state: RandomStateLike = 0,
              zero_division: float = 0.0, n_draws: int = 100,
-             sample_weight: npt.ArrayLike | None = None) -> Evaluation:
+             sample_weight: npt.ArrayLike | None = None, at_k: Any = None) -> Evaluation:
     """All 19 study metrics under each ranking type in ``ties``, one sort per row.
 
     Each row of ``y_score`` is sorted once; the dense, standard and modified values come
@@ -622,12 +514,21 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
         an integer weight equals repeating the row for every exact value, but not draw
         for draw under "ordinal", nor for the two Monte-Carlo estimates (see the guide's
         conventions).
+    at_k : int, sequence of int, dict or TopKEvaluator, optional
+        Also the top-k metrics of extreme multi-label classification, in ``result.at_k``:
+        equal to :func:`evaluate_at_k` of the same input, weights and ``random_state``. The
+        cut-offs k (then ``ties="expected"``), a dict of :class:`TopKEvaluator` arguments
+        (e.g. ``dict(k=(1, 3, 5), ties=("expected", "optimistic"), propensity=p)``) or a
+        TopKEvaluator without rows. They read a sparse ``y_score`` as
+        :func:`evaluate_at_k` does: its unscored labels are one group below every scored
+        one. With ``ties=()`` only these are computed.
 
     Returns
     -------
     Evaluation
         ``{ranking_type: {metric_key: value}}`` with the values also as arrays; the keys are
-        :data:`METRIC_KEYS`.
+        :data:`METRIC_KEYS`; ``result.at_k`` the :class:`TopKEvaluation` (None without
+        ``at_k``).
 
     Raises
     ------
@@ -660,8 +561,26 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
     coverage                0.500000    0.500000    1.500000
     """
     ev = Evaluator(ties, random_state=random_state, n_draws=n_draws, cutoff=cutoff,
-                   zero_division=zero_division)
+                   zero_division=zero_division, at_k=at_k)
     return ev.update(y_true, y_score, sample_weight=sample_weight).result()
+
+
+def _check_at_k(at_k, random_state, n_labels):
+    """The top-k evaluator of ``at_k`` (None, cut-offs k, a dict of
+    :class:`TopKEvaluator` arguments or a TopKEvaluator without rows), with no rows;
+    ``random_state`` and ``n_labels`` are the evaluator's, the defaults of the first two."""
+    if at_k is None:
+        return None
+    if isinstance(at_k, TopKEvaluator):
+        if at_k.n_rows:
+            raise ValueError(f"at_k is a TopKEvaluator that has seen {at_k.n_rows} rows; give "
+                             "one without rows (its empty_copy()): it only configures")
+        if None not in (n_labels, at_k.n_labels) and n_labels != at_k.n_labels:
+            raise ValueError(f"at_k has {at_k.n_labels} labels, n_labels={n_labels}")
+        return at_k.empty_copy()
+    if isinstance(at_k, Mapping):
+        return TopKEvaluator(**{"random_state": random_state, "n_labels": n_labels, **at_k})
+    return TopKEvaluator(at_k, random_state=random_state, n_labels=n_labels)
 
 
 def _check_cutoff(cutoff):

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._ext import metrics as _kernel
+from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_option, check_scores, check_truth
 from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
