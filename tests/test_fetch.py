@@ -329,6 +329,66 @@ def test_the_deadline_covers_the_whole_fetch(server, tmp_path, monkeypatch):
     assert _cache_files(tmp_path) == ["mulan/emotions/emotions.arff"]
 
 
+def _temporaries(folder):
+    return sorted(p.name for p in Path(folder).glob(".fastrank-*"))
+
+
+def _wait_for_temporary(folder, seconds=60):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if _temporaries(folder):
+            return _temporaries(folder)
+        time.sleep(0.05)
+    raise AssertionError(f"no temporary file appeared in {folder}")
+
+
+def test_a_killed_fetch_s_temporary_file_is_removed_by_the_next_fetch(server, shared_data,
+                                                                      tmp_path):
+    """A fetch killed (SIGKILL) mid-download leaves its temporary file in the cache; the
+    next fetch of the set removes it -- but not while another fetch downloads into the same
+    folder: a live download's temporary file is left alone."""
+    import signal
+    import subprocess
+    import sys
+    slow = MulanServer(shared_data / "mulan")
+    slow.fault = "drip"
+    try:
+        folder = tmp_path / "mulan" / "emotions"
+        child = subprocess.Popen([sys.executable, "-c", "import sys; from fastrank import "
+                                  "datasets; datasets.fetch('emotions', sys.argv[1], "
+                                  "source=sys.argv[2], deadline=None)", str(tmp_path),
+                                  slow.url])
+        killed = _wait_for_temporary(folder)
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        assert _temporaries(folder) == killed
+
+        live = []
+
+        def slow_fetch():
+            try:
+                D.fetch("emotions", tmp_path, source=slow.url, deadline=4)
+            except D.FetchError as exc:
+                live.append(exc)
+
+        thread = threading.Thread(target=slow_fetch)  # the next fetch
+        thread.start()
+        end = time.monotonic() + 30
+        while _temporaries(folder) in ([], killed) and time.monotonic() < end:
+            time.sleep(0.02)
+        downloading = _temporaries(folder)
+        assert len(downloading) == 1 and downloading != killed  # the killed one's removed
+        D.fetch("emotions", tmp_path, source=server.url)  # while the slow one downloads
+        assert _temporaries(folder) == downloading  # left alone
+        thread.join(30)
+        assert "deadline" in str(live[0])
+        assert _temporaries(folder) == []  # the slow one removed its own
+        assert _cache_files(tmp_path) == ["mulan/emotions/emotions.arff",
+                                          "mulan/emotions/emotions.xml"]
+    finally:
+        slow.close()
+
+
 def test_deadline_argument(server, tmp_path):
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="deadline must be a positive number"):

@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._atomic import atomic_file
+from ._atomic import atomic_file, tidy
 from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
 from ._validation import MAX_COLUMNS, check_features, check_n_labels, check_random_state, \
     check_truth
@@ -1262,7 +1262,9 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
     A download goes to a temporary file in the cache folder and is renamed to its final
     name only once it is complete and verified, so the cache never holds a partial file,
     whatever fails and however many processes fetch the same set at once (each downloads
-    its own copy; the last rename wins, with the same bytes).
+    its own copy; the last rename wins, with the same bytes). The temporary file of a
+    fetch that was killed is removed by the next fetch of the set (not while another
+    process downloads into the same folder: its own temporary file is left alone).
 
     Examples
     --------
@@ -1282,10 +1284,11 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
     key = _mulan_key(name)
     home, base = _data_home(data_home), _source_url(source)
     clock = _Deadline(_check_deadline(deadline))
-    paths = {}
+    paths = {part: _cache_path(home, relative)
+             for part, (relative, _, _) in _MULAN[key]["files"].items()}
+    tidy({os.path.dirname(p) for p in paths.values()})  # a killed fetch's temporary files
     try:
         for part, (relative, size, sha256) in _MULAN[key]["files"].items():
-            paths[part] = _cache_path(home, relative)
             if not _is_cached(paths[part], size, sha256):
                 _download(key, f"{base}/{relative}", paths[part], size, sha256, clock)
     finally:
