@@ -40,8 +40,17 @@ class ModelFileError(ValueError):
     """The file is not a well-formed uncompressed ``.npz`` (message: what is wrong)."""
 
 
-def _member_data(f, info, file_size):
-    """(start, end) of one member's bytes, from its local header, which must be that of
+def _zip(f):
+    """The zip directory of the open file f; ModelFileError when it is not a zip file, or
+    one that zipfile does not implement."""
+    try:
+        return zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as exc:
+        raise ModelFileError(f"not a zip file ({exc})") from None
+
+
+def _member_start(f, info, file_size):
+    """Offset of one stored member's bytes, from its local header, which must be that of
     the member the zip directory describes (signature, file name, sizes within the file)."""
     if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
         raise ModelFileError(f"member {info.filename!r} is compressed (model files are "
@@ -67,14 +76,22 @@ def _member_data(f, info, file_size):
     if start + info.file_size > file_size:
         raise ModelFileError(f"member {info.filename!r} lies past the end of the file "
                              "(truncated?)")
-    return start, start + info.file_size
+    return start
 
 
-def _check_crc(f, info, start, end):
+def _member(f, info, file_size):
+    """Offset, dtype, shape and order of one ``.npy`` member, from its local header."""
+    start = _member_start(f, info, file_size)
+    f.seek(start)
+    shape, fortran, dtype = _npy_header(f, info, start)
+    return f.tell(), dtype, tuple(shape), "F" if fortran else "C"
+
+
+def _check_crc(f, info, start):
     """The member's bytes against the CRC-32 of the zip directory, read through a buffer."""
     f.seek(start)
-    buf = bytearray(min(_CRC_CHUNK, end - start))
-    view, crc, left = memoryview(buf), 0, end - start
+    buf = bytearray(min(_CRC_CHUNK, info.file_size))
+    view, crc, left = memoryview(buf), 0, info.file_size
     while left:
         got = f.readinto(view[:min(left, len(buf))])
         if not got:
@@ -86,9 +103,10 @@ def _check_crc(f, info, start, end):
                              f"{crc:08x}, the zip directory records {info.CRC:08x}")
 
 
-def _npy_layout(f, info, start, end):
-    """Offset, dtype, shape and order of a ``.npy`` member's array, from its header."""
-    f.seek(start)
+def _npy_header(f, info, start):
+    """(shape, fortran, dtype) from the ``.npy`` header of member ``info``, which starts at
+    offset ``start`` of ``f`` (``f`` positioned there); the array's data must fill the rest
+    of the member exactly, and hold no Python objects."""
     try:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
@@ -105,10 +123,11 @@ def _npy_layout(f, info, start, end):
                              "files never contain pickles)")
     data_start = f.tell()
     n_bytes = dtype.itemsize * int(np.prod(shape, dtype=object))
-    if data_start + n_bytes != end:
+    if data_start + n_bytes != start + info.file_size:
         raise ModelFileError(f"member {info.filename!r}: its header claims {n_bytes} bytes "
-                             f"of {dtype} {shape}, the member holds {end - data_start}")
-    return data_start, dtype, tuple(shape), "F" if fortran else "C"
+                             f"of {dtype} {shape}, the member holds "
+                             f"{start + info.file_size - data_start}")
+    return shape, fortran, dtype
 
 
 def read_npz(path):
@@ -118,26 +137,22 @@ def read_npz(path):
     mapped."""
     file_size = os.path.getsize(path)
     with open(path, "rb") as f:
-        try:
-            infos = zipfile.ZipFile(f).infolist()
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as exc:
-            raise ModelFileError(f"not a zip file ({exc})") from None
-        spans = {}
-        for info in infos:
+        starts = {}
+        for info in _zip(f).infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else None
             if name is None:
                 raise ModelFileError(f"member {info.filename!r} is not a .npy array")
-            if name in spans:
+            if name in starts:
                 raise ModelFileError(f"member {info.filename!r} appears twice")
-            spans[name] = (info, *_member_data(f, info, file_size))
-        ordered = sorted(spans.values(), key=lambda s: s[1])
-        for (a, _, a_end), (b, b_start, _) in zip(ordered, ordered[1:]):
-            if b_start < a_end:  # each byte is read (and checked) once
+            starts[name] = (info, _member_start(f, info, file_size))
+        ordered = sorted(starts.values(), key=lambda member: member[1])
+        for (a, a_start), (b, b_start) in zip(ordered, ordered[1:]):
+            if b_start < a_start + a.file_size:  # each byte is read (and checked) once
                 raise ModelFileError(f"members {a.filename!r} and {b.filename!r} overlap")
         layout = {}
-        for name, (info, start, end) in spans.items():
-            _check_crc(f, info, start, end)
-            layout[name] = _npy_layout(f, info, start, end)
+        for name, (info, start) in starts.items():
+            _check_crc(f, info, start)
+            layout[name] = _member(f, info, file_size)
     arrays = {}
     for name, (offset, dtype, shape, order) in layout.items():
         if dtype.itemsize == 0 or 0 in shape:
