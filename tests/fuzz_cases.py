@@ -514,6 +514,8 @@ _SHAPES = ["empty", "truncate_first", "truncate_last", "grow_first", "transpose"
 _ZIP_OPS = ["truncate", "flip", "append", "prepend", "duplicate", "foreign_member",
             "compressed", "empty_file", "zero_member"]
 _BITFLIPS = 40  # systematic cases per model of one bit flipped at a random position
+#: declared numbers of features far beyond what a small model file stores
+WIDTHS = (2**28, 2**31 - 1)
 
 
 def _model_mutations(name):
@@ -539,6 +541,7 @@ def _model_mutations(name):
     if "memory_" in arrays:  # VG-RAM networks with no stored document
         out += [("empty_memory", None, None)]
     out += [("bitflip", None, i) for i in range(_BITFLIPS)]
+    out += [("width", None, w) for w in WIDTHS]
     return out
 
 
@@ -645,6 +648,10 @@ def _mutate_model(rng, arrays, header, mutation):
     elif kind == "table":
         arrays[target] = _mutate_value(rng, arrays[target], "zero")
         arrays[target].reshape(-1)[int(rng.integers(arrays[target].size))] = what
+    elif kind == "width":  # the same model declaring ``what`` features (sparse X_fit_ too)
+        header["n_features_in_"] = what
+        if "X_fit_.csr.shape" in arrays:
+            arrays["X_fit_.csr.shape"] = np.array([arrays["X_fit_.csr.shape"][0], what])
     elif kind == "empty_memory":
         arrays["memory_"] = arrays["memory_"][:, :0]
         arrays["label_indptr_"] = np.zeros(1, np.int64)
@@ -718,8 +725,9 @@ def _check_loaded(label, model, rng):
 def case_model_files(seed):
     """Mutated saved models into ``load``: cases 0 .. ~2500 are the systematic list (every
     member's values, dtypes and shapes, every header field, ML-kNN tables outside [0, 1], a
-    VG-RAM memory with no document, zip damage, one bit flipped at a random position; one
-    mutation each), later cases 1-3 random mutations. ``load`` must raise a
+    VG-RAM memory with no document, zip damage, one bit flipped at a random position, a
+    declared number of features of :data:`WIDTHS`, run in this child's capped address
+    space; one mutation each), later cases 1-3 random mutations. ``load`` must raise a
     ValueError/TypeError whose message names the file and the problem, or give a model
     whose ``decision_function`` and ``predict`` return finite values in [0, 1] of the right
     shape; for a flipped bit alone, it must refuse every file whose damage zipfile's CRC

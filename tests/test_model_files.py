@@ -2,6 +2,7 @@
 memory-mapped. Crafted files give a ValueError naming the problem, never a crash, a huge
 allocation or a silently wrong model."""
 import io
+import os
 import json
 import time
 import zipfile
@@ -235,8 +236,6 @@ def test_every_bit_flip_is_refused_or_changes_nothing(tmp_path, name):
     every byte): where zipfile's CRC check sees the damage, load refuses the file with a
     ValueError naming it; where load accepts the file (a flip in a field nothing reads,
     such as a time stamp), the model predicts exactly what the undamaged one does."""
-    import os
-
     import fuzz_cases
     from threadpoolctl import threadpool_limits
     cls, arrays, header = fuzz_cases._saved_models()[name]
@@ -397,3 +396,56 @@ def test_vgram_random_state_is_checked_as_fit_checks_it(tmp_path, data, value):
     write_npz(tmp_path / "bad.npz", arrays)
     with pytest.raises(ValueError, match="corrupt VGRAM model file: .*random_state"):
         VGRAM.load(tmp_path / "bad.npz")
+
+
+_WIDE_CHILD = """
+import json, resource, sys
+import numpy as np, scipy.sparse as sp
+import fastrank
+cls = getattr(fastrank, sys.argv[1])
+narrow_path, wide_path, width, cap = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+rng = np.random.default_rng(0)
+narrow = cls.load(narrow_path)
+Q = sp.random(5, narrow.n_features_in_, density=0.5, format="csr", random_state=rng)
+expected = narrow.decision_function(Q)  # also starts the threads and pools a call needs
+wide_Q = sp.csr_matrix((Q.data, Q.indices, Q.indptr), shape=(5, width))
+with open("/proc/self/statm") as f:
+    in_use = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (in_use + cap, in_use + cap))
+try:
+    got = cls.load(wide_path).decision_function(wide_Q)
+except ValueError as exc:
+    print(json.dumps(["refused", str(exc)]))
+else:
+    print(json.dumps(["same" if np.array_equal(got, expected) else "different", ""]))
+"""
+
+
+@pytest.mark.parametrize("width", [2**28, 2**31 - 1])
+@pytest.mark.parametrize("name", ["KNN-csr", "VGRAM", "VGRAMCor"])
+def test_a_declared_width_costs_no_more_than_the_file(tmp_path, name, width):
+    """A small model file declaring 2**28 or 2**31 - 1 features (its sparse training
+    documents, or its synapses, within the first few): loaded and asked for beliefs on
+    queries of that width, in a child whose address space is capped at what it uses plus
+    64 MiB and 100 times the file's size, it gives the beliefs of the same model at its
+    stored width -- or refuses with a ValueError naming the size. No MemoryError."""
+    import subprocess
+    import sys
+
+    import fuzz_cases
+    cls, arrays, header = fuzz_cases._saved_models()[name]
+    rng = np.random.default_rng(0)
+    fuzz_cases._write_model(rng, str(tmp_path / "narrow.npz"), arrays, header, None, None)
+    parts = fuzz_cases._mutate_model(rng, dict(arrays), json.loads(json.dumps(header)),
+                                     ("width", None, width))
+    fuzz_cases._write_model(rng, str(tmp_path / "wide.npz"), *parts)
+    size = (tmp_path / "wide.npz").stat().st_size
+    assert size < 200_000
+    proc = subprocess.run(
+        [sys.executable, "-c", _WIDE_CHILD, cls.__name__, str(tmp_path / "narrow.npz"),
+         str(tmp_path / "wide.npz"), str(width), str(64 * 2**20 + 100 * size)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "2", "MALLOC_ARENA_MAX": "2"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    verdict, message = json.loads(proc.stdout)
+    assert verdict == "same" or (verdict == "refused" and str(width) in message), message
