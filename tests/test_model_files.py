@@ -302,12 +302,15 @@ def test_a_zip_directory_zipfile_cannot_read_is_a_value_error(tmp_path, data):
         KNN.load(tmp_path / "bad.npz")
 
 
-def _central_entry(raw, name):
-    """Offset of the zip directory entry of member ``name`` in the file's bytes."""
+def _repoint(src, dst, name, offset):
+    """Copy the zip file ``src`` to ``dst`` with the directory entry of member ``name``
+    pointing at the local header at ``offset``."""
+    raw = bytearray(src.read_bytes())
     pos = raw.index(b"PK\x01\x02")
     while raw[pos + 46:pos + 46 + len(name)] != name:
         pos = raw.index(b"PK\x01\x02", pos + 4)
-    return pos
+    raw[pos + 42:pos + 46] = offset.to_bytes(4, "little")
+    dst.write_bytes(bytes(raw))
 
 
 def test_a_local_header_naming_another_member_is_refused(tmp_path, data):
@@ -317,10 +320,7 @@ def test_a_local_header_naming_another_member_is_refused(tmp_path, data):
     KNN(k=3).fit(X, Y).save(tmp_path / "m.npz")
     with zipfile.ZipFile(tmp_path / "m.npz") as z:
         offset = z.getinfo("Y_.npy").header_offset
-    raw = bytearray((tmp_path / "m.npz").read_bytes())
-    entry = _central_entry(raw, b"classes_.npy")
-    raw[entry + 42:entry + 46] = offset.to_bytes(4, "little")
-    (tmp_path / "bad.npz").write_bytes(bytes(raw))
+    _repoint(tmp_path / "m.npz", tmp_path / "bad.npz", b"classes_.npy", offset)
     with pytest.raises(ValueError, match="local header names another file"):
         KNN.load(tmp_path / "bad.npz")
 
@@ -339,10 +339,7 @@ def test_members_that_overlap_are_refused(tmp_path):
         z.writestr("a.npy", local_b)   # a's bytes hold a complete copy of member b
         z.writestr("b.npy", blob.getvalue())
         inner = z.getinfo("a.npy").header_offset + 30 + len("a.npy")
-    raw = bytearray((tmp_path / "ab.npz").read_bytes())
-    entry = _central_entry(raw, b"b.npy")
-    raw[entry + 42:entry + 46] = inner.to_bytes(4, "little")
-    (tmp_path / "bad.npz").write_bytes(bytes(raw))
+    _repoint(tmp_path / "ab.npz", tmp_path / "bad.npz", b"b.npy", inner)
     with pytest.raises(ValueError, match="members 'a.npy' and 'b.npy' overlap"):
         KNN.load(tmp_path / "bad.npz")
 

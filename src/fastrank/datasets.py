@@ -55,7 +55,7 @@ from ._validation import MAX_COLUMNS, check_features, check_n_labels, check_rand
     check_truth
 
 __all__ = ["Dataset", "load", "list", "fetch", "FetchError", "ChecksumError", "MULAN_URL",
-           "load_arff", "load_libsvm", "save_libsvm", "load_text",
+           "FETCH_DEADLINE", "load_arff", "load_libsvm", "save_libsvm", "load_text",
            "make_multilabel"]
 
 #: The labels a file makes a loader build may take this many times the file's size ...
