@@ -16,8 +16,9 @@ import threading
 
 try:
     import fcntl
+    _FLOCK = True
 except ImportError:  # Windows: no advisory locks, so no leftover is ever removed there
-    fcntl = None
+    _FLOCK = False
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 #: the temporary, backup and journal files of :func:`atomic_file` and
@@ -193,7 +194,7 @@ def _writing_in(folders, tidy_first=False):
     available (Windows, some network file systems) nothing is locked and nothing tidied."""
     fds = {}
     try:
-        if fcntl is not None:
+        if _FLOCK:
             for folder in sorted(set(folders)):
                 with contextlib.suppress(OSError):  # missing, unreadable: nothing to lock
                     fds[folder] = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
