@@ -513,6 +513,9 @@ _SHAPES = ["empty", "truncate_first", "truncate_last", "grow_first", "transpose"
            "scalar", "add_axis", "fortran"]
 _ZIP_OPS = ["truncate", "flip", "append", "prepend", "duplicate", "foreign_member",
             "compressed", "empty_file", "zero_member"]
+_BITFLIPS = 40  # systematic cases per model of one bit flipped at a random position
+#: declared numbers of features far beyond what a small model file stores
+WIDTHS = (2**28, 2**31 - 1)
 
 
 def _model_mutations(name):
@@ -537,6 +540,8 @@ def _model_mutations(name):
                 for v in (-0.5, 1.5, -1e-300, 1 + 1e-15, 0.0, 1.0)]
     if "memory_" in arrays:  # VG-RAM networks with no stored document
         out += [("empty_memory", None, None)]
+    out += [("bitflip", None, i) for i in range(_BITFLIPS)]
+    out += [("width", None, w) for w in WIDTHS]
     return out
 
 
@@ -638,11 +643,15 @@ def _mutate_model(rng, arrays, header, mutation):
     elif kind == "header_raw":
         raw = [b"", b"null", b"[]", b"\xff" * 10, b"{" * 5000, json.dumps(header).encode()
                + b" trailing"][what]
-    elif kind == "zip":
-        zip_op = what
+    elif kind in ("zip", "bitflip"):
+        zip_op = what if kind == "zip" else "bitflip"
     elif kind == "table":
         arrays[target] = _mutate_value(rng, arrays[target], "zero")
         arrays[target].reshape(-1)[int(rng.integers(arrays[target].size))] = what
+    elif kind == "width":  # the same model declaring ``what`` features (sparse X_fit_ too)
+        header["n_features_in_"] = what
+        if "X_fit_.csr.shape" in arrays:
+            arrays["X_fit_.csr.shape"] = np.array([arrays["X_fit_.csr.shape"][0], what])
     elif kind == "empty_memory":
         arrays["memory_"] = arrays["memory_"][:, :0]
         arrays["label_indptr_"] = np.zeros(1, np.int64)
@@ -681,6 +690,8 @@ def _write_model(rng, path, arrays, header, raw, zip_op):
         data[:0] = b"\0" * int(rng.integers(1, 100))
     elif zip_op == "empty_file":
         data = bytearray()
+    elif zip_op == "bitflip":
+        data[pos] ^= 1 << int(rng.integers(8))
     with open(path, "wb") as f:
         f.write(bytes(data))
 
@@ -712,12 +723,15 @@ def _check_loaded(label, model, rng):
 
 
 def case_model_files(seed):
-    """Mutated saved models into ``load``: cases 0 .. ~2300 are the systematic list (every
+    """Mutated saved models into ``load``: cases 0 .. ~2500 are the systematic list (every
     member's values, dtypes and shapes, every header field, ML-kNN tables outside [0, 1], a
-    VG-RAM memory with no document, zip damage; one mutation each), later cases 1-3 random
-    mutations. ``load`` must raise a ValueError/TypeError whose message names the file and
-    the problem, or give a model whose ``decision_function`` and ``predict`` return finite
-    values in [0, 1] of the right shape."""
+    VG-RAM memory with no document, zip damage, one bit flipped at a random position, a
+    declared number of features of :data:`WIDTHS`, run in this child's capped address
+    space; one mutation each), later cases 1-3 random mutations. ``load`` must raise a
+    ValueError/TypeError whose message names the file and the problem, or give a model
+    whose ``decision_function`` and ``predict`` return finite values in [0, 1] of the right
+    shape; for a flipped bit alone, it must refuse every file whose damage zipfile's CRC
+    check reports, and a file it accepts must predict what the undamaged one does."""
     import copy
     models = _saved_models()
     systematic = _systematic_cases()
@@ -742,12 +756,39 @@ def case_model_files(seed):
         path = os.path.join(tmp, "m.npz")
         _write_model(rng, path, arrays, header, raw, zip_op)
         model, err = call(cls.load, path)
+        if mutations == [("bitflip", None, mutations[0][2])]:
+            _check_bitflip(label, cls, path, model, err, models[name])
         if err is not None:  # from load's own checks, which name the file and the problem
             if not str(err).startswith(f"{path}: ") or len(str(err)) < len(path) + 12:
                 raise CaseFailure(f"{label}: load raised {type(err).__name__}({err!r}), not "
                                   "a message naming the file and the problem")
             return
         _check_loaded(label, model, rng)
+
+
+def _zip_reports_damage(path):
+    """zipfile's own verdict on a file: testzip finds a member whose CRC-32 fails, or the
+    archive cannot be read at all."""
+    import zipfile
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.testzip() is not None
+    except Exception:  # any failure to read the directory or a member is damage found
+        return True
+
+
+def _check_bitflip(label, cls, path, model, err, saved):
+    """A file with one bit flipped: load must refuse it when zipfile sees the damage, and
+    a model it accepts must predict exactly what the undamaged file's model predicts."""
+    if err is not None:
+        return
+    if _zip_reports_damage(path):
+        raise CaseFailure(f"{label}: load accepted a file whose damage zipfile reports")
+    undamaged = path + ".good.npz"
+    _write_model(np.random.default_rng(0), undamaged, *saved[1:], None, None)
+    X = _query(np.random.default_rng(1), int(saved[2]["n_features_in_"]))
+    if not np.array_equal(model.decision_function(X), cls.load(undamaged).decision_function(X)):
+        raise CaseFailure(f"{label}: load accepted a damaged file that predicts differently")
 
 
 # mutations this fuzzer once found accepted by load and then failing, or crashing, in

@@ -512,3 +512,119 @@ def test_pairwise_splits_equal_values_as_demsar():
     dropped = ss.wilcoxon(table[:, 0], table[:, 1])
     assert first.statistic == split.statistic and first.pvalue == pytest.approx(split.pvalue)
     assert first.statistic != dropped.statistic and first.pvalue != pytest.approx(dropped.pvalue)
+
+
+def _edited(path, edit):
+    saved = json.loads(path.read_text())
+    edit(saved)
+    path.write_text(json.dumps(saved))
+
+
+def _set_value(classifier, ties, metric, fold, value):
+    def edit(saved):
+        saved["values"][classifier][ties][metric][fold] = value
+    return edit
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("copied", r"another data set than 'yeast0' \(name 'yeast1' instead of 'yeast0'; .*sha256 "),
+    ("renamed", r"another data set than 'yeast0' \(name 'yeast-7' instead of 'yeast0'\)"),
+    ("shape", r"another data set than 'yeast0' \(documents 241 instead of 240\)"),
+    ("digest", r"another data set than 'yeast0' \(sha256 '0+' instead of '[0-9a-f]{64}'\)"),
+    ("fold 99", r"impossible results \(knn/dense/average_precision is 99\.0 in fold 2, "
+                r"outside \[0, 1\]\)"),
+    ("one-error -5", r"impossible results \(mlknn/ordinal/one_error is -5\.0 in fold 1"),
+    ("coverage", r"impossible results \(knn/modified/coverage is 14\.0 in fold 1, outside "
+                 r"\[0, 13\]\)"),
+    ("nan", r"impossible results \(vgram/standard/hamming_loss is nan in fold 2"),
+    ("tie stats", r"impossible results \(tie_stats/knn/top is \[0\.5, 2\.0\]"),
+    ("stderr", r"impossible results \(stderr of vgram/expected/f1_macro_c"),
+])
+def test_resume_refuses_results_of_another_data_set_or_out_of_range(
+        small_sets, tmp_path, no_figures, damage, message):
+    """A finished data set's results.json edited between two runs -- another data set's
+    results copied in, the data set renamed or its record changed, a value no study can
+    give -- is refused, naming the file, before anything is computed."""
+    sets = small_sets[:2]
+    opts = {**OPTS, "ties": (*STUDY_TIES, "expected")} if damage == "stderr" else OPTS
+    out = tmp_path / "b"
+    run_benchmark(sets, CLFS, out_dir=out, **opts)
+    path = out / "yeast0" / "results.json"
+    run_benchmark(sets, CLFS, out_dir=out, **opts)  # untouched, it resumes
+    if damage == "copied":
+        path.write_bytes((out / "yeast1" / "results.json").read_bytes())
+    else:
+        _edited(path, {
+            "renamed": lambda s: s["dataset"].update(name="yeast-7"),
+            "shape": lambda s: s["dataset"].update(documents=241),
+            "digest": lambda s: s["dataset"].update(sha256="0" * 64),
+            "fold 99": _set_value("knn", "dense", "average_precision", 1, 99.0),
+            "one-error -5": _set_value("mlknn", "ordinal", "one_error", 0, -5.0),
+            "coverage": _set_value("knn", "modified", "coverage", 0, 14.0),
+            "nan": _set_value("vgram", "standard", "hamming_loss", 1, float("nan")),
+            "tie stats": lambda s: s["tie_stats"]["knn"].update(top=[0.5, 2.0]),
+            "stderr": lambda s: s["stderr"]["vgram"].update(f1_macro_c=[-0.1, 0.0]),
+        }[damage])
+    with pytest.raises(ValueError, match=f"^{path} holds (results of )?{message}"):
+        run_benchmark(sets, CLFS, out_dir=out, **opts)
+
+
+def test_a_data_set_whose_contents_changed_is_not_resumed(small_sets, tmp_path, no_figures):
+    """The same name and shape with one feature value changed: the SHA-256 differs."""
+    out = tmp_path / "b"
+    run_benchmark(small_sets[:1], ["knn"], out_dir=out, folds=2)
+    changed = small_sets[0].take(np.arange(small_sets[0].n_documents))
+    changed.X.data[7] += 0.25
+    with pytest.raises(ValueError, match="another data set than 'yeast0' \\(sha256 "):
+        run_benchmark([changed], ["knn"], out_dir=out, folds=2)
+
+
+def test_the_data_digest_is_of_the_contents_alone(small_sets):
+    """The recorded SHA-256: the same for equal data stored differently (int64 indices, a
+    copy), different for another label, value or text; equal to a direct hash of the
+    documented byte layout."""
+    import hashlib
+
+    import scipy.sparse as sp
+
+    from fastrank.datasets import Dataset
+    d = small_sets[0]
+    digest = study_module._data_digest(d)
+    X = d.X.copy()
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    assert study_module._data_digest(Dataset(X, d.Y.copy(), name="other")) == digest
+    assert study_module._data_digest(d, chunk=7) == digest
+    h = hashlib.sha256()
+    h.update(b"Y" + np.array(d.Y.shape, "<i8").tobytes() + d.Y.tobytes())
+    h.update(b"X" + np.array(d.X.shape, "<i8").tobytes() + d.X.indptr.astype("<i8").tobytes()
+             + d.X.indices.astype("<i8").tobytes() + d.X.data.astype("<f8").tobytes())
+    assert digest == h.hexdigest()
+    Y = d.Y.copy()
+    Y[3, 2] ^= 1
+    assert study_module._data_digest(Dataset(d.X, Y)) != digest
+    texts = Dataset(None, [[1, 0], [0, 1]], texts=["a b", "c"])
+    assert study_module._data_digest(texts) != study_module._data_digest(
+        Dataset(None, [[1, 0], [0, 1]], texts=["a", "b c"]))
+    assert study_module._data_digest(Dataset(sp.csr_matrix((2, 3)), [[1], [0]])) != \
+        study_module._data_digest(Dataset(sp.csr_matrix((2, 4)), [[1], [0]]))
+
+
+def test_the_command_line_refuses_edited_results_in_one_line(small_sets, tmp_path, capsys,
+                                                              no_figures):
+    """``fastrank study`` over several data sets: an edited results.json of a finished one
+    ends the resumed run with exit 2 and one line naming the file."""
+    from fastrank.__main__ import main
+    from fastrank.datasets import save_libsvm
+    for d in small_sets[:2]:
+        save_libsvm(d, str(tmp_path / f"{d.name}.svm"))
+    out = tmp_path / "out"
+    args = ["study", "--dataset", f"{tmp_path / 'yeast0.svm'},{tmp_path / 'yeast1.svm'}",
+            "--classifiers", "knn,mlknn", "--folds", "2", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    path = out / "yeast0" / "results.json"
+    _edited(path, _set_value("knn", "ordinal", "one_error", 0, -5.0))
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"fastrank study: error: {path} holds "
+                                                   "impossible results (knn/ordinal/one_error")

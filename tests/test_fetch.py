@@ -27,9 +27,22 @@ SETS = [("bibtex", 7395, 1836, 159), ("cal500", 502, 68, 174), ("delicious", 161
         ("medical", 978, 1449, 45), ("tmc2007", 28596, 500, 22), ("yeast", 2417, 103, 14)]
 
 
+def _drip(wfile, data):
+    """Send ``data`` one byte every 0.2 s (a read never waits the 60 s without data that
+    ends a download) until the client hangs up."""
+    try:
+        for k in range(len(data)):
+            wfile.write(data[k:k + 1])
+            wfile.flush()
+            time.sleep(0.2)
+    except OSError:  # the client closed the connection
+        pass
+
+
 class MulanServer:
     """A threaded HTTP server on 127.0.0.1; ``fault`` (None, "corrupt", "truncate", "extra",
-    "missing", "no-length-short") changes what it sends, ``delay`` slows every 64 KiB."""
+    "missing", "no-length-short", "drip": the body one byte at a time, "drip-headers": the
+    headers so) changes what it sends, ``delay`` slows every 64 KiB."""
 
     def __init__(self, root):
         self.root, self.fault, self.delay, self.requests = root, None, 0.0, []
@@ -48,6 +61,9 @@ class MulanServer:
                     return
                 data = path.read_bytes()
                 length = len(data)
+                if owner.fault == "drip-headers":
+                    _drip(self.wfile, b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10**6)
+                    return
                 if owner.fault == "corrupt":
                     data = data[:-1] + bytes([data[-1] ^ 1])
                 elif owner.fault == "extra":
@@ -61,6 +77,9 @@ class MulanServer:
                 if length is not None:
                     self.send_header("Content-Length", str(length))
                 self.end_headers()
+                if owner.fault == "drip":
+                    _drip(self.wfile, data)
+                    return
                 for k in range(0, len(data), 1 << 16):
                     if owner.delay:
                         time.sleep(owner.delay)
@@ -273,6 +292,113 @@ def test_concurrent_fetches_of_the_same_set(server, tmp_path):
     assert _cache_files(tmp_path) == ["mulan/enron/enron.arff", "mulan/enron/enron.xml"]
     for relative, size, sha256 in D._MULAN["enron"]["files"].values():
         assert D._sha256_of(tmp_path / "mulan" / relative) == sha256
+
+
+@pytest.mark.parametrize("fault", ["drip", "drip-headers"])
+def test_a_slow_server_is_stopped_at_the_deadline(server, tmp_path, fault):
+    """A server sending one byte every 0.2 s (never the 60 s without data that ends a
+    download: the file would take a day, and its headers hours) is stopped at the fetch's
+    overall deadline, with a clear error and nothing under the final name nor beside it."""
+    server.fault = fault
+    start = time.monotonic()
+    with pytest.raises(D.FetchError, match=r"^emotions: download of http://127\.0\.0\.1:\d+/"
+                                           r"emotions/emotions\.arff stopped: the fetch did "
+                                           r"not end within its deadline of 1\.5 s"):
+        D.fetch("emotions", tmp_path, source=server.url, deadline=1.5)
+    assert 1.5 <= time.monotonic() - start < 4.5
+    assert _cache_files(tmp_path) == []
+
+
+def test_the_deadline_covers_the_whole_fetch(server, tmp_path, monkeypatch):
+    """One deadline for every file of the set: the label file, downloaded after the data
+    file, gets only what is left."""
+    real = D._download
+    started = []
+
+    def slow_second(name, url, target, size, sha256, deadline):
+        started.append(url)
+        if url.endswith(".xml"):
+            server.fault = "drip"
+        return real(name, url, target, size, sha256, deadline)
+
+    monkeypatch.setattr(D, "_download", slow_second)
+    server.delay = 0.1  # the data file: six chunks of 64 KiB, 0.6 s
+    with pytest.raises(D.FetchError, match=r"emotions\.xml stopped: .*deadline of 1\.5 s"):
+        D.fetch("emotions", tmp_path, source=server.url, deadline=1.5)
+    assert [u.rsplit("/", 1)[1] for u in started] == ["emotions.arff", "emotions.xml"]
+    assert _cache_files(tmp_path) == ["mulan/emotions/emotions.arff"]
+
+
+def _temporaries(folder):
+    return sorted(p.name for p in Path(folder).glob(".fastrank-*"))
+
+
+def _wait_for_temporary(folder, seconds=60):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if _temporaries(folder):
+            return _temporaries(folder)
+        time.sleep(0.05)
+    raise AssertionError(f"no temporary file appeared in {folder}")
+
+
+def test_a_killed_fetch_s_temporary_file_is_removed_by_the_next_fetch(server, shared_data,
+                                                                      tmp_path):
+    """A fetch killed (SIGKILL) mid-download leaves its temporary file in the cache; the
+    next fetch of the set removes it -- but not while another fetch downloads into the same
+    folder: a live download's temporary file is left alone."""
+    import signal
+    import subprocess
+    import sys
+    slow = MulanServer(shared_data / "mulan")
+    slow.fault = "drip"
+    try:
+        folder = tmp_path / "mulan" / "emotions"
+        child = subprocess.Popen([sys.executable, "-c", "import sys; from fastrank import "
+                                  "datasets; datasets.fetch('emotions', sys.argv[1], "
+                                  "source=sys.argv[2], deadline=None)", str(tmp_path),
+                                  slow.url])
+        killed = _wait_for_temporary(folder)
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        assert _temporaries(folder) == killed
+
+        live = []
+
+        def slow_fetch():
+            try:
+                D.fetch("emotions", tmp_path, source=slow.url, deadline=4)
+            except D.FetchError as exc:
+                live.append(exc)
+
+        thread = threading.Thread(target=slow_fetch)  # the next fetch
+        thread.start()
+        end = time.monotonic() + 30
+        while _temporaries(folder) in ([], killed) and time.monotonic() < end:
+            time.sleep(0.02)
+        downloading = _temporaries(folder)
+        assert len(downloading) == 1 and downloading != killed  # the killed one's removed
+        D.fetch("emotions", tmp_path, source=server.url)  # while the slow one downloads
+        assert _temporaries(folder) == downloading  # left alone
+        thread.join(30)
+        assert "deadline" in str(live[0])
+        assert _temporaries(folder) == []  # the slow one removed its own
+        assert _cache_files(tmp_path) == ["mulan/emotions/emotions.arff",
+                                          "mulan/emotions/emotions.xml"]
+    finally:
+        slow.close()
+
+
+def test_deadline_argument(server, tmp_path):
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="deadline must be a positive number"):
+            D.fetch("medical", tmp_path, source=server.url, deadline=bad)
+    for bad in ("10", True, [5]):
+        with pytest.raises(TypeError, match="deadline must be a number of seconds or None"):
+            D.fetch("medical", tmp_path, source=server.url, deadline=bad)
+    assert server.requests == []
+    assert D.fetch("medical", tmp_path, source=server.url, deadline=None).n_documents == 978
+    assert D.FETCH_DEADLINE == 600
 
 
 def test_unknown_name_lists_the_known_ones(tmp_path):

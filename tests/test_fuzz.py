@@ -3,7 +3,7 @@
 into every public function taking sparse input, estimators included) and the command
 line's file arguments (``fastrank rank FILE``, ``fastrank evaluate --truth --scores``) and
 mutated model files into every estimator's ``load`` (the systematic list of mutations has
-about 2 300 cases; ``FASTRANK_FUZZ_CASES=3000`` runs all of them and some random ones).
+about 2 500 cases; ``FASTRANK_FUZZ_CASES=3000`` runs all of them and some random ones).
 
 Each batch of cases runs in a child process with a bounded address space, so a crash, an
 abort or a runaway allocation fails the test with the seed of the case instead of killing

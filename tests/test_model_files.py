@@ -2,6 +2,7 @@
 memory-mapped. Crafted files give a ValueError naming the problem, never a crash, a huge
 allocation or a silently wrong model."""
 import io
+import os
 import json
 import time
 import zipfile
@@ -214,3 +215,234 @@ def test_calibrated_classifier_is_neither_saved_nor_loaded(tmp_path, data):
     KNN(k=3).fit(X, Y).save(tmp_path / "knn.npz")
     with pytest.raises(TypeError, match="cannot be loaded"):
         CalibratedClassifier.load(tmp_path / "knn.npz")
+
+
+def _flip_cases(path, seed, count):
+    """(position, damaged bytes): one random bit flipped in each of ``count`` random bytes
+    of the file (every byte when ``count`` is None)."""
+    raw = path.read_bytes()
+    rng = np.random.default_rng(seed)
+    positions = range(len(raw)) if count is None else \
+        np.sort(rng.choice(len(raw), min(count, len(raw)), replace=False))
+    for pos in positions:
+        damaged = bytearray(raw)
+        damaged[pos] ^= 1 << int(rng.integers(8))
+        yield int(pos), bytes(damaged)
+
+
+@pytest.mark.parametrize("name", ["KNN-csr", "VGRAM", "MLkNN"])
+def test_every_bit_flip_is_refused_or_changes_nothing(tmp_path, name):
+    """One bit flipped in 600 random bytes of a saved model (``FASTRANK_FLIP_ALL=1``: in
+    every byte): where zipfile's CRC check sees the damage, load refuses the file with a
+    ValueError naming it; where load accepts the file (a flip in a field nothing reads,
+    such as a time stamp), the model predicts exactly what the undamaged one does."""
+    import fuzz_cases
+    from threadpoolctl import threadpool_limits
+    cls, arrays, header = fuzz_cases._saved_models()[name]
+    good = tmp_path / "good.npz"
+    fuzz_cases._write_model(np.random.default_rng(0), str(good), arrays, header, None, None)
+    X = np.random.default_rng(1).random((6, header["n_features_in_"]))
+    expected = cls.load(good).decision_function(X)
+    path = tmp_path / "m.npz"
+    accepted = 0
+    count = None if os.environ.get("FASTRANK_FLIP_ALL") == "1" else 600
+    for pos, raw in _flip_cases(good, len(name), count):
+        path.write_bytes(raw)
+        try:
+            with threadpool_limits(1, user_api="openmp"):  # tiny models: no thread start-up
+                model = cls.load(path)
+        except ValueError as exc:
+            assert str(exc).startswith(f"{path}: "), (pos, exc)
+            continue
+        assert not fuzz_cases._zip_reports_damage(path), f"byte {pos}: damage zipfile sees"
+        np.testing.assert_array_equal(model.decision_function(X), expected,
+                                      err_msg=f"byte {pos}")
+        accepted += 1
+    assert 0 < accepted < 0.2 * (count or len(good.read_bytes()))  # most are refused
+
+
+def _rezip(src, dst, edit):
+    """Copy a model file member by member (uncompressed), ``edit(name, bytes)`` giving each
+    member's new bytes: the zip directory then records their true CRC-32."""
+    with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w") as b:
+        for info in a.infolist():
+            b.writestr(info.filename, edit(info.filename, a.read(info)))
+
+
+@pytest.mark.parametrize("header", [
+    b"{'descr': '<u1', 'fortran_order': False, 'shape': (3,), '",   # a TokenError in numpy
+    b"{'descr': '<u1', 'fortran_order': False, 'shape': (3,)",      # a SyntaxError
+    b"(" * 5000,                                                     # a TokenError too
+])
+def test_npy_headers_that_do_not_parse_are_a_value_error(tmp_path, data, header):
+    """A member with a correct CRC-32 but a .npy header numpy's parser chokes on (with
+    tokenize.TokenError, SyntaxError, TypeError, ...) is refused with a ValueError naming
+    the file."""
+    X, Y = data
+    KNN(k=3).fit(X, Y).save(tmp_path / "m.npz")
+    padded = header + b" " * (-(len(header) + 11) % 64) + b"\n"
+    body = b"\x93NUMPY\x01\x00" + len(padded).to_bytes(2, "little") + padded + b"\0\1\0"
+    _rezip(tmp_path / "m.npz", tmp_path / "bad.npz",
+           lambda name, raw: body if name == "classes_.npy" else raw)
+    with pytest.raises(ValueError, match=f"^{tmp_path / 'bad.npz'}: not a fastrank model "
+                                         "file .*classes_.npy"):
+        KNN.load(tmp_path / "bad.npz")
+
+
+def test_a_zip_directory_zipfile_cannot_read_is_a_value_error(tmp_path, data):
+    """A zip directory claiming a version zipfile does not implement (NotImplementedError
+    inside zipfile) is refused with a ValueError."""
+    X, Y = data
+    KNN(k=3).fit(X, Y).save(tmp_path / "m.npz")
+    raw = bytearray((tmp_path / "m.npz").read_bytes())
+    entry = raw.index(b"PK\x01\x02")
+    raw[entry + 6] = 173  # "version needed to extract": 17.3
+    (tmp_path / "bad.npz").write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="not a fastrank model file .*version"):
+        KNN.load(tmp_path / "bad.npz")
+
+
+def _repoint(src, dst, name, offset):
+    """Copy the zip file ``src`` to ``dst`` with the directory entry of member ``name``
+    pointing at the local header at ``offset``."""
+    raw = bytearray(src.read_bytes())
+    pos = raw.index(b"PK\x01\x02")
+    while raw[pos + 46:pos + 46 + len(name)] != name:
+        pos = raw.index(b"PK\x01\x02", pos + 4)
+    raw[pos + 42:pos + 46] = offset.to_bytes(4, "little")
+    dst.write_bytes(bytes(raw))
+
+
+def test_a_local_header_naming_another_member_is_refused(tmp_path, data):
+    """The directory entry of classes_ pointing at the bytes of Y_ (testzip's check of the
+    local file name)."""
+    X, Y = data
+    KNN(k=3).fit(X, Y).save(tmp_path / "m.npz")
+    with zipfile.ZipFile(tmp_path / "m.npz") as z:
+        offset = z.getinfo("Y_.npy").header_offset
+    _repoint(tmp_path / "m.npz", tmp_path / "bad.npz", b"classes_.npy", offset)
+    with pytest.raises(ValueError, match="local header names another file"):
+        KNN.load(tmp_path / "bad.npz")
+
+
+def test_members_that_overlap_are_refused(tmp_path):
+    """A member whose bytes lie inside another one's (a small file listing many members
+    over the same bytes would make them read and mapped many times) is refused."""
+    blob = io.BytesIO()
+    np.lib.format.write_array(blob, np.arange(4, dtype=np.uint8))
+    with zipfile.ZipFile(tmp_path / "b.npz", "w") as z:
+        z.writestr("b.npy", blob.getvalue())
+    with zipfile.ZipFile(tmp_path / "b.npz") as z:
+        info = z.getinfo("b.npy")
+    local_b = (tmp_path / "b.npz").read_bytes()[:30 + len("b.npy") + info.file_size]
+    with zipfile.ZipFile(tmp_path / "ab.npz", "w") as z:
+        z.writestr("a.npy", local_b)   # a's bytes hold a complete copy of member b
+        z.writestr("b.npy", blob.getvalue())
+        inner = z.getinfo("a.npy").header_offset + 30 + len("a.npy")
+    _repoint(tmp_path / "ab.npz", tmp_path / "bad.npz", b"b.npy", inner)
+    with pytest.raises(ValueError, match="members 'a.npy' and 'b.npy' overlap"):
+        KNN.load(tmp_path / "bad.npz")
+
+
+def test_a_csr_member_whose_indptr_drops_its_entries_is_refused(tmp_path, data):
+    """An all-zero indptr with every entry still stored: SciPy's constructor would drop the
+    entries past indptr[-1] and give an empty training set; load checks the whole
+    structure (indptr must end at the number of stored entries)."""
+    import scipy.sparse as sp
+    X, Y = data
+    KNN(k=3).fit(sp.csr_matrix(X), Y).save(tmp_path / "m.npz")
+    arrays = members(tmp_path / "m.npz")
+    assert arrays["X_fit_.csr.data"].size == X.size  # the entries are there
+    arrays["X_fit_.csr.indptr"] = np.zeros_like(arrays["X_fit_.csr.indptr"])
+    write_npz(tmp_path / "bad.npz", arrays)
+    with pytest.raises(ValueError, match=r"X_fit_ is not a valid CSR matrix \(X_fit_: indptr "
+                                         f"ends at 0 but indices has {X.size}"):
+        KNN.load(tmp_path / "bad.npz")
+    arrays["X_fit_.csr.indptr"] = np.zeros(3, np.int32)  # 2 rows where shape says 60
+    write_npz(tmp_path / "bad.npz", arrays)
+    with pytest.raises(ValueError, match="indptr has 3 entries for 60 rows"):
+        KNN.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("classes", [
+    np.array([0, 1, 1, 2, 3]),                 # a duplicate
+    np.ones(5, dtype=bool),                    # all true
+    np.array([0, 2, 1, 3, 4]),                 # not sorted
+    np.array(["a", "b", "c", "e", "d"]),
+])
+def test_classes_must_be_what_fit_stores(tmp_path, data, classes):
+    """fit stores the sorted distinct labels; a file whose classes_ repeat a label or are
+    out of order (so label sets would be read against the wrong columns) is refused."""
+    X, Y = data
+    MLkNN(k=3).fit(X, Y).save(tmp_path / "m.npz")
+    write_npz(tmp_path / "bad.npz", {**members(tmp_path / "m.npz"), "classes_": classes})
+    with pytest.raises(ValueError, match="classes_ is not sorted and distinct"):
+        MLkNN.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("value", ["max", [], float("inf"), -1, 1.5, {"seed": 1}])
+def test_vgram_random_state_is_checked_as_fit_checks_it(tmp_path, data, value):
+    X, Y = data
+    VGRAM(n_neurons=4, n_synapses=8, random_state=3).fit(X, Y).save(tmp_path / "m.npz")
+    with pytest.raises((ValueError, TypeError)):
+        VGRAM(n_neurons=4, n_synapses=8, random_state=value).fit(X, Y)
+    arrays = members(tmp_path / "m.npz")
+    header = header_of(tmp_path / "m.npz")
+    header["params"]["random_state"] = value
+    arrays["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    write_npz(tmp_path / "bad.npz", arrays)
+    with pytest.raises(ValueError, match="corrupt VGRAM model file: .*random_state"):
+        VGRAM.load(tmp_path / "bad.npz")
+
+
+_WIDE_CHILD = """
+import json, resource, sys
+import numpy as np, scipy.sparse as sp
+import fastrank
+cls = getattr(fastrank, sys.argv[1])
+narrow_path, wide_path, width, cap = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+rng = np.random.default_rng(0)
+narrow = cls.load(narrow_path)
+Q = sp.random(5, narrow.n_features_in_, density=0.5, format="csr", random_state=rng)
+expected = narrow.decision_function(Q)  # also starts the threads and pools a call needs
+wide_Q = sp.csr_matrix((Q.data, Q.indices, Q.indptr), shape=(5, width))
+with open("/proc/self/statm") as f:
+    in_use = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (in_use + cap, in_use + cap))
+try:
+    got = cls.load(wide_path).decision_function(wide_Q)
+except ValueError as exc:
+    print(json.dumps(["refused", str(exc)]))
+else:
+    print(json.dumps(["same" if np.array_equal(got, expected) else "different", ""]))
+"""
+
+
+@pytest.mark.parametrize("width", [2**28, 2**31 - 1])
+@pytest.mark.parametrize("name", ["KNN-csr", "VGRAM", "VGRAMCor"])
+def test_a_declared_width_costs_no_more_than_the_file(tmp_path, name, width):
+    """A small model file declaring 2**28 or 2**31 - 1 features (its sparse training
+    documents, or its synapses, within the first few): loaded and asked for beliefs on
+    queries of that width, in a child whose address space is capped at what it uses plus
+    64 MiB and 100 times the file's size, it gives the beliefs of the same model at its
+    stored width -- or refuses with a ValueError naming the size. No MemoryError."""
+    import subprocess
+    import sys
+
+    import fuzz_cases
+    cls, arrays, header = fuzz_cases._saved_models()[name]
+    rng = np.random.default_rng(0)
+    fuzz_cases._write_model(rng, str(tmp_path / "narrow.npz"), arrays, header, None, None)
+    parts = fuzz_cases._mutate_model(rng, dict(arrays), json.loads(json.dumps(header)),
+                                     ("width", None, width))
+    fuzz_cases._write_model(rng, str(tmp_path / "wide.npz"), *parts)
+    size = (tmp_path / "wide.npz").stat().st_size
+    assert size < 200_000
+    proc = subprocess.run(
+        [sys.executable, "-c", _WIDE_CHILD, cls.__name__, str(tmp_path / "narrow.npz"),
+         str(tmp_path / "wide.npz"), str(width), str(64 * 2**20 + 100 * size)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "2", "MALLOC_ARENA_MAX": "2"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    verdict, message = json.loads(proc.stdout)
+    assert verdict == "same" or (verdict == "refused" and str(width) in message), message

@@ -130,7 +130,8 @@ def test_replace_together_is_all_or_nothing(old, new, remove, fail_at):
     """Any mix of existing, new and removed files, with the k-th rename or unlink failing
     (or none, when k is past the last): afterwards the folder is exactly as before, or
     exactly the old files updated by the new contents less the removed ones (plus at most
-    the one backup whose deletion was made to fail)."""
+    the one backup or journal whose deletion was made to fail, which the next tidy removes
+    without changing the set)."""
     with tempfile.TemporaryDirectory() as tmp:
         for name in old:
             os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
@@ -162,10 +163,12 @@ def test_replace_together_is_all_or_nothing(old, new, remove, fail_at):
         else:
             expected = {k: v for k, v in before.items() if k not in remove or k in new}
             expected.update({n: f"new {n}".encode() for n in new})
-            # a backup whose deletion failed after the set was replaced may stay behind
+            # a backup or journal whose deletion failed after the set was replaced may stay
             strays = [k for k in after if os.path.basename(k).startswith(".fastrank-")]
-            assert all(k.endswith(".bak") for k in strays) and len(strays) <= 1
+            assert all(k.endswith((".bak", ".journal")) for k in strays) and len(strays) <= 1
             assert {k: v for k, v in after.items() if k not in strays} == expected
+            atomic.tidy([tmp, os.path.join(tmp, "sub")])
+            assert snapshot(tmp) == expected
 
 
 def test_replace_together_without_hard_links_keeps_copies(tmp_path, monkeypatch):
@@ -487,10 +490,10 @@ def test_abandon_waits_for_a_commit_under_way(tmp_path, monkeypatch):
     swapping, resume = threading.Event(), threading.Event()
     real = atomic._swap
 
-    def wait_then_swap(staged, doomed):
+    def wait_then_swap(*args):
         swapping.set()
         resume.wait(10)
-        real(staged, doomed)
+        real(*args)
 
     monkeypatch.setattr(atomic, "_swap", wait_then_swap)
 
@@ -509,3 +512,144 @@ def test_abandon_waits_for_a_commit_under_way(tmp_path, monkeypatch):
     assert outcome == ["ok"] and abandoned == ["ok"]
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]
     assert (tmp_path / "a").read_text() == "new a" and (tmp_path / "b").read_text() == "new b"
+
+
+# ---- a process killed while it writes: the next writer finishes or cleans up --------------
+
+_KILLED_WRITE = """
+import os, pickle, signal, sys
+sys.path.insert(0, {tests!r})
+from test_report_output import synthetic_result
+from fastrank import report
+with open({figures!r}, "rb") as f:
+    figures = pickle.load(f)
+report.render_figures = lambda result, alpha=0.05: figures[result.random_state]
+real, calls = getattr(os, {name!r}), [0]
+
+def killed(*args):
+    calls[0] += 1
+    if calls[0] == {when}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    result = real(*args)
+    if calls[0] == {after}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+
+setattr(os, {name!r}, killed)
+report.write_study(synthetic_result(seed=0), {out!r})
+"""
+
+
+@pytest.fixture(scope="module")
+def two_runs(rendered, tmp_path_factory):
+    """The complete output sets of the seed-1 ("old") and seed-0 ("new") results, with
+    their figures, and a pickle of the figures of both (drawn once: the writing is under
+    test, not the drawing)."""
+    import dataclasses
+    import pickle
+    root = tmp_path_factory.mktemp("runs")
+    figures = {0: rendered[1], 1: report.render_figures(synthetic_result(seed=1))}
+    figures = {seed: [(dataclasses.replace(spec, draw=None), svg, pdf)
+                      for spec, svg, pdf in drawn] for seed, drawn in figures.items()}
+    with open(root / "figures.pickle", "wb") as f:
+        pickle.dump(figures, f)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report, "render_figures", lambda r, alpha=0.05: figures[r.random_state])
+        for seed, name in ((1, "old"), (0, "new")):
+            write_study(synthetic_result(seed=seed), root / name)
+    old, new = snapshot(root / "old"), snapshot(root / "new")
+    assert len(new) > 40 and all(old[k] != new[k] for k in ("results.json", "figures/ties.svg"))
+    return old, new, figures, root / "figures.pickle"
+
+
+@pytest.fixture
+def drawn(two_runs, monkeypatch):
+    """write_study with the figures of ``two_runs``; (old set, new set, pickle path)."""
+    old, new, figures, pickled = two_runs
+    monkeypatch.setattr(report, "render_figures", lambda r, alpha=0.05: figures[r.random_state])
+    return old, new, pickled
+
+
+def _killed_write(out, pickled, name, when=None, after=None):
+    """write_study of the seed-0 result into ``out`` in a child process that SIGKILLs
+    itself when it calls ``os.<name>`` the ``when``-th time, or just after the
+    ``after``-th call returned."""
+    code = _KILLED_WRITE.format(tests=os.path.dirname(__file__), figures=str(pickled),
+                                name=name, when=when, after=after, out=str(out))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == -9, proc.stderr
+
+
+def _outputs(files):
+    return {k: v for k, v in files.items() if not os.path.basename(k).startswith(".fastrank-")}
+
+
+def test_a_set_killed_half_renamed_is_finished_by_the_next_run(drawn, tmp_path):
+    """SIGKILL just after the 10th rename of the commit: the folder holds the journal, so
+    the next run's first step (check_output_dir) makes the new set whole; the next run
+    itself then replaces it whole, leaving no .fastrank-* file."""
+    old, new, pickled = drawn
+    out = tmp_path / "out"
+    write_study(synthetic_result(seed=1), out)
+    _killed_write(out, pickled, "replace", after=10)
+    files = snapshot(out)
+    assert [k for k in files if k.endswith(".journal")] != []
+    mixed = _outputs(files)
+    assert 0 < sum(mixed[k] == new[k] for k in new) < len(new)  # the kill came half-way
+    check_output_dir(out)
+    assert snapshot(out) == new
+    write_study(synthetic_result(seed=1), out)
+    assert snapshot(out) == old and no_temporaries(out)
+
+
+@pytest.mark.parametrize("name, when", [("write", 40), ("replace", 1)])
+def test_a_set_killed_before_its_commit_leaves_the_old_set(drawn, tmp_path, name, when):
+    """SIGKILL while the temporary files are written (the 40th write), or at the journal's
+    rename: the old set is whole, and the next run removes the temporary files."""
+    old, new, pickled = drawn
+    out = tmp_path / "out"
+    write_study(synthetic_result(seed=1), out)
+    _killed_write(out, pickled, name, when=when)
+    files = snapshot(out)
+    assert _outputs(files) == old and not no_temporaries(out)
+    assert not [k for k in files if k.endswith(".journal")]
+    write_study(synthetic_result(seed=0), out)
+    assert snapshot(out) == new and no_temporaries(out)
+def test_tidy_leaves_a_live_writer_s_files_alone(tmp_path, monkeypatch):
+    """Another writer in the folder (here a thread, paused after writing its temporary
+    files) holds it: tidy removes nothing of it, and that writer then completes."""
+    (tmp_path / "a").write_text("old a")
+    (tmp_path / ".fastrank-0123456789abcdef.tmp").write_text("a killed writer's")
+    staged, resume = threading.Event(), threading.Event()
+    real = atomic._write_journal
+
+    def wait_then_journal(*args):
+        staged.set()
+        resume.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(atomic, "_write_journal", wait_then_journal)
+    thread, outcome = _in_thread(lambda: replace_together({tmp_path / "a": b"new a",
+                                                           tmp_path / "b": b"new b"}))
+    assert staged.wait(10)
+    ours = sorted(n for n in os.listdir(tmp_path) if n.startswith(".fastrank-"))
+    assert len(ours) == 2  # its two temporary files (the killed writer's is gone)
+    atomic.tidy([tmp_path])
+    check_output_dir(tmp_path)
+    assert sorted(n for n in os.listdir(tmp_path) if n.startswith(".fastrank-")) == ours
+    resume.set()
+    thread.join(10)
+    assert outcome == ["ok"] and sorted(os.listdir(tmp_path)) == ["a", "b"]
+    assert (tmp_path / "a").read_text() == "new a"
+
+
+def test_a_journal_cannot_reach_outside_its_folder(tmp_path):
+    """A journal naming a path outside its folder is not followed: it is removed as a
+    leftover and nothing else changes."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "victim").write_text("keep")
+    (tmp_path / "sub" / ".fastrank-0123456789abcdef.journal").write_text(
+        '{"rename": [], "remove": ["../victim"]}')
+    atomic.tidy([tmp_path / "sub"])
+    assert os.listdir(tmp_path / "sub") == [] and (tmp_path / "victim").read_text() == "keep"

@@ -249,13 +249,16 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
     def load(cls, path: str | PathLike) -> "MultiLabelEstimator":
         """Read a model written by :meth:`save`.
 
-        The file is checked before it is used: its zip directory and every array header
-        first (no member may claim more bytes than it holds, nothing compressed is inflated,
-        no pickles), then the JSON header, then the parameters and fitted values as ``fit``
-        checks them and every array against the others (shapes, dtypes, C order, values,
-        index ranges) — the compiled kernels trust them. Arrays are
-        memory-mapped read-only, not copied: loading costs no memory beyond the pages the
-        model touches. Raises ValueError naming the problem for a corrupt or foreign file.
+        The file is checked before it is used: its zip directory, every member's CRC-32 and
+        every array header first (no member may claim more bytes than it holds or overlap
+        another, nothing compressed is inflated, no pickles; a damaged byte is refused),
+        then the JSON header, then the parameters and fitted values as ``fit`` checks them
+        (``classes_`` sorted and distinct, ``random_state``) and every array against the
+        others (shapes, dtypes, C order, values, the whole sparse structure, index ranges)
+        — the compiled kernels trust them. Arrays are memory-mapped read-only, not copied:
+        loading reads the file once to verify it, through a small buffer, and costs no
+        memory beyond the pages the model touches. Raises ValueError naming the file and
+        the problem for a corrupt or foreign file.
         """
         try:
             files = read_npz(path)
@@ -277,11 +280,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         model._target_dtype = header["target_dtype"]
         for k, v in header["meta"].items():
             setattr(model, k, v)
-        if "classes_" not in files or files["classes_"].ndim != 1 \
-                or files["classes_"].size == 0 or files["classes_"].dtype.kind not in "biuUS":
-            raise ValueError(f"{path}: corrupt model file: classes_ is not a non-empty 1-D "
-                             "array of numbers or strings")
-        model.classes_ = files.pop("classes_")
+        model.classes_ = _check_classes(path, files.pop("classes_", None))
         if "feature_names_in_" in files:
             names = files.pop("feature_names_in_")
             if names.dtype.kind != "U" or names.shape != (model.n_features_in_,):
@@ -373,18 +372,35 @@ def _check_header(path, raw, cls):
     return header
 
 
+def _check_classes(path, classes):
+    """``classes_`` as ``fit`` makes it: a non-empty 1-D array of numbers or strings,
+    strictly increasing (the sorted distinct labels, or 0 .. n_labels - 1)."""
+    if classes is None or classes.ndim != 1 or classes.size == 0 \
+            or classes.dtype.kind not in "biuUS":
+        raise ValueError(f"{path}: corrupt model file: classes_ is not a non-empty 1-D "
+                         "array of numbers or strings")
+    if not np.all(classes[1:] > classes[:-1]):
+        raise ValueError(f"{path}: corrupt model file: classes_ is not sorted and distinct "
+                         "(fit stores the sorted distinct labels)")
+    return classes
+
+
 def _csr_member(path, name, parts):
+    """The CSR matrix of a model's parts, its whole structure checked by
+    :func:`check_csr` (indptr of n_rows + 1 entries from 0, non-decreasing, ending at the
+    number of stored entries; indices within the columns) -- not by SciPy's constructor,
+    which silently drops the entries past ``indptr[-1]``."""
     shape = parts["shape"]
     if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0 \
             or shape.max() > MAX_COLUMNS:
         raise ValueError(f"{path}: corrupt model file: {name} has no valid sparse shape")
-    for part in ("indices", "indptr"):  # SciPy would cast float indices silently
-        if parts[part].dtype.kind not in "iu":
-            raise ValueError(f"{path}: corrupt model file: {name}'s {part} are not integers "
-                             f"(dtype {parts[part].dtype})")
+    n_rows, n_columns = (int(v) for v in shape)
+    if parts["indptr"].shape != (n_rows + 1,):  # before SciPy allocates n_rows + 1 entries
+        raise ValueError(f"{path}: corrupt model file: {name}'s indptr has "
+                         f"{parts['indptr'].size} entries for {n_rows} rows")
+    m = sp.csr_matrix((n_rows, n_columns))
+    m.data, m.indices, m.indptr = parts["data"], parts["indices"], parts["indptr"]
     try:
-        m = sp.csr_matrix((parts["data"], parts["indices"], parts["indptr"]),
-                          shape=tuple(int(v) for v in shape), copy=False)
         return check_csr(m, name)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ValueError(f"{path}: corrupt model file: {name} is not a valid CSR matrix "

@@ -1,23 +1,39 @@
 """Reading a model file (``.npz`` as :meth:`MultiLabelEstimator.save` writes it) without
-trusting it: every member is checked against the zip directory and its ``.npy`` header
-before a byte of its data is read, and arrays are memory-mapped, not copied.
+trusting it: every member is checked against the zip directory, its CRC-32 and its ``.npy``
+header before it is mapped, and arrays are memory-mapped, not copied.
 
 ``save`` writes an uncompressed zip (``numpy.savez``), so a member's size on disk is its
 size in memory. A member that is compressed, whose sizes disagree, that reaches past the
-end of the file, or whose ``.npy`` header claims more (or fewer) bytes than the member holds
-is refused: a file cannot make the loader allocate more than the file's own size, and
-nothing is inflated (no zip bomb). Object arrays (pickles) are refused.
+end of the file or into another member, whose local header names another file, whose
+bytes do not match the CRC-32 of the zip directory, or whose ``.npy`` header claims more
+(or fewer) bytes than the member holds is refused: a file cannot make the loader allocate
+more than the file's own size, nothing is inflated (no zip bomb), and a damaged byte is
+found before it is used. Object arrays (pickles) are refused.
+
+The CRC-32 is computed by reading the members once through a small buffer (the pages pass
+through the operating system's cache, not into the process), so verifying costs one
+sequential read of the file and no memory; the arrays are then mapped as before.
 """
 import os
 import struct
+import tokenize
 import zipfile
 import zlib
 
 import numpy as np
 
-_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... file name length, extra length
+# signature, version, flags, method, time, date, CRC-32, sizes, file name length, extra length
+_LOCAL_HEADER = struct.Struct("<4sHHHHHLLLHH")
 _LOCAL_SIGNATURE = b"PK\x03\x04"
+_UTF8_NAME = 0x800  # general purpose flag: the file name is UTF-8 (else cp437)
+# flags that change what the bytes mean: encrypted, patched data, strong or directory encryption
+_FOREIGN_FLAGS = 0x1 | 0x20 | 0x40 | 0x2000
 MAX_HEADER_BYTES = 1 << 20  # the JSON header member
+_CRC_CHUNK = 1 << 20
+# what numpy's .npy header parser raises for bytes that are not a header (it evaluates a
+# Python literal, and tokenizes it again for headers written by Python 2)
+_NPY_HEADER_ERRORS = (ValueError, TypeError, SyntaxError, NotImplementedError, RecursionError,
+                      tokenize.TokenError)
 
 
 class ModelFileError(ValueError):
@@ -25,32 +41,66 @@ class ModelFileError(ValueError):
 
 
 def _zip(f):
-    """The zip directory of the open file f; ModelFileError when it is not a zip file."""
+    """The zip directory of the open file f; ModelFileError when it is not a zip file, or
+    one that zipfile does not implement."""
     try:
         return zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as exc:
         raise ModelFileError(f"not a zip file ({exc})") from None
 
 
-def _member(f, info, file_size):
-    """Offset, dtype, shape and order of one ``.npy`` member, from its local header."""
+def _member_start(f, info, file_size):
+    """Offset of one stored member's bytes, from its local header, which must be that of
+    the member the zip directory describes (signature, file name, sizes within the file)."""
     if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
         raise ModelFileError(f"member {info.filename!r} is compressed (model files are "
                              "written uncompressed; refusing to inflate it)")
+    if info.flag_bits & _FOREIGN_FLAGS:
+        raise ModelFileError(f"member {info.filename!r} is encrypted or patched (zip flags "
+                             f"{info.flag_bits:#06x})")
     f.seek(info.header_offset)
     raw = f.read(_LOCAL_HEADER.size)
     if len(raw) != _LOCAL_HEADER.size:
         raise ModelFileError(f"member {info.filename!r} lies past the end of the file")
-    signature, name_len, extra_len = _LOCAL_HEADER.unpack(raw)
+    signature, _, flags, _, _, _, _, _, _, name_len, extra_len = _LOCAL_HEADER.unpack(raw)
     if signature != _LOCAL_SIGNATURE:
         raise ModelFileError(f"member {info.filename!r} has no local zip header")
+    try:
+        name = f.read(name_len).decode("utf-8" if flags & _UTF8_NAME else "cp437")
+    except UnicodeDecodeError:
+        name = None
+    if name != info.orig_filename:
+        raise ModelFileError(f"member {info.filename!r}: its local header names another "
+                             f"file ({name!r})")
     start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
     if start + info.file_size > file_size:
         raise ModelFileError(f"member {info.filename!r} lies past the end of the file "
                              "(truncated?)")
+    return start
+
+
+def _member(f, info, file_size):
+    """Offset, dtype, shape and order of one ``.npy`` member, from its local header."""
+    start = _member_start(f, info, file_size)
     f.seek(start)
     shape, fortran, dtype = _npy_header(f, info, start)
     return f.tell(), dtype, tuple(shape), "F" if fortran else "C"
+
+
+def _check_crc(f, info, start):
+    """The member's bytes against the CRC-32 of the zip directory, read through a buffer."""
+    f.seek(start)
+    buf = bytearray(min(_CRC_CHUNK, info.file_size))
+    view, crc, left = memoryview(buf), 0, info.file_size
+    while left:
+        got = f.readinto(view[:min(left, len(buf))])
+        if not got:
+            raise ModelFileError(f"member {info.filename!r} lies past the end of the file")
+        crc = zlib.crc32(view[:got], crc)
+        left -= got
+    if crc != info.CRC:
+        raise ModelFileError(f"member {info.filename!r} is damaged: its CRC-32 is "
+                             f"{crc:08x}, the zip directory records {info.CRC:08x}")
 
 
 def _npy_header(f, info, start):
@@ -65,8 +115,9 @@ def _npy_header(f, info, start):
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
         else:
             raise ValueError(f"unsupported .npy version {version}")
-    except ValueError as exc:
-        raise ModelFileError(f"member {info.filename!r} is not a .npy array ({exc})") from None
+    except _NPY_HEADER_ERRORS as exc:
+        raise ModelFileError(f"member {info.filename!r} is not a .npy array "
+                             f"({type(exc).__name__}: {exc})") from None
     if dtype.hasobject:
         raise ModelFileError(f"member {info.filename!r} holds Python objects (refused: model "
                              "files never contain pickles)")
@@ -81,18 +132,26 @@ def _npy_header(f, info, start):
 
 def read_npz(path):
     """``{name: array}`` of the members of ``path`` (names without ``.npy``), memory-mapped
-    read-only (nothing is read until used). A malformed or duplicate member raises
-    :class:`ModelFileError` before any array is mapped."""
+    read-only (nothing is read into the process until used). A malformed, overlapping,
+    duplicate or damaged member raises :class:`ModelFileError` before any array is
+    mapped."""
     file_size = os.path.getsize(path)
     with open(path, "rb") as f:
-        infos = _zip(f).infolist()
-        layout = {}
-        for info in infos:
+        starts = {}
+        for info in _zip(f).infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else None
             if name is None:
                 raise ModelFileError(f"member {info.filename!r} is not a .npy array")
-            if name in layout:
+            if name in starts:
                 raise ModelFileError(f"member {info.filename!r} appears twice")
+            starts[name] = (info, _member_start(f, info, file_size))
+        ordered = sorted(starts.values(), key=lambda member: member[1])
+        for (a, a_start), (b, b_start) in zip(ordered, ordered[1:]):
+            if b_start < a_start + a.file_size:  # each byte is read (and checked) once
+                raise ModelFileError(f"members {a.filename!r} and {b.filename!r} overlap")
+        layout = {}
+        for name, (info, start) in starts.items():
+            _check_crc(f, info, start)
             layout[name] = _member(f, info, file_size)
     arrays = {}
     for name, (offset, dtype, shape, order) in layout.items():

@@ -24,9 +24,14 @@ Resuming (:func:`run_benchmark` with ``out_dir``): each finished data set's outp
 written atomically into ``out_dir/<data set>/`` as it finishes. A run into the same folder
 loads every data set whose ``results.json`` is there and was made with the same
 configuration (classifiers and their parameters, folds, ranking types, seed, cutoff,
-calibration) instead of computing it again; one made with another configuration is refused
-with a ValueError naming the difference (nothing is overwritten: choose another folder or
-remove it). A data set is identified by its name (:func:`fastrank.study.dataset_name`).
+calibration) on the same data instead of computing it again. Each such data set is loaded
+to check its identity: the saved record of the data set (its name, its summary -- numbers
+of documents, features and labels, cardinality, ... -- and the SHA-256 of its contents)
+must be that of the data set given. Results of another configuration or another data set,
+and results no study can produce (a metric outside its range, e.g. a one-error outside
+[0, 1], coverage outside [0, n_labels - 1]), are refused with a ValueError naming the file
+and the difference (nothing is overwritten: choose another folder or remove it). A data
+set's folder is named after it (:func:`fastrank.study.dataset_name`).
 """
 import json
 import os
@@ -337,8 +342,33 @@ class BenchmarkResult:
 
 
 def _differences(found, wanted):
-    return [f"{k} {found[k]!r} instead of {wanted[k]!r}" for k in wanted
-            if found[k] != wanted[k]]
+    return [f"{k} {found.get(k)!r:.80} instead of {wanted[k]!r:.80}" for k in wanted
+            if found.get(k) != wanted[k]]
+
+
+def _out_of_range(result):
+    """The first value of a saved study that no study can produce, as text, or None: every
+    per-fold metric value finite and in [0, 1] (coverage in [0, n_labels - 1]), the tie
+    statistics in their ranges (shares in [0, 1], mean group size in [1, n_labels]), the
+    Monte-Carlo standard errors finite and >= 0 where given. ``result.dataset`` is the
+    checked record of the data set, so ``labels`` is its number of labels."""
+    q = result.dataset["labels"]
+    for c in result.classifiers:
+        for ti, t in enumerate(result.ties):
+            for mi, m in enumerate(result.metrics):
+                hi = q - 1 if m == "coverage" else 1
+                for f, v in enumerate(result.values[c][ti, mi].tolist()):
+                    if not 0 <= v <= hi:  # NaN fails too
+                        return f"{c}/{t}/{m} is {v!r} in fold {f + 1}, outside [0, {hi}]"
+                errors = result.stderr[c][ti, mi]
+                if np.any(errors < 0) or np.any(np.isinf(errors)):
+                    return f"stderr of {c}/{t}/{m} is not a standard error: {errors.tolist()}"
+        for key, values in result.tie_stats[c].items():
+            lo, hi = (1, q) if key == "group_size" else (0, 1)
+            if key not in ("top", "boundary", "group_size") \
+                    or not all(lo <= v <= hi for v in values):
+                return f"tie_stats/{c}/{key} is {values!r:.80}, outside [{lo}, {hi}]"
+    return None
 
 
 def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=None,
@@ -377,7 +407,7 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
     ValueError, TypeError
         For invalid arguments or two data sets of the same name, before anything is
         computed; ValueError when ``out_dir`` holds a data set's results of another
-        configuration.
+        configuration or another data set, or values no study can produce.
 
     Examples
     --------
@@ -417,7 +447,7 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
     done = {}
     if out_dir is not None:
         check_output_dir(out_dir, BENCHMARK_FILES)
-        for n in names:
+        for spec, n in zip(datasets, names):
             sub = os.path.join(out_dir, n)
             check_output_dir(sub)
             path = os.path.join(sub, "results.json")
@@ -435,6 +465,16 @@ def run_benchmark(datasets, classifiers=tuple(_study.CLASSIFIERS), *, out_dir=No
                     raise ValueError(f"{path} holds results of another configuration ("
                                      + "; ".join(diff) + "); choose another output folder "
                                      "or remove it")
+                diff = _differences(found.dataset, _study._dataset_record(
+                    _study.load_dataset(spec)))
+                if diff:
+                    raise ValueError(f"{path} holds results of another data set than {n!r} ("
+                                     + "; ".join(diff) + "); choose another output folder "
+                                     "or remove it")
+                problem = _out_of_range(found)
+                if problem:
+                    raise ValueError(f"{path} holds impossible results ({problem}); choose "
+                                     "another output folder or remove it")
                 done[n] = found
     studies, timings = {}, {}
     per_dataset = len(wanted["classifiers"]) * wanted["folds"]

@@ -24,15 +24,21 @@ Conventions of every loader:
   claims gigabytes. Default feature names ("f0", "f1", ...) are built only when first read.
 """
 import builtins
+import contextlib
 import csv
 import gzip
 import hashlib
 import http.client
 import io
 import json
+import math
+import numbers
 import operator
 import os
 import re
+import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -44,14 +50,14 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._atomic import atomic_file
+from ._atomic import atomic_file, tidy
 from ._typing import LabelsLike, MatrixLike, PathLikeStr, RandomStateLike
 from ._validation import MAX_COLUMNS, check_features, check_indicator_size, check_n_labels, \
     check_random_state, check_truth
 
 __all__ = ["Dataset", "DefaultNames", "load", "list", "fetch", "FetchError", "ChecksumError",
-           "MULAN_URL", "load_arff", "load_libsvm", "save_libsvm", "load_text",
-           "make_multilabel"]
+           "MULAN_URL", "FETCH_DEADLINE", "load_arff", "load_libsvm", "save_libsvm",
+           "load_text", "make_multilabel"]
 
 #: The labels a file makes a loader build may take this many times the file's size ...
 LABEL_MATRIX_FACTOR = 64
@@ -1057,6 +1063,8 @@ _MULAN: dict[str, dict[str, Any]] = {
 }
 
 _DOWNLOAD_TIMEOUT = 60  # seconds without data before a download is abandoned
+#: Default overall deadline of :func:`fetch`, in seconds (its ``deadline``).
+FETCH_DEADLINE = 600
 
 
 class FetchError(OSError):
@@ -1112,27 +1120,120 @@ def _is_cached(path, size, sha256):
         return False
 
 
-def _read(response, name, url):
+class _Deadline:
+    """The overall deadline of one :func:`fetch`: when it passes, a timer shuts down every
+    connection opened for the fetch (:meth:`opener`), so that a read blocked on a slow
+    server returns at once, and :meth:`check` raises :class:`FetchError`."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+        self._expired = False
+        self._sockets = []
+        self._lock = threading.Lock()
+        self._timer = None
+        if seconds is not None:
+            self._timer = threading.Timer(seconds, self._expire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expire(self):
+        with self._lock:
+            self._expired = True
+            sockets = [*self._sockets]
+        for sock in sockets:
+            self._shut(sock)
+
+    def _watch(self, sock):
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self._expired
+        if expired:  # connected just after the deadline
+            self._shut(sock)
+
+    @staticmethod
+    def _shut(sock):
+        with contextlib.suppress(OSError):  # closed already
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def timeout(self):
+        """Seconds a network operation may wait: the time without data allowed, at most
+        what is left before the deadline."""
+        if self.end is None:
+            return _DOWNLOAD_TIMEOUT
+        return max(0.001, min(_DOWNLOAD_TIMEOUT, self.end - time.monotonic()))
+
+    def check(self, name, url):
+        """FetchError once the deadline has passed."""
+        if self._expired or (self.end is not None and time.monotonic() >= self.end):
+            raise FetchError(f"{name}: download of {url} stopped: the fetch did not end "
+                             f"within its deadline of {self.seconds:g} s (a slower "
+                             "connection needs fetch(..., deadline=...)); discarded")
+
+    def cancel(self):
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def opener(self):
+        """A urllib opener whose HTTP and HTTPS connections this deadline watches."""
+        watch = self._watch
+
+        def watched(connection_class):
+            class Watched(connection_class):
+                def connect(self):
+                    super().connect()
+                    watch(self.sock)
+            return Watched
+
+        class HTTP(urllib.request.HTTPHandler):
+            def http_open(self, req):
+                return self.do_open(watched(http.client.HTTPConnection), req)
+
+        class HTTPS(urllib.request.HTTPSHandler):
+            def https_open(self, req):
+                return self.do_open(watched(http.client.HTTPSConnection), req,
+                                    context=self._context)
+
+        return urllib.request.build_opener(HTTP, HTTPS)
+
+
+def _check_deadline(deadline):
+    if deadline is None:
+        return None
+    if isinstance(deadline, bool) or not isinstance(deadline, numbers.Real):
+        raise TypeError(f"deadline must be a number of seconds or None, got "
+                        f"{type(deadline).__name__}")
+    if not (deadline > 0 and math.isfinite(deadline)):
+        raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
+    return float(deadline)
+
+
+def _read(response, name, url, deadline):
     try:
-        return response.read(1 << 16)
+        chunk = response.read(1 << 16)
     except (OSError, http.client.HTTPException) as exc:
+        deadline.check(name, url)
         raise FetchError(f"{name}: download of {url} interrupted: {exc!r}") from None
+    deadline.check(name, url)  # a connection shut down at the deadline reads as its end
+    return chunk
 
 
-def _download(name, url, target, size, sha256):
+def _download(name, url, target, size, sha256, deadline):
     """Download ``url`` to ``target`` through a temporary file beside it; rename only when
-    the size and the SHA-256 are the published ones."""
+    the size and the SHA-256 are the published ones, and before ``deadline``."""
     folder = os.path.dirname(target)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
         raise FetchError(f"{name}: cannot create the cache folder {folder}: "
                          f"{exc.strerror or exc}") from None
+    deadline.check(name, url)
     try:
-        response = urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT)
+        response = deadline.opener().open(url, timeout=deadline.timeout())
     except urllib.error.HTTPError as exc:
         raise FetchError(f"{name}: {url}: HTTP error {exc.code} ({exc.reason})") from None
     except (OSError, http.client.HTTPException, ValueError) as exc:
+        deadline.check(name, url)
         raise FetchError(f"{name}: cannot download {url}: "
                          f"{getattr(exc, 'reason', None) or exc}") from None
     with response:
@@ -1140,7 +1241,7 @@ def _download(name, url, target, size, sha256):
         digest, got = hashlib.sha256(), 0
         try:
             with atomic_file(target) as f:
-                while chunk := _read(response, name, url):
+                while chunk := _read(response, name, url, deadline):
                     got += len(chunk)
                     if got > size:
                         raise ChecksumError(f"{name}: {url} sends more than the published "
@@ -1161,7 +1262,7 @@ def _download(name, url, target, size, sha256):
 
 
 def fetch(name: str, data_home: PathLikeStr | None = None, *,
-          source: str | None = None) -> Dataset:
+          source: str | None = None, deadline: float | None = FETCH_DEADLINE) -> Dataset:
     """Download a Mulan benchmark data set (once) and load it.
 
     The set's ARFF file and its label XML file are fetched from ``source`` into the cache,
@@ -1187,6 +1288,10 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
         ``$FASTRANK_DATA_URL`` if set, else :data:`MULAN_URL`, the ``data/multi-label``
         folder of the Mulan project's repository (plain ``.arff`` and ``.xml`` files, one
         folder per set). A mirror must serve the same bytes: the checksums decide.
+    deadline : float or None, default :data:`FETCH_DEADLINE` (600)
+        Seconds the whole fetch (every file it downloads) may take; a download still
+        running then is stopped and discarded (at least 7 KB/s gets the largest set,
+        tmc2007, in time). None: no overall deadline, only the 60 s allowed without data.
 
     Returns
     -------
@@ -1202,16 +1307,18 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
         (a ValueError) A downloaded file has another size or SHA-256 than the published one;
         the message names the set, the URL and both checksums.
     FetchError
-        (an OSError) An HTTP error, a network failure or timeout (60 s without data), a
-        download shorter than its ``Content-Length``, or a cache folder that cannot be
-        written; the message names the set and the URL or folder.
+        (an OSError) An HTTP error, a network failure or timeout (60 s without data), the
+        ``deadline`` passed, a download shorter than its ``Content-Length``, or a cache
+        folder that cannot be written; the message names the set and the URL or folder.
 
     Notes
     -----
     A download goes to a temporary file in the cache folder and is renamed to its final
     name only once it is complete and verified, so the cache never holds a partial file,
     whatever fails and however many processes fetch the same set at once (each downloads
-    its own copy; the last rename wins, with the same bytes).
+    its own copy; the last rename wins, with the same bytes). The temporary file of a
+    fetch that was killed is removed by the next fetch of the set (not while another
+    process downloads into the same folder: its own temporary file is left alone).
 
     Examples
     --------
@@ -1230,11 +1337,16 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
     """
     key = _mulan_key(name)
     home, base = _data_home(data_home), _source_url(source)
-    paths = {}
-    for part, (relative, size, sha256) in _MULAN[key]["files"].items():
-        paths[part] = _cache_path(home, relative)
-        if not _is_cached(paths[part], size, sha256):
-            _download(key, f"{base}/{relative}", paths[part], size, sha256)
+    clock = _Deadline(_check_deadline(deadline))
+    paths = {part: _cache_path(home, relative)
+             for part, (relative, _, _) in _MULAN[key]["files"].items()}
+    tidy({os.path.dirname(p) for p in paths.values()})  # a killed fetch's temporary files
+    try:
+        for part, (relative, size, sha256) in _MULAN[key]["files"].items():
+            if not _is_cached(paths[part], size, sha256):
+                _download(key, f"{base}/{relative}", paths[part], size, sha256, clock)
+    finally:
+        clock.cancel()
     dataset = load_arff(paths["arff"], labels=paths["xml"], name=key)
     dataset.info.update(url=f"{base}/{_MULAN[key]['files']['arff'][0]}",
                         citation=_MULAN[key]["citation"])

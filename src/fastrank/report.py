@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _sps
 
-from ._atomic import check_regular, replace_together
+from ._atomic import check_regular, replace_together, tidy
 from ._typing import PathLikeStr
 from .metrics import ESTIMATED_KEYS
 from .stats import _check_alpha, critical_difference_diagram, friedman, mean_se
@@ -990,6 +990,10 @@ def check_output_dir(path: PathLikeStr, files: tuple = OUTPUT_FILES) -> None:
     (``files``, by default :data:`OUTPUT_FILES`, and ``figures/*.svg|pdf``) that is not a
     regular file, and a ``figures`` that is not a folder.
 
+    An output set that a killed process left half renamed into the folder is finished
+    first (made the new set whole), and the temporary files such a process left are
+    removed (:func:`fastrank._atomic.tidy`; not while another process writes there).
+
     Raises
     ------
     ValueError
@@ -1024,9 +1028,10 @@ def check_output_dir(path: PathLikeStr, files: tuple = OUTPUT_FILES) -> None:
                                  "not)"))
     if existing != real:
         return
+    figures = os.path.join(real, FIGURES_DIR)
+    tidy([real, figures])
     for fname in files:
         check_regular(os.path.join(real, fname))
-    figures = os.path.join(real, FIGURES_DIR)
     if os.path.lexists(figures) and not os.path.isdir(figures):
         raise ValueError(f"{figures} exists and is not a folder; the figures go there")
     if os.path.isdir(figures):

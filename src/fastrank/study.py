@@ -48,6 +48,7 @@ Conventions chosen here (the thesis is silent or specific to its data):
 """
 import collections
 import concurrent.futures
+import hashlib
 import inspect
 import json
 import numbers
@@ -1112,14 +1113,51 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
         from .dask import connect  # Dask is optional
         with connect(scheduler) as client:
             config, calibration = _run_on_cluster(client, *run)
-    summary = dataset.summary()
     return StudyResult(
-        dataset={"name": dataset.name, **{k: _plain(v) for k, v in summary.items()}},
+        dataset=_dataset_record(dataset),
         classifiers=classifiers, ties=ties, folds=folds, random_state=random_state,
         cutoff=cutoff, values=values, params=_recorded_params(classifiers, config),
         tie_stats=tie_stats,
         calibration={c: tried for c, tried in calibration.items() if tried}, stderr=stderr,
         timings=timings)
+
+
+def _dataset_record(dataset):
+    """What a study records of its data set (``StudyResult.dataset``): its name, its
+    :meth:`~fastrank.datasets.Dataset.summary` and ``sha256``, the SHA-256 of its contents
+    (:func:`_data_digest`) -- the identity :func:`fastrank.benchmark.run_benchmark` checks
+    before it resumes from saved results."""
+    summary = {k: _plain(v) for k, v in dataset.summary().items()}
+    return {"name": dataset.name, **summary, "sha256": _data_digest(dataset)}
+
+
+def _data_digest(dataset, chunk=1 << 20):
+    """SHA-256 (hex) of a data set's contents, independent of how it is stored: the label
+    matrix (shape, then its 0/1 bytes row by row), the features as canonical CSR (shape,
+    row pointers and column indices as little-endian int64, values as little-endian
+    float64) and the raw texts (UTF-8, each after its length). Arrays are converted
+    ``chunk`` entries at a time: no copy of the data set is made."""
+    digest = hashlib.sha256()
+
+    def add(a, dtype):
+        for lo in range(0, a.size, chunk):
+            digest.update(np.ascontiguousarray(a[lo:lo + chunk], dtype=dtype).data)
+
+    digest.update(b"Y")
+    add(np.asarray(dataset.Y.shape), "<i8")
+    add(dataset.Y.reshape(-1), np.uint8)
+    if dataset.X is not None:
+        X = dataset.X
+        digest.update(b"X")
+        for part, dtype in ((np.asarray(X.shape), "<i8"), (X.indptr, "<i8"),
+                            (X.indices, "<i8"), (X.data, "<f8")):
+            add(part, dtype)
+    if dataset.texts is not None:
+        digest.update(b"T")
+        for text in dataset.texts:
+            raw = text.encode("utf-8", "surrogatepass")
+            digest.update(len(raw).to_bytes(8, "little") + raw)
+    return digest.hexdigest()
 
 
 def _plain(v):

@@ -248,6 +248,10 @@ class _VGRAMBase(MultiLabelEstimator):
 
     def _loaded_problem(self):
         self._check_params()
+        try:  # as fit checks it
+            check_random_state(self.random_state)
+        except (ValueError, TypeError) as exc:
+            return f"invalid random_state {self.random_state!r:.80} ({exc})"
         seed, cardinality = self.seed_, self.label_cardinality_
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             return f"seed_ must be an int in [0, 2**64), got {seed!r}"
