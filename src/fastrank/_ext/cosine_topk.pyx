@@ -50,6 +50,7 @@ from libc.math cimport fabs, frexp, ldexp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
+from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
 
 # aggregation codes, mirrored in fastrank/neighbors.py (_AGGREGATES)
@@ -387,11 +388,6 @@ def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::
 # ---- dense dot products and cosines --------------------------------------------------------
 
 cdef extern from "cosine.h":
-    ctypedef enum fr_simd_level:
-        FR_SIMD_PORTABLE
-        FR_SIMD_POPCNT
-        FR_SIMD_AVX2
-        FR_SIMD_AVX512
     void fr_cosine_init() noexcept nogil
     void fr_dots_f64(fr_simd_level level, const double* q, const double* b, double* s,
                      int64_t mq, int64_t mb, int64_t d) noexcept nogil
@@ -399,7 +395,6 @@ cdef extern from "cosine.h":
                      int64_t mq, int64_t mb, int64_t d) noexcept nogil
     fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
-    fr_simd_level fr_simd_best() noexcept nogil
 
 cdef extern from "fma_emulated.h":
     double fr_fma_emulated(double a, double b, double c) noexcept nogil
@@ -407,52 +402,6 @@ cdef extern from "fma_emulated.h":
 
 
 fr_cosine_init()
-
-#: the dense dot products' path: 0 portable, 1 AVX2 + FMA3, 2 AVX-512 (use_simd), and
-#: whether the portable sums emulate fma (use_fma_emulation; at import: x86-64 without FMA3)
-cdef int dots_simd = 0
-cdef bint fma_emulation = fr_dots_path(FR_SIMD_PORTABLE) == FR_SIMD_POPCNT
-#: the level the dot products run at
-cdef fr_simd_level level = FR_SIMD_PORTABLE
-
-
-cdef void _select(int new_level):
-    """dots_simd <- min(new_level, the best of the CPU), and the level of that path."""
-    global dots_simd, level
-    cdef int best = 2 if fr_simd_best() >= FR_SIMD_AVX512 else \
-        1 if fr_simd_best() >= FR_SIMD_AVX2 else 0
-    dots_simd = new_level if new_level < best else best
-    level = (FR_SIMD_AVX512 if dots_simd == 2 else FR_SIMD_AVX2 if dots_simd == 1
-             else FR_SIMD_POPCNT if fma_emulation else FR_SIMD_PORTABLE)
-
-
-_select(2)
-
-
-def use_simd(int new_level):
-    """Compute dense dot products with AVX-512 (level 2), AVX2 + FMA3 (1) or the portable
-    code (0), or the best the CPU has below the level asked; returns the previous level.
-    All give identical results; tests exercise each."""
-    previous = dots_simd
-    _select(new_level)
-    return previous
-
-
-def use_fma_emulation(bint on):
-    """Let the portable dense sums emulate fused multiply-adds (on) or call the C library's
-    ``fma`` (off); the same bits either way. On at import where the CPU is x86-64 without
-    FMA3 (the library's fma is then software, about 50 times slower); tests force it.
-
-    Returns
-    -------
-    bool
-        The previous setting.
-    """
-    global fma_emulation
-    previous = fma_emulation
-    fma_emulation = on
-    _select(dots_simd)
-    return previous
 
 
 def fma_emulated(const floating[::1] a, const floating[::1] b, const floating[::1] c,
@@ -472,34 +421,30 @@ def fma_emulated(const floating[::1] a, const floating[::1] b, const floating[::
 
 
 def simd_path():
-    """Name of the dense dot products' code path in use.
-
-    Returns
-    -------
-    str
-        ``"avx512"`` (level 2), ``"avx2"`` (AVX2 + FMA3, level 1), ``"portable"`` (0) or
-        ``"portable-emulated-fma"`` (0 on x86-64 CPUs without FMA3, use_fma_emulation).
-    """
-    if dots_simd == 0 and fma_emulation:
-        return "portable-emulated-fma"
-    return ("portable", "avx2", "avx512")[dots_simd]
+    """The instruction-set path the dense dot products take at the level in use
+    (``fastrank.use_simd``): ``"avx512"`` from avx512 on, ``"avx2"``, ``"popcnt"`` (the
+    portable sums with fma emulated, as x86-64 CPUs without FMA3 need) or ``"portable"``
+    (the C library's fma; emulated too on an x86-64 CPU without FMA3: ``"popcnt"``)."""
+    return fr_simd_name(fr_dots_path(current_level())).decode()
 
 
-cdef inline void _dots(const floating* b, const floating* q, floating* s, Py_ssize_t mb,
-                       Py_ssize_t mq, Py_ssize_t d) noexcept nogil:
-    """Row-major s (mq x mb) <- q (mq x d) @ b (mb x d).T, each element in a fixed order."""
+cdef inline void _dots(fr_simd_level lv, const floating* b, const floating* q, floating* s,
+                       Py_ssize_t mb, Py_ssize_t mq, Py_ssize_t d) noexcept nogil:
+    """Row-major s (mq x mb) <- q (mq x d) @ b (mb x d).T, each element in a fixed order, on
+    the path of level lv."""
     if floating is float:
-        fr_dots_f32(level, q, b, s, mq, mb, d)
+        fr_dots_f32(lv, q, b, s, mq, mb, d)
     else:
-        fr_dots_f64(level, q, b, s, mq, mb, d)
+        fr_dots_f64(lv, q, b, s, mq, mb, d)
 
 
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
     """out[i] <- the squared norm of X[i], the dot product of X[i] with itself as the dense
     search computes it (so the two are equal)."""
     cdef Py_ssize_t i, n = X.shape[0], d = X.shape[1]
+    cdef fr_simd_level lv = current_level()
     for i in prange(n, nogil=True, schedule="static"):
-        _dots(&X[i, 0], &X[i, 0], &out[i], 1, 1, d)
+        _dots(lv, &X[i, 0], &X[i, 0], &out[i], 1, 1, d)
 
 
 def inv_norms(const floating[::1] sqnorms, double[::1] out):
@@ -527,6 +472,7 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef Py_ssize_t d = Q.shape[1]
     cdef Py_ssize_t blk, q0, b0, mq, mb, r, j, i
     cdef double qinv
+    cdef fr_simd_level lv = current_level()
     cdef floating* row
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
@@ -548,7 +494,7 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             b0 = 0
             while b0 < nb:
                 mb = min(block_b, nb - b0)
-                _dots(&B[b0, 0], &Q[q0, 0], S, mb, mq, d)
+                _dots(lv, &B[b0, 0], &Q[q0, 0], S, mb, mq, d)
                 for r in range(mq):
                     i = q0 + r
                     row = S + r * mb

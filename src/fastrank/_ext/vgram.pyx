@@ -18,11 +18,11 @@ Layout
 
 Code paths
 ----------
-Chosen at run time from the CPU (``simd_path()``; ``use_simd(level)`` forces one for tests),
-each compiled for its own instruction set with per-function target attributes, so the
-module builds and runs on any CPU: 0 portable C (any architecture), 1 POPCNT (x86-64 CPUs
-without AVX2), 2 AVX2 (+ POPCNT), 3 AVX-512 F/BW/VL, 4 the same with VPOPCNTDQ and VBMI
-(Ice Lake and Zen 4 on have both). All give the same bits.
+The level in use (``fastrank.use_simd``, ``FASTRANK_SIMD``; at import the best the CPU
+runs), each compiled for its own instruction set with per-function target attributes, so
+the module builds and runs on any CPU: portable C (any architecture), popcnt (x86-64 CPUs
+without AVX2), avx2, avx512 (F, BW, VL) and avx512-vpopcntdq (with VPOPCNTDQ and VBMI:
+Ice Lake and Zen 4 on). All give the same bits.
 
 Encoding
 --------
@@ -76,11 +76,10 @@ from libc.string cimport memset
 
 import numpy as np
 
+from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t, row_state, splitmix64
 
 cdef extern from "vgram.h":
-    ctypedef enum fr_simd_level:
-        pass
     ctypedef struct Track "fr_track":
         uint32_t m
         int64_t k
@@ -125,11 +124,6 @@ cdef extern from "vgram.h":
 cdef extern from "runtime.h":
     int fr_get_max_threads() noexcept nogil
 
-cdef extern from "simd.h":
-    enum: FR_SIMD_N_LEVELS
-    const char* fr_simd_name(int level) noexcept nogil
-    fr_simd_level fr_simd_best() noexcept nogil
-
 # model and tie-policy codes, mirrored in fastrank/wnn.py
 cdef enum:
     VGRAM = 0      # an entry per (document, label); a neuron outputs one label
@@ -145,67 +139,15 @@ cdef enum:
 
 fr_vgram_init()
 
-#: the code path in use (use_simd), at import the best the CPU runs
-cdef fr_simd_level level = fr_simd_best()
-
-
-#: the code paths, by level (use_simd): portable C, POPCNT, AVX2, AVX-512 (F, BW, VL),
-#: AVX-512 with VPOPCNTDQ and VBMI; each is compiled for its own instruction set and chosen at
-#: run time
-SIMD_PATHS = tuple(fr_simd_name(i).decode() for i in range(FR_SIMD_N_LEVELS))
-
-
 #: neurons per chunk: each test document's votes are added in order within a chunk of this
 #: many neurons, and the chunks' sums in order (fastrank.wnn._merge_outcomes sums alike)
 NEURONS_PER_CHUNK = NEURON_CHUNK
 
 
-def simd_levels():
-    """The levels of the code paths this CPU runs.
-
-    Returns
-    -------
-    tuple of int
-        0 (portable) up to the best level of the CPU (an index into SIMD_PATHS).
-    """
-    return tuple(range(<int> fr_simd_best() + 1))
-
-
 def simd_path():
-    """Name of the code path in use.
-
-    Returns
-    -------
-    str
-        One of SIMD_PATHS: ``"portable"``, ``"popcnt"``, ``"avx2"``, ``"avx512"`` or
-        ``"avx512-vpopcntdq"`` (which also requires AVX-512 VBMI); at import, the best the
-        CPU runs.
-    """
-    return SIMD_PATHS[<int> level]
-
-
-def use_simd(int new_level):
-    """Use the code path of this level, or the best the CPU runs below it. All paths give
-    identical results; tests exercise each.
-
-    Parameters
-    ----------
-    new_level : int
-        0 portable C (rank encoding of dense rows in 64-bit words); 1 the same with the
-        POPCNT instruction in the scan; 2 AVX2 (bit-sliced search, byte compares of 32
-        rows); 3 AVX-512 F/BW/VL (512-entry bit-sliced tiles with ternary logic, byte
-        compares of 64 rows); 4 also VPOPCNTDQ and VBMI (the VPOPCNTDQ scan, and dense rows
-        of at most 128 features encoded by byte permutes).
-
-    Returns
-    -------
-    int
-        The previous level.
-    """
-    global level
-    cdef int previous = <int> level, best = <int> fr_simd_best()
-    level = <fr_simd_level> (0 if new_level < 0 else new_level if new_level < best else best)
-    return previous
+    """The instruction-set path the encoders and the search take: the one in use
+    (``fastrank.use_simd``), each of the five having its own code."""
+    return fr_simd_name(current_level()).decode()
 
 
 # ---- encoding ---------------------------------------------------------------------------
@@ -273,7 +215,7 @@ def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
     cdef Py_ssize_t n_neurons = synapses.shape[0]
     cdef Py_ssize_t n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
     cdef uint8_t* wiring
-    cdef fr_simd_level lv = level
+    cdef fr_simd_level lv = current_level()
     if n_rows == 0:
         return
     with nogil:
@@ -629,7 +571,7 @@ cdef Search search_of(const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
     s.model, s.policy, s.seed, s.row0, s.entry0 = model, policy, seed, row0, entry0
     s.summary = summary_of(summary, n_docs, s.n_neurons, s.q, policy)
     s.out = &out[0, 0] if out.shape[0] > 0 else NULL
-    s.level = level
+    s.level = current_level()
     return s
 
 
