@@ -1,8 +1,9 @@
 """Build the Cython kernels in src/fastrank/_ext as private modules ``fastrank._ext.<name>``.
 
-Every ``src/fastrank/_ext/*.pyx`` is an extension. OpenMP is used when the compiler accepts it
-(probed by compiling a tiny program); otherwise the kernels build serial (``prange``
-degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
+Every ``src/fastrank/_ext/*.pyx`` is an extension; the C core it drives (``core/``: C
+headers and the C files of ``CORE_SOURCES``, no Python) is compiled into it. OpenMP is used
+when the compiler accepts it (probed by compiling a tiny program); otherwise the kernels
+build serial (``prange`` degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
 For development, ``FASTRANK_EXT=tie_ranks,tie_metrics`` builds only the named modules (and
 ``_cyutility``, the Cython runtime support they all import, when it is out of date).
 """
@@ -67,12 +68,17 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+# The C core (no Python): headers, and the C files compiled into the module that drives them
+CORE_DIR = EXT_DIR / "core"
+CORE_SOURCES = {"vgram": ["vgram.c"], "cosine_topk": ["cosine.c"]}
+CORE_HEADERS = sorted(str(h) for h in CORE_DIR.rglob("*.h"))
+
 extensions = [
     Extension(
         f"fastrank._ext.{pyx.stem}",
-        [str(pyx)],
-        include_dirs=[np.get_include(), str(EXT_DIR)],
-        depends=[str(EXT_DIR / "fr_cpu.h")],
+        [str(pyx), *(str(CORE_DIR / c) for c in CORE_SOURCES.get(pyx.stem, []))],
+        include_dirs=[np.get_include(), str(CORE_DIR)],
+        depends=CORE_HEADERS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for pyx in sorted(EXT_DIR.glob("*.pyx"))
@@ -86,9 +92,11 @@ extensions.append(Extension(SHARED_UTILITY, [str(EXT_DIR / "_cyutility.c")]))
 setup(
     package_dir={"fastrank": "src/fastrank"},
     # fastrank.data (the embedded data files) has no __init__: a namespace package
-    packages=find_namespace_packages("src", include=["fastrank", "fastrank.*"]),
+    packages=find_namespace_packages("src", include=["fastrank", "fastrank.*"],
+                                     exclude=["fastrank._ext.core", "fastrank._ext.core.*"]),
     package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.gz", "*.md"]},
-    # generated C, the C header and annotation files are build inputs, not package contents
+    # generated C, the C core (core/) and annotation files are build inputs, not package
+    # contents
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},
     ext_modules=cythonize(
         extensions,

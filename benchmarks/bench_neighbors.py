@@ -196,20 +196,22 @@ def test_mlknn_skmultilearn(benchmark, bibtex):
 
 @pytest.mark.parametrize("fma", ["library", "emulated"])
 def test_mlknn_portable_fma(benchmark, fma):
+    """The portable dense search: with the C library's fma (path portable) and with its
+    exact emulation (path popcnt, what x86-64 CPUs without FMA3 take)."""
+    import fastrank
     from fastrank._ext import cosine_topk as kernel
     from fastrank.datasets import load
     d = load("yeast")
     X, Y = d.X.toarray(), d.Y
     benchmark.group = "MLkNN yeast fold fit+predict, portable dense search, 1 thread"
-    previous = kernel.use_simd(0), kernel.use_fma_emulation(fma == "emulated")
+    previous = fastrank.use_simd("popcnt" if fma == "emulated" else "portable")
     try:
         benchmark.extra_info.update(threads=1, simd_path=kernel.simd_path(),
                                     glibc_tunables=os.environ.get("GLIBC_TUNABLES"))
         _run(benchmark, lambda: MLkNN(k=10).fit(X[:2175], Y[:2175]).decision_function(
             X[2175:]), threads=1, rounds=3 if fma == "emulated" else 2)
     finally:
-        kernel.use_simd(previous[0])
-        kernel.use_fma_emulation(previous[1])
+        fastrank.use_simd(previous)
 
 
 def test_mlknn_agreement(benchmark, bibtex):

@@ -14,9 +14,8 @@ import time
 
 import pytest
 
+import fastrank
 from fastrank import study
-from fastrank._ext import cosine_topk as neighbors_kernel
-from fastrank._ext import vgram as wnn_kernel
 from fastrank.datasets import load
 
 MODES = {"1 thread": 1, "2 threads, tasks side by side": 2,
@@ -31,28 +30,21 @@ def _busy_seconds():
     return (sum(ticks[:3]) + ticks[5] + ticks[6]) / os.sysconf("SC_CLK_TCK")
 
 
-#: CPUs by the kernels' paths they take (VG-RAM, dense neighbour search): AVX2 and FMA
-#: (Haswell to Comet Lake, Zen 1 to 3), AVX-512 without VPOPCNTDQ and VBMI (Skylake-SP,
-#: Cascade Lake), POPCNT without AVX2 or FMA (Sandy and Ivy Bridge, Atom-class cores)
-CPU_CLASSES = {"avx2": ("avx2", "avx2"), "avx512": ("avx512", "avx512"),
-               "popcnt": ("popcnt", "portable-emulated-fma")}
+#: CPUs by the instruction-set path their kernels take: AVX2 and FMA (Haswell to Comet
+#: Lake, Zen 1 to 3), AVX-512 without VPOPCNTDQ and VBMI (Skylake-SP, Cascade Lake), POPCNT
+#: without AVX2 or FMA (Sandy and Ivy Bridge, Atom-class cores: the dense neighbour search
+#: emulates fma there)
+CPU_CLASSES = ("avx2", "avx512", "popcnt")
 
 
 @contextlib.contextmanager
-def kernel_paths(wnn_path, neighbors_path):
-    """Both kernels forced to the named paths (which this CPU must run)."""
-    levels = {"portable": 0, "portable-emulated-fma": 0, "avx2": 1, "avx512": 2}
-    previous = (wnn_kernel.use_simd(wnn_kernel.SIMD_PATHS.index(wnn_path)),
-                neighbors_kernel.use_simd(levels[neighbors_path]),
-                neighbors_kernel.use_fma_emulation(neighbors_path == "portable-emulated-fma"))
+def kernel_paths(path):
+    """Every kernel forced to the named path (which this CPU must run)."""
+    previous = fastrank.use_simd(path)
     try:
-        assert (wnn_kernel.simd_path(), neighbors_kernel.simd_path()) == (wnn_path,
-                                                                          neighbors_path)
         yield
     finally:
-        wnn_kernel.use_simd(previous[0])
-        neighbors_kernel.use_simd(previous[1])
-        neighbors_kernel.use_fma_emulation(previous[2])
+        fastrank.use_simd(previous)
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -66,8 +58,8 @@ def test_default_study_threads(benchmark, mode, monkeypatch):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_default_study_cpu_classes(benchmark, cpu, threads):
     _study(benchmark, f"{cpu} paths, {threads} thread(s)", threads,
-           lambda: kernel_paths(*CPU_CLASSES[cpu]))
-    benchmark.extra_info.update(forced_paths=dict(zip(("wnn", "neighbors"), CPU_CLASSES[cpu])))
+           lambda: kernel_paths(cpu))
+    benchmark.extra_info.update(forced_path=cpu)
 
 
 def _study(benchmark, mode, threads, paths):

@@ -17,8 +17,8 @@ Thesis configurations: 1024 neurons x 512 / 1024 synapses.
   votes of all tied entries (tie_policy="all"); its beliefs are checked equal to ours.
 * test_vs_faiss_dense_yeast: the default study's VG-RAM WNN (1024 x 1024) on one fold of
   the embedded, dense yeast data (2175 train, 242 queries), on every code path the CPU
-  runs (``use_simd``: what a CPU with only AVX2, or AVX-512 without VPOPCNTDQ and VBMI,
-  takes), against FAISS.
+  runs (``fastrank.use_simd``: what a CPU with only AVX2, or AVX-512 without VPOPCNTDQ and
+  VBMI, takes), against FAISS.
 * test_encoding_vs_streaming: the Minchinton encoding of those 2175 rows (every code path)
   against two bounds: a NumPy copy of the input plus a copy of 285 MB of zeros into the
   output (stream-bound), and the same input copy plus the C library's memset of the output
@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+import fastrank
 from fastrank._ext import vgram as wnn_kernel
 from fastrank.wnn import VGRAM, VGRAMCor
 
@@ -127,22 +128,22 @@ def faiss_search(indexes, codes):
 
 
 #: one implementation per code path of the kernel that this CPU runs, the best one plain
-PATHS = {("fastrank" if level == max(wnn_kernel.simd_levels())
-          else f"fastrank-{wnn_kernel.SIMD_PATHS[level]}"): level
-         for level in wnn_kernel.simd_levels()}
+_CPU_PATHS = fastrank.show_config(mode="dict")["simd"]["cpu_paths"]
+PATHS = {("fastrank" if path == _CPU_PATHS[-1] else f"fastrank-{path}"): path
+         for path in _CPU_PATHS}
 
 
 def on_path(benchmark, impl, func):
     """func run on the kernel's code path of impl (a PATHS key), recorded in extra_info."""
-    level = PATHS[impl]
+    path = PATHS[impl]
 
     def run(*args):
-        previous = wnn_kernel.use_simd(level)
+        previous = fastrank.use_simd(path)
         try:
             return func(*args)
         finally:
-            wnn_kernel.use_simd(previous)
-    benchmark.extra_info.update(simd_path=wnn_kernel.SIMD_PATHS[level])
+            fastrank.use_simd(previous)
+    benchmark.extra_info.update(simd_path=path)
     return run
 
 

@@ -15,7 +15,8 @@ def _config():
     return {"fastrank": info["fastrank"], "cpu_model": cpu["model"],
             "cpu_family": cpu["family"], "cpu_model_number": cpu["model_number"],
             "cpu_features": cpu["features"], "logical_cpus": cpu["logical_cpus"],
-            "kernel_paths": info["kernel_paths"], "compiler": info["compiler"],
+            "simd_path": info["simd"]["path"], "kernel_paths": info["kernel_paths"],
+            "compiler": info["compiler"],
             "openmp": info["openmp"], "default_threads": info["threads"]}
 
 

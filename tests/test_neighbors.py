@@ -162,7 +162,7 @@ def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_features", [8, 9, 15, 16, 33, 260, 517])
-def test_dense_kernels_agree_at_every_shape(dtype, n_features):
+def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
     """Every dense code path (AVX-512 packed blocks with their edges, AVX2, portable with
     the library's and with emulated fma) gives the same bits for every query count and base size around the block widths (4 queries x
     8 base rows, tails of 1-7 features)."""
@@ -170,7 +170,7 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features):
     B = (rng.standard_normal((43, n_features)) * (rng.random((43, n_features)) < 0.8))
     B = B.astype(dtype)
     results = [[topk_cosine(B[:nq], B[:nb], None) for nq in (1, 3, 4, 5, 9)
-                for nb in (1, 7, 8, 9, 16, 17, 43)] for _ in dense_code_paths()]
+                for nb in (1, 7, 8, 9, 16, 17, 43)] for _ in simd_paths]
     for other in results[1:]:
         for (s0, i0), (s1, i1) in zip(results[0], other):
             np.testing.assert_array_equal(i0, i1)
@@ -180,28 +180,28 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features):
                                atol=1e-6 if dtype == np.float32 else 1e-13)
 
 
-def test_dense_large_query_blocks_same_bits():
+def test_dense_large_query_blocks_same_bits(simd_paths):
     """A float32 block of 256 queries beyond 4 MB (here 4 103 features) is searched with
-    taller base tiles on AVX-512: the same bits as the AVX2 code."""
-    from fastrank._ext import cosine_topk as kernel
+    taller base tiles on AVX-512: the same bits as the AVX2 code (the vector paths the CPU
+    runs)."""
     rng = np.random.default_rng(1)
     X = (rng.standard_normal((300, 4103)) * (rng.random((300, 4103)) < 0.3)).astype(np.float32)
-    previous = kernel.use_simd(2)
-    try:
-        wide = topk_cosine(X, X[:150], None)
-        kernel.use_simd(1)
-        narrow = topk_cosine(X, X[:150], None)
-    finally:
-        kernel.use_simd(previous)
-    np.testing.assert_array_equal(wide[1], narrow[1])
-    np.testing.assert_array_equal(wide[0], narrow[0])
+    results = []
+    for path in ("avx512", "avx2"):
+        if path in simd_paths.names:
+            with simd_paths.force(path):
+                results.append(topk_cosine(X, X[:150], None))
+    wide = results[0]
+    for narrow in results[1:]:
+        np.testing.assert_array_equal(wide[1], narrow[1])
+        np.testing.assert_array_equal(wide[0], narrow[0])
     np.testing.assert_allclose(wide[0], np.take_along_axis(cosine_matrix(X, X[:150]), wide[1],
                                                            1), atol=1e-6)
 
 
 @pytest.mark.parametrize("n_features", [1, 8, 37, 200, 1000])
 @pytest.mark.parametrize("kind", KINDS)
-def test_similarities_depend_only_on_the_two_rows(kind, n_features):
+def test_similarities_depend_only_on_the_two_rows(kind, n_features, simd_paths):
     """Searching parts of the base gives bit for bit the similarities of the whole search
     (what exact sharded search relies on), with the AVX-512, AVX2/FMA3 and portable dense
     code alike (the portable code with the library's and with emulated fma); continuous
@@ -218,7 +218,7 @@ def test_similarities_depend_only_on_the_two_rows(kind, n_features):
         return out
 
     whole = full_matrix(Q, B)
-    for path in dense_code_paths():
+    for path in simd_paths:
         parts = [full_matrix(Q[lo:hi], B[a:b]) for lo, hi in [(0, 1), (1, 45)]
                  for a, b in [(0, 1), (1, 5), (5, 38), (38, 61)]]
         split = np.block([parts[:4], parts[4:]])
@@ -268,28 +268,11 @@ def _similarity_matrix(Q, B):
     return out
 
 
-def _with_simd_and_portable(fn):
-    """fn() with the AVX-512, the AVX2/FMA3 and the portable dense code (those the CPU has),
-    the portable code both with the C library's fma and with its emulation (what CPUs
-    without FMA3 run)."""
-    return [fn() for _ in dense_code_paths()]
-
-
-def dense_code_paths():
-    """Set the dense dot products' code paths in turn, yielding each one's name: AVX-512,
-    AVX2/FMA3 and portable (the best the CPU has below each), then portable with emulated
-    fma; the previous settings are restored after."""
-    from fastrank._ext import cosine_topk as kernel
-    previous = kernel.use_simd(2), kernel.use_fma_emulation(False)
-    try:
-        for level in (2, 1, 0):
-            kernel.use_simd(level)
-            yield kernel.simd_path()
-        kernel.use_fma_emulation(True)
-        yield "portable, emulated fma"
-    finally:
-        kernel.use_simd(previous[0])
-        kernel.use_fma_emulation(previous[1])
+def _with_simd_and_portable(simd_paths, fn):
+    """fn() on every instruction-set path the CPU runs: the AVX-512, the AVX2/FMA3 and the
+    portable dense code (those the CPU has), the portable code both with emulated fma
+    (popcnt: what CPUs without FMA3 run) and with the C library's fma (portable)."""
+    return [fn() for _ in simd_paths]
 
 
 # ---- fused multiply-add without the instruction -------------------------------------------
@@ -375,7 +358,7 @@ def test_emulated_fma_is_the_exact_value_rounded_once(a, b, c):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_equal_cosines_of_binary_rows_are_bit_equal(kind):
+def test_equal_cosines_of_binary_rows_are_bit_equal(kind, simd_paths):
     """2/sqrt(120) and 3/sqrt(270) are the same real number (sqrt(1/30)); computed as a
     normalised dot product they differ in the last bit. Query: 10 ones; document 0 shares 3
     of its 27 ones with it, document 1 shares 2 of its 12: a tie, broken by index."""
@@ -386,8 +369,8 @@ def test_equal_cosines_of_binary_rows_are_bit_equal(kind):
     B[1, 8:10] = B[1, 50:60] = 1        # 12 ones, dot 2
     expected = documented_cosine(exact_cosine_key(q[0], B[0]), KINDS[kind]([0.0]).dtype.type)
     assert exact_cosine_key(q[0], B[0]) == exact_cosine_key(q[0], B[1]) == (1, Fraction(1, 30))
-    for sims, idx in _with_simd_and_portable(lambda: topk_cosine(KINDS[kind](q),
-                                                                 KINDS[kind](B), 2)):
+    for sims, idx in _with_simd_and_portable(simd_paths, lambda: topk_cosine(KINDS[kind](q),
+                                                                             KINDS[kind](B), 2)):
         np.testing.assert_array_equal(idx, [[0, 1]])
         assert sims[0, 0] == sims[0, 1] == expected
         assert abs(float(sims[0, 0]) - math.sqrt(1 / 30)) <= 4e-8 if "32" in kind else 1e-16
@@ -410,7 +393,7 @@ def integer_rows_with_equal_cosines(draw):
 
 @settings(max_examples=60, deadline=None)
 @given(rows=integer_rows_with_equal_cosines(), kind=st.sampled_from(sorted(KINDS)))
-def test_integer_rows_equal_rational_cosines_are_bit_equal(rows, kind):
+def test_integer_rows_equal_rational_cosines_are_bit_equal(rows, kind, simd_paths):
     """Every similarity is the documented function of the exact rational (sign, d^2/(aa bb))
     (computed here with Python fractions), so equal rational cosines are bit-equal, with the
     AVX2/FMA3 and the portable dense code, dense and CSR; and neighbours come in the exact
@@ -419,8 +402,8 @@ def test_integer_rows_equal_rational_cosines_are_bit_equal(rows, kind):
     dtype = KINDS[kind]([0.0]).dtype.type
     keys = [[exact_cosine_key(q, b) for b in B] for q in Q]
     expected = np.array([[documented_cosine(k, dtype) for k in row] for row in keys])
-    for S in _with_simd_and_portable(lambda: _similarity_matrix(KINDS[kind](Q),
-                                                                KINDS[kind](B))):
+    for S in _with_simd_and_portable(simd_paths, lambda: _similarity_matrix(KINDS[kind](Q),
+                                                                            KINDS[kind](B))):
         np.testing.assert_array_equal(S, expected)
     sims, idx = topk_cosine(KINDS[kind](Q), KINDS[kind](B), None)
     for i, row in enumerate(keys):
@@ -428,7 +411,7 @@ def test_integer_rows_equal_rational_cosines_are_bit_equal(rows, kind):
         np.testing.assert_array_equal(idx[i], exact)
 
 
-def test_rows_equal_up_to_a_power_of_two_tie_exactly():
+def test_rows_equal_up_to_a_power_of_two_tie_exactly(simd_paths):
     """Any values (here continuous): a row and its multiples by powers of two have bit-equal
     cosines with every query, and a row's cosine with itself or a duplicate is exactly 1."""
     rng = np.random.default_rng(5)
@@ -436,7 +419,8 @@ def test_rows_equal_up_to_a_power_of_two_tie_exactly():
     B[0] = 1 + rng.random(37)
     B = np.vstack([B, B[:5] * 0.25, B[:5] * 2.0 ** 40])
     for kind, conv in KINDS.items():
-        for S in _with_simd_and_portable(lambda: _similarity_matrix(conv(B), conv(B))):
+        for S in _with_simd_and_portable(simd_paths,
+                                         lambda: _similarity_matrix(conv(B), conv(B))):
             for a, b in [(0, 20), (1, 21), (4, 24), (0, 25), (3, 28)]:
                 np.testing.assert_array_equal(S[:, a], S[:, b], err_msg=kind)
             assert (np.diag(S)[np.abs(B).sum(axis=1) > 0] == 1).all(), kind

@@ -1,6 +1,5 @@
 """VG-RAM WNN and VG-RAM WNN-COR (issue 6) against the slow NumPy reference in ref_wnn.py,
 the worked examples of melotti2009 Tables 2.2 and 2.3, and properties."""
-import contextlib
 import sys
 
 import numpy as np
@@ -24,20 +23,6 @@ def csr_kernel_always(monkeypatch):
     """CSR input always takes the CSR encoding kernel here, however dense the test data
     (production densifies CSR that is at least half full; tested on its own below)."""
     monkeypatch.setattr(wnn_module, "DENSE_FRACTION", 2.0)
-
-
-@contextlib.contextmanager
-def simd_level(level):
-    """Run the kernels on the code path of this level (or the best the CPU has below it)."""
-    previous = kernel.use_simd(level)
-    try:
-        yield
-    finally:
-        kernel.use_simd(previous)
-
-
-#: every code path: 0 portable, 1 POPCNT, 2 AVX2, 3 AVX-512, 4 AVX-512 + VPOPCNTDQ + VBMI
-LEVELS = range(len(kernel.SIMD_PATHS))
 
 
 def tie_heavy_data(seed, n_train=40, n_test=13, n_features=12, q=5):
@@ -76,18 +61,16 @@ def test_synapses_are_seeded_and_inspectable():
     assert not np.array_equal(a.synapses_, c.synapses_)
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 130, 300])
 @pytest.mark.parametrize("fmt", ["dense", "dense32", "csr", "csr32"])
-def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, level):
+def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, simd_path):
     """The Minchinton bits on every code path (vector compares of 4, 8 or 16 cells and the
     scalar loop; 300 synapses: more than one block of 256)."""
     X, Y, _ = tie_heavy_data(1)
     X[2] = -X[2]  # negative values are compared like any other
     Xin = {"dense": X, "dense32": X.astype(np.float32), "csr": sp.csr_matrix(X),
            "csr32": sp.csr_matrix(X.astype(np.float32))}[fmt]
-    with simd_level(level):
-        model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
+    model = VGRAMCor(n_neurons=5, n_synapses=n_synapses, random_state=0).fit(Xin, Y)
     words = -(-n_synapses // 64)
     assert model.memory_.shape == (5, X.shape[0], words) and model.memory_.dtype == np.uint64
     expected = ref_wnn.encode(X, model.synapses_).transpose(1, 0, 2)  # neuron-major
@@ -97,14 +80,13 @@ def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, level):
     assert not padding.any()
 
 
-def encode_dense_on(level, X, synapses, rows=None, out=None):
-    """encode_dense on the code path of this level: the (n_neurons, len(rows), W) patterns
-    of X's rows (all by default) into out (a new array by default)."""
+def encode_dense(X, synapses, rows=None, out=None):
+    """encode_dense on the code path in use: the (n_neurons, len(rows), W) patterns of X's
+    rows (all by default) into out (a new array by default)."""
     rows = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
     if out is None:
         out = np.empty((synapses.shape[0], len(rows), -(-synapses.shape[1] // 64)), np.uint64)
-    with simd_level(level):
-        kernel.encode_dense(X, rows, synapses, out)
+    kernel.encode_dense(X, rows, synapses, out)
     return out
 
 
@@ -129,11 +111,10 @@ def rank_test_data(n_features, dtype, n_rows=70, seed=0):
     return X
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("n_features", [1, 7, 64, 100, 128, 129, 256, 257])
 @pytest.mark.parametrize("n_synapses", [5, 64, 200, 600, 1000])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_dense_encoding_by_ranks(level, n_features, n_synapses, dtype):
+def test_dense_encoding_by_ranks(simd_path, n_features, n_synapses, dtype):
     """Dense rows are encoded 64 at a time through their ranks: by byte permutes with
     VBMI up to 128 features, by byte compares of 64 rows and transposes up to 256 (AVX2,
     AVX-512) or 128 (portable C); more take the per-neuron compares. The same bits as the reference on
@@ -143,22 +124,20 @@ def test_dense_encoding_by_ranks(level, n_features, n_synapses, dtype):
     X = rank_test_data(n_features, dtype)
     synapses = np.random.default_rng(n_synapses).integers(
         0, n_features, size=(13, n_synapses), dtype=np.int32)
-    assert_patterns(encode_dense_on(level, X, synapses), X, synapses)
+    assert_patterns(encode_dense(X, synapses), X, synapses)
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("n_synapses", [2100, 4200])
-def test_dense_encoding_long_patterns(level, n_synapses):
+def test_dense_encoding_long_patterns(simd_path, n_synapses):
     """Patterns of 33 words (a neuron's rows written in several groups) and of 66 (more
     words than the permuted encoding takes: the transposes' path)."""
     X = rank_test_data(100, np.float64, n_rows=70, seed=1)
     synapses = np.random.default_rng(7).integers(0, 100, size=(3, n_synapses), dtype=np.int32)
-    assert_patterns(encode_dense_on(level, X, synapses), X, synapses)
+    assert_patterns(encode_dense(X, synapses), X, synapses)
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_dense_encoding_row_subsets_and_unaligned_output(level, dtype):
+def test_dense_encoding_row_subsets_and_unaligned_output(simd_path, dtype):
     """A subset of rows in any order, repeated rows, and an output array that starts one
     word past a 64-byte boundary (the streamed stores begin and end with partial lines)."""
     X = rank_test_data(100, dtype, n_rows=90, seed=2)
@@ -169,13 +148,12 @@ def test_dense_encoding_row_subsets_and_unaligned_output(level, dtype):
     skip = (-raw.ctypes.data // 8) % 8 + 1          # one word past a 64-byte boundary
     out = raw[skip:skip + np.prod(shape)].reshape(shape)
     assert out.ctypes.data % 64 == 8
-    encode_dense_on(level, X, synapses, rows=rows.astype(np.int64), out=out)
+    encode_dense(X, synapses, rows=rows.astype(np.int64), out=out)
     assert_patterns(out, X[rows], synapses)
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("n_synapses", [1, 2, 63, 64, 65, 128, 1000])
-def test_dense_encoding_last_cell_wraps_to_first(level, n_synapses):
+def test_dense_encoding_last_cell_wraps_to_first(simd_path, n_synapses):
     """Synapses on increasing values, so every cell is 0 but the last one, which compares
     the last synapse with the first: bit n_synapses - 1 alone (none for one synapse, which
     compares with itself)."""
@@ -184,7 +162,7 @@ def test_dense_encoding_last_cell_wraps_to_first(level, n_synapses):
     if n_synapses > 128:
         X = np.ascontiguousarray(X[:, :128])
     synapses = (np.arange(n_synapses, dtype=np.int32) % X.shape[1])[None, :]
-    bits = unpack(encode_dense_on(level, X, synapses), n_synapses)
+    bits = unpack(encode_dense(X, synapses), n_synapses)
     expected = np.zeros(n_synapses, dtype=bool)
     if n_synapses > 1:
         expected[n_synapses - 1] = True
@@ -193,16 +171,15 @@ def test_dense_encoding_last_cell_wraps_to_first(level, n_synapses):
     np.testing.assert_array_equal(bits[0, 1], expected)
 
 
-def test_dense_encoding_nan_falls_back_to_compares():
+def test_dense_encoding_nan_falls_back_to_compares(simd_paths):
     """A NaN (refused by the estimators, but the kernel may see one) compares false either
     way; the rank encoding steps aside for such rows and every path gives the same bits."""
     X = np.array([[1.0, np.nan, 0.5, 2.0]] * 3)
     synapses = np.array([[0, 1, 2, 3, 1, 0]], dtype=np.int32)
     results = []
-    for level in kernel.simd_levels():
+    for _ in simd_paths:
         out = np.empty((1, 3, 1), dtype=np.uint64)
-        with simd_level(level):
-            kernel.encode_dense(X, np.arange(3, dtype=np.int64), synapses, out)
+        kernel.encode_dense(X, np.arange(3, dtype=np.int64), synapses, out)
         results.append(out)
     expected = ref_wnn.encode(X, synapses).transpose(1, 0, 2)
     for out in results:
@@ -322,71 +299,19 @@ def test_wide_sparse_input_is_read_at_the_wired_positions(kind, tie_policy):
                            np.searchsorted(wired, model.synapses_), model.seed_))
 
 
-def test_simd_path_names_the_path_in_use():
-    best = max(kernel.simd_levels())
-    assert kernel.simd_levels() == tuple(range(best + 1))
-    for level in LEVELS:
-        with simd_level(level):
-            assert kernel.simd_path() == kernel.SIMD_PATHS[min(level, best)]
-    assert kernel.simd_path() == kernel.SIMD_PATHS[best]   # the default: the best
-    # a Linux build (GCC or clang) on an x86 CPU takes the best path its features allow
-    # (this project's CI and benchmarks)
-    if sys.platform.startswith("linux") and "popcnt" in _cpu_flags():
-        flags = _cpu_flags()
-        expected = ("avx512-vpopcntdq"
-                    if {"avx512f", "avx512bw", "avx512vl", "avx512_vpopcntdq",
-                        "avx512vbmi", "avx2"} <= flags
-                    else "avx512" if {"avx512f", "avx512bw", "avx512vl", "avx2"} <= flags
-                    else "avx2" if "avx2" in flags else "popcnt")
-        assert kernel.SIMD_PATHS[best] == expected
-
-
-def test_neighbors_simd_path_names_its_level():
-    """The dense neighbour search names its path too (both appear in the configuration);
-    its portable code emulates fma exactly where an x86-64 CPU has no FMA3."""
-    from fastrank._ext import cosine_topk as neighbors
-    emulated = neighbors.use_fma_emulation(False)
-    neighbors.use_fma_emulation(emulated)
-    if sys.platform.startswith("linux") and "popcnt" in _cpu_flags():   # x86-64
-        assert emulated == ("fma" not in _cpu_flags())
-    portable = "portable-emulated-fma" if emulated else "portable"
-    previous = neighbors.use_simd(2)
-    try:
-        best = neighbors.use_simd(2)
-        for level in range(3):
-            neighbors.use_simd(level)
-            assert neighbors.simd_path() == (portable, "avx2", "avx512")[min(level, best)]
-    finally:
-        neighbors.use_simd(previous)
-
-
-def _cpu_flags():
-    """The CPU's feature flags from /proc/cpuinfo (empty elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("n_synapses", [256, 448, 512, 768, 1024, 2048, 2112])
-def test_popcount_paths_equal_reference(n_synapses, level):
+def test_popcount_paths_equal_reference(n_synapses, simd_path):
     """Every code path: the bit-sliced search (4..32 words, a multiple of 4: 256-2048
     synapses here; 13 test documents, one batch) and the scan (3 test documents; at 7 and
     33 words always), specialised widths and the generic one, the VPOPCNTDQ scan (8, 16, 32
     words) and the POPCNT or portable one."""
     X, Y, X_test = tie_heavy_data(12, n_train=90, n_features=60)
-    with simd_level(level):
-        for kind in MODELS:
-            model = MODELS[kind](n_neurons=3, n_synapses=n_synapses, tie_policy="all",
-                                 random_state=n_synapses).fit(X, Y)
-            expected = reference(model, kind, X, Y, X_test)
-            np.testing.assert_array_equal(model.decision_function(X_test), expected)
-            np.testing.assert_array_equal(model.decision_function(X_test[:3]), expected[:3])
+    for kind in MODELS:
+        model = MODELS[kind](n_neurons=3, n_synapses=n_synapses, tie_policy="all",
+                             random_state=n_synapses).fit(X, Y)
+        expected = reference(model, kind, X, Y, X_test)
+        np.testing.assert_array_equal(model.decision_function(X_test), expected)
+        np.testing.assert_array_equal(model.decision_function(X_test[:3]), expected[:3])
 
 
 def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
@@ -404,7 +329,7 @@ def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
 @pytest.mark.parametrize("n_synapses", [256, 512, 768])
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
-def test_search_paths_agree_exactly(kind, tie_policy, n_synapses):
+def test_search_paths_agree_exactly(kind, tie_policy, n_synapses, simd_paths):
     """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices
     included (both list the tied entries in ascending order), over several 256- and
     512-entry tiles (the last one short; patterns of 4, 8 and 12 words), sparse and dense test patterns (set-bit and clear-bit sums), on
@@ -414,12 +339,11 @@ def test_search_paths_agree_exactly(kind, tie_policy, n_synapses):
     model = MODELS[kind](n_neurons=20, n_synapses=n_synapses, tie_policy=tie_policy,
                          random_state=3).fit(sp.csr_matrix(X), Y)
     expected = reference(model, kind, X, Y, X_test)
-    for level in kernel.simd_levels():
-        with simd_level(level):
-            F = model.decision_function(sp.csr_matrix(X_test))
-            F_few = model.decision_function(sp.csr_matrix(X_test[:4]))
-        np.testing.assert_array_equal(F, expected, err_msg=kernel.SIMD_PATHS[level])
-        np.testing.assert_array_equal(F_few, expected[:4], err_msg=kernel.SIMD_PATHS[level])
+    for path in simd_paths:
+        F = model.decision_function(sp.csr_matrix(X_test))
+        F_few = model.decision_function(sp.csr_matrix(X_test[:4]))
+        np.testing.assert_array_equal(F, expected, err_msg=path)
+        np.testing.assert_array_equal(F_few, expected[:4], err_msg=path)
 
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
@@ -506,10 +430,9 @@ def split_beliefs(model, X, X_test, Y, cuts):
                                       model.label_indptr_, model.label_indices_, n_neurons, q)
 
 
-@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["random", "all"])
-def test_split_memory_gives_the_same_beliefs(kind, tie_policy, level):
+def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd_path):
     """The keyed tie rule and the per-neuron outcomes make a search of parts of the memory,
     merged, equal to the search of the whole (what fastrank.dask.ShardedEstimator relies
     on), bit for bit, for both search paths; a part may store nothing (VGRAM, rows 40-59
@@ -518,10 +441,9 @@ def test_split_memory_gives_the_same_beliefs(kind, tie_policy, level):
     Y[40:60] = 0
     model = MODELS[kind](n_neurons=16, n_synapses=256, tie_policy=tie_policy,
                          random_state=9).fit(X, Y)
-    with simd_level(level):
-        F = model.decision_function(X_test)
-        for cuts in ([0, 300], [0, 150, 300], [0, 1, 40, 60, 299, 300]):
-            np.testing.assert_array_equal(split_beliefs(model, X, X_test, Y, cuts), F)
+    F = model.decision_function(X_test)
+    for cuts in ([0, 300], [0, 150, 300], [0, 1, 40, 60, 299, 300]):
+        np.testing.assert_array_equal(split_beliefs(model, X, X_test, Y, cuts), F)
 
 
 @pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
@@ -596,7 +518,7 @@ def chunk_ordered_reference(model, kind, X_train, Y, X_test):
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
-def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy):
+def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy, simd_paths):
     """1 to 8 documents (and up to 64: one batch) split the neurons among the threads in
     chunks; the votes are added chunk after chunk, so 1, 2 and 3 threads give the same bits,
     equal to the rows of a call of 150 documents (batches of documents, one per task), to
@@ -611,15 +533,14 @@ def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy):
     if tie_policy == "all":
         np.testing.assert_array_equal(F_many[:8], chunk_ordered_reference(model, kind, X, Y,
                                                                           X_test[:8]))
-    for level in kernel.simd_levels():
-        with simd_level(level):
-            for n_docs in (1, 2, 5, 8, 64):
-                for threads in (1, 2, 3):
-                    with threadpool_limits(threads, user_api="openmp"):
-                        F = model.decision_function(X_test[:n_docs])
-                        F_csr = model.decision_function(sp.csr_matrix(X_test[:n_docs]))
-                    np.testing.assert_array_equal(F, F_many[:n_docs])
-                    np.testing.assert_array_equal(F_csr, F_many[:n_docs])
+    for _ in simd_paths:
+        for n_docs in (1, 2, 5, 8, 64):
+            for threads in (1, 2, 3):
+                with threadpool_limits(threads, user_api="openmp"):
+                    F = model.decision_function(X_test[:n_docs])
+                    F_csr = model.decision_function(sp.csr_matrix(X_test[:n_docs]))
+                np.testing.assert_array_equal(F, F_many[:n_docs])
+                np.testing.assert_array_equal(F_csr, F_many[:n_docs])
 
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
@@ -637,12 +558,13 @@ def test_split_memory_sums_votes_in_chunks(kind):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_synapses=st.integers(1, 2100),
-       n_neurons=st.integers(1, 6), cor=st.booleans(), level=st.sampled_from(LEVELS))
-def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, level):
+       n_neurons=st.integers(1, 6), cor=st.booleans(), data=st.data())
+def test_property_all_policy_matches_reference(seed, n_synapses, n_neurons, cor, data,
+                                               simd_paths):
     # 12 test documents: batches of 6 or more on up to 2 threads take the bit-sliced search
     X, Y, X_test = tie_heavy_data(seed, n_train=15, n_test=12, n_features=6, q=4)
     kind = "COR" if cor else "VGRAM"
-    with simd_level(level):
+    with simd_paths.force(data.draw(st.sampled_from(simd_paths.names), label="simd path")):
         model = MODELS[kind](n_neurons=n_neurons, n_synapses=n_synapses, tie_policy="all",
                              random_state=seed).fit(X, Y)
         F = model.decision_function(X_test)

@@ -15,6 +15,7 @@ stays cheap and each concept lives in exactly one module:
   ``fastrank.benchmark`` (:func:`run_benchmark`, the study over many data sets)
 - ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
 - :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
+- :func:`use_simd` -- run the kernels on another instruction-set path (``FASTRANK_SIMD``)
 
 References
 ----------
@@ -79,6 +80,7 @@ _EXPORTS = {
     "run_study": "study",
     "run_benchmark": "benchmark",
     "show_config": "_config",
+    "use_simd": "_config",
 }
 
 _SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "model_selection",

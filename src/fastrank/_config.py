@@ -1,21 +1,27 @@
 """What fastrank runs on: versions, the build of its kernels, the CPU and the instruction-set
-path each kernel takes (:func:`show_config`, ``fastrank config``)."""
+path the kernels take (:func:`show_config`, ``fastrank config``), and the choice of that path
+(:func:`use_simd`, ``FASTRANK_SIMD``)."""
 import importlib
 import importlib.metadata
 import os
 import platform
 import sys
 
+from ._ext import _simd
 from ._version import __version__
 
 #: CPU features the kernels' paths need, as /proc/cpuinfo names them: POPCNT and AVX-512
 #: VPOPCNTDQ count the bits of VG-RAM's binary patterns, AVX2 with FMA (AVX-512 F/DQ) runs
 #: the cosine neighbour search, AVX-512 F/BW/VL runs VG-RAM's search and encoding, and VBMI
-#: its byte-permute encoding.
-KERNEL_FEATURES = ("popcnt", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-                   "avx512_vpopcntdq", "avx512vbmi")
+#: its byte-permute encoding (the kernels' own table, core/simd.h).
+KERNEL_FEATURES = _simd.FEATURES
 
-#: kernel modules that report the instruction-set path they take (``simd_path()``)
+#: the instruction-set paths, in order: each needs the CPU features of those before it and
+#: more (:func:`use_simd`)
+SIMD_PATHS = _simd.PATHS
+
+#: kernel modules that report the instruction-set path they take (``simd_path()``): the
+#: best code each has at or below the path in use
 SIMD_KERNELS = ("cosine_topk", "vgram")
 
 #: ``_OPENMP`` dates and the OpenMP version they stand for
@@ -79,6 +85,45 @@ def kernel_paths():
     return paths
 
 
+def use_simd(path):
+    """Run every kernel on the instruction-set path ``path`` from now on.
+
+    Every path gives the same results, bit for bit; they differ in speed. At import the
+    kernels take the best path the CPU runs, or the one the environment variable
+    ``FASTRANK_SIMD`` names (read once, when the kernels are first loaded; an unknown or
+    unsupported name is refused there with the same errors). :func:`show_config` reports
+    the path in use and those the CPU runs.
+
+    Parameters
+    ----------
+    path : {"portable", "popcnt", "avx2", "avx512", "avx512-vpopcntdq"}
+        ``"portable"``: portable C, any CPU. ``"popcnt"``: x86-64 with POPCNT (VG-RAM
+        counts bits with it; the dense dot products emulate fma, as CPUs without FMA3 need).
+        ``"avx2"``: AVX2 and FMA3. ``"avx512"``: AVX-512 F, BW, VL and DQ.
+        ``"avx512-vpopcntdq"``: also AVX-512 VPOPCNTDQ and VBMI (Ice Lake, Zen 4 and later).
+
+    Returns
+    -------
+    str
+        The path used before, e.g. to restore it.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is not one of the above, or the CPU lacks a feature it needs (the
+        features missing are named).
+
+    Examples
+    --------
+    >>> import fastrank
+    >>> previous = fastrank.use_simd("portable")
+    >>> fastrank.show_config(mode="dict")["simd"]["path"]
+    'portable'
+    >>> _ = fastrank.use_simd(previous)
+    """
+    return _simd.use(path)
+
+
 def _info():
     from ._ext import _threads
     build = _threads.build_info()
@@ -94,6 +139,8 @@ def _info():
         "threads": _threads.get_max_threads(),
         "platform": platform.platform(),
         "cpu": cpu_info(),
+        "simd": {"path": _simd.path(), "cpu_paths": list(_simd.cpu_paths()),
+                 "FASTRANK_SIMD": _simd.ENV},
         "kernel_paths": kernel_paths(),
     }
 
@@ -103,6 +150,8 @@ def _lines(info):
     family = "" if cpu["family"] is None else \
         f" (family {cpu['family']}, model {cpu['model_number']})"
     features = "unknown" if cpu["features"] is None else " ".join(cpu["features"]) or "none"
+    simd = info["simd"]
+    forced = "unset" if simd["FASTRANK_SIMD"] is None else repr(simd["FASTRANK_SIMD"])
     return [
         f"fastrank      {info['fastrank']}",
         f"python        {info['python']}",
@@ -115,7 +164,9 @@ def _lines(info):
         f"platform      {info['platform']}",
         f"cpu           {cpu['model']}{family}, {cpu['logical_cpus']} logical CPUs",
         f"cpu features  {features}",
-        *(f"path {name:<8} {path or 'not reported by this build'}"
+        f"simd          {simd['path']} (this CPU runs {' '.join(simd['cpu_paths'])}; "
+        f"FASTRANK_SIMD {forced})",
+        *(f"path {name:<11} {path or 'not reported by this build'}"
           for name, path in info["kernel_paths"].items()),
     ]
 
@@ -136,9 +187,11 @@ def show_config(mode="stdout"):
         (its version, None for a serial build), ``threads`` (the kernels' thread count for
         ``n_jobs=None``), ``platform``, ``cpu`` (``model``, ``family``, ``model_number``,
         ``machine``, ``logical_cpus``, ``features``: those of ``KERNEL_FEATURES`` the CPU
-        has, None where they cannot be read) and ``kernel_paths`` (kernel name -> the
-        instruction-set path it takes on this CPU, None where the kernel does not report
-        it).
+        has, None where they cannot be read), ``simd`` (``path``: the instruction-set path
+        in use, :func:`use_simd`; ``cpu_paths``: those the CPU runs; ``FASTRANK_SIMD``: the
+        environment variable as read at import, None when unset) and ``kernel_paths``
+        (kernel name -> the path of its code it takes, its best at or below the path in
+        use; None where the kernel does not report it).
 
     Raises
     ------

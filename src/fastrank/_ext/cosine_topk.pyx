@@ -26,7 +26,8 @@ raised by its error bound, stays below it cannot enter; the others get their exa
 (``fr_cosine``). So the results are those of computing every cosine exactly.
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
-(query block x base block) block of dot products with ``fr_dots`` below (float32 on AVX-512:
+(query block x base block) block of dot products with ``fr_dots`` (``core/cosine.h``; the
+micro-kernels of each instruction set in ``core/dots/``; float32 on AVX-512:
 packed base rows, blocked like a GEMM) and offering them to the queries' heaps. Every dot
 product there is summed in one fixed order that
 depends only on the number of features (8 interleaved partial sums of fused multiply-adds,
@@ -36,7 +37,8 @@ base is searched (a BLAS GEMM rounds an element differently with the matrix shap
 search of a shard of the base would not reproduce the search of the whole). The same sums
 run with 256-bit vectors on CPUs with AVX2 and FMA3, and with C99 ``fma`` otherwise, giving
 the same bits; on x86-64 CPUs without FMA3, whose C library computes ``fma`` in software
-(about 50 times slower), with an exact emulation of it (``fr_fma_emulated``, same bits).
+(about 50 times slower), with an exact emulation of it (``core/fma_emulated.h``, same
+bits).
 CSR input: OpenMP over queries; each thread accumulates the dot products of one query with
 every base document through the inverted index (B transposed, CSR) into its own dense
 accumulator (multiply, then add, in the order of the query's stored features), then turns
@@ -48,6 +50,7 @@ from libc.math cimport fabs, frexp, ldexp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
+from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
 
 # aggregation codes, mirrored in fastrank/neighbors.py (_AGGREGATES)
@@ -384,386 +387,21 @@ def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::
 
 # ---- dense dot products and cosines --------------------------------------------------------
 
-cdef extern from *:
-    """
-    #include <math.h>
-    #include <stdint.h>
-    #include <stdlib.h>
-    #include <string.h>
-    /* s[r * mb + j] <- dot(q row r, b row j) for r < mq, j < mb (rows of d values). Each dot
-       product is summed in one fixed order with fused multiply-adds: partial sum l (l < 8)
-       is p_l <- fma(a_f, b_f, p_l) over the features f = l, l + 8, l + 16, ... in ascending
-       order, then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)). An fma rounds once, so
-       the portable code (C99 fma) and the AVX2/FMA3 code give the same bits. Base rows are
-       scanned in tiles of about 128 KiB that stay in L2 while every query row of the block
-       is compared with them. */
-    #define FR_SUM8(p) ((((p)[0] + (p)[1]) + ((p)[2] + (p)[3])) \
-                        + (((p)[4] + (p)[5]) + ((p)[6] + (p)[7])))
-    #ifndef FR_TILE_BYTES
-    #define FR_TILE_BYTES 131072
-    #endif
-    /* base rows per tile: about FR_TILE_BYTES, a multiple of 24 (of every block width) */
-    #define FR_TILE(T, d) ((int64_t) (FR_TILE_BYTES / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) \
-                           / 24 * 24)
-    #define FR_DOTS(NAME, T, FMA)                                                        \
-        static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
-            int64_t tile = FR_TILE(T, d), j0, j1, r, j, f, l;                            \
-            if (tile < 24) tile = 24;                                                      \
-            for (j0 = 0; j0 < mb; j0 += tile) {                                          \
-                j1 = j0 + tile < mb ? j0 + tile : mb;                                    \
-                for (r = 0; r < mq; r++) {                                               \
-                    const T* a = q + r * d;                                              \
-                    for (j = j0; j < j1; j++) {                                          \
-                        const T* c = b + j * d;                                          \
-                        T p[8] = {0};                                                    \
-                        for (f = 0; f + 8 <= d; f += 8)                                  \
-                            for (l = 0; l < 8; l++) p[l] = FMA(a[f + l], c[f + l], p[l]); \
-                        for (l = 0; f + l < d; l++) p[l] = FMA(a[f + l], c[f + l], p[l]); \
-                        s[r * mb + j] = FR_SUM8(p);                                      \
-                    }                                                                    \
-                }                                                                        \
-            }                                                                            \
-        }
-    FR_DOTS(fr_dots_f64_base, double, fma)
-    FR_DOTS(fr_dots_f32_base, float, fmaf)
-
-    /* fma without the instruction: the C library's software fma (x86-64 CPUs without FMA3:
-       before Haswell and Piledriver, Atom-class cores) is about 50 times slower than a
-       multiply and an add, so the portable sums there take these, which round the same.
-       Error-free transformations (Dekker's product, Knuth's two-sum) and rounding to odd,
-       after S. Boldo and G. Melquiond, "Emulation of FMA and correctly rounded sums: proved
-       algorithms using rounding to odd", IEEE Trans. Computers 57(4), 2008: a * b + c =
-       vh + vl + tl exactly, then RN(vh + RO(tl + vl)) = RN(a * b + c). RO rounds to odd:
-       the sum rounded to nearest, moved one unit towards the exact sum when that was
-       inexact and the result's last bit is even. Operands outside [1e-144, 1e144] (near
-       2^-480 and 2^480: beyond, the split or the product's low part could overflow or
-       underflow), infinities and NaN take the library's fma; a zero product is exact. */
-    static inline double fr_two_sum(double x, double y, double* err) {
-        double s = x + y, yy = s - x;
-        *err = (x - (s - yy)) + (y - yy);
-        return s;
-    }
-    static inline double fr_round_to_odd(double s, double err) {
-        uint64_t u;
-        if (err == 0) return s;
-        memcpy(&u, &s, sizeof u);
-        if ((u & 1) == 0) {
-            u += (err > 0) == (s > 0) ? 1 : (uint64_t) -1;   /* away from / towards zero */
-            memcpy(&s, &u, sizeof u);
-        }
-        return s;
-    }
-    static inline double fr_fma_emulated(double a, double b, double c) {
-        const double lo = 1e-144, hi = 1e144, split = 134217729.0;   /* 2^27 + 1 */
-        double fa = fabs(a), fb = fabs(b), t, ah, al, bh, bl, uh, ul, th, tl, vh, vl;
-        if (a == 0 || b == 0) return a * b + c;
-        if (!(fa >= lo && fa <= hi && fb >= lo && fb <= hi && fabs(c) <= hi))
-            return fma(a, b, c);
-        t = split * a; ah = t - (t - a); al = a - ah;
-        t = split * b; bh = t - (t - b); bl = b - bh;
-        uh = a * b;
-        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl;     /* uh + ul = a * b */
-        th = fr_two_sum(c, ul, &tl);
-        vh = fr_two_sum(uh, th, &vl);
-        vl = fr_two_sum(tl, vl, &t);                             /* RO(tl + vl) */
-        return vh + fr_round_to_odd(vl, t);
-    }
-    /* float: the product is exact in double, and RN_float(RO_double(x)) = RN_float(x) */
-    static inline float fr_fmaf_emulated(float a, float b, float c) {
-        double err, s = fr_two_sum((double) a * (double) b, (double) c, &err);
-        if (!isfinite(s)) return (float) s;
-        return (float) fr_round_to_odd(s, err);
-    }
-    FR_DOTS(fr_dots_f64_emulated, double, fr_fma_emulated)
-    FR_DOTS(fr_dots_f32_emulated, float, fr_fmaf_emulated)
-    #include "fr_cpu.h"
-    #ifdef FR_X86
-    /* The same sums with 256-bit vectors: partial sums 0-7 are the lanes of one float
-       vector, or of two double vectors (lanes 0-3, 4-7). A micro-kernel computes QR x BR
-       dot products at once (QR query rows, BR base rows: 8 independent accumulators for
-       the main block, enough to keep both FMA units busy); the features past the last
-       multiple of 8 go to lanes 0.. with scalar fma, as in the portable code. */
-    #define FR_MICRO(NAME, T, V, N, LOAD, FMADD, STORE, ZERO, FMA, QR, BR)               \
-        __attribute__((target("avx2,fma"))) static inline void NAME(                     \
-                const T* a, const T* b, T* s, int64_t ss, int64_t d) {                   \
-            V c[QR][BR][N], x[QR], y;                                                    \
-            T p[8];                                                                      \
-            int64_t f, l, u, r, v;                                                       \
-            for (u = 0; u < (QR); u++)                                                   \
-                for (r = 0; r < (BR); r++)                                               \
-                    for (v = 0; v < (N); v++) c[u][r][v] = ZERO();                       \
-            for (f = 0; f + 8 <= d; f += 8)                                              \
-                for (v = 0; v < (N); v++) {                                              \
-                    for (u = 0; u < (QR); u++) x[u] = LOAD(a + u * d + f + v * (8 / (N))); \
-                    for (r = 0; r < (BR); r++) {                                         \
-                        y = LOAD(b + r * d + f + v * (8 / (N)));                         \
-                        for (u = 0; u < (QR); u++) c[u][r][v] = FMADD(x[u], y, c[u][r][v]); \
-                    }                                                                    \
-                }                                                                        \
-            for (u = 0; u < (QR); u++)                                                   \
-                for (r = 0; r < (BR); r++) {                                             \
-                    for (v = 0; v < (N); v++) STORE(p + v * (8 / (N)), c[u][r][v]);      \
-                    for (l = 0; f + l < d; l++)                                          \
-                        p[l] = FMA(a[u * d + f + l], b[r * d + f + l], p[l]);            \
-                    s[u * ss + r] = FR_SUM8(p);                                          \
-                }                                                                        \
-        }
-    #define FR_DOTS_AVX2(NAME, T, QR, BR, MAIN, ROWS, COLS, ONE)                         \
-        FR_ATTR                                                                          \
-        static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
-            int64_t tile = FR_TILE(T, d), j0, j1, r, j;                                  \
-            if (tile < 24) tile = 24;                                                      \
-            for (j0 = 0; j0 < mb; j0 += tile) {                                          \
-                j1 = j0 + tile < mb ? j0 + tile : mb;                                    \
-                for (r = 0; r + (QR) <= mq; r += (QR)) {                                 \
-                    for (j = j0; j + (BR) <= j1; j += (BR))                              \
-                        MAIN(q + r * d, b + j * d, s + r * mb + j, mb, d);               \
-                    for (; j < j1; j++) ROWS(q + r * d, b + j * d, s + r * mb + j, mb, d); \
-                }                                                                        \
-                for (; r < mq; r++) {                                                    \
-                    for (j = j0; j + (BR) <= j1; j += (BR))                              \
-                        COLS(q + r * d, b + j * d, s + r * mb + j, mb, d);               \
-                    for (; j < j1; j++) ONE(q + r * d, b + j * d, s + r * mb + j, mb, d); \
-                }                                                                        \
-            }                                                                            \
-        }
-    #define FR_F32(NAME, QR, BR) FR_MICRO(NAME, float, __m256, 1, _mm256_loadu_ps,       \
-        _mm256_fmadd_ps, _mm256_storeu_ps, _mm256_setzero_ps, fmaf, QR, BR)
-    #define FR_F64(NAME, QR, BR) FR_MICRO(NAME, double, __m256d, 2, _mm256_loadu_pd,     \
-        _mm256_fmadd_pd, _mm256_storeu_pd, _mm256_setzero_pd, fma, QR, BR)
-    FR_F32(fr_f32_2x4, 2, 4)
-    FR_F32(fr_f32_2x1, 2, 1)
-    FR_F32(fr_f32_1x4, 1, 4)
-    FR_F32(fr_f32_1x1, 1, 1)
-    FR_F64(fr_f64_2x2, 2, 2)
-    FR_F64(fr_f64_2x1, 2, 1)
-    FR_F64(fr_f64_1x2, 1, 2)
-    FR_F64(fr_f64_1x1, 1, 1)
-    #define FR_ATTR __attribute__((target("avx2,fma")))
-    FR_DOTS_AVX2(fr_dots_f32_avx2, float, 2, 4, fr_f32_2x4, fr_f32_2x1, fr_f32_1x4, fr_f32_1x1)
-    FR_DOTS_AVX2(fr_dots_f64_avx2, double, 2, 2, fr_f64_2x2, fr_f64_2x1, fr_f64_1x2,
-                 fr_f64_1x1)
-    /* AVX-512: a float64 partial-sum vector (8 lanes) fills one 512-bit register; two
-       float32 ones (pairs (q, b_j) in lanes 0-7 and (q, b_j+1) in lanes 8-15, the query's 8
-       features broadcast to both halves) share one. Same lanes, same fma sequence. */
-    #define FR_T512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
-    #define FR_MICRO512_F32(NAME, QR, BP)                                                        FR_T512 static inline void NAME(const float* a, const float* b, float* s,                                                int64_t ss, int64_t d) {                                     __m512 c[QR][BP], x[QR], y;                                                              float p[16];                                                                             int64_t f, l, u, r, h;                                                                   for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BP); r++) c[u][r] = _mm512_setzero_ps();                            for (f = 0; f + 8 <= d; f += 8) {                                                            for (u = 0; u < (QR); u++)                                                                   x[u] = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + u * d + f));                       for (r = 0; r < (BP); r++) {                                                                 y = _mm512_insertf32x8(_mm512_castps256_ps512(                                                   _mm256_loadu_ps(b + 2 * r * d + f)),                                                     _mm256_loadu_ps(b + (2 * r + 1) * d + f), 1);                                    for (u = 0; u < (QR); u++) c[u][r] = _mm512_fmadd_ps(x[u], y, c[u][r]);                 }                                                                                    }                                                                                        for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BP); r++) {                                                                 _mm512_storeu_ps(p, c[u][r]);                                                            for (h = 0; h < 2; h++) {                                                                    float* q8 = p + 8 * h;                                                                   const float* bb = b + (2 * r + h) * d;                                                   for (l = 0; f + l < d; l++)                                                                  q8[l] = fmaf(a[u * d + f + l], bb[f + l], q8[l]);                                    s[u * ss + 2 * r + h] = FR_SUM8(q8);                                                 }                                                                                    }                                                                                }
-    #define FR_MICRO512_F64(NAME, QR, BR)                                                        FR_T512 static inline void NAME(const double* a, const double* b, double* s,                                             int64_t ss, int64_t d) {                                     __m512d c[QR][BR], x[QR], y;                                                             double p[8];                                                                             int64_t f, l, u, r;                                                                      for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BR); r++) c[u][r] = _mm512_setzero_pd();                            for (f = 0; f + 8 <= d; f += 8) {                                                            for (u = 0; u < (QR); u++) x[u] = _mm512_loadu_pd(a + u * d + f);                        for (r = 0; r < (BR); r++) {                                                                 y = _mm512_loadu_pd(b + r * d + f);                                                      for (u = 0; u < (QR); u++) c[u][r] = _mm512_fmadd_pd(x[u], y, c[u][r]);                 }                                                                                    }                                                                                        for (u = 0; u < (QR); u++)                                                                   for (r = 0; r < (BR); r++) {                                                                 _mm512_storeu_pd(p, c[u][r]);                                                            for (l = 0; f + l < d; l++)                                                                  p[l] = fma(a[u * d + f + l], b[r * d + f + l], p[l]);                                s[u * ss + r] = FR_SUM8(p);                                                          }                                                                                }
-    FR_MICRO512_F32(fr_f32_4x4_512, 4, 2)
-    FR_MICRO512_F64(fr_f64_4x3_512, 4, 3)
-    FR_F32(fr_f32_4x1, 4, 1)
-    FR_F64(fr_f64_4x1, 4, 1)
-    FR_F64(fr_f64_1x3, 1, 3)
-    #undef FR_ATTR
-    #define FR_ATTR FR_T512
-    FR_DOTS_AVX2(fr_dots_f32_avx512_rows, float, 4, 4, fr_f32_4x4_512, fr_f32_4x1,
-                 fr_f32_1x4, fr_f32_1x1)
-    /* float32 AVX-512 on packed base rows, blocked like a GEMM. A tile of base rows is
-       copied once as pairs (b_j, b_j+1) of 8-feature chunks, so that one load gives the 16
-       lanes of a pair; the micro-kernel computes 4 query rows x 8 base rows (16
-       accumulator registers, 8 loads per 16 fused multiply-adds) over FR_KC chunks of
-       features at a time, keeping the tile's slice of those chunks in L1. Between passes
-       the accumulators are stored and reloaded unchanged; the last pass adds the features
-       past the last multiple of 8 with a masked fma (lane l: fma(a_f, b_f, p_l), the
-       others untouched) and sums the lanes of every dot product in registers in the
-       order of FR_SUM8 (additions of the same pairs; a + b == b + a in IEEE arithmetic).
-       Every dot product is the same fma chain and reduction as in fr_f32_4x4_512: the
-       same bits. Rows left over at the edges (fewer than 4 queries or 8 base rows) go to
-       the unpacked kernels. */
-    #define FR_KC 32     /* 8-feature chunks per pass */
-    #define FR_MC 64     /* query rows per pass */
-    #define FR_L1 24576  /* bytes of the tile's slice of one pass */
-    #define FR_QBIG (4.0 * 1024 * 1024)  /* bytes of a large query block */
-    FR_T512 static inline void fr_f32_4x8_packed(
-            const float* a, int64_t d, const float* pb, int64_t ps, int64_t t0, int64_t n,
-            float* acc, const float* b, float* s, int64_t ss) {
-        /* a: 4 query rows (row stride d); pb: 4 packed pairs (pair stride ps) from chunk 0;
-           chunks t0 .. t0 + n; acc: the 16 accumulators between passes; b: the 8 base rows
-           (row stride d) and s: the 4 x 8 outputs (row stride ss), used on the last pass */
-        __m512 c[4][4], x[4], y, lo, hi;
-        int64_t t, u, r, d8 = d / 8 * 8;
-        int first = t0 == 0, last = 8 * (t0 + n) == d8;
-        for (u = 0; u < 4; u++)
-            for (r = 0; r < 4; r++)
-                c[u][r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + 16 * (4 * u + r));
-        for (t = t0; t < t0 + n; t++) {
-            for (u = 0; u < 4; u++)
-                x[u] = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + u * d + 8 * t));
-            for (r = 0; r < 4; r++) {
-                y = _mm512_loadu_ps(pb + r * ps + 16 * t);
-                for (u = 0; u < 4; u++) c[u][r] = _mm512_fmadd_ps(x[u], y, c[u][r]);
-            }
-        }
-        if (!last) {
-            for (u = 0; u < 4; u++)
-                for (r = 0; r < 4; r++) _mm512_storeu_ps(acc + 16 * (4 * u + r), c[u][r]);
-            return;
-        }
-        if (d > d8) {
-            __mmask16 m = (__mmask16) ((1u << (d - d8)) - 1), m2 = (__mmask16) (m | (m << 8));
-            for (u = 0; u < 4; u++) {
-                x[u] = _mm512_maskz_loadu_ps(m, a + u * d + d8);
-                x[u] = _mm512_shuffle_f32x4(x[u], x[u], _MM_SHUFFLE(1, 0, 1, 0));
-            }
-            for (r = 0; r < 4; r++) {
-                y = _mm512_maskz_loadu_ps(m, b + 2 * r * d + d8);
-                y = _mm512_mask_loadu_ps(y, (__mmask16) (m << 8), b + (2 * r + 1) * d + d8 - 8);
-                for (u = 0; u < 4; u++) c[u][r] = _mm512_mask3_fmadd_ps(x[u], y, c[u][r], m2);
-            }
-        }
-        for (u = 0; u < 4; u++) {
-            /* lanes 0-7 / 8-15 of c[u][r]: partial sums p0..p7 of base rows 2r / 2r + 1 */
-            lo = _mm512_add_ps(_mm512_shuffle_ps(c[u][0], c[u][1], _MM_SHUFFLE(2, 0, 2, 0)),
-                               _mm512_shuffle_ps(c[u][0], c[u][1], _MM_SHUFFLE(3, 1, 3, 1)));
-            hi = _mm512_add_ps(_mm512_shuffle_ps(c[u][2], c[u][3], _MM_SHUFFLE(2, 0, 2, 0)),
-                               _mm512_shuffle_ps(c[u][2], c[u][3], _MM_SHUFFLE(3, 1, 3, 1)));
-            /* per 128-bit lane: p0+p1, p2+p3 of two rows, then of two others */
-            y = _mm512_add_ps(_mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)),
-                              _mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
-            /* 128-bit lanes 0 / 1: (p0+p1)+(p2+p3) / (p4+p5)+(p6+p7) of base rows
-               0, 2, 4, 6; lanes 2 / 3 the same for rows 1, 3, 5, 7 */
-            y = _mm512_add_ps(y, _mm512_shuffle_f32x4(y, y, _MM_SHUFFLE(2, 3, 0, 1)));
-            y = _mm512_permutexvar_ps(_mm512_set_epi32(15, 7, 14, 6, 13, 5, 12, 4,
-                                                       11, 3, 10, 2, 9, 1, 8, 0), y);
-            _mm256_storeu_ps(s + u * ss, _mm512_castps512_ps256(y));
-        }
-    }
-    FR_T512 static void fr_dots_f32_avx512(const float* q, const float* b, float* s, int64_t mq,
-                                           int64_t mb, int64_t d) {
-        int64_t nch = d / 8, d8 = 8 * (d / 8), mq4 = mq / 4 * 4;
-        int64_t kc = nch < FR_KC ? nch : FR_KC;
-        int64_t nt = kc > 0 ? FR_L1 / (32 * kc) / 8 * 8 : 0;
-        /* the query block is read again for every tile: when it is large (many features),
-           tiles of 4x the rows, their slice in L2, read it a quarter as often */
-        if ((double) mq * d * sizeof(float) > FR_QBIG) nt *= 4;
-        int64_t j0, j1, jn, j, p, t, h, r0, r1, r, t0;
-        float *pk, *acc;
-        if (nt < 8) nt = 8;
-        if (nch == 0 || mq4 == 0 || mb < 8)
-            return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
-        pk = (float*) malloc((size_t) nt * d8 * sizeof(float));
-        acc = (float*) malloc((size_t) FR_MC * nt * 8 * sizeof(float));  /* 256 per 4 x 8 */
-        if (pk == NULL || acc == NULL) {
-            free(pk);
-            free(acc);
-            return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
-        }
-        for (j0 = 0; j0 < mb; j0 += nt) {
-            j1 = j0 + nt < mb ? j0 + nt : mb;
-            jn = j0 + (j1 - j0) / 8 * 8;
-            for (p = 0; 2 * p < jn - j0; p++)
-                for (t = 0; t < nch; t++)
-                    for (h = 0; h < 2; h++)
-                        memcpy(pk + 2 * p * d8 + 16 * t + 8 * h, b + (j0 + 2 * p + h) * d + 8 * t,
-                               8 * sizeof(float));
-            for (r0 = 0; r0 < mq4; r0 += FR_MC) {
-                r1 = r0 + FR_MC < mq4 ? r0 + FR_MC : mq4;
-                for (t0 = 0; t0 < nch; t0 += kc)
-                    for (r = r0; r < r1; r += 4)
-                        for (j = j0; j < jn; j += 8)
-                            fr_f32_4x8_packed(q + r * d, d, pk + (j - j0) * d8, 2 * d8, t0,
-                                              nch - t0 < kc ? nch - t0 : kc,
-                                              acc + 256 * ((r - r0) / 4 * (nt / 8) + (j - j0) / 8),
-                                              b + j * d, s + r * mb + j, mb);
-            }
-            for (r = 0; r < mq4; r += 4)
-                for (j = jn; j < j1; j++) fr_f32_4x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
-            for (r = mq4; r < mq; r++) {
-                for (j = j0; j + 4 <= j1; j += 4)
-                    fr_f32_1x4(q + r * d, b + j * d, s + r * mb + j, mb, d);
-                for (; j < j1; j++) fr_f32_1x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
-            }
-        }
-        free(pk);
-        free(acc);
-    }
-    FR_DOTS_AVX2(fr_dots_f64_avx512, double, 4, 3, fr_f64_4x3_512, fr_f64_4x1, fr_f64_1x3,
-                 fr_f64_1x1)
-    #define FR_DOTS_PICK(NAME, L) ((L) >= 2 ? NAME##_avx512 : (L) == 1 ? NAME##_avx2      \
-                                                             : NAME##_base)
-    #else
-    #define FR_DOTS_PICK(NAME, L) (NAME##_base)
-    #endif
-    /* the features of the dot products' paths: 0 portable, 1 AVX2 + FMA3, 2 AVX-512 (F, DQ) */
-    static const unsigned fr_dots_needs[3] = {
-        0, FR_CPU_AVX2 | FR_CPU_FMA,
-        FR_CPU_AVX2 | FR_CPU_FMA | FR_CPU_AVX512F | FR_CPU_AVX512DQ};
-    /* the implementation in use (set at import and by use_simd) */
-    static void (*fr_dots_f64)(const double*, const double*, double*, int64_t, int64_t,
-                               int64_t) = fr_dots_f64_base;
-    static void (*fr_dots_f32)(const float*, const float*, float*, int64_t, int64_t,
-                               int64_t) = fr_dots_f32_base;
-    static int fr_dots_simd = 0;
-    /* whether the portable sums emulate fma (set at import: x86-64 without FMA3) */
-    static int fr_fma_emulation = 0;
-    static void fr_dots_select(int level) {
-        int best = fr_cpu_best_level(fr_dots_needs, 3);
-        fr_dots_simd = level < best ? level : best;
-        fr_dots_f64 = FR_DOTS_PICK(fr_dots_f64, fr_dots_simd);
-        fr_dots_f32 = FR_DOTS_PICK(fr_dots_f32, fr_dots_simd);
-        if (fr_dots_simd == 0 && fr_fma_emulation) {
-            fr_dots_f64 = fr_dots_f64_emulated;
-            fr_dots_f32 = fr_dots_f32_emulated;
-        }
-    }
-    static void fr_fma_init(void) {
-    #ifdef FR_X86
-        fr_fma_emulation = !(fr_cpu_features() & FR_CPU_FMA);
-    #endif
-    }
-
-    /* The cosine from a dot product and the two squared norms:
-       sign(dot) * sqrt(dot^2 / (aa * bb)), the ratio rounded once (float64), clipped to 1;
-       0 when a norm is 0. When dot, aa and bb are exact integers (times powers of two) and
-       dot^2 and aa * bb are exact in float64, the result depends only on the rational
-       number dot^2 / (aa bb) and the sign: equal cosines give equal bits. */
-    static inline double fr_cosine(double dot, double aa, double bb) {
-        double den = aa * bb, r = den > 0 ? dot * dot / den : 0.0;
-        r = sqrt(r < 1.0 ? r : 1.0);
-        return dot < 0 ? -r : r;
-    }
-    """
-    void fr_dots_f64(const double* q, const double* b, double* s, int64_t mq, int64_t mb,
-                     int64_t d) noexcept nogil
-    void fr_dots_f32(const float* q, const float* b, float* s, int64_t mq, int64_t mb,
-                     int64_t d) noexcept nogil
-    void fr_dots_select(int level) noexcept nogil
-    int fr_dots_simd
-    int fr_fma_emulation
-    void fr_fma_init() noexcept nogil
-    double fr_fma_emulated(double a, double b, double c) noexcept nogil
-    float fr_fmaf_emulated(float a, float b, float c) noexcept nogil
+cdef extern from "cosine.h":
+    void fr_cosine_init() noexcept nogil
+    void fr_dots_f64(fr_simd_level level, const double* q, const double* b, double* s,
+                     int64_t mq, int64_t mb, int64_t d) noexcept nogil
+    void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s,
+                     int64_t mq, int64_t mb, int64_t d) noexcept nogil
+    fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
 
-
-fr_fma_init()
-fr_dots_select(2)
-
-
-def use_simd(int level):
-    """Compute dense dot products with AVX-512 (level 2), AVX2 + FMA3 (1) or the portable
-    code (0), or the best the CPU has below the level asked; returns the previous level.
-    All give identical results; tests exercise each."""
-    previous = fr_dots_simd
-    fr_dots_select(level)
-    return previous
+cdef extern from "fma_emulated.h":
+    double fr_fma_emulated(double a, double b, double c) noexcept nogil
+    float fr_fmaf_emulated(float a, float b, float c) noexcept nogil
 
 
-def use_fma_emulation(bint on):
-    """Let the portable dense sums emulate fused multiply-adds (on) or call the C library's
-    ``fma`` (off); the same bits either way. On at import where the CPU is x86-64 without
-    FMA3 (the library's fma is then software, about 50 times slower); tests force it.
-
-    Returns
-    -------
-    bool
-        The previous setting.
-    """
-    global fr_fma_emulation
-    previous = fr_fma_emulation != 0
-    fr_fma_emulation = on
-    fr_dots_select(fr_dots_simd)
-    return previous
+fr_cosine_init()
 
 
 def fma_emulated(const floating[::1] a, const floating[::1] b, const floating[::1] c,
@@ -783,34 +421,30 @@ def fma_emulated(const floating[::1] a, const floating[::1] b, const floating[::
 
 
 def simd_path():
-    """Name of the dense dot products' code path in use.
-
-    Returns
-    -------
-    str
-        ``"avx512"`` (level 2), ``"avx2"`` (AVX2 + FMA3, level 1), ``"portable"`` (0) or
-        ``"portable-emulated-fma"`` (0 on x86-64 CPUs without FMA3, use_fma_emulation).
-    """
-    if fr_dots_simd == 0 and fr_fma_emulation:
-        return "portable-emulated-fma"
-    return ("portable", "avx2", "avx512")[fr_dots_simd]
+    """The instruction-set path the dense dot products take at the level in use
+    (``fastrank.use_simd``): ``"avx512"`` from avx512 on, ``"avx2"``, ``"popcnt"`` (the
+    portable sums with fma emulated, as x86-64 CPUs without FMA3 need) or ``"portable"``
+    (the C library's fma; emulated too on an x86-64 CPU without FMA3: ``"popcnt"``)."""
+    return fr_simd_name(fr_dots_path(current_level())).decode()
 
 
-cdef inline void _dots(const floating* b, const floating* q, floating* s, Py_ssize_t mb,
-                       Py_ssize_t mq, Py_ssize_t d) noexcept nogil:
-    """Row-major s (mq x mb) <- q (mq x d) @ b (mb x d).T, each element in a fixed order."""
+cdef inline void _dots(fr_simd_level lv, const floating* b, const floating* q, floating* s,
+                       Py_ssize_t mb, Py_ssize_t mq, Py_ssize_t d) noexcept nogil:
+    """Row-major s (mq x mb) <- q (mq x d) @ b (mb x d).T, each element in a fixed order, on
+    the path of level lv."""
     if floating is float:
-        fr_dots_f32(q, b, s, mq, mb, d)
+        fr_dots_f32(lv, q, b, s, mq, mb, d)
     else:
-        fr_dots_f64(q, b, s, mq, mb, d)
+        fr_dots_f64(lv, q, b, s, mq, mb, d)
 
 
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
     """out[i] <- the squared norm of X[i], the dot product of X[i] with itself as the dense
     search computes it (so the two are equal)."""
     cdef Py_ssize_t i, n = X.shape[0], d = X.shape[1]
+    cdef fr_simd_level lv = current_level()
     for i in prange(n, nogil=True, schedule="static"):
-        _dots(&X[i, 0], &X[i, 0], &out[i], 1, 1, d)
+        _dots(lv, &X[i, 0], &X[i, 0], &out[i], 1, 1, d)
 
 
 def inv_norms(const floating[::1] sqnorms, double[::1] out):
@@ -838,6 +472,7 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef Py_ssize_t d = Q.shape[1]
     cdef Py_ssize_t blk, q0, b0, mq, mb, r, j, i
     cdef double qinv
+    cdef fr_simd_level lv = current_level()
     cdef floating* row
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
@@ -859,7 +494,7 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             b0 = 0
             while b0 < nb:
                 mb = min(block_b, nb - b0)
-                _dots(&B[b0, 0], &Q[q0, 0], S, mb, mq, d)
+                _dots(lv, &B[b0, 0], &Q[q0, 0], S, mb, mq, d)
                 for r in range(mq):
                     i = q0 + r
                     row = S + r * mb

@@ -104,29 +104,12 @@ cdef struct Counts:
     Py_ssize_t cap
 
 
-cdef extern from *:
-    """
-    #define FR_FNV_OFFSET 14695981039346656037ULL
-    #define FR_FNV_PRIME 1099511628211ULL
-    """
+cdef extern from "fnv.h":
     const uint64_t FNV_OFFSET "FR_FNV_OFFSET"
     const uint64_t FNV_PRIME "FR_FNV_PRIME"
-
-
-cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
-    """Spread the FNV-1a state over the low bits the table uses."""
-    h ^= h >> 33
-    h *= 0xff51afd7ed558ccdULL
-    h ^= h >> 33
-    return h
-
-
-cdef inline uint64_t _hash(const uint32_t* key, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = FNV_OFFSET
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ key[i]) * FNV_PRIME
-    return _mix(h)
+    # the FNV-1a state mixed for the table; FNV-1a of a UCS-4 key, mixed
+    uint64_t _mix "fr_fnv_mix"(uint64_t h) noexcept nogil
+    uint64_t _hash "fr_fnv_ucs4"(const uint32_t* key, int64_t n) noexcept nogil
 
 
 cdef inline int _grow(void** p, Py_ssize_t* cap, Py_ssize_t need, size_t item) noexcept nogil:

@@ -1,0 +1,52 @@
+/* Dot products (cosine.h): each path's code is in dots/, one instruction set per file;
+   this file chooses among them by level. */
+#include "cosine.h"
+
+#include "dots/generic-inl.h"
+#include "dots/avx2-inl.h"
+#include "dots/avx512-inl.h"
+
+/* an x86-64 CPU without FMA3: the C library's fma is software there, about 50 times
+   slower than the emulation (set by fr_cosine_init) */
+static int fr_fma_missing = 0;
+
+void fr_cosine_init(void) {
+#ifdef FR_X86
+    fr_fma_missing = !(fr_cpu_features() & FR_CPU_FMA);
+#endif
+}
+
+fr_simd_level fr_dots_path(fr_simd_level level) {
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512) return FR_SIMD_AVX512;
+    if (level >= FR_SIMD_AVX2) return FR_SIMD_AVX2;
+    if (level == FR_SIMD_POPCNT || fr_fma_missing) return FR_SIMD_POPCNT;
+#else
+    (void) level;
+#endif
+    return FR_SIMD_PORTABLE;
+}
+
+#ifdef FR_X86
+#define FR_DOTS_DISPATCH(T, SFX)                                                   \
+    switch (fr_dots_path(level)) {                                                 \
+    case FR_SIMD_AVX512: fr_dots_##SFX##_avx512(q, b, s, mq, mb, d); return;       \
+    case FR_SIMD_AVX2: fr_dots_##SFX##_avx2(q, b, s, mq, mb, d); return;           \
+    case FR_SIMD_POPCNT: fr_dots_##SFX##_emulated(q, b, s, mq, mb, d); return;     \
+    default: fr_dots_##SFX##_portable(q, b, s, mq, mb, d); return;                 \
+    }
+#else
+#define FR_DOTS_DISPATCH(T, SFX)                                                   \
+    (void) level;                                                                  \
+    fr_dots_##SFX##_portable(q, b, s, mq, mb, d);
+#endif
+
+void fr_dots_f64(fr_simd_level level, const double* q, const double* b, double* s,
+                 int64_t mq, int64_t mb, int64_t d) {
+    FR_DOTS_DISPATCH(double, f64)
+}
+
+void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s, int64_t mq,
+                 int64_t mb, int64_t d) {
+    FR_DOTS_DISPATCH(float, f32)
+}

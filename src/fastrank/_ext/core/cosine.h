@@ -1,0 +1,40 @@
+/* Exact cosine similarities: dot products summed in one fixed order on every path, and the
+   cosine from a dot product and two squared norms. */
+#ifndef FR_COSINE_H
+#define FR_COSINE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "simd.h"
+
+/* Run once before the other functions (it reads the CPU's features). */
+void fr_cosine_init(void);
+
+/* Row-major s (mq x mb) <- q (mq x d) @ b (mb x d).T, each element summed in the fixed
+   order of dots/common.h: a dot product depends only on its two rows, not on the block
+   shapes, the rows' positions or the level, which picks the code (fr_dots_path). */
+void fr_dots_f64(fr_simd_level level, const double* q, const double* b, double* s,
+                 int64_t mq, int64_t mb, int64_t d);
+void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s, int64_t mq,
+                 int64_t mb, int64_t d);
+
+/* The level whose code the dot products run at `level`: AVX-512 (F, DQ) from
+   FR_SIMD_AVX512 on, AVX2 with FMA3, at FR_SIMD_POPCNT the portable sums with fma
+   emulated (x86-64 CPUs without FMA3, whose C library computes fma in software), and at
+   FR_SIMD_PORTABLE the portable sums with the C library's fma -- emulated too on an
+   x86-64 CPU without FMA3. */
+fr_simd_level fr_dots_path(fr_simd_level level);
+
+/* The cosine from a dot product and the two squared norms:
+   sign(dot) * sqrt(dot^2 / (aa * bb)), the ratio rounded once (float64), clipped to 1;
+   0 when a norm is 0. When dot, aa and bb are exact integers (times powers of two) and
+   dot^2 and aa * bb are exact in float64, the result depends only on the rational
+   number dot^2 / (aa bb) and the sign: equal cosines give equal bits. */
+static inline double fr_cosine(double dot, double aa, double bb) {
+    double den = aa * bb, r = den > 0 ? dot * dot / den : 0.0;
+    r = sqrt(r < 1.0 ? r : 1.0);
+    return dot < 0 ? -r : r;
+}
+
+#endif

@@ -1,0 +1,199 @@
+/* Dot products with AVX-512 F, DQ (and FMA3): 512-bit micro-kernels, and float32 on
+   packed base rows blocked like a GEMM. */
+#ifndef FR_DOTS_AVX512_INL_H
+#define FR_DOTS_AVX512_INL_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avx2-inl.h"
+
+#ifdef FR_X86
+/* AVX-512: a float64 partial-sum vector (8 lanes) fills one 512-bit register; two
+   float32 ones (pairs (q, b_j) in lanes 0-7 and (q, b_j+1) in lanes 8-15, the query's 8
+   features broadcast to both halves) share one. Same lanes, same fma sequence. */
+#define FR_MICRO512_F32(NAME, QR, BP)                                                      \
+    FR_TARGET_AVX512_FMA static inline void NAME(const float* a, const float* b, float* s, \
+                                                 int64_t ss, int64_t d) {                  \
+        __m512 c[QR][BP], x[QR], y;                                                        \
+        float p[16];                                                                       \
+        int64_t f, l, u, r, h;                                                             \
+        for (u = 0; u < (QR); u++)                                                         \
+            for (r = 0; r < (BP); r++) c[u][r] = _mm512_setzero_ps();                      \
+        for (f = 0; f + 8 <= d; f += 8) {                                                  \
+            for (u = 0; u < (QR); u++)                                                     \
+                x[u] = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + u * d + f));             \
+            for (r = 0; r < (BP); r++) {                                                   \
+                y = _mm512_insertf32x8(_mm512_castps256_ps512(                             \
+                        _mm256_loadu_ps(b + 2 * r * d + f)),                               \
+                    _mm256_loadu_ps(b + (2 * r + 1) * d + f), 1);                          \
+                for (u = 0; u < (QR); u++) c[u][r] = _mm512_fmadd_ps(x[u], y, c[u][r]);    \
+            }                                                                              \
+        }                                                                                  \
+        for (u = 0; u < (QR); u++)                                                         \
+            for (r = 0; r < (BP); r++) {                                                   \
+                _mm512_storeu_ps(p, c[u][r]);                                              \
+                for (h = 0; h < 2; h++) {                                                  \
+                    float* q8 = p + 8 * h;                                                 \
+                    const float* bb = b + (2 * r + h) * d;                                 \
+                    for (l = 0; f + l < d; l++)                                            \
+                        q8[l] = fmaf(a[u * d + f + l], bb[f + l], q8[l]);                  \
+                    s[u * ss + 2 * r + h] = FR_SUM8(q8);                                   \
+                }                                                                          \
+            }                                                                              \
+    }
+#define FR_MICRO512_F64(NAME, QR, BR)                                                   \
+    FR_TARGET_AVX512_FMA static inline void NAME(const double* a, const double* b,      \
+                                                 double* s, int64_t ss, int64_t d) {    \
+        __m512d c[QR][BR], x[QR], y;                                                    \
+        double p[8];                                                                    \
+        int64_t f, l, u, r;                                                             \
+        for (u = 0; u < (QR); u++)                                                      \
+            for (r = 0; r < (BR); r++) c[u][r] = _mm512_setzero_pd();                   \
+        for (f = 0; f + 8 <= d; f += 8) {                                               \
+            for (u = 0; u < (QR); u++) x[u] = _mm512_loadu_pd(a + u * d + f);           \
+            for (r = 0; r < (BR); r++) {                                                \
+                y = _mm512_loadu_pd(b + r * d + f);                                     \
+                for (u = 0; u < (QR); u++) c[u][r] = _mm512_fmadd_pd(x[u], y, c[u][r]); \
+            }                                                                           \
+        }                                                                               \
+        for (u = 0; u < (QR); u++)                                                      \
+            for (r = 0; r < (BR); r++) {                                                \
+                _mm512_storeu_pd(p, c[u][r]);                                           \
+                for (l = 0; f + l < d; l++)                                             \
+                    p[l] = fma(a[u * d + f + l], b[r * d + f + l], p[l]);               \
+                s[u * ss + r] = FR_SUM8(p);                                             \
+            }                                                                           \
+    }
+FR_MICRO512_F32(fr_f32_4x4_512, 4, 2)
+FR_MICRO512_F64(fr_f64_4x3_512, 4, 3)
+FR_F32(fr_f32_4x1, 4, 1)
+FR_F64(fr_f64_4x1, 4, 1)
+FR_F64(fr_f64_1x3, 1, 3)
+FR_DOTS_BLOCKED(fr_dots_f32_avx512_rows, FR_TARGET_AVX512_FMA, float, 4, 4, fr_f32_4x4_512,
+                fr_f32_4x1, fr_f32_1x4, fr_f32_1x1)
+/* float32 AVX-512 on packed base rows, blocked like a GEMM. A tile of base rows is
+   copied once as pairs (b_j, b_j+1) of 8-feature chunks, so that one load gives the 16
+   lanes of a pair; the micro-kernel computes 4 query rows x 8 base rows (16
+   accumulator registers, 8 loads per 16 fused multiply-adds) over FR_KC chunks of
+   features at a time, keeping the tile's slice of those chunks in L1. Between passes
+   the accumulators are stored and reloaded unchanged; the last pass adds the features
+   past the last multiple of 8 with a masked fma (lane l: fma(a_f, b_f, p_l), the
+   others untouched) and sums the lanes of every dot product in registers in the
+   order of FR_SUM8 (additions of the same pairs; a + b == b + a in IEEE arithmetic).
+   Every dot product is the same fma chain and reduction as in fr_f32_4x4_512: the
+   same bits. Rows left over at the edges (fewer than 4 queries or 8 base rows) go to
+   the unpacked kernels. */
+#define FR_KC 32     /* 8-feature chunks per pass */
+#define FR_MC 64     /* query rows per pass */
+#define FR_L1 24576  /* bytes of the tile's slice of one pass */
+#define FR_QBIG (4.0 * 1024 * 1024)  /* bytes of a large query block */
+FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
+        const float* a, int64_t d, const float* pb, int64_t ps, int64_t t0, int64_t n,
+        float* acc, const float* b, float* s, int64_t ss) {
+    /* a: 4 query rows (row stride d); pb: 4 packed pairs (pair stride ps) from chunk 0;
+       chunks t0 .. t0 + n; acc: the 16 accumulators between passes; b: the 8 base rows
+       (row stride d) and s: the 4 x 8 outputs (row stride ss), used on the last pass */
+    __m512 c[4][4], x[4], y, lo, hi;
+    int64_t t, u, r, d8 = d / 8 * 8;
+    int first = t0 == 0, last = 8 * (t0 + n) == d8;
+    for (u = 0; u < 4; u++)
+        for (r = 0; r < 4; r++)
+            c[u][r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + 16 * (4 * u + r));
+    for (t = t0; t < t0 + n; t++) {
+        for (u = 0; u < 4; u++)
+            x[u] = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + u * d + 8 * t));
+        for (r = 0; r < 4; r++) {
+            y = _mm512_loadu_ps(pb + r * ps + 16 * t);
+            for (u = 0; u < 4; u++) c[u][r] = _mm512_fmadd_ps(x[u], y, c[u][r]);
+        }
+    }
+    if (!last) {
+        for (u = 0; u < 4; u++)
+            for (r = 0; r < 4; r++) _mm512_storeu_ps(acc + 16 * (4 * u + r), c[u][r]);
+        return;
+    }
+    if (d > d8) {
+        __mmask16 m = (__mmask16) ((1u << (d - d8)) - 1), m2 = (__mmask16) (m | (m << 8));
+        for (u = 0; u < 4; u++) {
+            x[u] = _mm512_maskz_loadu_ps(m, a + u * d + d8);
+            x[u] = _mm512_shuffle_f32x4(x[u], x[u], _MM_SHUFFLE(1, 0, 1, 0));
+        }
+        for (r = 0; r < 4; r++) {
+            y = _mm512_maskz_loadu_ps(m, b + 2 * r * d + d8);
+            y = _mm512_mask_loadu_ps(y, (__mmask16) (m << 8), b + (2 * r + 1) * d + d8 - 8);
+            for (u = 0; u < 4; u++) c[u][r] = _mm512_mask3_fmadd_ps(x[u], y, c[u][r], m2);
+        }
+    }
+    for (u = 0; u < 4; u++) {
+        /* lanes 0-7 / 8-15 of c[u][r]: partial sums p0..p7 of base rows 2r / 2r + 1 */
+        lo = _mm512_add_ps(_mm512_shuffle_ps(c[u][0], c[u][1], _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm512_shuffle_ps(c[u][0], c[u][1], _MM_SHUFFLE(3, 1, 3, 1)));
+        hi = _mm512_add_ps(_mm512_shuffle_ps(c[u][2], c[u][3], _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm512_shuffle_ps(c[u][2], c[u][3], _MM_SHUFFLE(3, 1, 3, 1)));
+        /* per 128-bit lane: p0+p1, p2+p3 of two rows, then of two others */
+        y = _mm512_add_ps(_mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+        /* 128-bit lanes 0 / 1: (p0+p1)+(p2+p3) / (p4+p5)+(p6+p7) of base rows
+           0, 2, 4, 6; lanes 2 / 3 the same for rows 1, 3, 5, 7 */
+        y = _mm512_add_ps(y, _mm512_shuffle_f32x4(y, y, _MM_SHUFFLE(2, 3, 0, 1)));
+        y = _mm512_permutexvar_ps(_mm512_set_epi32(15, 7, 14, 6, 13, 5, 12, 4,
+                                                   11, 3, 10, 2, 9, 1, 8, 0), y);
+        _mm256_storeu_ps(s + u * ss, _mm512_castps512_ps256(y));
+    }
+}
+FR_TARGET_AVX512_FMA static void fr_dots_f32_avx512(const float* q, const float* b, float* s,
+                                                    int64_t mq, int64_t mb, int64_t d) {
+    int64_t nch = d / 8, d8 = 8 * (d / 8), mq4 = mq / 4 * 4;
+    int64_t kc = nch < FR_KC ? nch : FR_KC;
+    int64_t nt = kc > 0 ? FR_L1 / (32 * kc) / 8 * 8 : 0;
+    /* the query block is read again for every tile: when it is large (many features),
+       tiles of 4x the rows, their slice in L2, read it a quarter as often */
+    if ((double) mq * d * sizeof(float) > FR_QBIG) nt *= 4;
+    int64_t j0, j1, jn, j, p, t, h, r0, r1, r, t0;
+    float *pk, *acc;
+    if (nt < 8) nt = 8;
+    if (nch == 0 || mq4 == 0 || mb < 8)
+        return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
+    pk = (float*) malloc((size_t) nt * d8 * sizeof(float));
+    acc = (float*) malloc((size_t) FR_MC * nt * 8 * sizeof(float));  /* 256 per 4 x 8 */
+    if (pk == NULL || acc == NULL) {
+        free(pk);
+        free(acc);
+        return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
+    }
+    for (j0 = 0; j0 < mb; j0 += nt) {
+        j1 = j0 + nt < mb ? j0 + nt : mb;
+        jn = j0 + (j1 - j0) / 8 * 8;
+        for (p = 0; 2 * p < jn - j0; p++)
+            for (t = 0; t < nch; t++)
+                for (h = 0; h < 2; h++)
+                    memcpy(pk + 2 * p * d8 + 16 * t + 8 * h, b + (j0 + 2 * p + h) * d + 8 * t,
+                           8 * sizeof(float));
+        for (r0 = 0; r0 < mq4; r0 += FR_MC) {
+            r1 = r0 + FR_MC < mq4 ? r0 + FR_MC : mq4;
+            for (t0 = 0; t0 < nch; t0 += kc)
+                for (r = r0; r < r1; r += 4)
+                    for (j = j0; j < jn; j += 8)
+                        fr_f32_4x8_packed(q + r * d, d, pk + (j - j0) * d8, 2 * d8, t0,
+                                          nch - t0 < kc ? nch - t0 : kc,
+                                          acc + 256 * ((r - r0) / 4 * (nt / 8) + (j - j0) / 8),
+                                          b + j * d, s + r * mb + j, mb);
+        }
+        for (r = 0; r < mq4; r += 4)
+            for (j = jn; j < j1; j++) fr_f32_4x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
+        for (r = mq4; r < mq; r++) {
+            for (j = j0; j + 4 <= j1; j += 4)
+                fr_f32_1x4(q + r * d, b + j * d, s + r * mb + j, mb, d);
+            for (; j < j1; j++) fr_f32_1x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
+        }
+    }
+    free(pk);
+    free(acc);
+}
+FR_DOTS_BLOCKED(fr_dots_f64_avx512, FR_TARGET_AVX512_FMA, double, 4, 3, fr_f64_4x3_512,
+                fr_f64_4x1, fr_f64_1x3, fr_f64_1x1)
+#endif
+
+#endif
