@@ -94,7 +94,7 @@ setup(
     # fastrank.data (the embedded data files) has no __init__: a namespace package
     packages=find_namespace_packages("src", include=["fastrank", "fastrank.*"],
                                      exclude=["fastrank._ext.core", "fastrank._ext.core.*"]),
-    package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.gz", "*.md"]},
+    package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.xz", "*.md"]},
     # generated C, the C core (core/) and annotation files are build inputs, not package
     # contents
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},
