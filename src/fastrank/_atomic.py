@@ -227,7 +227,9 @@ def tidy(folders):
 
 def _tidy(folders):
     """With every folder of ``folders`` locked exclusively: complete each set whose journal
-    is in them (:func:`_finish`), then delete every temporary, backup and journal file."""
+    is in them (:func:`_finish`; its error, e.g. a folder no longer writable, is raised
+    and the leftovers it needs are kept), then delete every temporary, backup and journal
+    file that can be deleted."""
     for folder in folders:
         for name in _listdir(folder):
             if name.endswith(".journal") and _OURS.fullmatch(name):
@@ -235,7 +237,7 @@ def _tidy(folders):
     for folder in folders:
         for name in _listdir(folder):
             if _OURS.fullmatch(name):
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(OSError):  # gone, or a read-only folder: kept
                     os.unlink(os.path.join(folder, name))
 
 
