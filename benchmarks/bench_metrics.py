@@ -1,4 +1,4 @@
-"""fastrank.metrics.evaluate vs scikit-learn's ranking and set metrics (issue 3).
+"""fastrank.metrics.evaluate vs scikit-learn's ranking and set metrics.
 
 Run: pytest benchmarks/bench_metrics.py --benchmark-only
 Beliefs: 10 000 x 1 000 quantised to 21 levels (k/20), i.e. heavy ties; ~1% relevant labels
@@ -87,7 +87,7 @@ def test_scaling_q(benchmark, q, threads):
     run_fastrank(benchmark, *make(N, q), ALL, threads, rounds=3)
 
 
-# ---- issue 9: ties="expected" against ties="ordinal" (target: at most 2x) -----------------
+# ---- ties="expected" against ties="ordinal" (target: at most 2x) -----------------
 
 @pytest.mark.parametrize("ties", ["ordinal", "expected"])
 @pytest.mark.parametrize("threads", [1, 2])

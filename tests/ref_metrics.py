@@ -1,4 +1,4 @@
-"""Slow, obviously-correct NumPy reference of every metric (SPEC §2-§4), for the tests.
+"""Slow, obviously-correct NumPy reference of every metric (Melotti 2009, ch. 2 and 4), for the tests.
 
 Written from the definitions on *rank numbers*, independently of the kernel's tie-group walk:
 ranks come from scipy.stats.rankdata (dense/min/max) or, for ordinal, from a given rank

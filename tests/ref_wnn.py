@@ -1,5 +1,5 @@
-"""Slow, obviously-correct NumPy reference of VG-RAM WNN and VG-RAM WNN-COR (melotti2009
-§2.6, SPEC §5), written from the definitions and independent of the kernel:
+"""Slow, obviously-correct NumPy reference of VG-RAM WNN and VG-RAM WNN-COR (Melotti
+2009, §2.6), written from the definitions and independent of the kernel:
 
 * patterns are unpacked boolean arrays; a Minchinton cell compares x[s_i] with x[s_{i+1}]
   (np.roll pairs the last synapse with the first);

@@ -1,4 +1,4 @@
-"""Loaders, embedded data and the synthetic generator (issue 4).
+"""Loaders, embedded data and the synthetic generator.
 
 References: a slow line-by-line ARFF reader written here (``_reference_arff``), scikit-learn's
 svmlight reader, direct NumPy statistics, and the Mulan statistics table."""

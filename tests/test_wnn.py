@@ -1,4 +1,4 @@
-"""VG-RAM WNN and VG-RAM WNN-COR (issue 6) against the slow NumPy reference in ref_wnn.py,
+"""VG-RAM WNN and VG-RAM WNN-COR against the slow NumPy reference in ref_wnn.py,
 the worked examples of melotti2009 Tables 2.2 and 2.3, and properties."""
 import sys
 
