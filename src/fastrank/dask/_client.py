@@ -5,6 +5,7 @@ import contextlib
 import os
 import re
 import socket
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -161,20 +162,18 @@ def require_worker(client: distributed.Client) -> None:
         raise _no_workers(client, bound) from None
 
 
-def _wait(client, futures, return_when):
-    """``distributed.wait(futures, return_when=...)``, failing with :class:`NoWorkersError`
-    once the cluster has had no running worker for :func:`no_workers_timeout` seconds (the
-    scheduler is asked whenever a quarter of that, at most a second, passes without the
-    wait ending)."""
+def _until(client, attempt):
+    """Call ``attempt(step)`` until it returns a value other than None, and return that
+    value; fail with :class:`NoWorkersError` once the cluster has had no running worker for
+    :func:`no_workers_timeout` seconds (the scheduler is asked whenever a quarter of that,
+    at most a second, passes without an attempt succeeding)."""
     bound = no_workers_timeout()
     step = min(1.0, bound / 4)
     alone = None  # since when no worker has been running
     while True:
-        try:
-            with client.as_current():  # distributed.wait uses the current client
-                return distributed.wait(futures, timeout=step, return_when=return_when)
-        except _TIMEOUTS:
-            pass
+        outcome = attempt(step)
+        if outcome is not None:
+            return outcome
         check = time.monotonic()
         try:
             client.wait_for_workers(1, timeout=step)
@@ -185,12 +184,50 @@ def _wait(client, futures, return_when):
                 raise _no_workers(client, bound) from None
 
 
-def _result(client, future):
-    """The result of a finished ``future``; a failed task raises its own error, except when
-    the scheduler failed it for want of workers (its own ``no-workers-timeout``):
-    :class:`NoWorkersError`."""
+def _wait(client, futures, return_when):
+    """``distributed.wait(futures, return_when=...)``, bounded as :func:`_until`."""
+    def attempt(step):
+        try:
+            with client.as_current():  # distributed.wait uses the current client
+                return distributed.wait(futures, timeout=step, return_when=return_when)
+        except _TIMEOUTS:
+            return None
+    return _until(client, attempt)
+
+
+def _fetch(client, futures, fetch):
+    """``fetch()``, the transfer of values of finished ``futures``, bounded as
+    :func:`_until`: a value lost with its worker after its task finished is computed
+    again, which waits for a worker. The transfer runs on a thread of its own, so that a
+    slow one is never interrupted; when the bound passes, ``futures`` are cancelled, which
+    ends it."""
+    outcome = []
+
+    def run():
+        try:
+            outcome.append((fetch(), None))
+        except BaseException as exc:  # noqa: B036 - raised again by the caller
+            outcome.append((None, exc))
+
+    thread = threading.Thread(target=run, name="fastrank-fetch", daemon=True)
+    thread.start()
     try:
-        return future.result()
+        value, error = _until(client, lambda step: thread.join(step) or
+                              (outcome[0] if outcome else None))
+    except NoWorkersError:
+        client.cancel(futures)
+        raise
+    if error is not None:
+        raise error
+    return value
+
+
+def _result(client, future):
+    """The result of a finished ``future`` (fetched as :func:`_fetch`); a failed task raises
+    its own error, except when the scheduler failed it for want of workers (its own
+    ``no-workers-timeout``): :class:`NoWorkersError`."""
+    try:
+        return _fetch(client, [future], future.result)
     except (NoWorkerError, NoValidWorkerError) as exc:
         raise _no_workers(client, exc.timeout) from exc
 
@@ -207,7 +244,7 @@ def gather(client: distributed.Client, futures: Iterable[Any]) -> list:
     """The values of ``futures``, in order (``client.gather`` failing as :func:`wait`)."""
     futures = list(futures)
     wait(client, futures)
-    return client.gather(futures)
+    return _fetch(client, futures, lambda: client.gather(futures))
 
 
 def as_completed(client: distributed.Client, futures: Iterable[Any]) -> Iterator[tuple]:
