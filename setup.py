@@ -20,12 +20,14 @@ from setuptools.command.build_ext import build_ext
 EXT_DIR = Path("src") / "fastrank" / "_ext"
 
 # Extra compile flags of every kernel module (probed like OpenMP; dropped when the compiler
-# refuses them): floating-point rules. Instruction sets are chosen at run time inside the
-# kernels. Every rounding is the one written (fused multiply-adds only where fma() is
+# refuses them). Floating-point rules: instruction sets are chosen at run time inside the
+# kernels, and every rounding is the one written (fused multiply-adds only where fma() is
 # called): no contraction of a * b + c by the compiler, which GCC does by default wherever
 # the target has a fused multiply-add (AArch64, or a function compiled for AVX2/AVX-512), so
-# results are the same bits on every CPU and code path.
-KERNEL_FLAGS = ["-ffp-contract=off"]
+# results are the same bits on every CPU and code path. Symbols: a module exports its
+# PyInit_ function only, so the C core's functions are called directly (no PLT) and inlined
+# within their file like static ones.
+KERNEL_FLAGS = ["-ffp-contract=off", "-fvisibility=hidden"]
 
 
 def _compiler_accepts(compiler, flags, link_flags=(), source="int main(void){return 0;}\n"):
