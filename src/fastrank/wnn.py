@@ -43,7 +43,7 @@ from .metrics import cutoff
 
 #: The ``tie_policy`` options of :class:`VGRAM` and :class:`VGRAMCor`.
 TIE_POLICIES = ("random", "all")
-_POLICY_CODES = {"random": 0, "all": 1}
+_POLICY_CODES = _kernel.TIE_POLICIES  # the kernel's codes
 
 
 #: CSR input at least this dense is encoded as a dense array: the dense kernel is ~5x faster
@@ -214,11 +214,7 @@ class _VGRAMBase(MultiLabelEstimator):
         rows = self._stored_rows(Y)
         memory = np.empty((synapses.shape[0], rows.size, -(-synapses.shape[1] // 64)),
                           dtype=np.uint64)
-        if sp.issparse(X):
-            _kernel.encode_csr(X.data, X.indices, X.indptr, X.shape[1], rows, synapses,
-                               *_kernel.wiring_index(synapses, X.shape[1]), memory)
-        else:
-            _kernel.encode_dense(X, rows, synapses, memory)
+        _kernel.encode(X, rows, synapses, memory)
         self.synapses_ = synapses
         self.memory_ = memory
         self.label_indptr_, self.label_indices_ = self._label_lists(Y[rows])
@@ -330,11 +326,7 @@ class _VGRAMBase(MultiLabelEstimator):
         args = (self.synapses_, self.memory_, self.label_indptr_, self.label_indices_,
                 self._model, _POLICY_CODES[self.tie_policy], self.seed_, out, row0, entry0,
                 summary)
-        if sp.issparse(X):
-            _kernel.predict_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                *_kernel.wiring_index(self.synapses_, X.shape[1]), *args)
-        else:
-            _kernel.predict_dense(X, *args)
+        _kernel.predict(X, *args)
 
     def predict(self, X: MatrixLike, threshold: npt.ArrayLike | None = None) -> np.ndarray:
         """Predicted label sets: the top-ranked labels, or those above a threshold.
@@ -460,7 +452,7 @@ class VGRAM(_VGRAMBase):
     0.714
     """
 
-    _model = 0
+    _model = _kernel.MODELS["vgram"]
 
     @staticmethod
     def _stored_rows(Y):
@@ -499,4 +491,4 @@ class VGRAMCor(_VGRAMBase):
     0.747
     """
 
-    _model = 1
+    _model = _kernel.MODELS["vgram_cor"]

@@ -11,9 +11,9 @@ import numpy.typing as npt
 
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
-from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
-    ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
-    resolve_ties, row_blocks, run_kernel
+from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_LAB, \
+    N_REL, ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, \
+    family, resolve_ties, row_blocks, run_kernel
 from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
     _ratio, score_fbeta, score_precision, score_recall
 
@@ -367,7 +367,7 @@ class Evaluator:
         weight = check_sample_weight(sample_weight, n)
         rows = _add_interval(self._rows, first_row, first_row + n, "chunk")
         doc_sums = self._doc.copy()
-        lab = np.zeros((9, q)) if self._lab is None else self._lab.copy()
+        lab = np.zeros((N_LAB, q)) if self._lab is None else self._lab.copy()
         mc = np.zeros((self.n_draws, 2, q)) if self._mc is None else self._mc.copy()
         for lo, hi in row_blocks(n):
             doc, block_lab, block_mc = run_kernel(
