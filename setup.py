@@ -20,12 +20,14 @@ from setuptools.command.build_ext import build_ext
 EXT_DIR = Path("src") / "fastrank" / "_ext"
 
 # Extra compile flags of every kernel module (probed like OpenMP; dropped when the compiler
-# refuses them): floating-point rules. Instruction sets are chosen at run time inside the
-# kernels. Every rounding is the one written (fused multiply-adds only where fma() is
+# refuses them). Floating-point rules: instruction sets are chosen at run time inside the
+# kernels, and every rounding is the one written (fused multiply-adds only where fma() is
 # called): no contraction of a * b + c by the compiler, which GCC does by default wherever
 # the target has a fused multiply-add (AArch64, or a function compiled for AVX2/AVX-512), so
-# results are the same bits on every CPU and code path.
-KERNEL_FLAGS = ["-ffp-contract=off"]
+# results are the same bits on every CPU and code path. Symbols: a module exports its
+# PyInit_ function only, so the C core's functions are called directly (no PLT) and inlined
+# within their file like static ones.
+KERNEL_FLAGS = ["-ffp-contract=off", "-fvisibility=hidden"]
 
 
 def _compiler_accepts(compiler, flags, link_flags=(), source="int main(void){return 0;}\n"):
@@ -85,9 +87,10 @@ extensions = [
     if not os.environ.get("FASTRANK_EXT") or pyx.stem in os.environ["FASTRANK_EXT"].split(",")
 ]
 # Cython's runtime support (memoryviews, buffer formats) is generated once, into one module that
-# every kernel module imports, instead of being compiled into each of them (40 % less code).
+# every kernel module imports, instead of being compiled into each of them (40 % less code);
+# first, as one of the longest to compile, so that no core waits for it at the end
 SHARED_UTILITY = "fastrank._ext._cyutility"
-extensions.append(Extension(SHARED_UTILITY, [str(EXT_DIR / "_cyutility.c")]))
+extensions.insert(0, Extension(SHARED_UTILITY, [str(EXT_DIR / "_cyutility.c")]))
 
 setup(
     package_dir={"fastrank": "src/fastrank"},
@@ -100,6 +103,7 @@ setup(
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},
     ext_modules=cythonize(
         extensions,
+        nthreads=os.cpu_count() or 1,   # the modules are translated side by side too
         include_path=[str(EXT_DIR)],
         shared_utility_qualified_name=SHARED_UTILITY,
         compiler_directives={

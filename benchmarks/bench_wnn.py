@@ -228,7 +228,7 @@ def test_encoding_vs_streaming(benchmark, impl, threads):
 
     func = {"stream-bound": stream, "write-bound": write}.get(impl)
     if func is None:
-        func = on_path(benchmark, impl, lambda: wnn_kernel.encode_dense(X, rows, synapses, out))
+        func = on_path(benchmark, impl, lambda: wnn_kernel.encode(X, rows, synapses, out))
     with threadpool_limits(threads, user_api="openmp"):
         benchmark.pedantic(func, rounds=5, iterations=1, warmup_rounds=1)
 

@@ -81,12 +81,12 @@ def test_memory_is_packed_minchinton_encoding(n_synapses, fmt, simd_path):
 
 
 def encode_dense(X, synapses, rows=None, out=None):
-    """encode_dense on the code path in use: the (n_neurons, len(rows), W) patterns of X's
-    rows (all by default) into out (a new array by default)."""
+    """The kernel's encoding on the code path in use: the (n_neurons, len(rows), W) patterns
+    of X's rows (all by default) into out (a new array by default)."""
     rows = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
     if out is None:
         out = np.empty((synapses.shape[0], len(rows), -(-synapses.shape[1] // 64)), np.uint64)
-    kernel.encode_dense(X, rows, synapses, out)
+    kernel.encode(X, rows, synapses, out)
     return out
 
 
@@ -179,7 +179,7 @@ def test_dense_encoding_nan_falls_back_to_compares(simd_paths):
     results = []
     for _ in simd_paths:
         out = np.empty((1, 3, 1), dtype=np.uint64)
-        kernel.encode_dense(X, np.arange(3, dtype=np.int64), synapses, out)
+        kernel.encode(X, np.arange(3, dtype=np.int64), synapses, out)
         results.append(out)
     expected = ref_wnn.encode(X, synapses).transpose(1, 0, 2)
     for out in results:

@@ -54,7 +54,7 @@ BLOCK_BASE = 4096
 # KNN scores queries in chunks of at most this many (query, neighbour) pairs
 _CHUNK_PAIRS = 1 << 23
 
-_AGGREGATES = {"max": 0, "sum": 1, "count": 2}
+_AGGREGATES = _kernel.AGGREGATES  # the kernel's codes
 
 
 # ---- the search -------------------------------------------------------------------------------

@@ -42,9 +42,8 @@ RANK_METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractiona
 RankName = Literal["ordinal", "stable", "dense", "standard", "modified", "fractional"]
 RankMethod = Literal[RankName, "min", "max", "average"]
 _ALIASES = {"min": "standard", "max": "modified", "average": "fractional"}
-_METHOD_CODES = {"ordinal": 0, "stable": 1, "dense": 2, "standard": 3, "modified": 4,
-                 "fractional": 5}
-_GROUPS = 6
+_METHOD_CODES = _kernel.METHODS  # the kernel's codes
+_GROUPS = _kernel.TIE_GROUPS
 _NONE_INT = np.empty((0, 0), dtype=np.int32)
 _NONE_FLOAT = np.empty((0, 0), dtype=np.float64)
 

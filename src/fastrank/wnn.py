@@ -44,7 +44,7 @@ from .neighbors import _restrict_columns
 
 #: The ``tie_policy`` options of :class:`VGRAM` and :class:`VGRAMCor`.
 TIE_POLICIES = ("random", "all")
-_POLICY_CODES = {"random": 0, "all": 1}
+_POLICY_CODES = _kernel.TIE_POLICIES  # the kernel's codes
 
 
 #: CSR input at least this dense is encoded as a dense array: the dense kernel is ~5x faster
@@ -229,11 +229,7 @@ class _VGRAMBase(MultiLabelEstimator):
         memory = np.empty((synapses.shape[0], rows.size, -(-synapses.shape[1] // 64)),
                           dtype=np.uint64)
         Xw, wiring = _wired(X, synapses)
-        if sp.issparse(Xw):
-            _kernel.encode_csr(Xw.data, Xw.indices, Xw.indptr, Xw.shape[1], rows, wiring,
-                               *_kernel.wiring_index(wiring, Xw.shape[1]), memory)
-        else:
-            _kernel.encode_dense(Xw, rows, wiring, memory)
+        _kernel.encode(Xw, rows, wiring, memory)
         self.synapses_ = synapses
         self.memory_ = memory
         self.label_indptr_, self.label_indices_ = self._label_lists(Y[rows])
@@ -350,11 +346,7 @@ class _VGRAMBase(MultiLabelEstimator):
         args = (wiring, self.memory_, self.label_indptr_, self.label_indices_,
                 self._model, _POLICY_CODES[self.tie_policy], self.seed_, out, row0, entry0,
                 summary)
-        if sp.issparse(X):
-            _kernel.predict_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                *_kernel.wiring_index(wiring, X.shape[1]), *args)
-        else:
-            _kernel.predict_dense(X, *args)
+        _kernel.predict(X, *args)
 
     def predict(self, X: MatrixLike, threshold: npt.ArrayLike | None = None) -> np.ndarray:
         """Predicted label sets: the top-ranked labels, or those above a threshold.
@@ -481,7 +473,7 @@ class VGRAM(_VGRAMBase):
     0.714
     """
 
-    _model = 0
+    _model = _kernel.MODELS["vgram"]
 
     @staticmethod
     def _stored_rows(Y):
@@ -520,4 +512,4 @@ class VGRAMCor(_VGRAMBase):
     0.747
     """
 
-    _model = 1
+    _model = _kernel.MODELS["vgram_cor"]

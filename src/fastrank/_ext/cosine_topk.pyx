@@ -53,11 +53,14 @@ from libc.stdlib cimport calloc, free
 from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
 
-# aggregation codes, mirrored in fastrank/neighbors.py (_AGGREGATES)
+# aggregation codes
 cdef enum:
     AGG_MAX = 0
     AGG_SUM = 1
     AGG_COUNT = 2
+
+#: the codes of knn_aggregate's modes (fastrank.neighbors reads them)
+AGGREGATES = {"max": AGG_MAX, "sum": AGG_SUM, "count": AGG_COUNT}
 
 
 # ---- per-thread scratch ---------------------------------------------------------------------

@@ -33,6 +33,10 @@ cdef enum:
     NOMINAL = 1
     BINARY = 2
 
+#: the codes of an attribute's kind in parse_arff_data's ``kind`` (fastrank.datasets reads
+#: them): numeric, nominal, or nominal {0,1} (binary)
+ATTRIBUTE_KINDS = {"numeric": NUMERIC, "nominal": NOMINAL, "binary": BINARY}
+
 
 cdef inline bint _is_blank(char c) noexcept nogil:
     return c == b' ' or c == b'\t' or c == b'\r'
@@ -264,7 +268,7 @@ def parse_arff_data(bytes buf, Py_ssize_t first_line, str source, list names,
 
     ``col[a]`` is the column of attribute ``a`` in X (``is_label[a] == 0``) or in Y;
     ``nominal[a]`` is None for a numeric attribute or a dict ``bytes -> float``;
-    ``kind[a]`` is NUMERIC (0), NOMINAL (1) or BINARY (2: nominal ``{0,1}``, converted
+    ``kind[a]`` is its code in ATTRIBUTE_KINDS (binary: nominal ``{0,1}``, converted
     without a dict look-up).
     ``first_line`` is the file line number of ``buf``'s first line (for messages).
     Returns ``(x_indptr, x_indices, x_data, y_indptr, y_indices)``; zeros are not stored.

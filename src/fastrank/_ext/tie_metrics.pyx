@@ -19,10 +19,10 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
 
 Outputs
 -------
-doc : float64 (n, N_SLOTS)      per-document values, column codes below (mirrored in
-                                fastrank/metrics/_common.py)
-lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label: rows 0-1 (ordinal),
-                                2-3 (group) and 5-6 (expected) are predicted-and-relevant
+doc : float64 (n, N_SLOTS)      per-document values, column codes below (DOC_COLUMNS:
+                                fastrank.metrics reads them)
+lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label (LAB_ROWS): rows 0-1
+                                (ordinal), 2-3 (group) and 5-6 (expected) are predicted-and-relevant
                                 (TP_i) and predicted (TP_i + FP_i) under the cutoff
                                 (perfect, or the first top_k positions when top_k >= 0);
                                 row 4 is relevant (TP_i + FN_i); rows 7-8 are
@@ -38,8 +38,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 from _tiesort cimport (
-    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_csr_row_at,
-    sort_dense_row, sort_work_free, sort_work_new,
+    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_row_at,
+    sort_work_free, sort_work_new,
 )
 
 # family flags
@@ -79,6 +79,40 @@ cdef enum:
     E_NPRED = 26
     E_EXACT = 27
     N_SLOTS = 28
+
+# rows of the label counts (lab, per chunk: N_LAB rows of q): the (TP_i, TP_i + FP_i) pair of
+# each family at LAB_ORDINAL, LAB_GROUP, LAB_EXPECTED; TP_i + FN_i at LAB_REL; the expected
+# family's pair from whole tie groups only at LAB_FIXED
+cdef enum:
+    LAB_ORDINAL = 0
+    LAB_GROUP = 2
+    LAB_REL = 4
+    LAB_EXPECTED = 5
+    LAB_FIXED = 7
+    N_LAB = 9
+
+#: the codes and positions above, for the Python layer (fastrank.metrics reads them): the
+#: family flags, each family's per-document columns (the group family's coverage per
+#: ranking type), and the rows of the label counts
+FAMILIES = {"ordinal": ORDINAL, "group": GROUP, "expected": EXPECTED}
+DOC_COLUMNS = {
+    "n_rel": N_REL,
+    "ordinal": dict(one_error=O_ONE_ERROR, coverage=O_COVERAGE, ranking_loss=O_RANKING_LOSS,
+                    ap_position=O_AP_POSITION, ap_label=O_AP_LABEL,
+                    r_precision=O_R_PRECISION, tp=O_TP, npred=O_NPRED),
+    "group": dict(one_error=G_ONE_ERROR, ranking_loss=G_RANKING_LOSS,
+                  ap_position=G_AP_POSITION, ap_label=G_AP_LABEL, r_precision=G_R_PRECISION,
+                  tp=G_TP, npred=G_NPRED),
+    "group_coverage": {"dense": G_COVERAGE_DENSE, "standard": G_COVERAGE_STANDARD,
+                       "modified": G_COVERAGE_MODIFIED},
+    "expected": dict(one_error=E_ONE_ERROR, coverage=E_COVERAGE, ranking_loss=E_RANKING_LOSS,
+                     ap_position=E_AP_POSITION, ap_label=E_AP_LABEL,
+                     r_precision=E_R_PRECISION, tp=E_TP, npred=E_NPRED, exact=E_EXACT),
+}
+N_DOC_COLUMNS = N_SLOTS
+LAB_ROWS = {"ordinal": LAB_ORDINAL, "group": LAB_GROUP, "expected": LAB_EXPECTED,
+            "relevant": LAB_REL, "fixed": LAB_FIXED}
+N_LAB_ROWS = N_LAB
 
 
 cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k) noexcept nogil:
@@ -261,11 +295,11 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                     exact = 0.0
                 for p in range(start, stop):
                     c = order[p]
-                    lab[6 * q + c] += wt
-                    lab[8 * q + c] += wt
+                    lab[(LAB_EXPECTED + 1) * q + c] += wt
+                    lab[(LAB_FIXED + 1) * q + c] += wt
                     if y[c]:
-                        lab[5 * q + c] += wt
-                        lab[7 * q + c] += wt
+                        lab[LAB_EXPECTED * q + c] += wt
+                        lab[LAB_FIXED * q + c] += wt
             else:
                 npred += d
                 tp += <double> d * a / s
@@ -274,9 +308,9 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                 share = wt * d / s
                 for p in range(start, stop):
                     c = order[p]
-                    lab[6 * q + c] += share
+                    lab[(LAB_EXPECTED + 1) * q + c] += share
                     if y[c]:
-                        lab[5 * q + c] += share
+                        lab[LAB_EXPECTED * q + c] += share
                 if n_draws > 0:  # d of the s labels, uniformly, n_draws times
                     state = row_state(mc_seed, row)
                     for p in range(s):
@@ -313,34 +347,40 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
     cdef uint64_t zkey = desc_key(0.0)
-    cdef double* rel = lab + 4 * q
+    cdef double* rel = lab + LAB_REL * q
     for c in range(q):
         n_rel += y[c]
         rel[c] += wt * y[c]
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
-        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + 2 * q)
+        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, wt, out,
                        lab, mc)
     if families & ORDINAL:
-        _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out, lab)
+        _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
+                      lab + LAB_ORDINAL * q)
 
 
-def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
-                   Py_ssize_t col_stride, const uint8_t[:, ::1] y, int families,
-                   Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row,
-                   const double[::1] weight, double[:, ::1] doc, double[:, :, ::1] lab,
-                   double[:, :, :, ::1] mc):
-    """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for a dense (n, q) belief
-    matrix given as its flat buffer and element strides; top_k < 0 is the perfect cutoff.
-    Row i draws its random orders as global row ``first_row + i``; its label counts weigh
-    ``weight[i]`` (1 when ``weight`` is empty). ``doc`` is never weighted."""
+def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
+             const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
+             const uint8_t[:, ::1] y, int families, Py_ssize_t top_k, uint64_t seed,
+             uint64_t mc_seed, Py_ssize_t first_row, const double[::1] weight,
+             double[:, ::1] doc, double[:, :, ::1] lab, double[:, :, :, ::1] mc):
+    """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for an (n, q) belief matrix
+    given by ``fastrank._validation.row_source`` (a dense flat buffer with element strides
+    and empty index arrays, or a canonical CSR matrix whose implicit zeros are one tie
+    group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
+    ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
+    ``doc`` is never weighted."""
     cdef SortWork* w
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef int32_t* scratch
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -356,44 +396,7 @@ def evaluate_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssiz
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
-                sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
-                     first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
-                     &lab[chunk, 0, 0], mcp)
-        sort_work_free(w)
-        free(scratch)
-    if failed[0]:
-        raise MemoryError("fastrank: cannot allocate metric scratch")
-
-
-def evaluate_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-                 Py_ssize_t q, const uint8_t[:, ::1] y, int families, Py_ssize_t top_k,
-                 uint64_t seed, uint64_t mc_seed, Py_ssize_t first_row,
-                 const double[::1] weight, double[:, ::1] doc, double[:, :, ::1] lab,
-                 double[:, :, :, ::1] mc):
-    """As evaluate_dense for a canonical CSR belief matrix (implicit zeros: one tie group)."""
-    cdef SortWork* w
-    cdef Py_ssize_t chunk, i, lo, hi, n = indptr.shape[0] - 1
-    cdef Py_ssize_t n_chunks = lab.shape[0], n_draws = mc.shape[1]
-    cdef int32_t* scratch
-    cdef double* mcp
-    cdef bint weighted = weight.shape[0] > 0
-    cdef int failed[1]
-    failed[0] = 0
-    with nogil, parallel():
-        w = sort_work_new(q)
-        scratch = <int32_t*> malloc(q * sizeof(int32_t))
-        if w == NULL or scratch == NULL:
-            failed[0] = 1
-        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for chunk in prange(n_chunks, schedule="dynamic"):
-            if w == NULL or scratch == NULL:
-                continue
-            mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
-            lo = chunk * n // n_chunks
-            hi = (chunk + 1) * n // n_chunks
-            for i in range(lo, hi):
-                sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
+                sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
                      first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
                      &lab[chunk, 0, 0], mcp)
@@ -423,13 +426,18 @@ cdef inline void _cut_row(SortWork* w, Py_ssize_t q, Py_ssize_t k, bint ordinal,
             out[w.order[p]] = 1
 
 
-def cutoff_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_t row_stride,
-                 Py_ssize_t col_stride, const int64_t[::1] k, bint ordinal, bint drop_zero,
-                 uint64_t seed, uint8_t[:, ::1] out):
+def cutoff(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
+           const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
+           const int64_t[::1] k, bint ordinal, bint drop_zero, uint64_t seed,
+           uint8_t[:, ::1] out):
     """out[i] <- 1 on the first k[i] positions of row i (whole tie groups unless ordinal),
-    leaving out labels of belief 0 when drop_zero; ``out`` is zeroed by the caller."""
+    leaving out labels of belief 0 when drop_zero, for an (n, q) belief matrix given as for
+    evaluate; ``out`` is zeroed by the caller."""
     cdef SortWork* w
     cdef Py_ssize_t i
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -440,30 +448,7 @@ def cutoff_dense(const floating[::1] flat, Py_ssize_t n, Py_ssize_t q, Py_ssize_
         for i in prange(n, schedule="static"):
             if w == NULL:
                 continue
-            sort_dense_row(&flat[i * row_stride], col_stride, q, w)
-            _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
-        sort_work_free(w)
-    if failed[0]:
-        raise MemoryError("fastrank: cannot allocate metric scratch")
-
-
-def cutoff_csr(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-               Py_ssize_t q, const int64_t[::1] k, bint ordinal, bint drop_zero, uint64_t seed,
-               uint8_t[:, ::1] out):
-    """As cutoff_dense for a canonical CSR belief matrix."""
-    cdef SortWork* w
-    cdef Py_ssize_t i, n = indptr.shape[0] - 1
-    cdef int failed[1]
-    failed[0] = 0
-    with nogil, parallel():
-        w = sort_work_new(q)
-        if w == NULL:
-            failed[0] = 1
-        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for i in prange(n, schedule="static"):
-            if w == NULL:
-                continue
-            sort_csr_row_at(&data[0], &indices[0], &indptr[0], i, q, w)
+            sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
             _cut_row(w, q, k[i], ordinal, drop_zero, seed, i, &out[i, 0])
         sort_work_free(w)
     if failed[0]:

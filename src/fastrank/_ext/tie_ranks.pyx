@@ -18,7 +18,7 @@ from _tiesort cimport (
     sort_work_new,
 )
 
-# method codes, mirrored in fastrank/ranking.py (_METHOD_CODES)
+# method codes
 cdef enum:
     ORDINAL = 0
     STABLE = 1
@@ -27,6 +27,12 @@ cdef enum:
     MODIFIED = 4
     FRACTIONAL = 5
     GROUPS = 6
+
+#: the codes of rank_rows' ranking methods (fastrank.ranking reads them), and of its tie
+#: groups output
+METHODS = {"ordinal": ORDINAL, "stable": STABLE, "dense": DENSE, "standard": STANDARD,
+           "modified": MODIFIED, "fractional": FRACTIONAL}
+TIE_GROUPS = GROUPS
 
 
 cdef inline void _emit_row(int32_t* order, int32_t* end, Py_ssize_t q, int method,

@@ -124,7 +124,7 @@ cdef extern from "vgram.h":
 cdef extern from "runtime.h":
     int fr_get_max_threads() noexcept nogil
 
-# model and tie-policy codes, mirrored in fastrank/wnn.py
+# model and tie-policy codes (MODELS, TIE_POLICIES), and sizes
 cdef enum:
     VGRAM = 0      # an entry per (document, label); a neuron outputs one label
     VGRAM_COR = 1  # an entry per document; a neuron outputs a label set
@@ -142,6 +142,10 @@ fr_vgram_init()
 #: neurons per chunk: each test document's votes are added in order within a chunk of this
 #: many neurons, and the chunks' sums in order (fastrank.wnn._merge_outcomes sums alike)
 NEURONS_PER_CHUNK = NEURON_CHUNK
+
+#: the codes of the models and of the tie policies (fastrank.wnn reads them)
+MODELS = {"vgram": VGRAM, "vgram_cor": VGRAM_COR}
+TIE_POLICIES = {"random": RANDOM, "all": ALL}
 
 
 def simd_path():
@@ -206,55 +210,99 @@ def wiring_index(const int32_t[:, ::1] synapses, Py_ssize_t n_features):
     return ptr_arr, cell_arr
 
 
-def encode_dense(const floating[:, ::1] X, const int64_t[::1] rows,
-                 const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
-    """out[n, i] <- pattern of row rows[i] of X for neuron n (out: n_neurons, len(rows), W);
-    rows in chunks of ROW_CHUNK, one chunk per task (the permuted encoding's byte wiring
-    made once for all)."""
+cdef inline void encode_docs(fr_simd_level lv, const floating* vp, Py_ssize_t n_cols,
+                             const index_t* ip, const index_t* pp, const int64_t* rows,
+                             Py_ssize_t doc0, Py_ssize_t nb, const int32_t* syn,
+                             Py_ssize_t n_neurons, Py_ssize_t S, Py_ssize_t W, uint64_t* out,
+                             Py_ssize_t neuron_stride, bint stream, const uint8_t* wiring,
+                             floating* xbuf, uint64_t* rowbuf, const int64_t* wptr,
+                             const int32_t* wcell) noexcept nogil:
+    """The patterns of documents doc0 .. doc0 + nb - 1 (rows of the input, or rows[doc] when
+    rows is not NULL) for the n_neurons neurons of syn: document i's pattern for neuron n at
+    out + n * neuron_stride + i * W. Dense input (pp NULL: row r at vp + r * n_cols) through
+    encode_rows (stream, wiring: as there); CSR input (vp, ip, pp: data, indices, indptr;
+    syn then every neuron) row by row through the wiring index (wptr, wcell), with the
+    thread's xbuf and rowbuf."""
+    cdef Py_ssize_t i, r, lo
+    if pp == NULL:
+        if rows == NULL:
+            encode_rows(lv, vp + doc0 * n_cols, n_cols, NULL, nb, syn, n_neurons, S, W, out,
+                        neuron_stride, stream, wiring)
+        else:
+            encode_rows(lv, vp, n_cols, rows + doc0, nb, syn, n_neurons, S, W, out,
+                        neuron_stride, stream, wiring)
+        return
+    for i in range(nb):
+        r = rows[doc0 + i] if rows != NULL else doc0 + i
+        lo = pp[r]
+        encode_csr_row(vp + lo, ip + lo, pp[r + 1] - lo, xbuf, rowbuf, wptr, wcell, n_neurons,
+                       S, W, out + i * W, neuron_stride)
+
+
+_NO_INDEX = np.empty(0, dtype=np.int32)
+_NO_WIRING = (np.empty(0, dtype=np.int64), np.empty((0, 4), dtype=np.int32))
+
+
+def _input(X, synapses):
+    """The arguments of _encode and _predict describing the rows of X: (values, n_cols,
+    indices, indptr, wptr, wcell) -- a C-contiguous dense array's flat values and empty
+    index arrays, or a canonical CSR matrix's arrays and the wiring_index of synapses."""
+    if hasattr(X, "indptr"):
+        return (X.data, X.shape[1], X.indices, X.indptr,
+                *wiring_index(synapses, X.shape[1]))
+    return (X.reshape(-1), X.shape[1], _NO_INDEX, _NO_INDEX, *_NO_WIRING)
+
+
+def encode(X, const int64_t[::1] rows, const int32_t[:, ::1] synapses,
+           uint64_t[:, :, ::1] out):
+    """out[n, i] <- pattern of row rows[i] of X (a C-contiguous float array or a canonical
+    CSR matrix) for neuron n (out: n_neurons, len(rows), W)."""
+    _encode(*_input(X, synapses), rows, synapses, out)
+
+
+def _encode(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] indices,
+            const index_t[::1] indptr, const int64_t[::1] wptr, const int32_t[:, ::1] wcell,
+            const int64_t[::1] rows, const int32_t[:, ::1] synapses, uint64_t[:, :, ::1] out):
+    """encode for the input _input describes: rows in chunks of ROW_CHUNK, one chunk per
+    task; dense rows with the permuted encoding's byte wiring made once for all, and their
+    patterns written past the caches; CSR rows each scattered once into the thread's dense
+    buffer of n_cols values."""
     cdef Py_ssize_t k, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
     cdef Py_ssize_t n_neurons = synapses.shape[0]
     cdef Py_ssize_t n_chunks = (n_rows + ROW_CHUNK - 1) // ROW_CHUNK
-    cdef uint8_t* wiring
-    cdef fr_simd_level lv = current_level()
-    if n_rows == 0:
-        return
-    with nogil:
-        wiring = wiring_new(lv, &synapses[0, 0], n_neurons, S, W, X.shape[1])
-        for k in prange(n_chunks, schedule="static"):
-            encode_rows(lv, &X[0, 0], X.shape[1], &rows[k * ROW_CHUNK],
-                        min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0], n_neurons,
-                        S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True, wiring)
-        free(wiring)
-
-
-def encode_csr(const floating[::1] data, const index_t[::1] indices,
-               const index_t[::1] indptr, Py_ssize_t n_features, const int64_t[::1] rows,
-               const int32_t[:, ::1] synapses, const int64_t[::1] wptr,
-               const int32_t[:, ::1] wcell, uint64_t[:, :, ::1] out):
-    """As encode_dense for a canonical CSR matrix, with the wiring_index of synapses; each
-    row is scattered once into a per-thread dense buffer of n_features values."""
-    cdef Py_ssize_t i, r, lo, n_rows = rows.shape[0], S = synapses.shape[1], W = out.shape[2]
-    cdef Py_ssize_t n_neurons = synapses.shape[0]
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef const int64_t* wp = &wptr[0] if wptr.shape[0] else NULL
+    cdef const int32_t* cp = &wcell[0, 0] if wcell.shape[0] else NULL
+    cdef uint8_t* wiring = NULL
     cdef floating* xbuf = NULL
     cdef uint64_t* rowbuf = NULL
+    cdef bint ready = False
+    cdef fr_simd_level lv = current_level()
     cdef int failed[1]
     failed[0] = 0
     if n_rows == 0:
         return
+    with nogil:
+        if pp == NULL:
+            wiring = wiring_new(lv, &synapses[0, 0], n_neurons, S, W, n_cols)
     with nogil, parallel():
-        xbuf = <floating*> calloc(n_features, sizeof(floating))
-        rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
-        if xbuf == NULL or rowbuf == NULL:
+        if pp != NULL:
+            xbuf = <floating*> calloc(n_cols, sizeof(floating))
+            rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
+        ready = pp == NULL or (xbuf != NULL and rowbuf != NULL)
+        if not ready:
             failed[0] = 1
-        for i in prange(n_rows, schedule="static"):
-            if xbuf != NULL and rowbuf != NULL:
-                r = rows[i]
-                lo = indptr[r]
-                encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[r + 1] - lo, xbuf,
-                               rowbuf, &wptr[0], &wcell[0, 0], n_neurons, S, W,
-                               &out[0, i, 0], n_rows * W)
+        for k in prange(n_chunks, schedule="static"):
+            if ready:
+                encode_docs(lv, vp, n_cols, ip, pp, &rows[0], k * ROW_CHUNK,
+                            min(ROW_CHUNK, n_rows - k * ROW_CHUNK), &synapses[0, 0],
+                            n_neurons, S, W, &out[0, k * ROW_CHUNK, 0], n_rows * W, True,
+                            wiring, xbuf, rowbuf, wp, cp)
         free(xbuf)
         free(rowbuf)
+    free(wiring)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the encoding buffer")
 
@@ -634,22 +682,42 @@ cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B) noexcept nogil:
     normalise(s, B, 0, few.total)
 
 
-def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
-                  const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
-                  const int32_t[::1] lab_idx, int model, int policy, uint64_t seed,
-                  double[:, ::1] out, int64_t row0=0, int64_t entry0=0, summary=None):
-    """Beliefs of the rows of X into out (n_docs, q), which must be all zeros; or, with
-    ``summary`` (from new_summary), each (row, neuron)'s outcome into it (out then only gives
-    q: shape (0, q)). Row i of X is test document row0 + i and stored document t is number
-    entry0 + t for the random keys (0 and 0 for a whole memory and query set).
+def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
+            const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model, int policy,
+            uint64_t seed, double[:, ::1] out, int64_t row0=0, int64_t entry0=0,
+            summary=None):
+    """Beliefs of the rows of X (a C-contiguous float array or a canonical CSR matrix) into
+    out (n_docs, q), which must be all zeros; or, with ``summary`` (from new_summary), each
+    (row, neuron)'s outcome into it (out then only gives q: shape (0, q)). Row i of X is
+    test document row0 + i and stored document t is number entry0 + t for the random keys
+    (0 and 0 for a whole memory and query set).
 
     Up to MAX_BATCH rows are one batch whose neurons, in chunks of NEURON_CHUNK, are split
     among the threads (a few documents are a search bound by the memory's bandwidth); more
     rows are split into batches, one per task, each searching every neuron. Each row's
     votes are added chunk after chunk in both cases: the same beliefs."""
-    cdef Py_ssize_t n_docs = X.shape[0], q = out.shape[1], n_neurons = mem.shape[0]
-    cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
-    cdef Py_ssize_t B, n_batches, k, c, n0, doc0, nb
+    _predict(*_input(X, synapses), synapses, mem, lab_ptr, lab_idx, model, policy, seed, out,
+             row0, entry0, summary)
+
+
+def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] indices,
+             const index_t[::1] indptr, const int64_t[::1] wptr, const int32_t[:, ::1] wcell,
+             const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
+             const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model, int policy,
+             uint64_t seed, double[:, ::1] out, int64_t row0, int64_t entry0, summary):
+    """predict for the input _input describes. The patterns of a batch of up to MAX_BATCH
+    documents are encoded by chunks of neurons (dense rows: up to 64 at once through their
+    ranks) or by documents (CSR rows: each scattered once into the thread's dense buffer)."""
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef const int64_t* wp = &wptr[0] if wptr.shape[0] else NULL
+    cdef const int32_t* cp = &wcell[0, 0] if wcell.shape[0] else NULL
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1 if pp != NULL else values.shape[0] // n_cols
+    cdef Py_ssize_t q = out.shape[1], n_neurons = mem.shape[0], n_train = mem.shape[1]
+    cdef Py_ssize_t W = mem.shape[2], S = synapses.shape[1]
+    cdef Py_ssize_t xbuf_bytes = n_cols * sizeof(floating) if pp != NULL else 0
+    cdef Py_ssize_t B, n_batches, k, c, i, n0, doc0, nb
     cdef Work* w = NULL
     cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
                               n_docs, summary)
@@ -662,14 +730,22 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
         B = n_docs
         few = few_new(n_neurons, B, W, q)
         with nogil, parallel():
-            w = work_new(n_neurons, B, W, n_train, q, 0, False)
+            w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, False)
             if w == NULL:
                 failed[0] = 1
-            for c in prange(few.n_chunks, schedule="static"):
-                n0 = c * NEURON_CHUNK
-                encode_rows(s.level, &X[0, 0], X.shape[1], NULL, B, &synapses[n0, 0],
-                            min(NEURON_CHUNK, n_neurons - n0), S, W, few.codes + n0 * B * W,
-                            B * W, False, NULL)
+            if pp == NULL:
+                for c in prange(few.n_chunks, schedule="static"):
+                    n0 = c * NEURON_CHUNK
+                    encode_docs(s.level, vp, n_cols, ip, pp, NULL, 0, B, &synapses[n0, 0],
+                                min(NEURON_CHUNK, n_neurons - n0), S, W,
+                                few.codes + n0 * B * W, B * W, False, NULL, NULL, NULL, wp,
+                                cp)
+            else:
+                for i in prange(B, schedule="static"):
+                    if w != NULL:
+                        encode_docs(s.level, vp, n_cols, ip, pp, NULL, i, 1, &synapses[0, 0],
+                                    n_neurons, S, W, few.codes + i * W, B * W, False, NULL,
+                                    <floating*> w.xbuf, w.rowbuf, wp, cp)
             # every thread must reach the worksharing loop; one without scratch skips its tasks
             for c in prange(few.n_chunks, schedule="dynamic"):
                 if w != NULL:
@@ -682,79 +758,16 @@ def predict_dense(const floating[:, ::1] X, const int32_t[:, ::1] synapses,
         B = batch_size(n_docs)
         n_batches = (n_docs + B - 1) // B
         with nogil, parallel():
-            w = work_new(n_neurons, B, W, n_train, q, 0, True)
+            w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, True)
             if w == NULL:
                 failed[0] = 1
             for k in prange(n_batches, schedule="dynamic"):
                 if w != NULL:
                     doc0 = k * B
                     nb = min(B, n_docs - doc0)
-                    encode_rows(s.level, &X[doc0, 0], X.shape[1], NULL, nb,
-                                &synapses[0, 0], n_neurons, S, W, w.codes, nb * W, False,
-                                NULL)
-                    search_batch(w, &s, nb, doc0)
-            work_free(w)
-    if failed[0]:
-        raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
-
-
-def predict_csr(const floating[::1] data, const index_t[::1] indices,
-                const index_t[::1] indptr, Py_ssize_t n_features,
-                const int64_t[::1] wptr, const int32_t[:, ::1] wcell,
-                const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
-                const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model,
-                int policy, uint64_t seed, double[:, ::1] out, int64_t row0=0,
-                int64_t entry0=0, summary=None):
-    """As predict_dense for a canonical CSR matrix, with the wiring_index of synapses (each
-    row scattered once)."""
-    cdef Py_ssize_t n_docs = indptr.shape[0] - 1, q = out.shape[1], n_neurons = mem.shape[0]
-    cdef Py_ssize_t n_train = mem.shape[1], W = mem.shape[2], S = synapses.shape[1]
-    cdef Py_ssize_t B, n_batches, k, c, i, doc0, nb, lo
-    cdef Work* w = NULL
-    cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
-                              n_docs, summary)
-    cdef FewDocs few
-    cdef int failed[1]
-    failed[0] = 0
-    if n_docs == 0:
-        return
-    if n_docs <= MAX_BATCH:
-        B = n_docs
-        few = few_new(n_neurons, B, W, q)
-        with nogil, parallel():
-            w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating), False)
-            if w == NULL:
-                failed[0] = 1
-            for i in prange(B, schedule="static"):
-                if w != NULL:
-                    lo = indptr[i]
-                    encode_csr_row(&data[0] + lo, &indices[0] + lo, indptr[i + 1] - lo,
-                                   <floating*> w.xbuf, w.rowbuf, &wptr[0], &wcell[0, 0],
-                                   n_neurons, S, W, few.codes + i * W, B * W)
-            for c in prange(few.n_chunks, schedule="dynamic"):
-                if w != NULL:
-                    search_few_chunk(w, &s, &few, B, c)
-            work_free(w)
-        if not failed[0]:
-            merge_few(&s, &few, B)
-        few_free(&few)
-    else:
-        B = batch_size(n_docs)
-        n_batches = (n_docs + B - 1) // B
-        with nogil, parallel():
-            w = work_new(n_neurons, B, W, n_train, q, n_features * sizeof(floating), True)
-            if w == NULL:
-                failed[0] = 1
-            for k in prange(n_batches, schedule="dynamic"):
-                if w != NULL:
-                    doc0 = k * B
-                    nb = min(B, n_docs - doc0)
-                    for i in range(nb):
-                        lo = indptr[doc0 + i]
-                        encode_csr_row(&data[0] + lo, &indices[0] + lo,
-                                       indptr[doc0 + i + 1] - lo, <floating*> w.xbuf,
-                                       w.rowbuf, &wptr[0], &wcell[0, 0], n_neurons, S, W,
-                                       w.codes + i * W, nb * W)
+                    encode_docs(s.level, vp, n_cols, ip, pp, NULL, doc0, nb, &synapses[0, 0],
+                                n_neurons, S, W, w.codes, nb * W, False, NULL,
+                                <floating*> w.xbuf, w.rowbuf, wp, cp)
                     search_batch(w, &s, nb, doc0)
             work_free(w)
     if failed[0]:

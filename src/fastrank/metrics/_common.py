@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from .._ext import tie_metrics as _kernel
 from .._validation import check_memory, check_option, check_random_state, check_same_shape, \
-    check_scores, check_truth, sort_scratch_bytes
+    check_scores, check_truth, row_source, sort_scratch_bytes
 
 #: The thesis' four ranking types (the default of :func:`fastrank.metrics.evaluate`).
 TIES = ("ordinal", "dense", "standard", "modified")
@@ -18,20 +18,19 @@ EXPECTED_TIES = "expected"  # exact expectation of the ordinal value over random
 ALL_TIES = TIES + (EXPECTED_TIES,)
 _TIE_ALIASES = {"min": "standard", "max": "modified"}
 
-# kernel family flags and per-document columns, mirrored from src/fastrank/_ext/tie_metrics.pyx
-ORDINAL, GROUP, EXPECTED = 1, 2, 4
-N_REL = 0
-_ORDINAL_COLS = dict(one_error=1, coverage=2, ranking_loss=3, ap_position=4, ap_label=5,
-                     r_precision=6, tp=7, npred=8)
-_GROUP_COLS = dict(one_error=9, ranking_loss=13, ap_position=14, ap_label=15, r_precision=16,
-                   tp=17, npred=18)
-_COVERAGE_COLS = {"dense": 10, "standard": 11, "modified": 12}
-_EXPECTED_COLS = dict(one_error=19, coverage=20, ranking_loss=21, ap_position=22, ap_label=23,
-                      r_precision=24, tp=25, npred=26, exact=27)
-N_SLOTS = 28
-# label-count rows of `lab` per family: (TP_i, TP_i + FP_i); row 4 is TP_i + FN_i
-LAB_ROWS = {ORDINAL: 0, GROUP: 2, EXPECTED: 5}
-LAB_REL, LAB_FIXED = 4, 7
+# the kernel's family flags, per-document columns and label-count rows (its own tables)
+ORDINAL, GROUP, EXPECTED = (_kernel.FAMILIES[f] for f in ("ordinal", "group", "expected"))
+N_REL = _kernel.DOC_COLUMNS["n_rel"]
+_ORDINAL_COLS = _kernel.DOC_COLUMNS["ordinal"]
+_GROUP_COLS = _kernel.DOC_COLUMNS["group"]
+_COVERAGE_COLS = _kernel.DOC_COLUMNS["group_coverage"]
+_EXPECTED_COLS = _kernel.DOC_COLUMNS["expected"]
+N_SLOTS = _kernel.N_DOC_COLUMNS
+# label-count rows of `lab` per family: (TP_i, TP_i + FP_i); LAB_REL: TP_i + FN_i
+LAB_ROWS = {ORDINAL: _kernel.LAB_ROWS["ordinal"], GROUP: _kernel.LAB_ROWS["group"],
+            EXPECTED: _kernel.LAB_ROWS["expected"]}
+LAB_REL, LAB_FIXED = _kernel.LAB_ROWS["relevant"], _kernel.LAB_ROWS["fixed"]
+N_LAB = _kernel.N_LAB_ROWS
 _N_CHUNKS = 16  # fixed row chunks, each with its own label counters (thread-count independent)
 _MC_BYTES = 64 * 2**20  # bound on the per-chunk Monte-Carlo counters: fewer chunks beyond it
 _MC_SALT = 0x5851F42D4C957F2D  # decorrelates the Monte-Carlo draws from the ordinal shuffle
@@ -71,7 +70,7 @@ def check_inputs(y_true, y_score, n_draws=0, held=0):
     y_score = check_scores(y_score)
     n, q = y_score.shape
     chunks = _n_chunks(min(n, BLOCK_ROWS), q, n_draws)
-    check_memory(8 * q * (9 + 2 * n_draws) * (chunks + held) + sort_scratch_bytes(chunks, q),
+    check_memory(8 * q * (N_LAB + 2 * n_draws) * (chunks + held) + sort_scratch_bytes(chunks, q),
                  f"the per-label counts of {q} labels (n_labels)")
     y_true = check_truth(y_true, n_labels=y_score.shape[1], against="y_score")
     check_same_shape(y_true.shape, y_score.shape)
@@ -84,17 +83,16 @@ def draw_seed(random_state):
 
 
 def score_args(y_score, rows=None):
-    """Kernel arguments describing rows ``lo:hi`` of the belief matrix (flat buffer + strides,
-    or CSR arrays), without copying the matrix."""
+    """Kernel arguments describing rows ``lo:hi`` of the belief matrix, without copying it:
+    :func:`~fastrank._validation.row_source`'s (values, row_stride, col_stride, indices,
+    indptr) of those rows, then their number and the number of labels."""
     lo, hi = (0, y_score.shape[0]) if rows is None else rows
+    values, row_stride, col_stride, indices, indptr = row_source(y_score)
     if sp.issparse(y_score):  # indptr entries are absolute offsets into data/indices
-        return "csr", (y_score.data, y_score.indices, y_score.indptr[lo:hi + 1],
-                       y_score.shape[1])
-    q = y_score.shape[1]
-    item = y_score.itemsize
-    row_stride, col_stride = y_score.strides[0] // item, y_score.strides[1] // item
-    flat = y_score.ravel(order="K")[lo * row_stride:]
-    return "dense", (flat, hi - lo, q, row_stride, col_stride)
+        indptr = indptr[lo:hi + 1]
+    else:
+        values = values[lo * row_stride:]
+    return values, row_stride, col_stride, indices, indptr, hi - lo, y_score.shape[1]
 
 
 def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0,
@@ -106,7 +104,7 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     weight ``sample_weight[lo + i]`` (1 without weights). Returns
 
     * ``doc`` (hi - lo, N_SLOTS): per-document values, unweighted (columns: :func:`column`);
-    * ``lab`` (9, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
+    * ``lab`` (N_LAB, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
       (TP_i, TP_i + FP_i), ``LAB_REL`` (TP_i + FN_i), ``LAB_FIXED`` (expected family: the
       TP_i, TP_i + FP_i shared by every random order);
     * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups, the
@@ -117,18 +115,17 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
     n_draws = n_draws if families & EXPECTED else 0
     n_chunks = _n_chunks(n, q, n_draws)
-    lab = np.zeros((n_chunks, 9, q), dtype=np.float64)
+    lab = np.zeros((n_chunks, N_LAB, q), dtype=np.float64)
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
     weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
-    kind, args = score_args(y_score, (lo, hi))
-    run = _kernel.evaluate_csr if kind == "csr" else _kernel.evaluate_dense
-    run(*args, y_true[lo:hi], families, -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
-        first_row, weight, doc, lab, mc)
+    _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
+                     -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, first_row, weight,
+                     doc, lab, mc)
     return doc, lab.sum(axis=0), mc.sum(axis=0)
 
 
 def _n_chunks(n, q, n_draws):
-    """Row chunks of a kernel call on n rows: each has its own label counts, ``lab`` (9, q)
+    """Row chunks of a kernel call on n rows: each has its own label counts, ``lab`` (N_LAB, q)
     and, for ``n_draws`` random orders, ``mc`` (n_draws, 2, q). Depends on the shapes only,
     never on the thread count."""
     chunks = min(n, _N_CHUNKS)

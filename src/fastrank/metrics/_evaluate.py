@@ -10,9 +10,9 @@ import numpy.typing as npt
 
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
-from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_REL, \
-    ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, family, \
-    resolve_ties, row_blocks, run_kernel
+from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_LAB, \
+    N_REL, ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, \
+    family, resolve_ties, row_blocks, run_kernel
 from ._mergeable import Mergeable, empty_chunk_labels
 from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
     _ratio, score_fbeta, score_precision, score_recall
@@ -275,7 +275,7 @@ class Evaluator(Mergeable):
 
     _CONFIG = ("ties", "seed", "n_draws", "cutoff", "zero_division", "at_k")
     # the sums over rows, None before the first: _doc (len(ties), len(_DOC_SUMS)) document
-    # sums, _lab (9, n_labels) label counts and _mc (n_draws, 2, n_labels) per-draw label
+    # sums, _lab (N_LAB, n_labels) label counts and _mc (n_draws, 2, n_labels) per-draw label
     # counts (see run_kernel), _at_k the at-k kernel sums (see TopKEvaluator)
     _SUMS = ("_doc", "_lab", "_mc", "_at_k")
     ties: tuple[str, ...]
@@ -369,7 +369,7 @@ class Evaluator(Mergeable):
             out = {}
             if self.ties:
                 out["_doc"] = np.zeros((len(self.ties), len(_DOC_SUMS)))
-                out["_lab"], out["_mc"] = np.zeros((9, q)), np.zeros((self.n_draws, 2, q))
+                out["_lab"], out["_mc"] = np.zeros((N_LAB, q)), np.zeros((self.n_draws, 2, q))
                 for lo, hi in row_blocks(n):
                     doc, lab, mc = run_kernel(
                         y_true, y_score, self._families, self.seed, self.n_draws,

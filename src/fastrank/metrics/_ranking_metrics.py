@@ -342,9 +342,7 @@ def cutoff(y_score: MatrixLike, y_true: LabelsLike | None = None,
         k = np.full(n, min(_check_top_k(top_k), q), dtype=np.int64)  # k > q: all labels
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     out = np.zeros((n, q), dtype=np.uint8)
-    kind, args = score_args(y_score)
-    run = _kernel.cutoff_csr if kind == "csr" else _kernel.cutoff_dense
-    run(*args, k, ties == "ordinal", policy == "perfect", seed, out)
+    _kernel.cutoff(*score_args(y_score), k, ties == "ordinal", policy == "perfect", seed, out)
     return out
 
 

@@ -64,22 +64,26 @@ FR_ENCODE_DISPATCH(fr_vgram_encode_f32, float, f32)
    (FR_SYNAPSE_BLOCK_BYTES) stays in L1 while every row uses it -- the whole wiring
    (4 MiB at 1024 x 1024) would otherwise be streamed once per row. */
 #ifdef FR_X86
-#define FR_ENCODE_RANKED_DISPATCH(SFX)                                                  \
-    if (level >= FR_SIMD_AVX512_VPOPCNTDQ                                               \
-        && fr_encode_rows_##SFX##_vbmi(X, n_cols, rows, n_rows, syn, n_neurons, S, W,   \
-                                       out, stride, stream, wiring))                    \
-        return;                                                                         \
-    if (level >= FR_SIMD_AVX512                                                         \
-        && fr_encode_rows_##SFX##_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W, \
-                                         out, stride, stream))                          \
-        return;                                                                         \
-    if (level == FR_SIMD_AVX2                                                           \
-        && fr_encode_rows_##SFX##_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,   \
-                                       out, stride, stream))                            \
-        return;                                                                         \
-    if (level < FR_SIMD_AVX2                                                            \
-        && fr_encode_rows_##SFX##_portable(X, n_cols, rows, n_rows, syn, n_neurons, S,  \
-                                           W, out, stride))                             \
+/* (the VBMI encoder called with a constant `stream`, so that the compiler specialises
+   it for each: the patterns of a search are not streamed) */
+#define FR_ENCODE_RANKED_DISPATCH(SFX)                                                       \
+    if (level >= FR_SIMD_AVX512_VPOPCNTDQ                                                    \
+        && (stream ? fr_encode_rows_##SFX##_vbmi(X, n_cols, rows, n_rows, syn, n_neurons, S, \
+                                                 W, out, stride, 1, wiring)                  \
+                   : fr_encode_rows_##SFX##_vbmi(X, n_cols, rows, n_rows, syn, n_neurons, S, \
+                                                 W, out, stride, 0, wiring)))                \
+        return;                                                                              \
+    if (level >= FR_SIMD_AVX512                                                              \
+        && fr_encode_rows_##SFX##_avx512(X, n_cols, rows, n_rows, syn, n_neurons, S, W,      \
+                                         out, stride, stream))                               \
+        return;                                                                              \
+    if (level == FR_SIMD_AVX2                                                                \
+        && fr_encode_rows_##SFX##_avx2(X, n_cols, rows, n_rows, syn, n_neurons, S, W,        \
+                                       out, stride, stream))                                 \
+        return;                                                                              \
+    if (level < FR_SIMD_AVX2                                                                 \
+        && fr_encode_rows_##SFX##_portable(X, n_cols, rows, n_rows, syn, n_neurons, S,       \
+                                           W, out, stride))                                  \
         return;
 #else
 #define FR_ENCODE_RANKED_DISPATCH(SFX)                                                 \

@@ -69,6 +69,10 @@ FR_F64(fr_f64_2x2, 2, 2)
 FR_F64(fr_f64_2x1, 2, 1)
 FR_F64(fr_f64_1x2, 1, 2)
 FR_F64(fr_f64_1x1, 1, 1)
+/* the edges of the AVX-512 blocks (dots/avx512-inl.h) */
+FR_F32(fr_f32_4x1, 4, 1)
+FR_F64(fr_f64_4x1, 4, 1)
+FR_F64(fr_f64_1x3, 1, 3)
 FR_DOTS_BLOCKED(fr_dots_f32_avx2, FR_TARGET_AVX2_FMA, float, 2, 4, fr_f32_2x4, fr_f32_2x1,
                 fr_f32_1x4, fr_f32_1x1)
 FR_DOTS_BLOCKED(fr_dots_f64_avx2, FR_TARGET_AVX2_FMA, double, 2, 2, fr_f64_2x2, fr_f64_2x1,

@@ -68,9 +68,6 @@
     }
 FR_MICRO512_F32(fr_f32_4x4_512, 4, 2)
 FR_MICRO512_F64(fr_f64_4x3_512, 4, 3)
-FR_F32(fr_f32_4x1, 4, 1)
-FR_F64(fr_f64_4x1, 4, 1)
-FR_F64(fr_f64_1x3, 1, 3)
 FR_DOTS_BLOCKED(fr_dots_f32_avx512_rows, FR_TARGET_AVX512_FMA, float, 4, 4, fr_f32_4x4_512,
                 fr_f32_4x1, fr_f32_1x4, fr_f32_1x1)
 /* float32 AVX-512 on packed base rows, blocked like a GEMM. A tile of base rows is

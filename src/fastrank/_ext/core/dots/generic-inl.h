@@ -9,24 +9,25 @@
 #include "../simd.h"
 #include "common.h"
 
-#define FR_DOTS(NAME, T, FMA)                                                           \
-    static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, int64_t d) { \
-        int64_t tile = FR_DOTS_TILE(T, d), j0, j1, r, j, f, l;                          \
-        if (tile < 24) tile = 24;                                                       \
-        for (j0 = 0; j0 < mb; j0 += tile) {                                             \
-            j1 = j0 + tile < mb ? j0 + tile : mb;                                       \
-            for (r = 0; r < mq; r++) {                                                  \
-                const T* a = q + r * d;                                                 \
-                for (j = j0; j < j1; j++) {                                             \
-                    const T* c = b + j * d;                                             \
-                    T p[8] = {0};                                                       \
-                    for (f = 0; f + 8 <= d; f += 8)                                     \
-                        for (l = 0; l < 8; l++) p[l] = FMA(a[f + l], c[f + l], p[l]);   \
-                    for (l = 0; f + l < d; l++) p[l] = FMA(a[f + l], c[f + l], p[l]);   \
-                    s[r * mb + j] = FR_SUM8(p);                                         \
-                }                                                                       \
-            }                                                                           \
-        }                                                                               \
+#define FR_DOTS(NAME, T, FMA)                                                               \
+    FR_PORTABLE_HOT static void NAME(const T* q, const T* b, T* s, int64_t mq, int64_t mb, \
+                                      int64_t d) {                                          \
+        int64_t tile = FR_DOTS_TILE(T, d), j0, j1, r, j, f, l;                              \
+        if (tile < 24) tile = 24;                                                           \
+        for (j0 = 0; j0 < mb; j0 += tile) {                                                 \
+            j1 = j0 + tile < mb ? j0 + tile : mb;                                           \
+            for (r = 0; r < mq; r++) {                                                      \
+                const T* a = q + r * d;                                                     \
+                for (j = j0; j < j1; j++) {                                                 \
+                    const T* c = b + j * d;                                                 \
+                    T p[8] = {0};                                                           \
+                    for (f = 0; f + 8 <= d; f += 8)                                         \
+                        for (l = 0; l < 8; l++) p[l] = FMA(a[f + l], c[f + l], p[l]);       \
+                    for (l = 0; f + l < d; l++) p[l] = FMA(a[f + l], c[f + l], p[l]);       \
+                    s[r * mb + j] = FR_SUM8(p);                                             \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
     }
 FR_DOTS(fr_dots_f64_portable, double, fma)
 FR_DOTS(fr_dots_f32_portable, float, fmaf)

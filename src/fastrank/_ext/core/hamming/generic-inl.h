@@ -3,6 +3,6 @@
 #define FR_HAMMING_GENERIC_INL_H
 #include "common.h"
 
-FR_SCAN(_portable, )
+FR_SCAN(_portable, FR_PORTABLE_HOT)
 
 #endif
