@@ -41,6 +41,7 @@ NOT_MULTILABEL = {
 # scikit-learn's multi-output convention that predict is decision_function > 0: fastrank's
 # beliefs are in [0, 1] (a ranking), and a label is assigned by each model's rule (ML-kNN's
 # posterior, VG-RAM's top labels, a calibrated probability >= 0.5); only KNN's rule is > 0
+# (docs/guide/classifiers.rst states it)
 OWN_RULE = {
     "check_classifier_multioutput":
         "predict is the model's rule, not decision_function > 0 (beliefs are in [0, 1])",
