@@ -374,6 +374,17 @@ def check_features(X, name="X"):
     return X
 
 
+def check_binary_csr(y_true, name="y_true"):
+    """The sparse 0/1 matrix ``y_true`` as CSR (structure checked by :func:`check_csr`; a
+    stored 0 kept); ValueError for an empty shape or a value other than 0 and 1."""
+    check_nonempty_2d(y_true.shape, name)
+    csr = check_csr(y_true, name)
+    bad = csr.data[(csr.data != 0) & (csr.data != 1)]
+    if bad.size:
+        raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
+    return csr
+
+
 def check_truth(y_true, n_labels=None, name="y_true", against=None):
     """Return the truth as a C-contiguous uint8 0/1 matrix (n_documents, n_labels).
 
@@ -385,11 +396,7 @@ def check_truth(y_true, n_labels=None, name="y_true", against=None):
     "y_score"), so that a width mismatch names both.
     """
     if sp.issparse(y_true):
-        check_nonempty_2d(y_true.shape, name)
-        csr = check_csr(y_true, name)
-        bad = csr.data[(csr.data != 0) & (csr.data != 1)]
-        if bad.size:
-            raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
+        csr = check_binary_csr(y_true, name)
         check_indicator_size(csr.shape, name)
         dense = csr.astype(np.uint8).toarray()   # 0/1 checked: the cast is exact
     elif is_label_sets(y_true):

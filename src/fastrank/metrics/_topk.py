@@ -51,7 +51,7 @@ import scipy.sparse as sp
 from .._ext import checks as _checks
 from .._ext import tie_topk as _kernel
 from .._typing import LabelsLike, RandomStateLike
-from .._validation import _label_indices, check_csr, check_n_labels, check_nonempty_2d, \
+from .._validation import _label_indices, check_binary_csr, check_n_labels, check_nonempty_2d, \
     check_option, check_real_dtype, check_scores, check_truth, is_label_sets
 from ._common import check_sample_weight, draw_seed
 from ._mergeable import Mergeable, empty_chunk_labels
@@ -121,11 +121,7 @@ def _truth_csr(y_true, n_labels, name="y_true"):
     ascending per row, q)``: from a sparse or dense 0/1 matrix (explicit zeros dropped) or
     a list of label-index sets (duplicates in a set counted once)."""
     if sp.issparse(y_true):
-        check_nonempty_2d(y_true.shape, name)
-        csr = check_csr(y_true, name)
-        bad = csr.data[(csr.data != 0) & (csr.data != 1)]
-        if bad.size:
-            raise ValueError(f"{name} must be binary (0/1); found values {np.unique(bad)[:5]}")
+        csr = check_binary_csr(y_true, name)
         if (csr.data == 0).any():  # a stored 0 is not a relevant label
             csr = csr.copy()
             csr.eliminate_zeros()
