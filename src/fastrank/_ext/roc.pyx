@@ -79,7 +79,7 @@ def auc_lines(const floating[::1] values, Py_ssize_t line_stride, Py_ssize_t ele
     the CSR of the transpose; strides unused), whose implicit zeros form one tie group.
     The truth of element e of line i is truth[i * t_line_stride + e * t_elem_stride]; its
     weight (when ``weights`` is not empty) weights[e], the same for every line."""
-    cdef SortWork* w
+    cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL

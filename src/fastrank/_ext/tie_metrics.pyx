@@ -373,9 +373,9 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
     ``doc`` is never weighted."""
-    cdef SortWork* w
+    cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
-    cdef int32_t* scratch
+    cdef int32_t* scratch = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
@@ -433,7 +433,7 @@ def cutoff(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     """out[i] <- 1 on the first k[i] positions of row i (whole tie groups unless ordinal),
     leaving out labels of belief 0 when drop_zero, for an (n, q) belief matrix given as for
     evaluate; ``out`` is zeroed by the caller."""
-    cdef SortWork* w
+    cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL

@@ -80,7 +80,7 @@ def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
     """Rank every row of an (n, q) matrix given by ``fastrank._validation.row_source``: a
     dense flat buffer with element strides (empty indices/indptr), or a canonical CSR matrix
     whose implicit zeros are one tie group."""
-    cdef SortWork* w
+    cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL

@@ -145,8 +145,8 @@ def run_dense(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
     cdef Job job = _job(flags, seed, first_row, tptr, tind, invp, weight, out, err)
     cdef Py_ssize_t n_chunks = out.shape[0], chunk, row, j, stride = out.shape[1] * out.shape[2] * out.shape[3]
     cdef bint in_place = floating is double and col_stride == 1
-    cdef fr_tk_work* w
-    cdef double* buf
+    cdef fr_tk_work* w = NULL  # each thread sets its own
+    cdef double* buf = NULL
     cdef const double* val
     cdef int failed[1]
     failed[0] = 0
@@ -189,9 +189,9 @@ def run_sparse(const floating[::1] data, const index_t[::1] indices,
     cdef bint csr = indptr.shape[0] > 0
     cdef const floating* dp = &data[0] if data.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
-    cdef fr_tk_work* w
-    cdef double* vbuf
-    cdef int32_t* lbuf
+    cdef fr_tk_work* w = NULL  # each thread sets its own
+    cdef double* vbuf = NULL
+    cdef int32_t* lbuf = NULL
     cdef const double* val
     cdef const int32_t* lab
     cdef int failed[1]
