@@ -27,7 +27,8 @@ try:
     import dask  # noqa: F401
     import distributed  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError('fastrank.dask needs Dask: pip install "fastrank-mlc[dask]"') from exc
+    raise ImportError('fastrank.dask needs Dask: pip install "fastrank-mlc[dask]" (from a '
+                      'checkout: pip install ".[dask]")') from exc
 
 _EXPORTS = {"evaluate": "_evaluate", "ShardedEstimator": "_sharded", "connect": "_client",
             "NoWorkersError": "_client", "no_workers_timeout": "_client"}
