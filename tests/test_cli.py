@@ -1,4 +1,5 @@
 """The command line: output of the demo, one-line errors with exit code 2."""
+import argparse
 import subprocess
 import sys
 
@@ -478,3 +479,16 @@ def test_an_abandoned_computation_prints_no_more_progress():
     finally:
         stop.set()
     assert all(w.endswith("\n") and w.count("\n") == 1 for w in writes)
+
+
+def test_every_option_has_help_and_states_its_default_once():
+    from fastrank.__main__ import build_parser
+    parser = build_parser()
+    for name, command in parser.commands.items():
+        text = command.format_help()
+        for action in command._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                assert action.help, f"fastrank {name} {action.option_strings[0]} has no help"
+        for block in text.split("\n  -")[1:]:  # one option's entry each
+            assert block.count("default") <= 1, (name, block)
+    assert "(default: None)" not in "".join(c.format_help() for c in parser.commands.values())

@@ -1,8 +1,8 @@
 """Command line: ``fastrank <command>`` (also ``python -m fastrank``).
 
 Commands: ``study`` (the whole cross-validated tie study), ``evaluate`` (the 19 metrics of a
-user's own belief matrix), ``rank`` (rank a belief matrix; without a file, melotti2009 Fig.
-2.1), ``datasets`` (list, fetch or describe data sets), ``config`` (versions, build, CPU and
+user's own belief matrix), ``rank`` (rank a belief matrix; without a file, a worked
+example with a tie, the thesis' Fig. 2.1), ``datasets`` (list, fetch or describe data sets), ``config`` (versions, build, CPU and
 the kernels' instruction-set paths). Errors in the input end the program with
 one readable line on stderr and exit code 2, leaving no partial output file. Input files
 must be regular files (``-`` is standard input); a text line may hold :data:`MAX_LINE`
@@ -38,15 +38,17 @@ from .ranking import RANK_METHODS, rank, resolve_method
 STUDY_FORMATS = {"arff": "load_arff", "libsvm": "load_libsvm", "json": "load_text",
                  "csv": "load_text"}
 
-FIG_2_1 = np.array([[0.5, 0.2, 0.2, 0.1]])
+#: a worked example with a tie (the thesis' Fig. 2.1): four labels, two of them tied
+EXAMPLE = np.array([[0.5, 0.2, 0.2, 0.1]])
 
 
 def _cmd_rank(args):
-    if args.scores is None:  # the thesis' worked example, every method
-        print("melotti2009 Fig. 2.1: beliefs " + " ".join(f"{v:g}" for v in FIG_2_1[0]))
+    if args.scores is None:  # the worked example, every method
+        print("Example: beliefs " + " ".join(f"{v:g}" for v in EXAMPLE[0])
+              + " (the second and third tied)")
         methods = RANK_METHODS if args.method in (None, "all") else (args.method,)
         for method in methods:
-            for row in rank(FIG_2_1, method, random_state=args.seed):
+            for row in rank(EXAMPLE, method, random_state=args.seed):
                 print(f"{method:>10}: " + " ".join(f"{r:g}" for r in row))
         return 0
     method = resolve_method(args.method or "modified")
@@ -480,12 +482,24 @@ def _cmd_config(args):
     return 0
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Each option's help followed by its default, once: not when the help states it, nor
+    for an option without one (None, off, an empty list)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or not action.option_strings or action.required or \
+                action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastrank", description="Tie-aware multi-label ranking metrics and classifiers.")
     parser.add_argument("--version", action="version", version=f"fastrank {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    defaults = argparse.ArgumentDefaultsHelpFormatter
+    defaults = _HelpFormatter
 
     p = sub.add_parser("study", help="run the cross-validated tie study (default: yeast)",
                        formatter_class=defaults)
@@ -494,8 +508,8 @@ def build_parser():
                         "Mulan name (downloaded once), or a folder of data files; several, "
                         "comma-separated, run the study on each (in OUT/NAME/, resumed from "
                         "the finished ones) and compare the classifiers across them")
-    p.add_argument("--format", choices=sorted(STUDY_FORMATS), help="file format (default: "
-                   "from the extension)")
+    p.add_argument("--format", choices=sorted(STUDY_FORMATS),
+                   help="file format (default: from the extension)")
     p.add_argument("--labels", help="ARFF: the label XML file or the number of labels")
     p.add_argument("--classifiers", default="knn,mlknn,vgram,vgramcor",
                    help="comma-separated subset of knn,mlknn,vgram,vgramcor (empty: only "
@@ -508,11 +522,13 @@ def build_parser():
                         "(list of (name, estimator) pairs; it may import the modules beside "
                         "it, and with --scheduler they are sent to the workers by value) or "
                         "a JSON list of {\"name\", \"class\": \"module:Class\", \"params\"}")
-    p.add_argument("--folds", type=int, default=10)
+    p.add_argument("--folds", type=int, default=10,
+                   help="cross-validation folds (iterative stratification)")
     p.add_argument("--ties", default="ordinal,dense,standard,modified",
                    help="ranking types, comma-separated; add 'expected' for the exact mean "
                         "of ordinal over random orders")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the folds, the classifiers and the ordinal ranking")
     p.add_argument("--out", default="fastrank-study", help="output folder")
     p.add_argument("--calibrate", action="store_true",
                    help="choose k / neurons x synapses by ranking loss first (thesis §3.5)")
@@ -537,7 +553,9 @@ def build_parser():
                        formatter_class=defaults)
     p.add_argument("--truth", required=True, help="0/1 matrix: .npy, .npz, CSV or libsvm")
     p.add_argument("--scores", required=True, help="belief matrix: .npy, .npz, CSV or libsvm")
-    p.add_argument("--ties", default="ordinal,dense,standard,modified")
+    p.add_argument("--ties", default="ordinal,dense,standard,modified",
+                   help="ranking types, comma-separated; add 'expected' for the exact mean "
+                        "of ordinal over random orders")
     p.add_argument("--cutoff", default="perfect",
                    help="'perfect' (the thesis' policy) or an int k for the top-k sets")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
@@ -547,8 +565,9 @@ def build_parser():
     p = sub.add_parser("datasets", help="list the embedded and the downloadable (Mulan) data "
                        "sets and which are cached, or describe one")
     p.add_argument("name", nargs="?", help="embedded name or file")
-    p.add_argument("--format", choices=sorted(STUDY_FORMATS))
-    p.add_argument("--labels")
+    p.add_argument("--format", choices=sorted(STUDY_FORMATS),
+                   help="file format (default: from the extension)")
+    p.add_argument("--labels", help="ARFF: the label XML file or the number of labels")
     p.add_argument("--fetch", metavar="NAME", help="download the Mulan set NAME into the "
                    "cache (if not there yet) and describe it")
     p.add_argument("--data-home", metavar="DIR", help="the download cache (default: "
@@ -556,14 +575,15 @@ def build_parser():
                    "$FASTRANK_DATA_URL, else Mulan's repository)")
     p.set_defaults(func=_cmd_datasets)
 
-    p = sub.add_parser("rank", help="rank each row of a belief matrix (default: Fig. 2.1)",
+    p = sub.add_parser("rank", help="rank each row of a belief matrix (without one: a "
+                       "worked example)",
                        formatter_class=defaults)
     p.add_argument("scores", nargs="?", help="belief matrix (rows = documents): .npy, .npz, "
-                   "CSV, or - for CSV on standard input; without it, the thesis' Fig. 2.1 "
-                   "under every method")
+                   "CSV, or - for CSV on standard input; without it, a worked example "
+                   "with a tie under every method")
     p.add_argument("--method", default=None,
                    help=f"one of {', '.join(RANK_METHODS)} or an alias (min, max, average); "
-                        "default: modified for a file, all for Fig. 2.1")
+                        "default: modified for a file, all for the example")
     p.add_argument("--out", help="write the ranks to this .npy or .csv file instead of CSV on "
                    "standard output")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
