@@ -40,7 +40,7 @@ def evaluate_chunks(template: Evaluator, chunks, first_row):
 
 
 def check_columns(names, columns):
-    """KeyError-free lookup: ValueError naming a requested column the data lacks."""
+    """ValueError naming the first of ``columns`` (None: not asked for) not in ``names``."""
     missing = [c for c in columns if c is not None and c not in names]
     if missing:
         raise ValueError(f"no column {missing[0]!r}; the columns are {list(names)}")

@@ -20,7 +20,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from .metrics import METRIC_KEYS, Evaluation, Evaluator
 from .metrics._common import TIES
-from .metrics._mergeable import MAX_ROW
 
 #: Row numbers reserved for each process: process ``r`` numbers its rows from
 #: ``r * PROCESS_ROWS`` when ``update`` is not given ``first_row``.
@@ -115,8 +114,6 @@ class StudyMetrics(Metric):
         if first_row is None:
             local = self._forward_row if self._forward_row is not None else int(self.n_rows)
             first_row = _rank() * PROCESS_ROWS + local
-        if not 0 <= first_row <= MAX_ROW:
-            raise ValueError(f"first_row must be in [0, 2**63 - 1], got {first_row!r}")
         ev = self._template.empty_copy().update(target, preds, first_row=first_row,
                                                 sample_weight=sample_weight)
         if not ev.n_rows:
