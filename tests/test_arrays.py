@@ -40,7 +40,7 @@ def _pandas(a):
 
 LIBRARIES = {"torch": _torch, "jax": _jax, "polars": _polars, "pandas": _pandas}
 
-# every public function that reads arrays: (name, call(truth, scores, pred, weight))
+# the metrics, ranking functions and classifiers: (name, call(truth, scores, pred, weight))
 CALLS = [
     ("evaluate", lambda t, s, p, w: metrics.evaluate(t, s, ties=metrics.ALL_TIES,
                                                      sample_weight=w).values),
