@@ -89,3 +89,45 @@ def test_ranx_lies_between_the_bounds():
     b = bounds(truth, scores, keys)
     for key in keys:
         assert b[key][0] - 1e-12 <= want[key] <= b[key][1] + 1e-12, key
+
+
+def _torchmetrics_retrieval(truth, scores):
+    """torchmetrics' retrieval precision, recall and nDCG at each k, each document a query."""
+    import torch
+    from torchmetrics.retrieval import RetrievalNormalizedDCG, RetrievalPrecision, \
+        RetrievalRecall
+    preds = torch.from_numpy(scores).ravel()
+    target = torch.from_numpy(truth).ravel().bool()
+    indexes = torch.arange(truth.shape[0]).repeat_interleave(truth.shape[1])
+    out = {}
+    for name, cls in (("precision", RetrievalPrecision), ("recall", RetrievalRecall),
+                      ("ndcg", RetrievalNormalizedDCG)):
+        for k in KS:
+            out[f"{name}@{k}"] = float(cls(top_k=k)(preds, target, indexes=indexes))
+    return out
+
+
+def test_torchmetrics_retrieval_on_untied_scores_equals_every_mode():
+    truth, scores = tied(5)
+    scores = scores + np.random.default_rng(5).permutation(scores.size).reshape(scores.shape) \
+        * 1e-6                                           # distinct scores, same data
+    want = _torchmetrics_retrieval(truth, scores)
+    r = evaluate_at_k(truth, scores, k=KS, ties=("expected", "optimistic", "pessimistic",
+                                                 "stable"))
+    for t in r.ties:
+        for key, v in want.items():
+            assert abs(r[t][key] - v) < 1e-6, (t, key)  # torchmetrics averages in float32
+
+
+def test_torchmetrics_retrieval_on_tied_scores():
+    """nDCG averages the gains over ties (``"expected"``); precision and recall take
+    ``torch.topk``'s order, unspecified: between the bounds."""
+    truth, scores = tied(6)
+    want = _torchmetrics_retrieval(truth, scores)
+    expected = evaluate_at_k(truth, scores, k=KS, ties="expected")["expected"]
+    b = bounds(truth, scores, [f"{m}@{k}" for m in ("precision", "recall") for k in KS])
+    for k in KS:
+        assert abs(want[f"ndcg@{k}"] - expected[f"ndcg@{k}"]) < 1e-6, k  # float32 mean
+        for m in ("precision", "recall"):
+            lo, hi = b[f"{m}@{k}"]
+            assert lo - 1e-6 <= want[f"{m}@{k}"] <= hi + 1e-6, (m, k)

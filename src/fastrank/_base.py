@@ -12,6 +12,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._arrays import as_numpy
 from ._atomic import atomic_file
 from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_npz
 from ._validation import MAX_COLUMNS, check_csr, check_features, check_truth, is_label_sets, \
@@ -317,7 +318,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 def _numeric(a, name):
     """A dense array argument as an ndarray, an object array of numbers converted to
     float64 (scikit-learn's ``check_array`` rule; TypeError for a non-number)."""
-    a = np.asarray(a)
+    a = as_numpy(a, name)
     return object_to_float(a, name) if a.dtype == object else a
 
 

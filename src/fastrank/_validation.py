@@ -5,6 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from ._arrays import as_numpy
 from ._ext import _threads
 from ._ext import checks as _checks
 
@@ -117,7 +118,7 @@ def object_to_float(arr, name):
 def as_real_array(x, name, dtype=np.float64) -> np.ndarray:
     """``x`` as an ndarray of ``dtype``; TypeError (never a silent cast) for complex, object or
     other non-numeric input."""
-    arr = np.asarray(x)
+    arr = as_numpy(x, name)
     check_real_dtype(arr.dtype, name)
     return arr.astype(dtype, copy=False)
 
@@ -334,7 +335,7 @@ def check_scores(scores, name="y_score", allow_sparse=True):
         if row is not None:
             raise ValueError(f"{name} contains NaN (first in row {row})")
         return csr
-    arr = np.asarray(scores)
+    arr = as_numpy(scores, name)
     check_real_dtype(arr.dtype, name)
     check_nonempty_2d(arr.shape, name)
     _check_columns(arr.shape, name, "labels")
@@ -363,7 +364,7 @@ def check_features(X, name="X"):
             X = X.astype(np.float64)
         data = X.data
     else:
-        X = np.asarray(X)
+        X = as_numpy(X, name)
         check_real_dtype(X.dtype, name)
         X = np.ascontiguousarray(X, dtype=None if X.dtype in FLOAT_DTYPES else np.float64)
         data = X
@@ -402,7 +403,7 @@ def check_truth(y_true, n_labels=None, name="y_true", against=None):
     elif is_label_sets(y_true):
         dense = label_sets_to_matrix(y_true, n_labels, name)
     else:
-        arr = np.asarray(y_true)
+        arr = as_numpy(y_true, name)
         if arr.dtype == object:
             raise TypeError(f"{name} must be a 0/1 matrix or a list of label-index sets")
         check_nonempty_2d(arr.shape, name)

@@ -7,6 +7,7 @@ dense/standard/modified; expected) plus the cutoff counts; see its module docstr
 import numpy as np
 import scipy.sparse as sp
 
+from .._arrays import as_numpy
 from .._ext import tie_metrics as _kernel
 from .._validation import check_memory, check_option, check_random_state, check_same_shape, \
     check_scores, check_truth, row_source, sort_scratch_bytes
@@ -148,7 +149,7 @@ def check_sample_weight(sample_weight, n, averaged=False):
     over them (``averaged``), not all 0."""
     if sample_weight is None:
         return None
-    w = np.asarray(sample_weight)
+    w = as_numpy(sample_weight, "sample_weight")
     if w.dtype.kind not in "biuf":
         raise TypeError(f"sample_weight must be real numbers, got dtype {w.dtype}")
     w = np.ascontiguousarray(w, dtype=np.float64)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._arrays import converted
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_LAB, \
@@ -348,6 +349,7 @@ class Evaluator(Mergeable):
         TypeError
             A non-integer ``first_row``, non-numeric input.
         """
+        y_true, y_score = converted(y_true, "y_true"), converted(y_score, "y_score")
         given, n, q = (y_true, y_score), 0, None
         if self.ties:
             if isinstance(y_score, tuple):

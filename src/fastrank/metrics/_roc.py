@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._arrays import as_numpy
 from .._ext import roc as _kernel
 from .._typing import LabelsLike, MatrixLike
 from .._validation import NO_INDEX, check_option, check_same_shape, check_scores, check_truth
@@ -36,8 +37,8 @@ _NO_WEIGHTS = np.empty(0)
 def _check_binary(y_true, y_score, sample_weight=None, averaged=False):
     """1-D truth (uint8), scores (float32/float64, contiguous) and weights (None or float64,
     not all 0 when ``averaged``) of one binary problem."""
-    y_true = np.asarray(y_true)
-    y_score_arr = np.asarray(y_score)
+    y_true = as_numpy(y_true, "y_true")
+    y_score_arr = as_numpy(y_score, "y_score")
     if y_true.ndim != 1 or y_score_arr.ndim != 1:
         raise ValueError(f"y_true and y_score must be 1-D here, got {y_true.ndim}-D and "
                          f"{y_score_arr.ndim}-D")

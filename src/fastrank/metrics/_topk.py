@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._arrays import as_numpy, converted
 from .._ext import checks as _checks
 from .._ext import tie_topk as _kernel
 from .._typing import LabelsLike, RandomStateLike
@@ -161,7 +162,8 @@ def _scores(y_score):
         if len(y_score) != 2:
             raise ValueError("a top-k y_score must be the pair (indices, scores), got a tuple "
                              f"of {len(y_score)}")
-        indices, scores = np.asarray(y_score[0]), np.asarray(y_score[1])
+        indices = as_numpy(y_score[0], "y_score indices")
+        scores = as_numpy(y_score[1], "y_score scores")
         if indices.dtype == bool or indices.dtype.kind not in "iu":
             raise TypeError(f"y_score indices must be integers, got dtype {indices.dtype}")
         check_real_dtype(scores.dtype, "y_score scores")
@@ -387,7 +389,7 @@ class TopKEvaluator(Mergeable):
         ValueError
             Invalid input, a cut-off beyond the number of labels, rows already seen.
         """
-        n, q, sums = self._read_chunk(y_true, y_score)
+        n, q, sums = self._read_chunk(converted(y_true, "y_true"), converted(y_score, "y_score"))
         weight = check_sample_weight(sample_weight, n)
         self._add_rows(first_row, n, q, weight,
                        lambda start: {"_sums": sums(start, weight)})

@@ -1,0 +1,41 @@
+"""Arrays of other libraries as NumPy arrays: the one conversion every input check makes.
+
+An object that exports DLPack (``__dlpack__``: PyTorch tensors, JAX and CuPy arrays, any
+array-API array) is read through :func:`numpy.from_dlpack`: in host memory it is a view,
+never a copy; in device memory (a GPU) it is copied to host memory once, which costs one
+transfer of its bytes over the device's link (PCIe: a few GB/s, so milliseconds per 10 MB)
+and as much host memory. Anything else (NumPy arrays, buffer-protocol objects, pandas and
+polars frames and series, nested lists) goes through :func:`numpy.asarray`, a view wherever the object's
+memory layout allows one. Results are always NumPy.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+#: DLPack device types whose memory the CPU reads directly: CPU, CUDA pinned host memory,
+#: ROCm pinned host memory, CUDA managed memory (``DLDeviceType`` in ``dlpack.h``).
+HOST_DEVICES = (1, 3, 11, 13)
+
+
+def as_numpy(x, name):
+    """``x`` as an ndarray: a view of host memory where one exists, one copy of device
+    memory; TypeError naming ``name`` when a DLPack producer refuses the export (a tensor
+    that requires gradients, a dtype NumPy lacks such as bfloat16)."""
+    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack_device__"):
+        return np.asarray(x)
+    try:
+        if x.__dlpack_device__()[0] in HOST_DEVICES:
+            return np.from_dlpack(x)
+        return np.from_dlpack(x, device="cpu", copy=True)  # one copy to host memory
+    except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: cannot read this {type(x).__module__}.{type(x).__name__} "
+                        f"as a NumPy array ({exc}); give it detached, in a dtype NumPy has "
+                        "(bool, integers, float32/float64)") from None
+
+
+def converted(x, name):
+    """``x`` itself when it is already NumPy, SciPy sparse or a Python container (a list of
+    label sets or a top-k pair), else :func:`as_numpy` of it: the one conversion of an
+    argument that is read more than once."""
+    if x is None or isinstance(x, (np.ndarray, list, tuple)) or sp.issparse(x):
+        return x
+    return as_numpy(x, name)
