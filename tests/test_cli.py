@@ -243,9 +243,9 @@ def test_study_on_a_folder_of_data_sets_and_resume(data_dir, tmp_path, capsys):
 _PAUSED_STUDY = """
 import os, sys, time
 import fastrank._atomic as atomic
-import fastrank.report
+import fastrank.report._figures
 from fastrank.__main__ import main
-fastrank.report._have_matplotlib = lambda: False  # no figures: not under test here
+fastrank.report._figures._have_matplotlib = lambda: False  # no figures: not under test here
 real = {where}.{name}
 
 def paused(*args):

@@ -102,7 +102,7 @@ def _errorbars(ax):
 def _drawn(spec):
     import matplotlib
     from matplotlib.figure import Figure
-    from fastrank.report import _RC
+    from fastrank.report._figures import _RC
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=spec.size, layout="constrained")
         spec.draw(fig)
@@ -510,12 +510,12 @@ def test_latex_tables_match_results_json(written, small_study):
 
 def test_write_study_builds_the_tables_once(small_study, tmp_path, monkeypatch):
     """tables.md and report.html render the same list of tables, built once."""
-    import fastrank.report as report
+    from fastrank.report import _figures, _write
     built = []
-    real = report.tables
-    monkeypatch.setattr(report, "tables",
+    real = _write.tables
+    monkeypatch.setattr(_write, "tables",
                         lambda *args, **kw: built.append(args) or real(*args, **kw))
-    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    monkeypatch.setattr(_figures, "_have_matplotlib", lambda: False)
     write_study(small_study, tmp_path, alpha=0.1)
     assert built == [(small_study, 0.1)]
     md = (tmp_path / "tables.md").read_text()
@@ -535,3 +535,4 @@ def test_tex_escape():
     from fastrank.report import tex_escape
     assert tex_escape("a_b & 50% {x} #1 $ ~ ^ \\") == (
         r"a\_b \& 50\% \{x\} \#1 \$ \textasciitilde{} \textasciicircum{} \textbackslash{}")
+
