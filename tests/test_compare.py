@@ -212,9 +212,9 @@ def test_friedman_is_computed_once_per_metric_type_and_alpha(monkeypatch, tmp_pa
     assert sorted(calls) == [0.05] * (n - 1) + [0.1] * (n - 1)
     # not part of the saved result, and a reloaded result computes its own
     again = BenchmarkResult.from_json(b.to_json())
-    assert again.to_json() == b.to_json() and again._friedman == {}
+    assert again.to_json() == b.to_json() and again._cache == {}
     assert again.friedman("coverage", "dense").chi2 == first.chi2
-    assert "_friedman" not in repr(b)[:200]
+    assert "_cache" not in repr(b)
 
 
 def test_data_sets_that_all_rank_alike_show_an_infinite_f_readably():
@@ -631,3 +631,24 @@ def test_the_command_line_refuses_edited_results_in_one_line(small_sets, tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"fastrank study: error: {path} holds "
                                                    "impossible results (knn/ordinal/one_error")
+
+
+def test_pairwise_tests_and_best_changes_are_computed_once(monkeypatch):
+    """A benchmark computes each metric x type's Wilcoxon-Holm tests and its best-classifier
+    changes once; callers get copies they may change."""
+    from fastrank.stats import wilcoxon
+    calls = []
+    monkeypatch.setattr(compare, "wilcoxon",
+                        lambda *a, **kw: calls.append(1) or wilcoxon(*a, **kw))
+    b = hand_benchmark()
+    first = b.pairwise("coverage", "dense")
+    assert len(calls) == len(CLFS) * (len(CLFS) - 1) // 2
+    again = b.pairwise("coverage", "dense")
+    assert again == first and again is not first and len(calls) == len(first)
+    b.pairwise("coverage", "dense", alpha=0.1)
+    assert len(calls) == 2 * len(first)
+    changes = b.winner_changes()
+    changes.clear()
+    assert b.winner_changes() == b._winner_changes("ordinal") != []
+    with pytest.raises(ValueError, match="read-only"):
+        b.table("coverage", "dense")[0, 0] = 0.0

@@ -10,9 +10,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _sps
 
-from .._vocabulary import TIE_NAMES, check_alpha, direction, favourable, metric_name
+from .._vocabulary import TIE_NAMES, check_alpha, direction, metric_name
 from ..metrics import ESTIMATED_KEYS
-from ..stats import critical_difference_diagram, friedman, mean_se
+from ..stats import critical_difference_diagram, mean_se
 from ..study import StudyResult, display_name
 from ._tables import MAIN_METRICS, _compares_ordinal, _others, _stat
 
@@ -245,23 +245,19 @@ def _ties_caption(result, alpha):
 
 
 def _cd_blocks(result):
-    """The two Friedman comparisons: (name, title, names, table (blocks x treatments) of
-    favourable-is-higher values, block description); only those with at least three
-    treatments and two blocks."""
+    """The critical-difference diagrams drawn: (name, title, names, treatments of
+    :meth:`~fastrank.study.StudyResult.friedman`, block description); only those with at
+    least three treatments and two blocks."""
     out = []
-    ref = "modified" if "modified" in result.ties else result.ties[-1]
     if len(result.classifiers) >= 3 and len(result.metrics) >= 2:
-        table = np.array([favourable([result.mean(c, ref, m) for c in result.classifiers], m)
-                          for m in result.metrics])
+        ref = TIE_NAMES[result.reference_ties].lower()
         out.append(("cd-classifiers", "Classifiers",
-                    [display_name(c) for c in result.classifiers], table,
+                    [display_name(c) for c in result.classifiers], "classifiers",
                     f"each of the {len(result.metrics)} metrics is a block (its mean over the "
-                    f"folds under the {TIE_NAMES[ref].lower()} ranking)"))
+                    f"folds under the {ref} ranking)"))
     if len(result.ties) >= 3:
-        table = np.array([favourable([result.mean(c, t, m) for t in result.ties], m)
-                          for c in result.classifiers for m in result.metrics])
         out.append(("cd-ranking-types", "Ranking types", [TIE_NAMES[t] for t in result.ties],
-                    table, f"each of the {len(result.classifiers)} × "
+                    "ties", f"each of the {len(result.classifiers)} × "
                     f"{len(result.metrics)} classifier × metric pairs is a block (its mean "
                     f"over the folds)"))
     return out
@@ -324,8 +320,8 @@ def figure_specs(result: StudyResult, alpha: float = 0.05) -> list[FigureSpec]:
     specs += [FigureSpec(f"metric-{m}", metric_name(m), _metric_caption(result, m, alpha),
                          (_WIDTH, 2.7), _draw_metric(result, m, alpha))
               for m in result.metrics]
-    for name, title, names, table, blocks in _cd_blocks(result):
-        res = friedman(table, higher_is_better=True, alpha=alpha)
+    for name, title, names, treatments, blocks in _cd_blocks(result):
+        res = result.friedman(treatments, alpha)
         specs.append(FigureSpec(
             name, f"{title}: critical-difference diagram", _cd_caption(title, res, blocks),
             (_WIDTH * 0.7, 0.9 + 0.2 * len(names)),

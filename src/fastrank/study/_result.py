@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS
+from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, check_alpha, favourable
 from ..metrics import ESTIMATED_KEYS, METRIC_KEYS
-from ..stats import paired_ttest
+from ..stats import friedman, paired_ttest
 from ._plan import ALLOWED_TIES, TIE_AWARE, check_cutoff, display_name
 
 
@@ -19,6 +19,21 @@ RESULT_FORMAT = "fastrank-study/2"
 #: VG-RAM classifiers drew their random tie choices from the fold's seed itself, so its
 #: results are read, never resumed (:func:`fastrank.study.compare.run_benchmark`).
 READABLE_FORMATS = ("fastrank-study/1", RESULT_FORMAT)
+
+
+def memoised(cache, key, compute):
+    """``cache[key]``, computed by ``compute()`` the first time: a result's comparisons are
+    computed once, and every table, figure and caption shares them."""
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def read_only(res):
+    """A memoised :class:`fastrank.stats.FriedmanResult`, its arrays made read-only."""
+    res.ranks.setflags(write=False)
+    res.mean_ranks.setflags(write=False)
+    return res
 
 
 @dataclass
@@ -34,7 +49,9 @@ class StudyResult:
     seconds of building the features (tf-idf for raw text, row selection otherwise).
 
     Returned by :func:`run_study`; :meth:`to_json` / :meth:`from_json` round-trip it
-    (timings excluded).
+    (timings excluded). The comparisons (:meth:`ttest` and what derives from it,
+    :meth:`friedman`) are computed once per arguments and kept: a result is not changed
+    once it is made.
 
     References
     ----------
@@ -69,6 +86,8 @@ class StudyResult:
     stderr: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     metrics: tuple = METRIC_KEYS
+    #: the comparisons computed so far, by method and arguments (see :func:`memoised`)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def fold_values(self, classifier: str, ties: str, metric: str) -> np.ndarray:
         """The per-fold values of one metric under one ranking type, shape (folds,).
@@ -94,8 +113,55 @@ class StudyResult:
         fastrank.stats.TTestResult
             ``statistic`` < 0 when the metric is smaller under ordinal.
         """
-        return paired_ttest(self.fold_values(classifier, "ordinal", metric),
-                            self.fold_values(classifier, other, metric), alpha=alpha)
+        return memoised(self._cache, ("ttest", classifier, metric, other, check_alpha(alpha)),
+                        lambda: paired_ttest(self.fold_values(classifier, "ordinal", metric),
+                                             self.fold_values(classifier, other, metric),
+                                             alpha=alpha))
+
+    @property
+    def reference_ties(self) -> str:
+        """The ranking type under which :meth:`friedman` compares the classifiers: modified
+        (the thesis' choice) when the study ran it, else its last ranking type."""
+        return "modified" if "modified" in self.ties else self.ties[-1]
+
+    def friedman(self, treatments: str, alpha: float = 0.05) -> Any:
+        """Friedman / Iman-Davenport test and critical differences (Demšar 2006) of the
+        classifiers or of the ranking types, ranked within blocks (rank 1 = the most
+        favourable value: lowest for a loss, highest otherwise).
+
+        Parameters
+        ----------
+        treatments : {"classifiers", "ties"}
+            ``"classifiers"``: each metric is a block, holding the classifiers' means over the
+            folds under :attr:`reference_ties`; ``"ties"``: each classifier x metric pair is
+            a block, holding its means under each ranking type. The blocks share one data
+            set and its folds, so they are not independent: the result describes, the paired
+            t-tests (:meth:`ttest`) decide.
+        alpha : float, default 0.05
+
+        Returns
+        -------
+        fastrank.stats.FriedmanResult
+            Its arrays are read-only.
+
+        Raises
+        ------
+        ValueError
+            An unknown ``treatments``; fewer than two treatments or blocks.
+        """
+        def compute():
+            if treatments == "classifiers":
+                ref = self.reference_ties
+                table = [favourable([self.mean(c, ref, m) for c in self.classifiers], m)
+                         for m in self.metrics]
+            elif treatments == "ties":
+                table = [favourable([self.mean(c, t, m) for t in self.ties], m)
+                         for c in self.classifiers for m in self.metrics]
+            else:
+                raise ValueError(f'treatments must be "classifiers" or "ties", got '
+                                 f"{treatments!r:.80}")
+            return read_only(friedman(np.array(table), higher_is_better=True, alpha=alpha))
+        return memoised(self._cache, ("friedman", treatments, check_alpha(alpha)), compute)
 
     def relation(self, classifier: str, metric: str, other: str, alpha: float = 0.05) -> str:
         """'≺', '≻' or '≡': the metric significantly smaller, larger, or not different under

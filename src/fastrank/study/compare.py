@@ -45,7 +45,7 @@ from .._vocabulary import best_mask, check_alpha, favourable
 from ..datasets._load import dataset_name, load_dataset
 from ..stats import friedman, holm, wilcoxon
 from ._plan import CLASSIFIERS, _dataset_record, _record_of
-from ._result import RESULT_FORMAT, StudyResult, _pandas
+from ._result import RESULT_FORMAT, StudyResult, _pandas, memoised, read_only
 from ._run import _planned_record, run_study
 
 __all__ = ["run_benchmark", "BenchmarkResult", "PairwiseComparison"]
@@ -122,8 +122,9 @@ class BenchmarkResult:
 
     studies: dict
     timings: dict = field(default_factory=dict)
-    #: (metric, ranking type, alpha) -> FriedmanResult, filled by :meth:`friedman`
-    _friedman: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: the comparisons computed so far, by method and arguments (see
+    #: :func:`fastrank.study._result.memoised`)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if not self.studies:
@@ -165,10 +166,14 @@ class BenchmarkResult:
         Returns
         -------
         ndarray, shape (n_datasets, n_classifiers)
-            The mean over the folds of ``metric`` under ``ties``.
+            The mean over the folds of ``metric`` under ``ties`` (read-only).
         """
-        return np.array([[s.mean(c, ties, metric) for c in s.classifiers]
-                         for s in self.studies.values()])
+        def compute():
+            table = np.array([[s.mean(c, ties, metric) for c in s.classifiers]
+                              for s in self.studies.values()])
+            table.setflags(write=False)
+            return table
+        return memoised(self._cache, ("table", metric, ties), compute)
 
     def friedman(self, metric, ties, alpha=0.05):
         """Friedman / Iman–Davenport test and the critical differences over the data sets
@@ -183,13 +188,9 @@ class BenchmarkResult:
         ValueError
             With fewer than two data sets or classifiers.
         """
-        key = (metric, ties, check_alpha(alpha))
-        if key not in self._friedman:
-            res = friedman(favourable(self.table(metric, ties), metric), alpha=alpha)
-            res.ranks.setflags(write=False)
-            res.mean_ranks.setflags(write=False)
-            self._friedman[key] = res
-        return self._friedman[key]
+        return memoised(self._cache, ("friedman", metric, ties, check_alpha(alpha)),
+                        lambda: read_only(friedman(favourable(self.table(metric, ties), metric),
+                                                   alpha=alpha)))
 
     def pairwise(self, metric, ties, alpha=0.05):
         """Every pair of classifiers: two-sided Wilcoxon signed-rank test over the data
@@ -202,6 +203,10 @@ class BenchmarkResult:
         list of PairwiseComparison
             In the order of the pairs (i < j) of :attr:`classifiers`.
         """
+        return list(memoised(self._cache, ("pairwise", metric, ties, check_alpha(alpha)),
+                             lambda: self._pairwise(metric, ties, alpha)))
+
+    def _pairwise(self, metric, ties, alpha):
         table = favourable(self.table(metric, ties), metric)
         names = self.classifiers
         ranks = self.friedman(metric, ties, alpha).mean_ranks
@@ -209,11 +214,11 @@ class BenchmarkResult:
         tests = [wilcoxon(table[:, i], table[:, j], alpha, zero_method="zsplit")
                  for i, j in pairs]
         corrected = holm([1.0 if t.identical else t.pvalue for t in tests], alpha)
-        return [PairwiseComparison(
+        return tuple(PairwiseComparison(
             names[i], names[j], t.statistic, t.pvalue, float(p), bool(reject),
             None if ranks[i] == ranks[j] else names[i] if ranks[i] < ranks[j] else names[j])
             for (i, j), t, p, reject in zip(pairs, tests, corrected.adjusted,
-                                            corrected.reject)]
+                                            corrected.reject))
 
     def kendall_tau(self, metric, other, reference="ordinal"):
         """Kendall's τ-b between the classifiers' average ranks under two ranking types.
@@ -264,6 +269,11 @@ class BenchmarkResult:
             ``{"metric", "dataset", "ties", "reference_best", "best"}`` (tuples of
             classifier keys), by metric, then data set, then ranking type.
         """
+        return [dict(change) for change in
+                memoised(self._cache, ("winner_changes", reference),
+                         lambda: self._winner_changes(reference))]
+
+    def _winner_changes(self, reference):
         out = []
         others = [t for t in self.ties if t != reference]
         for m in self.metrics:
