@@ -10,9 +10,9 @@ import numpy as np
 
 from .._parallel import effective_n_jobs
 from .._validation import check_option
-from ..metrics import METRIC_KEYS, evaluate
 from ..datasets import Dataset
 from ..datasets._load import load_dataset
+from ..metrics import METRIC_KEYS
 from ..model_selection import KFold
 from ._plan import ALLOWED_TIES, CLASSIFIERS, STUDY_TIES, _dataset_record, _parameter_record, \
     _recorded_params, check_classifiers, check_cutoff, display_name
