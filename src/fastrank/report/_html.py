@@ -70,6 +70,7 @@ def render_html(result: StudyResult, alpha: float = 0.05,
     Examples
     --------
     >>> from fastrank import datasets, run_study
+    >>> from fastrank.report import figure_specs
     >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
     ...                    folds=3)
     >>> undrawn = [(spec, None, None) for spec in figure_specs(result)]

@@ -231,6 +231,7 @@ class StudyResult:
 
         Examples
         --------
+        >>> from fastrank import run_study
         >>> frame = run_study("yeast", ["knn"], folds=2).to_frame()
         >>> list(frame.columns)
         ['classifier', 'ties', 'metric', 'fold', 'value']
