@@ -202,7 +202,7 @@ def test_study_help_documents_the_scheduler(capsys):
 import json  # noqa: E402
 import os  # noqa: E402
 
-from fastrank.benchmark import BenchmarkResult  # noqa: E402
+from fastrank.study.compare import BenchmarkResult  # noqa: E402
 from fastrank.datasets import load, save_libsvm  # noqa: E402
 
 
