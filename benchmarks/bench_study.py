@@ -4,7 +4,7 @@
   classifiers x 10 folds, thesis configurations) on the embedded yeast data, with the time
   per stage from the study's own timings. Target: at most 60 s wall on the 2-core machine.
 * ``python benchmarks/bench_study.py OUT [DATA_DIR]``: the study on many data sets
-  (:func:`fastrank.benchmark.run_benchmark`) over every data file in ``DATA_DIR``
+  (:func:`fastrank.study.compare.run_benchmark`) over every data file in ``DATA_DIR``
   (default ``../shared/data/mulan``), the four built-in classifiers at their defaults,
   writing into ``OUT`` and printing, per data set, the seconds of loading, each stage of the
   study and writing its outputs, then the across-data-set outputs' seconds and the total.
@@ -41,7 +41,7 @@ def _stages(result):
 
 def _many(out, data_dir):
     from fastrank.__main__ import _dataset_specs
-    from fastrank.benchmark import run_benchmark
+    from fastrank.study.compare import run_benchmark
     from fastrank.report import write_benchmark
 
     t0 = time.perf_counter()

@@ -16,6 +16,7 @@ import pytest
 
 import fastrank
 from fastrank import study
+from fastrank.study import _run, _tasks
 from fastrank.datasets import load
 
 MODES = {"1 thread": 1, "2 threads, tasks side by side": 2,
@@ -50,7 +51,7 @@ def kernel_paths(path):
 @pytest.mark.parametrize("mode", list(MODES))
 def test_default_study_threads(benchmark, mode, monkeypatch):
     if mode.endswith("one at a time"):
-        monkeypatch.setattr(study, "_run_in_process", study._run_serially)
+        monkeypatch.setattr(_run, "_run_in_process", _tasks._run_serially)
     _study(benchmark, mode, MODES[mode], contextlib.nullcontext)
 
 

@@ -57,7 +57,7 @@ plot_rcparams = {"figure.figsize": (7.0, 3.6), "font.size": 9}
 # modules without __all__, api.rst's list is the public surface.
 API_MODULES = ("fastrank", "fastrank.metrics", "fastrank.ranking", "fastrank.neighbors",
                "fastrank.wnn", "fastrank.calibration", "fastrank.stats", "fastrank.study",
-               "fastrank.benchmark", "fastrank.datasets", "fastrank.text",
+               "fastrank.study.compare", "fastrank.datasets", "fastrank.text",
                "fastrank.model_selection", "fastrank.report", "fastrank.dask")
 
 

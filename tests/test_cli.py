@@ -203,7 +203,7 @@ def test_study_help_documents_the_scheduler(capsys):
 import json  # noqa: E402
 import os  # noqa: E402
 
-from fastrank.benchmark import BenchmarkResult  # noqa: E402
+from fastrank.study.compare import BenchmarkResult  # noqa: E402
 from fastrank.datasets import load, save_libsvm  # noqa: E402
 
 
@@ -244,9 +244,9 @@ def test_study_on_a_folder_of_data_sets_and_resume(data_dir, tmp_path, capsys):
 _PAUSED_STUDY = """
 import os, sys, time
 import fastrank._atomic as atomic
-import fastrank.report
+import fastrank.report._figures
 from fastrank.__main__ import main
-fastrank.report._have_matplotlib = lambda: False  # no figures: not under test here
+fastrank.report._figures._have_matplotlib = lambda: False  # no figures: not under test here
 real = {where}.{name}
 
 def paused(*args):

@@ -104,7 +104,7 @@ def test_embedded_yeast_equals_mulan_arff(shared_data):
 
 
 def test_embedded_yeast_file_provenance_and_size():
-    info = D._EMBEDDED["yeast"]
+    info = D._embedded._EMBEDDED["yeast"]
     raw = resources.files("fastrank").joinpath("data", info["file"]).read_bytes()
     assert len(raw) <= 1_000_000
     # the CSV inside river's yeast.csv.gz (SHA-256 2969cb4b... of the .gz), byte for byte
@@ -727,13 +727,13 @@ def test_libsvm_parameters_are_bounded(tmp_path):
 
 def test_label_bound_follows_the_file_size(tmp_path, monkeypatch):
     """The labels may take LABEL_MATRIX_FACTOR times the file's size (or the floor)."""
-    monkeypatch.setattr(D, "LABEL_MATRIX_FLOOR", 0)
+    monkeypatch.setattr(D._base, "LABEL_MATRIX_FLOOR", 0)
     records = [{"text": "w", "labels": [f"l{i}"]} for i in range(40)]
     path = _hostile_file(tmp_path, "a.json", json.dumps(records))
     size = os.path.getsize(path)  # 40 documents, 40 labels: (40 + 64) * 40 bytes
-    monkeypatch.setattr(D, "LABEL_MATRIX_FACTOR", 104 * 40 / size * (1 + 1e-9))
+    monkeypatch.setattr(D._base, "LABEL_MATRIX_FACTOR", 104 * 40 / size * (1 + 1e-9))
     assert D.load_text(path).Y.shape == (40, 40)
-    monkeypatch.setattr(D, "LABEL_MATRIX_FACTOR", (104 * 40 - 1) / size)
+    monkeypatch.setattr(D._base, "LABEL_MATRIX_FACTOR", (104 * 40 - 1) / size)
     with pytest.raises(ValueError, match=r"40 documents x 40 labels would need"):
         D.load_text(path)
 

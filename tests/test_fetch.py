@@ -119,8 +119,8 @@ def _cache_files(home):
 
 
 def test_registry_is_the_nine_shared_sets_with_their_checksums(shared_data):
-    assert set(D._MULAN) == {s[0] for s in SETS}
-    for name, info in D._MULAN.items():
+    assert set(D._mulan._MULAN) == {s[0] for s in SETS}
+    for name, info in D._mulan._MULAN.items():
         assert {*info["files"]} == {"arff", "xml"}
         for relative, size, sha256 in info["files"].values():
             raw = _shared_file(shared_data, relative).read_bytes()
@@ -132,7 +132,7 @@ def test_registry_is_the_nine_shared_sets_with_their_checksums(shared_data):
 def test_fetch_every_set_equals_loading_the_shared_files(server, shared_data, tmp_path, name, n,
                                                          d, q):
     ds = D.fetch(name, tmp_path, source=server.url)
-    arff, xml = (D._MULAN[name]["files"][part][0] for part in ("arff", "xml"))
+    arff, xml = (D._mulan._MULAN[name]["files"][part][0] for part in ("arff", "xml"))
     ref = D.load_arff(_shared_file(shared_data, arff), labels=_shared_file(shared_data, xml))
     assert ds.name == name and (ds.X.shape, ds.Y.shape) == ((n, d), (n, q))
     assert (ds.X != ref.X).nnz == 0 and np.array_equal(ds.Y, ref.Y)
@@ -163,7 +163,7 @@ def test_damaged_cache_file_is_downloaded_again(server, tmp_path):
         "emotions"]["cached"]
     D.fetch("emotions", tmp_path, source=server.url)
     assert server.requests[2:] == ["emotions/emotions.arff"]
-    assert D._sha256_of(cached) == D._MULAN["emotions"]["files"]["arff"][2]
+    assert D._mulan._sha256_of(cached) == D._mulan._MULAN["emotions"]["files"]["arff"][2]
 
 
 def test_checksum_mismatch_names_set_url_and_both_checksums(server, tmp_path, shared_data):
@@ -175,7 +175,7 @@ def test_checksum_mismatch_names_set_url_and_both_checksums(server, tmp_path, sh
     actual = hashlib.sha256(raw[:-1] + bytes([raw[-1] ^ 1])).hexdigest()
     message = str(info.value)
     assert "emotions" in message and f"{server.url}/emotions/emotions.arff" in message
-    assert D._MULAN["emotions"]["files"]["arff"][2] in message and actual in message
+    assert D._mulan._MULAN["emotions"]["files"]["arff"][2] in message and actual in message
     assert _cache_files(tmp_path) == []  # nothing kept, no temporary file left
 
 
@@ -263,8 +263,8 @@ def test_environment_variables_choose_cache_and_source(server, tmp_path, monkeyp
 
 def test_default_cache_is_home_fastrank_data(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert D._data_home(None) == str(tmp_path / "fastrank_data")
-    assert D._source_url(None) == D.MULAN_URL == \
+    assert D._mulan._data_home(None) == str(tmp_path / "fastrank_data")
+    assert D._mulan._source_url(None) == D.MULAN_URL == \
         "https://raw.githubusercontent.com/tsoumakas/mulan/master/data/multi-label"
     assert {e["url"] for e in D.list() if e["origin"] == "mulan"} >= {
         D.MULAN_URL + "/emotions/emotions.arff"}
@@ -290,8 +290,8 @@ def test_concurrent_fetches_of_the_same_set(server, tmp_path):
     for ds in results[1:]:
         assert (ds.X != results[0].X).nnz == 0 and np.array_equal(ds.Y, results[0].Y)
     assert _cache_files(tmp_path) == ["mulan/enron/enron.arff", "mulan/enron/enron.xml"]
-    for relative, size, sha256 in D._MULAN["enron"]["files"].values():
-        assert D._sha256_of(tmp_path / "mulan" / relative) == sha256
+    for relative, size, sha256 in D._mulan._MULAN["enron"]["files"].values():
+        assert D._mulan._sha256_of(tmp_path / "mulan" / relative) == sha256
 
 
 @pytest.mark.parametrize("fault", ["drip", "drip-headers"])
@@ -312,7 +312,7 @@ def test_a_slow_server_is_stopped_at_the_deadline(server, tmp_path, fault):
 def test_the_deadline_covers_the_whole_fetch(server, tmp_path, monkeypatch):
     """One deadline for every file of the set: the label file, downloaded after the data
     file, gets only what is left."""
-    real = D._download
+    real = D._mulan._download
     started = []
 
     def slow_second(name, url, target, size, sha256, deadline):
@@ -321,7 +321,7 @@ def test_the_deadline_covers_the_whole_fetch(server, tmp_path, monkeypatch):
             server.fault = "drip"
         return real(name, url, target, size, sha256, deadline)
 
-    monkeypatch.setattr(D, "_download", slow_second)
+    monkeypatch.setattr(D._mulan, "_download", slow_second)
     server.delay = 0.1  # the data file: six chunks of 64 KiB, 0.6 s
     with pytest.raises(D.FetchError, match=r"emotions\.xml stopped: .*deadline of 1\.5 s"):
         D.fetch("emotions", tmp_path, source=server.url, deadline=1.5)

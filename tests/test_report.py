@@ -102,7 +102,7 @@ def _errorbars(ax):
 def _drawn(spec):
     import matplotlib
     from matplotlib.figure import Figure
-    from fastrank.report import _RC
+    from fastrank.report._figures import _RC
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=spec.size, layout="constrained")
         spec.draw(fig)
@@ -510,12 +510,12 @@ def test_latex_tables_match_results_json(written, small_study):
 
 def test_write_study_builds_the_tables_once(small_study, tmp_path, monkeypatch):
     """tables.md and report.html render the same list of tables, built once."""
-    import fastrank.report as report
+    from fastrank.report import _figures, _write
     built = []
-    real = report.tables
-    monkeypatch.setattr(report, "tables",
+    real = _write.tables
+    monkeypatch.setattr(_write, "tables",
                         lambda *args, **kw: built.append(args) or real(*args, **kw))
-    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    monkeypatch.setattr(_figures, "_have_matplotlib", lambda: False)
     write_study(small_study, tmp_path, alpha=0.1)
     assert built == [(small_study, 0.1)]
     md = (tmp_path / "tables.md").read_text()
@@ -535,3 +535,54 @@ def test_tex_escape():
     from fastrank.report import tex_escape
     assert tex_escape("a_b & 50% {x} #1 $ ~ ^ \\") == (
         r"a\_b \& 50\% \{x\} \#1 \$ \textasciitilde{} \textasciicircum{} \textbackslash{}")
+
+
+def test_the_report_renders_comparisons_the_result_computed_once(small_study, monkeypatch):
+    """Tables, Markdown, LaTeX, the terminal summary, the figures and the HTML page share
+    one t-test per classifier x metric x ranking type and one Friedman test per diagram:
+    the result computes, the report formats."""
+    import dataclasses
+
+    from fastrank import report
+    from fastrank.stats import friedman, paired_ttest
+    from fastrank.study import _result
+    result = dataclasses.replace(small_study)  # a copy with nothing computed yet
+    tests, ranks = [], []
+    monkeypatch.setattr(_result, "paired_ttest",
+                        lambda a, b, alpha: tests.append(alpha) or paired_ttest(a, b, alpha))
+    monkeypatch.setattr(_result, "friedman",
+                        lambda table, **kw: ranks.append(table.shape) or friedman(table, **kw))
+    built = report.tables(result)
+    report.render_markdown(result, built=built)
+    report.render_latex(result)
+    report.terminal_summary(result)
+    specs = report.figure_specs(result)
+    report.render_html(result, figures=[(s, None, None) for s in specs], built=built)
+    next(s for s in specs if s.name == "metric-coverage").render()  # drawn from the same
+    others = len(result.ties) - 1
+    # the t tables use every classifier x metric x type: each computed exactly once
+    assert len(tests) == len(result.classifiers) * len(result.metrics) * others
+    assert ranks == [(len(result.metrics), 4), (4 * len(result.metrics), len(result.ties))]
+
+
+def test_study_friedman_ranks_the_favourable_means(small_study):
+    """The Friedman comparisons of a study: ranks of each block's means, 1 for the most
+    favourable (lowest for a loss), as scipy.stats.rankdata gives them."""
+    import scipy.stats as ss
+    losses = {"one_error", "coverage", "ranking_loss", "hamming_loss"}
+    r = small_study
+    sign = np.array([1.0 if m in losses else -1.0 for m in r.metrics])
+    means = np.array([[np.mean(r.values[c][r.ties.index("modified"), i]) for c in r.classifiers]
+                      for i in range(len(r.metrics))])
+    expected = np.array([ss.rankdata(row * s) for row, s in zip(means, sign)]).mean(axis=0)
+    res = r.friedman("classifiers")
+    np.testing.assert_allclose(res.mean_ranks, expected, rtol=1e-12)
+    assert r.friedman("classifiers") is res and r.friedman("classifiers", 0.1) is not res
+    by_type = np.array([[np.mean(r.values[c][t, i]) * s for t in range(len(r.ties))]
+                        for c in r.classifiers for i, s in enumerate(sign)])
+    np.testing.assert_allclose(r.friedman("ties").mean_ranks,
+                               np.array([ss.rankdata(row) for row in by_type]).mean(axis=0))
+    with pytest.raises(ValueError, match="read-only"):
+        res.mean_ranks[0] = 0
+    with pytest.raises(ValueError, match="treatments"):
+        r.friedman("folds")

@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import fastrank._atomic as atomic
 import fastrank.report as report
+import fastrank.report._write
 from fastrank.metrics import METRIC_KEYS
 from fastrank.report import check_output_dir, write_study
 from fastrank.study import STUDY_TIES, StudyResult
@@ -47,7 +48,7 @@ def old_run(rendered, tmp_path, monkeypatch):
     """An output folder holding a complete earlier run (seed 1), and ``render_figures``
     patched to return the module's figures (the figures are not under test here)."""
     result, figures = rendered
-    monkeypatch.setattr(report, "render_figures", lambda r, alpha=0.05: figures)
+    monkeypatch.setattr(report._write, "render_figures", lambda r, alpha=0.05: figures)
     out = tmp_path / "out"
     write_study(synthetic_result(seed=1), out)
     return result, out, snapshot(out)
@@ -267,7 +268,7 @@ def test_write_study_on_a_full_disk_replaces_nothing(old_run, monkeypatch):
 def test_write_study_in_a_new_folder_leaves_no_folder_on_failure(rendered, tmp_path,
                                                                monkeypatch):
     result, figures = rendered
-    monkeypatch.setattr(report, "render_figures", lambda r, alpha=0.05: figures)
+    monkeypatch.setattr(report._write, "render_figures", lambda r, alpha=0.05: figures)
     monkeypatch.setattr(atomic.os, "fsync", lambda fd: (_ for _ in ()).throw(
         OSError(errno.EIO, "simulated I/O error")))
     with pytest.raises(OSError, match="simulated"):
@@ -521,9 +522,10 @@ import os, pickle, signal, sys
 sys.path.insert(0, {tests!r})
 from test_report_output import synthetic_result
 from fastrank import report
+from fastrank.report import _write
 with open({figures!r}, "rb") as f:
     figures = pickle.load(f)
-report.render_figures = lambda result, alpha=0.05: figures[result.random_state]
+_write.render_figures = lambda result, alpha=0.05: figures[result.random_state]
 real, calls = getattr(os, {name!r}), [0]
 
 def killed(*args):
@@ -554,7 +556,8 @@ def two_runs(rendered, tmp_path_factory):
     with open(root / "figures.pickle", "wb") as f:
         pickle.dump(figures, f)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(report, "render_figures", lambda r, alpha=0.05: figures[r.random_state])
+        mp.setattr(report._write, "render_figures",
+                   lambda r, alpha=0.05: figures[r.random_state])
         for seed, name in ((1, "old"), (0, "new")):
             write_study(synthetic_result(seed=seed), root / name)
     old, new = snapshot(root / "old"), snapshot(root / "new")
@@ -566,7 +569,8 @@ def two_runs(rendered, tmp_path_factory):
 def drawn(two_runs, monkeypatch):
     """write_study with the figures of ``two_runs``; (old set, new set, pickle path)."""
     old, new, figures, pickled = two_runs
-    monkeypatch.setattr(report, "render_figures", lambda r, alpha=0.05: figures[r.random_state])
+    monkeypatch.setattr(report._write, "render_figures",
+                        lambda r, alpha=0.05: figures[r.random_state])
     return old, new, pickled
 
 

@@ -422,14 +422,15 @@ def test_to_frame_is_tidy(small_yeast, monkeypatch):
 def test_dataset_names_and_paths(monkeypatch, tmp_path):
     from fastrank.study import dataset_name, load_dataset
     import fastrank.datasets as ds
+    from fastrank.datasets import _load
     assert dataset_name("yeast") == "yeast"
     assert dataset_name("/a/b/emotions.arff") == "emotions"
     assert dataset_name(str(tmp_path / "x.svm")) == "x"
     with pytest.raises(FileNotFoundError, match="no such file"):
         load_dataset(str(tmp_path / "missing.arff"))
     asked = []
-    monkeypatch.setattr(ds, "fetch", lambda name, data_home=None: asked.append(name) or
-                        ds.load("yeast"), raising=False)
+    monkeypatch.setattr(_load, "fetch", lambda name, data_home=None: asked.append(name) or
+                        ds.load("yeast"))
     assert load_dataset("medical").n_documents == 2417 and asked == ["medical"]
     assert load_dataset("yeast") is not None and asked == ["medical"]
 
@@ -445,16 +446,17 @@ def _documented_seed(seed, name):
 def test_each_random_classifier_has_its_own_seed(small_yeast, monkeypatch):
     """VG-RAM WNN and VG-RAM WNN-COR are seeded from the fold's seed and their own names
     (in the study and in the calibration), never with the same seed."""
-    import fastrank.study as study
+    from fastrank.study import _calibration, _plan, _tasks
     seeds = []
-    real = study._make_classifier
+    real = _plan._make_classifier
 
     def noted(name, params, seed):
         model = real(name, params, seed)
         seeds.append((name, seed, getattr(model, "random_state", None)))
         return model
 
-    monkeypatch.setattr(study, "_make_classifier", noted)
+    monkeypatch.setattr(_tasks, "_make_classifier", noted)  # the folds' classifiers
+    monkeypatch.setattr(_calibration, "_make_classifier", noted)  # the calibration's
     run_study(small_yeast, ("knn", "vgram", "vgramcor"), folds=3, random_state=7, params=SMALL,
               n_jobs=1)
     assert [s for s in seeds if s[0] == "knn"] == [("knn", 7 + f, None) for f in range(3)]

@@ -5,6 +5,7 @@ import threading
 import pytest
 
 from fastrank import study
+from fastrank.study import _tasks
 from fastrank.study import run_study
 
 SMALL = {"vgram": {"n_neurons": 16, "n_synapses": 64},
@@ -45,14 +46,14 @@ def test_two_threads_run_two_tasks_at_once_each_on_one_kernel_thread(monkeypatch
     the barrier would time out (BrokenBarrierError) instead of passing."""
     barrier = threading.Barrier(2, timeout=60)
     seen = []
-    original = study._classifier_task
+    original = _tasks._classifier_task
 
     def paired(*args):
         seen.append((threading.get_ident(), args[-1]))  # the task's n_jobs
         barrier.wait()
         return original(*args)
 
-    monkeypatch.setattr(study, "_classifier_task", paired)
+    monkeypatch.setattr(_tasks, "_classifier_task", paired)
     run_study("yeast", classifiers=("knn", "mlknn"), folds=3, n_jobs=2)
     assert len(seen) == 6
     assert len({ident for ident, _ in seen}) == 2  # two pool threads
@@ -62,19 +63,19 @@ def test_two_threads_run_two_tasks_at_once_each_on_one_kernel_thread(monkeypatch
 
 def test_one_thread_runs_every_task_on_the_calling_thread(monkeypatch):
     idents = []
-    original = study._classifier_task
+    original = _tasks._classifier_task
 
     def noted(*args):
         idents.append(threading.get_ident())
         return original(*args)
 
-    monkeypatch.setattr(study, "_classifier_task", noted)
+    monkeypatch.setattr(_tasks, "_classifier_task", noted)
     run_study("yeast", classifiers=("knn",), folds=3, n_jobs=1)
     assert idents == [threading.get_ident()] * 3
 
 
 def test_a_failing_task_stops_the_study_with_its_error(monkeypatch):
-    original = study._classifier_task
+    original = _tasks._classifier_task
     started = []
 
     def failing(fold, name, params, seed, *rest):
@@ -83,7 +84,7 @@ def test_a_failing_task_stops_the_study_with_its_error(monkeypatch):
             raise RuntimeError("task failed")
         return original(fold, name, params, seed, *rest)
 
-    monkeypatch.setattr(study, "_classifier_task", failing)
+    monkeypatch.setattr(_tasks, "_classifier_task", failing)
     before = threading.active_count()
     with pytest.raises(RuntimeError, match="task failed"):
         run_study("yeast", classifiers=("knn",), folds=10, random_state=0, n_jobs=2)

@@ -12,7 +12,7 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.wnn``       -- :class:`VGRAM`, :class:`VGRAMCor`
 - ``fastrank.datasets``, ``fastrank.text``, ``fastrank.model_selection``,
   ``fastrank.calibration``, ``fastrank.stats``, ``fastrank.study``, ``fastrank.report``,
-  ``fastrank.benchmark`` (:func:`run_benchmark`, the study over many data sets)
+  ``fastrank.study.compare`` (:func:`run_benchmark`, the study over many data sets)
 - ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
 - :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
 - :func:`use_simd` -- run the kernels on another instruction-set path (``FASTRANK_SIMD``)
@@ -78,7 +78,7 @@ _EXPORTS = {
     "VGRAM": "wnn",
     "VGRAMCor": "wnn",
     "run_study": "study",
-    "run_benchmark": "benchmark",
+    "run_benchmark": "study.compare",
     "show_config": "_config",
     "use_simd": "_config",
 }

@@ -171,7 +171,7 @@ def _parse_overrides(items, classifiers):
 def _dataset_specs(text):
     """``--dataset``: comma-separated names or files; a folder stands for the data files in
     it and in its subfolders (one level down), in name order."""
-    from .datasets import _LOADERS_BY_EXTENSION
+    from .datasets._load import LOADERS_BY_EXTENSION
     specs = []
     for item in _csv(text):
         if not os.path.isdir(item):
@@ -183,10 +183,10 @@ def _dataset_specs(text):
             inner = [os.path.join(path, e) for e in sorted(os.listdir(path))] \
                 if os.path.isdir(path) else [path]
             found += [f for f in inner if os.path.isfile(f)
-                      and os.path.splitext(f)[1].lower() in _LOADERS_BY_EXTENSION]
+                      and os.path.splitext(f)[1].lower() in LOADERS_BY_EXTENSION]
         if not found:
             raise ValueError(f"folder {item} holds no data file (ending in "
-                             f"{', '.join(_LOADERS_BY_EXTENSION)})")
+                             f"{', '.join(LOADERS_BY_EXTENSION)})")
         specs += found
     if not specs:
         raise ValueError("--dataset names no data set")
@@ -341,7 +341,8 @@ class _Progress:
 def _cmd_study(args):
     from .report import (BENCHMARK_FILES, OUTPUT_FILES, check_output_dir, terminal_summary,
                          write_benchmark, write_study)
-    from .study import CLASSIFIERS, _plan, run_study
+    from .study import CLASSIFIERS, run_study
+    from .study._plan import check_classifiers
     specs = _dataset_specs(args.dataset)
     # everything that depends on the arguments only is checked before anything is computed
     # (or a cluster started)
@@ -354,7 +355,7 @@ def _cmd_study(args):
         raise ValueError(f"--classifiers names no classifier; choose from "
                          f"{', '.join(CLASSIFIERS)}, or add --classifier NAME=module:Class")
     overrides = _parse_overrides(args.set, classifiers)
-    _plan([*classifiers, *own], overrides)
+    check_classifiers([*classifiers, *own], overrides)
     options = dict(folds=args.folds, ties=_csv(args.ties), random_state=args.seed,
                    calibrate=args.calibrate, n_jobs=args.n_jobs, params=overrides)
     cluster = contextlib.nullcontext()  # yields None: the study runs in this process
@@ -373,7 +374,7 @@ def _cmd_study(args):
                 return run_study(_load_dataset(specs[0], args.format, args.labels),
                                  classifiers=[*classifiers, *own], progress=progress,
                                  scheduler=client, **options)
-            from .benchmark import run_benchmark
+            from .study.compare import run_benchmark
             # each finished data set's output set is written as it finishes (resumable)
             return run_benchmark(specs, [*classifiers, *own], out_dir=args.out,
                                  progress=progress, scheduler=client, **options)

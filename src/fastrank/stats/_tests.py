@@ -1,52 +1,17 @@
-"""Statistics for comparing classifiers (melotti2009 ch. 4; matsubara2008 §3.4, §5.2.2;
-ml-concepts chapter §4.4-4.6).
-
-Two classifiers over folds or data sets:
-
-* :func:`paired_ttest` -- paired two-tailed Student t-test (the study's test);
-* :func:`wilcoxon` -- Wilcoxon signed-rank test.
-
-Many classifiers over many data sets (Demšar 2006, as used in matsubara2008):
-
-* :func:`friedman` -- average ranks, Friedman chi², Iman-Davenport F, Nemenyi and
-  Bonferroni-Dunn critical differences; :func:`holm` -- Holm's step-down correction of
-  pairwise p-values (e.g. :func:`wilcoxon` between every pair of classifiers); :func:`critical_difference_groups` and
-  :func:`critical_difference_diagram` (matplotlib, the ``report`` extra).
-
-Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true class),
-:func:`cost_error` (eq. 4.15) and :func:`confusion_cost_error` (eq. 4.16),
-:func:`majority_error` (eq. 4.6), :func:`mean_se` (eq. 4.17-4.19) and
-:func:`compare_two` (eq. 4.20-4.22).
+"""Tests comparing classifiers: the paired t-test and Wilcoxon's signed-rank test of two,
+Friedman's test of many, and Holm's correction of many p-values.
 """
 import math
-import numbers
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats as _sps
 
-from ._validation import as_real_array
-from .ranking import rank
-
-
-def _check_alpha(alpha) -> float:
-    """``alpha`` as a float, checked to be a significance level: a real number in (0, 1).
-
-    Raises
-    ------
-    TypeError
-        ``alpha`` is not a real number (a bool neither).
-    ValueError
-        ``alpha`` is outside (0, 1) or NaN.
-    """
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a number in (0, 1), got {alpha!r:.80}")
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    return float(alpha)
+from .._validation import as_real_array
+from .._vocabulary import check_alpha
+from ..ranking import rank
 
 
 def _check_paired(a, b, min_n=2) -> tuple[np.ndarray, np.ndarray]:
@@ -140,7 +105,7 @@ def paired_ttest(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05) -> TTe
     True
     """
     a, b = _check_paired(a, b)
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     with np.errstate(over="ignore"):  # handled below
         d = a - b
     n = d.size
@@ -164,8 +129,6 @@ def paired_ttest(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05) -> TTe
         p = float(2.0 * _sps.t.sf(abs(t), df))
     return TTestResult(t, p, df, bool(p < alpha), False)
 
-
-# ---- Wilcoxon signed-rank test ------------------------------------------------------------
 
 @dataclass(frozen=True)
 class WilcoxonResult:
@@ -294,7 +257,7 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
         raise ValueError(f"unknown zero_method={zero_method!r}; valid: "
                          f"{', '.join(map(repr, ZERO_METHODS))}")
     a, b = _check_paired(a, b, min_n=1)
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     d = a - b
     if zero_method == "wilcox":
         d = d[d != 0]
@@ -319,8 +282,6 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
         p = float(min(1.0, 2.0 * _sps.norm.sf(abs(z))))
     return WilcoxonResult(statistic, float(p), n, exact, bool(p < alpha), False)
 
-
-# ---- Friedman test and post-hoc critical differences --------------------------------------
 
 @dataclass(frozen=True)
 class FriedmanResult:
@@ -450,7 +411,7 @@ def friedman(table: npt.ArrayLike, higher_is_better: bool = True, alpha: float =
                          f"each, got shape {t.shape}")
     if np.isnan(t).any():
         raise ValueError("table contains NaN")
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     n, k = t.shape
     ranks = rank(t if higher_is_better else -t, method="fractional")
     mean_ranks = ranks.mean(axis=0)
@@ -539,503 +500,10 @@ def holm(pvalues, alpha=0.05):
         raise ValueError(f"pvalues must be a non-empty 1-D array, got shape {p.shape}")
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
         raise ValueError("pvalues must lie in [0, 1] (no NaN)")
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     m = p.size
     order = np.argsort(p, kind="stable")
     steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
     adjusted = np.empty(m)
     adjusted[order] = np.maximum.accumulate(steps)
     return HolmResult(adjusted, adjusted <= alpha, float(alpha))
-
-
-def _check_mean_ranks(mean_ranks):
-    r = as_real_array(mean_ranks, "mean_ranks")
-    if r.ndim != 1 or not np.isfinite(r).all():
-        raise ValueError(f"mean_ranks must be a 1-D array of finite numbers, got shape "
-                         f"{r.shape}")
-    return r
-
-
-def _check_cd(cd):
-    if isinstance(cd, bool) or not isinstance(cd, (numbers.Real, np.floating, np.integer)) \
-            or not np.isfinite(cd) or cd < 0:
-        raise ValueError(f"cd must be a finite number >= 0, got {cd!r}")
-    return float(cd)
-
-
-def critical_difference_groups(mean_ranks: npt.ArrayLike, cd: float) -> list[np.ndarray]:
-    """Maximal groups of classifiers whose mean ranks all lie within ``cd`` of each other.
-
-    Classifiers not significantly different: the thick bars of a CD diagram.
-
-    Parameters
-    ----------
-    mean_ranks : array-like, shape (k,)
-        Mean rank of each classifier (e.g. ``FriedmanResult.mean_ranks``).
-    cd : float
-        The critical difference (e.g. ``FriedmanResult.cd_nemenyi``).
-
-    Returns
-    -------
-    list of ndarray of int
-        Classifier indices of each group, sorted by mean rank; groups ordered by their best
-        rank; single classifiers are not listed.
-
-    Raises
-    ------
-    ValueError
-        ``mean_ranks`` not 1-D and finite, ``cd`` not a finite number >= 0.
-    TypeError
-        Non-real values.
-
-    References
-    ----------
-    .. [1] J. Demšar, "Statistical comparisons of classifiers over multiple data sets",
-       Journal of Machine Learning Research 7, 1-30, 2006.
-
-    Examples
-    --------
-    >>> from fastrank.stats import critical_difference_groups
-    >>> critical_difference_groups([1.2, 1.9, 3.4, 3.5], cd=1.0)
-    [array([0, 1]), array([2, 3])]
-    """
-    r = _check_mean_ranks(mean_ranks)
-    cd = _check_cd(cd)
-    order = np.argsort(r, kind="stable")
-    s = r[order]
-    # end[i]: the last position j with s[j] - s[i] <= cd (as computed, so the comparison
-    # of two ranks never depends on how the search rounds s[i] + cd): a binary search,
-    # then steps over whole runs of equal ranks until that exact test is met
-    end = np.searchsorted(s, s + cd, side="right") - 1
-    while True:
-        up = end + 1 < s.size
-        up[up] = s[end[up] + 1] - s[up] <= cd
-        if not up.any():
-            break
-        end[up] = np.searchsorted(s, s[end[up] + 1], side="right") - 1
-    while True:
-        down = s[end] - s > cd
-        if not down.any():
-            break
-        end[down] = np.searchsorted(s, s[end[down]], side="left") - 1
-    # a group starts at i when it reaches past i and past the previous group's end
-    # (O(k log k); each group is a view of one sorted index array)
-    starts = np.flatnonzero((end > np.arange(s.size)) & (end > np.r_[-1, end[:-1]]))
-    return [order[i:end[i] + 1] for i in starts]
-
-
-def critical_difference_diagram(mean_ranks: npt.ArrayLike, names: Sequence[str], cd: float,
-                                ax: Any = None) -> Any:
-    """Draw a critical-difference diagram (Demšar 2006; matsubara2008 Fig. 5.6).
-
-    The axis holds the mean ranks (1 = best, on the left); each classifier is labelled,
-    the CD is drawn as a bar, and classifiers not significantly different are joined by
-    thick lines (:func:`critical_difference_groups`). Needs matplotlib (the ``report``
-    extra).
-
-    Parameters
-    ----------
-    mean_ranks : array-like, shape (k,)
-        Mean rank of each classifier.
-    names : sequence of str, length k
-        Their names.
-    cd : float
-        The critical difference.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; default a new figure.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-
-    Raises
-    ------
-    ValueError
-        Invalid ``mean_ranks`` or ``cd`` (see :func:`critical_difference_groups`), or not
-        one name per mean rank.
-    ImportError
-        matplotlib is not installed.
-
-    References
-    ----------
-    .. [1] J. Demšar, "Statistical comparisons of classifiers over multiple data sets",
-       Journal of Machine Learning Research 7, 1-30, 2006.
-    .. [2] E. T. Matsubara, *Relações entre ranking, análise ROC e calibração em
-       aprendizado de máquina*, PhD thesis, ICMC-USP, 2008, Fig. 5.6.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> from fastrank.stats import critical_difference_diagram
-    >>> ax = critical_difference_diagram([1.25, 2.0, 2.75], ["kNN", "ML-kNN", "VG-RAM"], 1.66)
-    >>> print(*ax.get_xlim())
-    0.5 3.5
-    """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("critical_difference_diagram needs matplotlib: "
-                          "pip install fastrank-mlc[report]") from None
-    r = _check_mean_ranks(mean_ranks)
-    cd = _check_cd(cd)
-    if len(names) != r.size:
-        raise ValueError(f"{len(names)} names for {r.size} mean ranks")
-    k = r.size
-    order = np.argsort(r, kind="stable")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 1.2 + 0.3 * k))
-    ax.set_xlim(0.5, k + 0.5)
-    ax.set_ylim(-(k // 2 + 2), 2)
-    ax.axis("off")
-    ax.hlines(0, 1, k, color="black")
-    for tick in range(1, k + 1):
-        ax.vlines(tick, 0, 0.15, color="black")
-        ax.text(tick, 0.3, str(tick), ha="center", va="bottom")
-    ax.hlines(1.3, 1, 1 + cd, color="black", linewidth=2)
-    ax.text(1 + cd / 2, 1.45, f"CD = {cd:.2f}", ha="center", va="bottom")
-    half = (k + 1) // 2
-    for pos, j in enumerate(order):
-        left = pos < half
-        y = -(pos + 1) if left else -(k - pos)
-        x_text = 0.6 if left else k + 0.4
-        ax.plot([r[j], r[j], x_text], [0, y, y], color="black", linewidth=0.8)
-        ax.text(x_text, y, f"{names[j]} ({r[j]:.2f})", ha="right" if left else "left",
-                va="center")
-    for g, members in enumerate(critical_difference_groups(r, cd)):
-        y = -0.35 - 0.25 * g
-        ax.hlines(y, r[members[0]] - 0.03, r[members[-1]] + 0.03, color="black", linewidth=4)
-    return ax
-
-
-# ---- estimating error (ml-concepts chapter §4.4-4.6) --------------------------------------
-
-#: The most classes :func:`confusion_matrix` and :func:`cost_error` take (a 128 MiB matrix).
-MAX_CLASSES = 4096
-
-
-def _labels_and_codes(y_true, y_pred, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    y_true = np.asarray(y_true)
-    y_pred = np.asarray(y_pred)
-    if y_true.ndim != 1 or y_true.shape != y_pred.shape or y_true.size == 0:
-        raise ValueError(f"y_true and y_pred must be non-empty 1-D arrays of the same length, "
-                         f"got shapes {y_true.shape} and {y_pred.shape}")
-    labels = np.unique(np.concatenate([y_true, y_pred])) if labels is None \
-        else np.asarray(labels)
-    if labels.ndim != 1 or labels.size == 0:
-        raise ValueError(f"labels must be a non-empty 1-D list, got shape {labels.shape}")
-    k = labels.size
-    if k > MAX_CLASSES:
-        raise ValueError(f"{k} classes would make a {k} x {k} confusion matrix "
-                         f"({k * k * 8 / 2**30:.1f} GiB); at most {MAX_CLASSES} classes are "
-                         "supported (y_true and y_pred must be class labels, not scores)")
-    index = {lab: i for i, lab in enumerate(labels.tolist())}
-    if len(index) != labels.size:
-        seen = set()
-        repeated = [v for v in labels.tolist()
-                    if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
-        raise ValueError(f"labels must be distinct; repeated: {repeated[:5]}")
-    try:
-        t = np.array([index[v] for v in y_true.tolist()])
-        p = np.array([index[v] for v in y_pred.tolist()])
-    except KeyError as exc:
-        raise ValueError(f"class {exc.args[0]!r} is not in labels") from None
-    return labels, t, p
-
-
-def confusion_matrix(y_true: npt.ArrayLike, y_pred: npt.ArrayLike,
-                     labels: npt.ArrayLike | None = None) -> np.ndarray:
-    """Confusion matrix: ``M[i, j]`` examples of true class ``labels[i]`` predicted as
-    ``labels[j]`` (rows = true class).
-
-    Monard & Baranauskas (2003) eq. 4.7. Equals ``sklearn.metrics.confusion_matrix``.
-
-    Parameters
-    ----------
-    y_true, y_pred : array-like, shape (n,)
-        True and predicted classes (any hashable values).
-    labels : array-like, optional
-        The classes, in the matrix's order; default the sorted union of both arrays.
-
-    Returns
-    -------
-    ndarray of int64, shape (n_classes, n_classes)
-
-    Raises
-    ------
-    ValueError
-        Empty or not 1-D inputs of different lengths, repeated ``labels``, a class missing
-        from them, more than :data:`MAX_CLASSES` (4096) classes.
-
-    References
-    ----------
-    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
-       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
-       ch. 4, §4.5.
-
-    Examples
-    --------
-    >>> from fastrank.stats import confusion_matrix
-    >>> confusion_matrix(["a", "b", "a", "c"], ["a", "a", "a", "c"])
-    array([[2, 0, 0],
-           [1, 0, 0],
-           [0, 0, 1]])
-    """
-    labels, t, p = _labels_and_codes(y_true, y_pred, labels)
-    k = labels.size
-    return np.bincount(t * k + p, minlength=k * k).reshape(k, k)
-
-
-def _check_cost(cost, k) -> np.ndarray:
-    cost = as_real_array(cost, "cost")
-    if cost.shape != (k, k):
-        raise ValueError(f"cost must be a ({k}, {k}) matrix for {k} classes, got {cost.shape}")
-    if not np.isfinite(cost).all():
-        raise ValueError("cost contains NaN or infinity; costs must be finite")
-    if np.any(np.diag(cost) != 0) or np.any(cost < 0):
-        raise ValueError("cost must have a zero diagonal (a correct prediction costs nothing) "
-                         "and non-negative entries")
-    return cost
-
-
-def cost_error(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, cost: npt.ArrayLike,
-               labels: npt.ArrayLike | None = None) -> float:
-    """Cost-sensitive error ``1/n sum_i [y_i != h(x_i)] cost(y_i, h(x_i))``.
-
-    Monard & Baranauskas (2003) eq. 4.15. Equals :func:`confusion_cost_error` of the
-    confusion matrix (eq. 4.16).
-
-    Parameters
-    ----------
-    y_true, y_pred : array-like, shape (n,)
-        True and predicted classes.
-    cost : array-like, shape (n_classes, n_classes)
-        ``cost[i, j]`` is the cost of predicting ``labels[j]`` for true class
-        ``labels[i]``: finite, non-negative, zero diagonal.
-    labels : array-like, optional
-        The classes, as for :func:`confusion_matrix`.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        Invalid classes (see :func:`confusion_matrix`) or ``cost``.
-
-    References
-    ----------
-    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
-       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
-       ch. 4, §4.5.
-
-    Examples
-    --------
-    >>> from fastrank.stats import cost_error
-    >>> cost_error([0, 1, 1, 0], [0, 0, 1, 1], cost=[[0, 1], [5, 0]])   # (5 + 1) / 4
-    1.5
-    """
-    labels, t, p = _labels_and_codes(y_true, y_pred, labels)
-    cost = _check_cost(cost, labels.size)
-    return float(np.mean((t != p) * cost[t, p]))
-
-
-def confusion_cost_error(confusion: npt.ArrayLike, cost: npt.ArrayLike) -> float:
-    """Cost-sensitive error from a confusion matrix: ``1/n sum_ij M(C_i, C_j) cost(C_i,
-    C_j)`` with n the total count (Monard & Baranauskas 2003 eq. 4.16).
-
-    Parameters
-    ----------
-    confusion : array-like, shape (n_classes, n_classes)
-        Counts, rows = true class (non-negative, positive total).
-    cost : array-like, shape (n_classes, n_classes)
-        As for :func:`cost_error`.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        A confusion matrix that is not square, has negative or non-finite counts or a zero
-        total; an invalid ``cost``.
-
-    References
-    ----------
-    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
-       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
-       ch. 4, §4.5.
-
-    Examples
-    --------
-    >>> from fastrank.stats import confusion_cost_error
-    >>> confusion_cost_error([[1, 1], [1, 1]], [[0, 1], [5, 0]])
-    1.5
-    """
-    m = as_real_array(confusion, "confusion")
-    if not np.isfinite(m).all():
-        raise ValueError("confusion contains NaN or infinity; counts must be finite")
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.sum() <= 0 or (m < 0).any():
-        raise ValueError(f"confusion must be a square matrix of non-negative counts with a "
-                         f"positive total, got shape {m.shape}")
-    cost = _check_cost(cost, m.shape[0])
-    return float(np.sum(m * cost) / m.sum())
-
-
-def majority_error(y: npt.ArrayLike) -> float:
-    """Majority-class error ``1 - max_j distr(C_j)``: the error of always predicting the
-    most frequent class (Monard & Baranauskas 2003 eq. 4.6).
-
-    Parameters
-    ----------
-    y : array-like, shape (n,)
-        Classes.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        ``y`` empty or not 1-D.
-
-    References
-    ----------
-    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
-       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
-       ch. 4, §4.4.
-
-    Examples
-    --------
-    >>> from fastrank.stats import majority_error
-    >>> majority_error([0, 0, 1, 2])
-    0.5
-    """
-    y = np.asarray(y)
-    if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"y must be a non-empty 1-D array of classes, got shape {y.shape}")
-    _, counts = np.unique(y, return_counts=True)
-    return float(1.0 - counts.max() / y.size)
-
-
-def mean_se(values: npt.ArrayLike) -> tuple[float, float]:
-    """Mean and standard error over r folds (Monard & Baranauskas 2003 eq. 4.17-4.19).
-
-    ``mean = 1/r sum e_i``, ``sd = sqrt(1/r * 1/(r-1) sum (e_i - mean)^2)`` -- the
-    chapter's "sd" is the standard error of the mean.
-
-    Parameters
-    ----------
-    values : array-like, shape (r,)
-        One error per fold, r >= 2, finite.
-
-    Returns
-    -------
-    mean, sd : float
-
-    Raises
-    ------
-    ValueError
-        Fewer than 2 values, not 1-D, or non-finite.
-
-    References
-    ----------
-    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
-       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
-       ch. 4, §4.6.1.
-
-    Examples
-    --------
-    >>> from fastrank.stats import mean_se
-    >>> mean, sd = mean_se([.1, .12, .08, .1])
-    >>> round(mean, 4), round(sd, 4)
-    (0.1, 0.0082)
-    """
-    v = as_real_array(values, "values")
-    if v.ndim != 1 or v.size < 2:
-        raise ValueError(f"values must be 1-D with at least 2 folds, got shape {v.shape}")
-    if not np.isfinite(v).all():
-        raise ValueError("values contains NaN or infinity; fold errors must be finite")
-    return float(v.mean()), float(np.sqrt(v.var(ddof=1) / v.size))
-
-
-@dataclass(frozen=True)
-class TwoAlgorithmComparison:
-    """Result of :func:`compare_two`.
-
-    Attributes
-    ----------
-    difference : float
-        ``mean_S - mean_P`` (eq. 4.20).
-    sd : float
-        ``sqrt((sd_S^2 + sd_P^2) / 2)`` (eq. 4.21).
-    ad : float
-        ``difference / sd`` (eq. 4.22).
-    winner : {"proposed", "standard"}
-        "proposed" if ad > 0, else "standard".
-    significant : bool
-        ``|ad| >= 2`` (95% confidence).
-    """
-
-    difference: float
-    sd: float
-    ad: float
-    winner: str
-    significant: bool
-
-
-def compare_two(mean_standard: float, sd_standard: float, mean_proposed: float,
-                sd_proposed: float) -> TwoAlgorithmComparison:
-    """The chapter's rule for two algorithms' errors (ml-concepts §4.6.2, eq. 4.20-4.22).
-
-    With means and sds (as from :func:`mean_se`) of the *errors* (lower is better) of a
-    standard algorithm S and a proposed algorithm P: ``ad = (mean_S - mean_P) /
-    sqrt((sd_S^2 + sd_P^2) / 2)``. ad > 0: P beats S; ad <= 0: S beats P; ``|ad| >= 2``: with
-    95% confidence. Both sds zero: ad = ±inf for a nonzero difference, 0 otherwise.
-
-    Parameters
-    ----------
-    mean_standard, sd_standard : float
-        Mean error and its sd of the standard algorithm S.
-    mean_proposed, sd_proposed : float
-        The same of the proposed algorithm P.
-
-    Returns
-    -------
-    TwoAlgorithmComparison
-
-    Raises
-    ------
-    ValueError
-        A NaN or infinite mean or sd, a negative sd.
-
-    References
-    ----------
-    .. [1] M. C. Monard and J. A. Baranauskas, "Conceitos sobre aprendizado de máquina", in
-       S. O. Rezende (ed.), *Sistemas Inteligentes: Fundamentos e Aplicações*, Manole, 2003,
-       ch. 4, §4.6.2.
-
-    Examples
-    --------
-    The chapter's example, errors 9 ± 1 against 7.50 ± 0.80:
-
-    >>> from fastrank.stats import compare_two
-    >>> r = compare_two(9, 1, 7.5, 0.8)
-    >>> round(r.ad, 2), r.winner, r.significant
-    (1.66, 'proposed', False)
-    """
-    args = {"mean_standard": mean_standard, "sd_standard": sd_standard,
-            "mean_proposed": mean_proposed, "sd_proposed": sd_proposed}
-    for name, value in args.items():
-        if not np.isfinite(float(value)):
-            raise ValueError(f"{name} contains NaN or infinity ({value}); must be finite")
-    if sd_standard < 0 or sd_proposed < 0:
-        raise ValueError("standard deviations must be non-negative")
-    diff = float(mean_standard) - float(mean_proposed)
-    sd = float(np.sqrt((float(sd_standard) ** 2 + float(sd_proposed) ** 2) / 2.0))
-    ad = diff / sd if sd > 0 else (float(np.copysign(np.inf, diff)) if diff else 0.0)
-    return TwoAlgorithmComparison(diff, sd, ad, "proposed" if ad > 0 else "standard",
-                                  bool(abs(ad) >= 2.0))

@@ -12,8 +12,10 @@ import pytest
 import scipy.stats as ss
 from latex_check import check_latex_structure, latex_rows
 
+from fastrank import _vocabulary
 from fastrank import study as study_module
-from fastrank.benchmark import BenchmarkResult, run_benchmark
+from fastrank.study import _plan, compare
+from fastrank.study.compare import BenchmarkResult, run_benchmark
 from fastrank.datasets import load
 from fastrank.metrics import METRIC_KEYS
 from fastrank.report import (BENCHMARK_FILES, benchmark_tables, render_benchmark_latex,
@@ -157,13 +159,13 @@ def test_ties_in_the_best_are_all_kept():
 
 def test_the_orientation_of_a_metric_has_one_place(monkeypatch):
     """The benchmark's ranks, best classifiers and Wilcoxon winners and the report's bold
-    values all orient a metric by study.LOWER_IS_BETTER alone: declared a loss, average
+    values all orient a metric by the shared LOWER_IS_BETTER alone: declared a loss, average
     precision's lowest value becomes the best everywhere at once."""
     from latex_check import latex_rows
     from fastrank.report import render_latex
     m = "average_precision"
     b = hand_benchmark()
-    monkeypatch.setattr(study_module, "LOWER_IS_BETTER", study_module.LOWER_IS_BETTER | {m})
+    monkeypatch.setattr(_vocabulary, "LOWER_IS_BETTER", _vocabulary.LOWER_IS_BETTER | {m})
     table = b.table(m, "dense")
     assert b.best(m, "dense") == {d: tuple(c for c, v in zip(CLFS, row) if v == row.min())
                                   for d, row in zip(b.datasets, table)}
@@ -183,13 +185,13 @@ def test_the_orientation_of_a_metric_has_one_place(monkeypatch):
 
 
 def test_friedman_is_computed_once_per_metric_type_and_alpha(monkeypatch, tmp_path):
-    import fastrank.benchmark as benchmark
-    import fastrank.report as report
+    from fastrank.report import _figures
     from fastrank.stats import friedman
+    from fastrank.study import compare
     calls = []
-    monkeypatch.setattr(benchmark, "friedman",
+    monkeypatch.setattr(compare, "friedman",
                         lambda *a, **kw: calls.append(kw["alpha"]) or friedman(*a, **kw))
-    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    monkeypatch.setattr(_figures, "_have_matplotlib", lambda: False)
     b = hand_benchmark()
     first = b.friedman("coverage", "dense")
     assert b.friedman("coverage", "dense") is first
@@ -210,9 +212,9 @@ def test_friedman_is_computed_once_per_metric_type_and_alpha(monkeypatch, tmp_pa
     assert sorted(calls) == [0.05] * (n - 1) + [0.1] * (n - 1)
     # not part of the saved result, and a reloaded result computes its own
     again = BenchmarkResult.from_json(b.to_json())
-    assert again.to_json() == b.to_json() and again._friedman == {}
+    assert again.to_json() == b.to_json() and again._cache == {}
     assert again.friedman("coverage", "dense").chi2 == first.chi2
-    assert "_friedman" not in repr(b)[:200]
+    assert "_cache" not in repr(b)
 
 
 def test_data_sets_that_all_rank_alike_show_an_infinite_f_readably():
@@ -288,11 +290,12 @@ def test_benchmark_latex_head_names_benchmark_json(bench):
 
 def test_write_benchmark_builds_the_tables_once(bench, tmp_path, monkeypatch):
     import fastrank.report as report
+    from fastrank.report import _figures, _write
     built = []
-    real = report.benchmark_tables
-    monkeypatch.setattr(report, "benchmark_tables",
+    real = _write.benchmark_tables
+    monkeypatch.setattr(_write, "benchmark_tables",
                         lambda *args, **kw: built.append(args) or real(*args, **kw))
-    monkeypatch.setattr(report, "_have_matplotlib", lambda: False)
+    monkeypatch.setattr(_figures, "_have_matplotlib", lambda: False)
     write_benchmark(bench, tmp_path, alpha=0.1)
     assert built == [(bench, 0.1)]
     md = (tmp_path / "tables.md").read_text()
@@ -315,8 +318,8 @@ def small_sets():
 def no_figures(monkeypatch):
     """Per-data-set output sets written without figures (drawing them is tested with the
     report; here they would only take time)."""
-    import fastrank.report
-    monkeypatch.setattr(fastrank.report, "_have_matplotlib", lambda: False)
+    from fastrank.report import _figures
+    monkeypatch.setattr(_figures, "_have_matplotlib", lambda: False)
 
 
 OPTS = dict(folds=2, random_state=5, params={"vgram": {"n_neurons": 8, "n_synapses": 32}})
@@ -356,8 +359,8 @@ def test_resume_skips_finished_data_sets_and_refuses_another_configuration(
     first = (out / "yeast0" / "results.json").read_bytes()
 
     computed = []
-    real = study_module.run_study
-    monkeypatch.setattr(study_module, "run_study", functools.wraps(real)(
+    real = compare.run_study
+    monkeypatch.setattr(compare, "run_study", functools.wraps(real)(
         lambda d, **kw: computed.append(d.name) or real(d, **kw)))
     seen = []
     bench = run_benchmark(small_sets, CLFS, out_dir=out,
@@ -396,14 +399,14 @@ def test_resume_checks_the_parameters_run_study_would_use(small_sets, tmp_path, 
     sets, clfs, out = small_sets[:1], ["knn", "mlknn"], tmp_path / "b"
     first = run_benchmark(sets, clfs, out_dir=out, folds=2)
     saved = json.loads((out / "yeast0" / "results.json").read_text())
-    planned = study_module._planned_record(clfs, {"folds": 2})
+    planned = compare._planned_record(clfs, {"folds": 2})
     assert planned == {k: saved[k] for k in planned}
     assert planned == {"classifiers": clfs, "ties": list(STUDY_TIES), "folds": 2,
                        "random_state": 0, "cutoff": "perfect",
                        "params": {"knn": {"k": None}, "mlknn": {"k": 10, "s": 1.0}}}
     computed = []
-    real = study_module.run_study
-    monkeypatch.setattr(study_module, "run_study", functools.wraps(real)(
+    real = compare.run_study
+    monkeypatch.setattr(compare, "run_study", functools.wraps(real)(
         lambda d, **kw: computed.append(d.name) or real(d, **kw)))
     again = run_benchmark(sets, clfs, out_dir=out, folds=2, random_state=0)
     assert computed == [] and again.to_json() == first.to_json()
@@ -430,9 +433,9 @@ def test_own_estimator_in_a_benchmark_and_written_outputs(small_sets, tmp_path,
     from sklearn.multiclass import OneVsRestClassifier
     own = ("OvR logistic", OneVsRestClassifier(LogisticRegression(max_iter=300)))
     sets = small_sets[:2]
-    import fastrank.report
+    from fastrank.report import _figures
     with monkeypatch.context() as m:  # the data sets' own figures: tested with the report
-        m.setattr(fastrank.report, "_have_matplotlib", lambda: False)
+        m.setattr(_figures, "_have_matplotlib", lambda: False)
         bench = run_benchmark(sets, ["knn", "mlknn", own], out_dir=tmp_path, **TWO_TYPES)
     assert bench.classifiers == ("knn", "mlknn", "OvR logistic")
     paths = write_benchmark(bench, tmp_path)
@@ -468,14 +471,14 @@ def test_bad_benchmark_arguments(small_sets):
 
 
 def test_names_that_are_neither_embedded_nor_files_are_fetched(monkeypatch, small_sets):
-    import fastrank.datasets as ds
+    from fastrank.datasets import _load
     asked = []
 
     def fake_fetch(name, data_home=None):
         asked.append(name)
         return small_sets[0].take(np.arange(small_sets[0].n_documents), name=name)
 
-    monkeypatch.setattr(ds, "fetch", fake_fetch, raising=False)
+    monkeypatch.setattr(_load, "fetch", fake_fetch)
     bench = run_benchmark(["emotions", "yeast"], ["knn", "mlknn"], folds=2)
     assert asked == ["emotions"]
     assert bench.datasets == ("emotions", "yeast")
@@ -589,11 +592,11 @@ def test_the_data_digest_is_of_the_contents_alone(small_sets):
 
     from fastrank.datasets import Dataset
     d = small_sets[0]
-    digest = study_module._data_digest(d)
+    digest = _plan._data_digest(d)
     X = d.X.copy()
     X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
-    assert study_module._data_digest(Dataset(X, d.Y.copy(), name="other")) == digest
-    assert study_module._data_digest(d, chunk=7) == digest
+    assert _plan._data_digest(Dataset(X, d.Y.copy(), name="other")) == digest
+    assert _plan._data_digest(d, chunk=7) == digest
     h = hashlib.sha256()
     h.update(b"Y" + np.array(d.Y.shape, "<i8").tobytes() + d.Y.tobytes())
     h.update(b"X" + np.array(d.X.shape, "<i8").tobytes() + d.X.indptr.astype("<i8").tobytes()
@@ -601,12 +604,12 @@ def test_the_data_digest_is_of_the_contents_alone(small_sets):
     assert digest == h.hexdigest()
     Y = d.Y.copy()
     Y[3, 2] ^= 1
-    assert study_module._data_digest(Dataset(d.X, Y)) != digest
+    assert _plan._data_digest(Dataset(d.X, Y)) != digest
     texts = Dataset(None, [[1, 0], [0, 1]], texts=["a b", "c"])
-    assert study_module._data_digest(texts) != study_module._data_digest(
+    assert _plan._data_digest(texts) != _plan._data_digest(
         Dataset(None, [[1, 0], [0, 1]], texts=["a", "b c"]))
-    assert study_module._data_digest(Dataset(sp.csr_matrix((2, 3)), [[1], [0]])) != \
-        study_module._data_digest(Dataset(sp.csr_matrix((2, 4)), [[1], [0]]))
+    assert _plan._data_digest(Dataset(sp.csr_matrix((2, 3)), [[1], [0]])) != \
+        _plan._data_digest(Dataset(sp.csr_matrix((2, 4)), [[1], [0]]))
 
 
 def test_the_command_line_refuses_edited_results_in_one_line(small_sets, tmp_path, capsys,
@@ -628,3 +631,24 @@ def test_the_command_line_refuses_edited_results_in_one_line(small_sets, tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"fastrank study: error: {path} holds "
                                                    "impossible results (knn/ordinal/one_error")
+
+
+def test_pairwise_tests_and_best_changes_are_computed_once(monkeypatch):
+    """A benchmark computes each metric x type's Wilcoxon-Holm tests and its best-classifier
+    changes once; callers get copies they may change."""
+    from fastrank.stats import wilcoxon
+    calls = []
+    monkeypatch.setattr(compare, "wilcoxon",
+                        lambda *a, **kw: calls.append(1) or wilcoxon(*a, **kw))
+    b = hand_benchmark()
+    first = b.pairwise("coverage", "dense")
+    assert len(calls) == len(CLFS) * (len(CLFS) - 1) // 2
+    again = b.pairwise("coverage", "dense")
+    assert again == first and again is not first and len(calls) == len(first)
+    b.pairwise("coverage", "dense", alpha=0.1)
+    assert len(calls) == 2 * len(first)
+    changes = b.winner_changes()
+    changes.clear()
+    assert b.winner_changes() == b._winner_changes("ordinal") != []
+    with pytest.raises(ValueError, match="read-only"):
+        b.table("coverage", "dense")[0, 0] = 0.0

@@ -1,0 +1,47 @@
+"""The data sets shipped inside the package (``fastrank/data``).
+"""
+import lzma
+from importlib import resources
+
+import numpy as np
+
+from ._arff import _parse_rows
+from ._base import Dataset
+
+
+_EMBEDDED = {
+    "yeast": {
+        "name": "yeast",
+        "file": "yeast.csv.xz",
+        # SHA-256 of the CSV, the content of river's yeast.csv.gz (recompressed with xz)
+        "csv_sha256": "fd17cb9b53acaaf5e82a9e0795e2667167775915c0e32c1f6fe0fadb0d3bd703",
+        "documents": 2417, "features": 103, "labels": 14,
+        "description": "Gene functional classes of the yeast Saccharomyces cerevisiae: "
+                       "micro-array expression and phylogenetic profiles (103 numeric "
+                       "features), 14 functional categories; the Mulan version.",
+        "source": "river 0.26.1 wheel on PyPI, file river/datasets/yeast.csv.gz, its CSV "
+                  "shipped unmodified (see fastrank/data/PROVENANCE.md)",
+        "licence": "BSD-3-Clause (river, Copyright (c) 2020, the river developers)",
+        "citation": "A. Elisseeff and J. Weston (2001). A kernel method for multi-labelled "
+                    "classification. Advances in Neural Information Processing Systems 14.",
+    },
+}
+
+
+def _load_embedded(key):
+    info = _EMBEDDED[key]
+    raw = lzma.decompress(resources.files("fastrank").joinpath("data", info["file"]).read_bytes())
+    header, body = raw.split(b"\n", 1)
+    names = header.decode("ascii").strip().split(",")
+    is_label = (np.arange(len(names)) >= info["features"]).astype(np.uint8)
+    X, Y = _parse_rows(body, 2, f"fastrank/data/{info['file']}", names, is_label,
+                       [None] * len(names))
+    meta = {k: info[k] for k in ("description", "source", "licence", "citation")}
+    return Dataset(X, Y, feature_names=names[:info["features"]],
+                   label_names=names[info["features"]:], name=key, info=meta)
+
+
+def _embedded_entries():
+    return [{"name": info["name"], "origin": "embedded", "cached": True,
+             **{k: v for k, v in info.items() if k not in ("name", "file", "csv_sha256")}}
+            for info in _EMBEDDED.values()]

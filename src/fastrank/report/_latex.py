@@ -1,0 +1,155 @@
+"""LaTeX (booktabs) tables for a paper: ``tables.tex``.
+"""
+import re
+
+from .._vocabulary import TIE_NAMES, best_mask, metric_name
+from ..metrics import ESTIMATED_KEYS
+from ..study import display_name
+from ._tables import _compares_ordinal, _sd, _stat
+
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                "^": r"\textasciicircum{}", "≡": r"$\equiv$", "α": r"$\alpha$",
+                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$"}
+
+
+def tex_escape(text):
+    """``text`` with LaTeX's special characters escaped, for a table cell or caption.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(tex_escape("F1 (macro, category) & 50% of C_j"))
+    F1 (macro, category) \\& 50\\% of C\\_j
+    """
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _tex_table(caption, label, header, rows, align):
+    """A booktabs table environment: ``header`` and ``rows`` hold LaTeX cell text."""
+    lines = [r"\begin{table}[htbp]", r"\centering", r"\small",
+             rf"\caption{{{caption}}}", rf"\label{{{label}}}",
+             rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(header) + r" \\", r"\midrule"]
+    lines += [" & ".join(row) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def _tex_label(text):
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+
+
+def _tex_head(source, content):
+    """The comment lines that open a LaTeX output: what it needs, the file it is generated
+    from and what its tables hold."""
+    return ("% fastrank tables; needs \\usepackage{booktabs} in the preamble.\n"
+            f"% Generated from {source}: {content}.\n")
+
+
+def render_latex(result, alpha=0.05):
+    """The mean ± sd tables of a study as LaTeX (booktabs), for a paper.
+
+    One table per ranking type: rows are the metrics, columns the classifiers, each cell
+    ``mean ± sd`` over the folds (4 decimals, sd with ``ddof=1``); the most favourable mean
+    of each row (lowest for a loss, highest otherwise; every tied one) is bold; under a
+    ranking type other than ordinal, ``†`` marks a value that differs significantly from the
+    same classifier's ordinal value (the study's paired two-tailed t-test at ``alpha``).
+
+    Parameters
+    ----------
+    result : StudyResult
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    str
+        LaTeX source of ``table`` environments; the document needs
+        ``\\usepackage{booktabs}``.
+
+    Examples
+    --------
+    >>> from fastrank.report import render_latex
+    >>> from fastrank.study import run_study
+    >>> tex = render_latex(run_study("yeast", ["knn", "mlknn"], folds=2))
+    >>> print(tex.splitlines()[0])
+    % fastrank tables; needs \\usepackage{booktabs} in the preamble.
+    >>> tex.count(r"\\begin{table}"), tex.count(r"\\toprule")   # one table per ranking type
+    (4, 4)
+    """
+    parts = [_tex_head("results.json", "mean +- sd over the folds, best value per row in bold")]
+    names = [tex_escape(display_name(c)) for c in result.classifiers]
+    name = str(result.dataset.get("name", ""))
+    compare = _compares_ordinal(result)
+    for t in result.ties:
+        rows = []
+        for m in result.metrics:
+            vals = [result.fold_values(c, t, m) for c in result.classifiers]
+            best = best_mask([v.mean() for v in vals], m)
+            cells = [tex_escape(metric_name(m))]
+            for c, v, b in zip(result.classifiers, vals, best):
+                mean = f"{v.mean():.4f}"
+                mark = (r"$^{\dagger}$" if compare and t != "ordinal"
+                        and result.ttest(c, m, t, alpha).significant else "")
+                tilde = r"$\sim$" if t == "expected" and m in ESTIMATED_KEYS else ""
+                cells.append(tilde + (rf"\textbf{{{mean}}}" if b else mean)
+                             + rf" $\pm$ {_sd(v):.4f}" + mark)
+            rows.append(cells)
+        caption = (f"{tex_escape(name)}: mean $\\pm$ sd over {result.folds} folds under the "
+                   f"{TIE_NAMES[t].lower()} ranking. Bold: the best classifier of each "
+                   f"metric.")
+        if compare and t != "ordinal":
+            caption += (f" $^{{\\dagger}}$: differs significantly from the ordinal ranking "
+                        f"(paired two-tailed t-test over the folds, $\\alpha = {alpha:g}$).")
+        parts.append(_tex_table(caption, f"tab:{_tex_label(name)}-{t}",
+                                ["Metric", *names], rows, "l" + "r" * len(names)))
+    return "\n".join(parts)
+
+
+def render_benchmark_latex(bench, alpha=0.05):
+    """The average-rank tables of a benchmark as LaTeX (booktabs): one per ranking type,
+    rows the metrics, columns the classifiers' average ranks over the data sets (the best,
+    lowest, in bold), the Friedman χ² and the Iman–Davenport F with their p-values. Each data set's mean ± sd
+    tables are in its own folder (:func:`render_latex`).
+
+    Returns
+    -------
+    str
+        LaTeX source of ``table`` environments (needs ``\\usepackage{booktabs}``);
+        empty tables are not written for fewer than two data sets or classifiers.
+    """
+    parts = [_tex_head("benchmark.json", "average ranks over the data sets, best per row in bold")]
+    if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
+        return "\n".join(parts)
+    names = [tex_escape(display_name(c)) for c in bench.classifiers]
+    n = len(bench.datasets)
+    for t in bench.ties:
+        rows = []
+        for m in bench.metrics:
+            res = bench.friedman(m, t, alpha)
+            best = res.mean_ranks == res.mean_ranks.min()
+            rows.append([tex_escape(metric_name(m))]
+                        + [rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
+                           for r, b in zip(res.mean_ranks, best)]
+                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", tex_escape(_stat(res.f)),
+                           f"{res.f_pvalue:.3g}" + (r"$^{*}$" if res.significant else "")])
+        res0 = bench.friedman(bench.metrics[0], t, alpha)
+        caption = (f"Average ranks over {n} data sets under the {TIE_NAMES[t].lower()} "
+                   f"ranking (1 = best; bold: the best). $\\chi^2$: Friedman statistic, "
+                   f"$\\chi^2({res0.df[0]})$; $F$: Iman--Davenport statistic, "
+                   f"$F({res0.df[0]}, {res0.df[1]})$; each with its $p$-value ($^{{*}}$: "
+                   f"$p < {alpha:g}$ for $F$). Critical differences at $\\alpha = {alpha:g}$: "
+                   f"Nemenyi {res0.cd_nemenyi:.2f}, Bonferroni--Dunn "
+                   f"{res0.cd_bonferroni_dunn:.2f}.")
+        parts.append(_tex_table(caption, f"tab:ranks-{t}",
+                                ["Metric", *names, r"$\chi^2$", "$p$", "$F$", "$p$"],
+                                rows, "l" + "r" * (len(names) + 4)))
+    return "\n".join(parts)
