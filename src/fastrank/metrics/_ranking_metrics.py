@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._ext import tie_counts as _counts
 from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_option, check_scores, check_truth
@@ -96,10 +97,17 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     y_true, y_score = check_inputs(y_true, y_score)
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
-    col = column(ties, name)
+    counted = ties in _counts.TIES and name in _counts.METRICS
+    col = 0 if counted else column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
-        doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi), first_row=lo)
+        if counted:  # the same values as the sort-based kernel's, without sorting rows
+            doc = np.empty((hi - lo, 1))
+            _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
+                           _counts.METRICS[name], _counts.TIES[ties], doc[:, 0])
+        else:
+            doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
+                                   first_row=lo)
         total += column_sums(doc, [col], None if weight is None else weight[lo:hi])[0]
     return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 
