@@ -26,6 +26,16 @@ from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
+cdef extern from "tie_counting.h" nogil:
+    void fr_count_level_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
+                            int64_t* gt, int64_t* eq)
+    void fr_count_level_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
+                            int64_t* gt, int64_t* eq)
+    Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
+                             Py_ssize_t m, double* out)
+    Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
+                             Py_ssize_t m, double* out)
+
 from _tiesort cimport (
     SortWork, desc_key, floating, index_t, sort_keys, sort_row_at, sort_work_free,
     sort_work_new,
@@ -109,30 +119,22 @@ cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m
                               int64_t* eq) noexcept nogil:
     """gt <- labels with belief > v, eq <- labels with belief == v (m stored values, then
     n_zero implicit zeros)."""
-    cdef floating fv = <floating> v  # exact: v is one of the row's beliefs (or 0)
-    cdef Py_ssize_t j
-    cdef int64_t g = 0, e = 0
-    if stride == 1:
-        for j in range(m):
-            g += x[j] > fv
-            e += x[j] == fv
+    if floating is float:  # exact: v is one of the row's beliefs (or 0)
+        fr_count_level_f32(x, stride, m, <float> v, gt, eq)
     else:
-        for j in range(m):
-            g += x[j * stride] > fv
-            e += x[j * stride] == fv
+        fr_count_level_f64(x, stride, m, v, gt, eq)
     if 0.0 > v:
-        g += n_zero
+        gt[0] += n_zero
     elif v == 0.0:
-        e += n_zero
-    gt[0] = g
-    eq[0] = e
+        eq[0] += n_zero
 
 
 cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                                        Py_ssize_t n_zero, double v, Scratch* s) noexcept nogil:
     """Number of distinct beliefs > v in the row (a hash set of their keys)."""
-    cdef Py_ssize_t j, count = 0
+    cdef Py_ssize_t j, n_above = 0, count = 0
     cdef uint64_t k
+    cdef uint64_t* above = s.w.keys
     cdef uint32_t slot, mask = (<uint32_t> 1 << s.tab_bits) - 1
     cdef double xv
     s.stamp += 1
@@ -140,11 +142,15 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
         for j in range(mask + 1):
             s.tab_stamp[j] = 0
         s.stamp = 1
-    for j in range(m + (1 if n_zero > 0 else 0)):
-        xv = <double> x[j * stride] if j < m else 0.0
-        if not xv > v:
-            continue
-        k = desc_key(xv)
+    for j in range(m):  # gather the beliefs above v without a branch per label
+        xv = <double> x[j * stride] + 0.0  # -0.0 -> +0.0
+        (<double*> &above[n_above])[0] = xv
+        n_above += xv > v
+    if n_zero > 0 and 0.0 > v:
+        above[n_above] = 0  # the bits of +0.0
+        n_above += 1
+    for j in range(n_above):
+        k = above[j]
         slot = <uint32_t> ((k * <uint64_t> 0x9E3779B97F4A7C15) >> (64 - s.tab_bits))
         while s.tab_stamp[slot] == s.stamp and s.tab_key[slot] != k:
             slot = (slot + 1) & mask
@@ -163,10 +169,12 @@ cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index
     labels of the row. Returns the number of keys written."""
     cdef Py_ssize_t j, k = 0, r = 0
     if m == q and idx == NULL:
-        for j in range(m):
-            if y[j]:
-                keys[k] = desc_key(<double> x[j * stride])
-                k += 1
+        if floating is float:
+            k = fr_gather_f32(x, stride, y, m, <double*> keys)
+        else:
+            k = fr_gather_f64(x, stride, y, m, <double*> keys)
+        for j in range(k):
+            keys[j] = desc_key((<double*> keys)[j])
         n_rel[0] = k
         return k
     for j in range(q):
@@ -195,9 +203,10 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     row has no relevant label), or -1 when there are more than MAX_PASSES: the caller sorts.
     ``low`` <- the lowest relevant belief."""
     cdef uint64_t* keys = s.w.keys
-    cdef Py_ssize_t n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel)
-    cdef Py_ssize_t n_zero = q - m, n_imp = n_rel[0] - n_stored, i, n_lev = 0
+    cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
     cdef uint64_t zkey = desc_key(0.0), kk, best
+    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel)
+    n_imp = n_rel[0] - n_stored
     if n_rel[0] == 0:
         return 0
     if n_imp > 0:  # relevant labels with an implicit belief of 0
