@@ -297,17 +297,18 @@ cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, 
         sz = s.eq[l]
         if ties == EXPECTED:
             loss = loss + (<double> a * (start - cum_rel) + (0.5 * a) * (sz - a))
-            t = 0.0
-            for k in range(1, sz + 1):
-                if sz > 1:
-                    t = t + ((cum_rel + 1.0) + ((k - 1.0) * (a - 1.0)) / (sz - 1.0)) \
-                        / <double> (start + k)
-                else:
-                    t = t + (cum_rel + 1.0) / <double> (start + k)
-            t = t * (<double> a / <double> sz)
-            ap_lab = ap_lab + t
-            if not s.zero[l]:
-                ap_pos = ap_pos + t
+            if metric != RANKING_LOSS:
+                t = 0.0
+                for k in range(1, sz + 1):
+                    if sz > 1:
+                        t = t + ((cum_rel + 1.0) + ((k - 1.0) * (a - 1.0)) / (sz - 1.0)) \
+                            / <double> (start + k)
+                    else:
+                        t = t + (cum_rel + 1.0) / <double> (start + k)
+                t = t * (<double> a / <double> sz)
+                ap_lab = ap_lab + t
+                if not s.zero[l]:
+                    ap_pos = ap_pos + t
             cum_rel += a
         else:
             cum_rel += a
