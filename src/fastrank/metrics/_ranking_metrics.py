@@ -20,6 +20,12 @@ Conventions for documents where a metric is undefined follow scikit-learn: no re
 label gives coverage 0, ranking loss 0 and average precision 1; all labels relevant gives
 ranking loss 0. Scores compare exactly: equal floats are tied. A *belief of 0* means a score
 exactly equal to 0 (in a CSR matrix, every implicit entry).
+
+One-error, coverage, ranking loss and both average precisions under dense, standard,
+modified and expected count, per relevant belief, the labels above and tied with it instead
+of sorting each row, and form the same floating-point values as :func:`evaluate` (the same
+bits); ordinal (its random order inside tie groups) and r-precision sort each row as
+:func:`evaluate` does.
 """
 import numbers
 from typing import Literal
