@@ -12,7 +12,7 @@ from fastrank import metrics as M
 from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
 
-COUNTED_TIES = ("dense", "standard", "modified", "expected")
+COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
           "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
           "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k)}
@@ -30,16 +30,18 @@ def bits(a):
     return np.asarray(a, dtype=np.float64).view(np.int64)
 
 
-def assert_same_per_document(y, s):
+def assert_same_per_document(y, s, seed=12345):
     """Counting kernel == sort-based kernel, per document, for every metric and ranking
-    type it serves."""
+    type it serves (ordinal: one-error, from the same seed)."""
     for name_s, S in layouts(s).items():
         yy, SS = check_inputs(y, S)
-        for ties in COUNTED_TIES:
-            doc, _, _ = run_kernel(yy, SS, family(ties), 0)
+        for ties in tie_counts.TIES:
+            doc, _, _ = run_kernel(yy, SS, family(ties), seed)
             for name, code in tie_counts.METRICS.items():
+                if (name, ties) not in tie_counts.SERVED:
+                    continue
                 out = np.empty(y.shape[0])
-                tie_counts.values(*score_args(SS), yy, code, tie_counts.TIES[ties], out)
+                tie_counts.values(*score_args(SS), yy, code, tie_counts.TIES[ties], seed, 0, out)
                 want = doc[:, column(ties, name)]
                 assert np.array_equal(bits(out), bits(want)), (name, ties, name_s, out, want)
 
@@ -125,12 +127,26 @@ def test_more_rows_than_one_block():
                 bits(res["ranking_loss"])
 
 
-def test_ordinal_keeps_its_seeded_order():
-    """Ordinal is not counted: its value is the seeded shuffle's, as evaluate's."""
+@pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
+def test_ordinal_one_error_draws_the_seeded_order(seed):
+    """Ordinal one-error is counted with the seeded shuffle of the top tie group: it equals
+    the sort path's for every seed and every row of several blocks' worth of rows (each row
+    draws as its global index); the other ordinal values keep the sort path."""
     rng = np.random.default_rng(4)
     s = rng.choice([0.0, 0.5, 1.0], size=(50, 20))
     y = (rng.random((50, 20)) < 0.3).astype(np.uint8)
-    for seed in (0, 7):
-        res = M.evaluate(y, s, ties=("ordinal",), random_state=seed)["ordinal"]
-        assert M.coverage(y, s, ties="ordinal", random_state=seed) == res["coverage"]
-        assert M.one_error(y, s, ties="ordinal", random_state=seed) == res["one_error"]
+    assert_same_per_document(y, s, seed)
+    res = M.evaluate(y, s, ties=("ordinal",), random_state=seed)["ordinal"]
+    for S in layouts(s).values():
+        assert bits(M.one_error(y, S, ties="ordinal", random_state=seed)) == \
+            bits(res["one_error"])
+        assert M.coverage(y, S, ties="ordinal", random_state=seed) == res["coverage"]
+
+
+def test_ordinal_one_error_rows_draw_as_their_global_index():
+    rng = np.random.default_rng(5)
+    n = 70_000
+    s = rng.choice([0.0, 1.0], size=(n, 4))
+    y = (rng.random((n, 4)) < 0.5).astype(np.uint8)
+    res = M.evaluate(y, s, ties=("ordinal",), random_state=3)["ordinal"]
+    assert bits(M.one_error(y, s, ties="ordinal", random_state=3)) == bits(res["one_error"])

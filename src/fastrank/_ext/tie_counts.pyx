@@ -17,8 +17,9 @@ without sorting the row:
   is sorted once (``_tiesort``) and its levels read from the tie groups.
 
 The values are then formed with the same floating-point operations, in the same order
-(descending levels), as the sort-based kernel, so they have the same bits. The ordinal
-ranking type (its random order inside tie groups) stays with the sort-based kernel.
+(descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
+ranking type only one-error is counted (its random order shuffles the top tie group first,
+which is found without a sort); the other ordinal values stay with the sort-based kernel.
 
 Rows run in parallel (OpenMP, GIL released); each thread owns its scratch.
 """
@@ -35,10 +36,16 @@ cdef extern from "tie_counting.h" nogil:
                              Py_ssize_t m, double* out)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out)
+    float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
+    double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
+    Py_ssize_t fr_where_equal_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
+                                  int32_t* out)
+    Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
+                                  int32_t* out)
 
 from _tiesort cimport (
-    SortWork, desc_key, floating, index_t, sort_keys, sort_row_at, sort_work_free,
-    sort_work_new,
+    SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
+    sort_work_free, sort_work_new,
 )
 
 # metric codes
@@ -55,6 +62,7 @@ cdef enum:
     STANDARD = 1
     MODIFIED = 2
     EXPECTED = 3
+    ORDINAL = 4  # one-error only: the top of the seeded random order
 
 cdef enum:
     MAX_PASSES = 32  # rows with more relevant levels than this are sorted instead
@@ -62,7 +70,10 @@ cdef enum:
 #: the codes above, for the Python layer
 METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING_LOSS,
            "ap_position": AP_POSITION, "ap_label": AP_LABEL}
-TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED}
+TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED,
+        "ordinal": ORDINAL}
+#: the (metric, ranking type) pairs this module computes
+SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {("one_error", "ordinal")}
 
 
 cdef struct Scratch:
@@ -326,9 +337,52 @@ cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, 
     return ap_pos / (n_rel if ties == EXPECTED else n_lev)
 
 
+cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
+                                      const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                      const uint8_t* y, uint64_t seed, Py_ssize_t row,
+                                      Scratch* s) noexcept nogil:
+    """1 - y of the label the seeded random order puts first. That order shuffles the top tie
+    group first, from the start of the row's generator, its labels in ascending index
+    (_tiesort.shuffle_groups after the stable sort): the same shuffle of the same list here."""
+    cdef SortWork* w = s.w
+    cdef Py_ssize_t j, n_top = 0, n_zero = q - m
+    cdef double top = 0.0
+    cdef uint64_t state = row_state(seed, row)
+    if m > 0:
+        if floating is float:
+            top = fr_max_f32(x, stride, m)
+        else:
+            top = fr_max_f64(x, stride, m)
+    if n_zero > 0 and 0.0 > top:
+        top = 0.0
+    if n_zero > 0 and top == 0.0:  # the zero group: every label without a non-zero belief
+        for j in range(m):
+            if x[j] != 0:
+                w.mark[idx[j]] = 1
+        for j in range(q):
+            if w.mark[j]:
+                w.mark[j] = 0
+            else:
+                w.order[n_top] = <int32_t> j
+                n_top += 1
+    else:
+        if floating is float:
+            n_top = fr_where_equal_f32(x, stride, m, <float> top, w.order)
+        else:
+            n_top = fr_where_equal_f64(x, stride, m, top, w.order)
+        if idx != NULL:
+            for j in range(n_top):
+                w.order[j] = <int32_t> idx[w.order[j]]
+    for j in range(n_top):
+        w.end[j] = <int32_t> n_top
+    shuffle_groups(w.order, w.end, n_top, &state)
+    return 1.0 - y[w.order[0]]
+
+
 cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t col_stride,
                         const index_t* ip, const index_t* pp, Py_ssize_t i, Py_ssize_t q,
-                        const uint8_t* y, int metric, int ties, Scratch* s) noexcept nogil:
+                        const uint8_t* y, int metric, int ties, uint64_t seed, Py_ssize_t row,
+                        Scratch* s) noexcept nogil:
     cdef const floating* x
     cdef const index_t* idx = NULL
     cdef Py_ssize_t m, stride, n_lev, n_rel, n_distinct = 0
@@ -342,6 +396,8 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
         x = vp + pp[i] if m > 0 else vp  # never read when m == 0
         idx = ip + pp[i] if m > 0 else ip  # NULL only when m == 0 < q
         stride = 1
+    if ties == ORDINAL:
+        return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
@@ -353,10 +409,12 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
 
 def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
            const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
-           const uint8_t[:, ::1] y, int metric, int ties, double[::1] out):
-    """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES)
-    for row i of an (n, q) belief matrix given as for ``tie_metrics.evaluate`` (a dense
-    flat buffer with element strides, or a canonical CSR matrix)."""
+           const uint8_t[:, ::1] y, int metric, int ties, uint64_t seed, Py_ssize_t first_row,
+           double[::1] out):
+    """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES,
+    a pair in SERVED) for row i of an (n, q) belief matrix given as for
+    ``tie_metrics.evaluate`` (a dense flat buffer with element strides, or a canonical CSR
+    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``."""
     cdef Scratch* s
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
@@ -372,7 +430,8 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
         for i in prange(n, schedule="static"):
             if s == NULL:
                 continue
-            out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties, s)
+            out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties,
+                          seed, first_row + i, s)
         _scratch_free(s)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")

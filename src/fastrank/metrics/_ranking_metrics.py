@@ -24,8 +24,8 @@ exactly equal to 0 (in a CSR matrix, every implicit entry).
 One-error, coverage, ranking loss and both average precisions under dense, standard,
 modified and expected count, per relevant belief, the labels above and tied with it instead
 of sorting each row, and form the same floating-point values as :func:`evaluate` (the same
-bits); ordinal (its random order inside tie groups) and r-precision sort each row as
-:func:`evaluate` does.
+bits); so does one-error under ordinal (the seeded shuffle of the top tie group alone). The
+other ordinal values and r-precision sort each row as :func:`evaluate` does.
 """
 import numbers
 from typing import Literal
@@ -103,14 +103,14 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     y_true, y_score = check_inputs(y_true, y_score)
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
-    counted = ties in _counts.TIES and name in _counts.METRICS
+    counted = (name, ties) in _counts.SERVED
     col = 0 if counted else column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
         if counted:  # the same values as the sort-based kernel's, without sorting rows
             doc = np.empty((hi - lo, 1))
             _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
-                           _counts.METRICS[name], _counts.TIES[ties], doc[:, 0])
+                           _counts.METRICS[name], _counts.TIES[ties], seed, lo, doc[:, 0])
         else:
             doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
                                    first_row=lo)

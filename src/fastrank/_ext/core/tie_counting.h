@@ -75,4 +75,40 @@ FR_COUNT_LEVEL(double, fr_count_level_f64)
 FR_GATHER(float, fr_gather_f32)
 FR_GATHER(double, fr_gather_f64)
 
+/* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
+ * can keep in one vector (a maximum is exact: any order gives it). */
+#define FR_MAX(T, NAME)                                                                   \
+    static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m) {                     \
+        T acc[8];                                                                         \
+        ptrdiff_t j, l;                                                                   \
+        for (l = 0; l < 8; l++)                                                           \
+            acc[l] = x[0];                                                                \
+        for (j = 0; j + 8 <= m; j += 8)                                                   \
+            for (l = 0; l < 8; l++)                                                       \
+                acc[l] = x[(j + l) * stride] > acc[l] ? x[(j + l) * stride] : acc[l];     \
+        for (; j < m; j++)                                                                \
+            acc[0] = x[j * stride] > acc[0] ? x[j * stride] : acc[0];                     \
+        for (l = 1; l < 8; l++)                                                           \
+            acc[0] = acc[l] > acc[0] ? acc[l] : acc[0];                                   \
+        return acc[0];                                                                    \
+    }
+
+FR_MAX(float, fr_max_f32)
+FR_MAX(double, fr_max_f64)
+
+/* out[0:k] <- the j < m with x[j * stride] == v, ascending; returns k (no branch per label). */
+#define FR_WHERE_EQUAL(T, NAME)                                                           \
+    static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v,           \
+                                 int32_t* out) {                                          \
+        ptrdiff_t j, k = 0;                                                               \
+        for (j = 0; j < m; j++) {                                                         \
+            out[k] = (int32_t)j;                                                          \
+            k += x[j * stride] == v;                                                      \
+        }                                                                                 \
+        return k;                                                                         \
+    }
+
+FR_WHERE_EQUAL(float, fr_where_equal_f32)
+FR_WHERE_EQUAL(double, fr_where_equal_f64)
+
 #endif
