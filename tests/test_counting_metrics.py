@@ -150,3 +150,10 @@ def test_ordinal_one_error_rows_draw_as_their_global_index():
     y = (rng.random((n, 4)) < 0.5).astype(np.uint8)
     res = M.evaluate(y, s, ties=("ordinal",), random_state=3)["ordinal"]
     assert bits(M.one_error(y, s, ties="ordinal", random_state=3)) == bits(res["one_error"])
+
+
+def test_the_kernel_refuses_a_pair_it_does_not_count():
+    y, s = np.ones((1, 3), dtype=np.uint8), np.zeros((1, 3))
+    with pytest.raises(ValueError, match="no counting form"):
+        tie_counts.values(*score_args(s), y, tie_counts.METRICS["coverage"],
+                          tie_counts.TIES["ordinal"], 0, 0, np.empty(1))

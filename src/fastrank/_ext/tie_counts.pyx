@@ -421,6 +421,10 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
+    if not (0 <= metric <= AP_LABEL and 0 <= ties <= ORDINAL) \
+            or (ties == ORDINAL and metric != ONE_ERROR):
+        raise ValueError(f"no counting form for metric code {metric} under ranking type "
+                         f"code {ties} (see SERVED)")
     failed[0] = 0
     with nogil, parallel():
         s = _scratch_new(q)
