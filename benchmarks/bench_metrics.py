@@ -95,3 +95,40 @@ def test_expected_vs_ordinal(benchmark, data, ties, threads):
     benchmark.group = "evaluate 10000x1000 tied, expected vs ordinal"
     benchmark.extra_info.update(threads=threads, ties=ties)
     run_fastrank(benchmark, *data, (ties,), threads)
+
+
+# ---- single ranking metrics against one streaming pass over the beliefs -------------------
+# The dense/standard/modified/expected single metrics count instead of sorting rows; the
+# reference cost is one pass over the same float32 beliefs (S.sum(1)), both on one thread.
+# 50 000 rows (200 MB of beliefs) keep the run short on a small shared machine; the ratio
+# to the pass is what is compared, and it does not depend on n.
+SINGLE_N = 50_000
+SINGLE = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
+          "ap_position": M.average_precision,
+          "ap_label": lambda y, s, **k: M.average_precision(y, s, per="label", **k)}
+
+
+@pytest.fixture(scope="module")
+def data_f32():
+    y, s = make(SINGLE_N, Q)
+    return y, s.astype(np.float32)
+
+
+def test_streaming_pass(benchmark, data_f32):
+    benchmark.group = f"single metric vs a streaming pass, {SINGLE_N}x{Q} float32, 21 levels"
+    benchmark.extra_info.update(threads=1, metric="S.sum(1)")
+    s = data_f32[1]
+    with threadpool_limits(1, user_api="openmp"):
+        benchmark.pedantic(s.sum, args=(1,), rounds=5, iterations=1)
+
+
+@pytest.mark.parametrize("ties", ["dense", "standard", "modified", "expected", "ordinal"])
+@pytest.mark.parametrize("metric", list(SINGLE))
+def test_single_metric(benchmark, data_f32, metric, ties):
+    benchmark.group = f"single metric vs a streaming pass, {SINGLE_N}x{Q} float32, 21 levels"
+    benchmark.extra_info.update(threads=1, metric=metric, ties=ties)
+    y, s = data_f32
+    f = SINGLE[metric]
+    f(y[:2], s[:2])  # load the kernels (and libgomp) before limiting threads
+    with threadpool_limits(1, user_api="openmp"):
+        benchmark.pedantic(f, args=(y, s), kwargs={"ties": ties}, rounds=3, iterations=1)

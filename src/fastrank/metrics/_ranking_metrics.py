@@ -20,6 +20,12 @@ Conventions for documents where a metric is undefined follow scikit-learn: no re
 label gives coverage 0, ranking loss 0 and average precision 1; all labels relevant gives
 ranking loss 0. Scores compare exactly: equal floats are tied. A *belief of 0* means a score
 exactly equal to 0 (in a CSR matrix, every implicit entry).
+
+One-error, coverage, ranking loss and both average precisions under dense, standard,
+modified and expected count, per relevant belief, the labels above and tied with it instead
+of sorting each row, and form the same floating-point values as :func:`evaluate` (the same
+bits); so does one-error under ordinal (the seeded shuffle of the top tie group alone). The
+other ordinal values and r-precision sort each row as :func:`evaluate` does.
 """
 import numbers
 from typing import Literal
@@ -28,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._ext import tie_counts as _counts
 from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_option, check_scores, check_truth
@@ -96,10 +103,17 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     y_true, y_score = check_inputs(y_true, y_score)
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
-    col = column(ties, name)
+    counted = (name, ties) in _counts.SERVED
+    col = 0 if counted else column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
-        doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi), first_row=lo)
+        if counted:  # the same values as the sort-based kernel's, without sorting rows
+            doc = np.empty((hi - lo, 1))
+            _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
+                           _counts.METRICS[name], _counts.TIES[ties], seed, lo, doc[:, 0])
+        else:
+            doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
+                                   first_row=lo)
         total += column_sums(doc, [col], None if weight is None else weight[lo:hi])[0]
     return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 

@@ -1,0 +1,114 @@
+/* Counting passes over one row of beliefs, for the sort-free single ranking metrics
+ * (driver: _ext/tie_counts.pyx). Plain loops the compiler vectorises on every instruction
+ * set; integer counts only, so every path gives the same result. */
+#ifndef FASTRANK_TIE_COUNTING_H
+#define FASTRANK_TIE_COUNTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* gt <- number of x[j * stride] > v, eq <- number == v, over j < m (-0.0 == 0.0). */
+#define FR_COUNT_LEVEL(T, NAME)                                                           \
+    static inline void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v, int64_t* gt,  \
+                            int64_t* eq) {                                                \
+        int64_t g = 0, e = 0;                                                             \
+        ptrdiff_t j = 0;                                                                  \
+        if (stride == 1) {                                                                \
+            while (j < m) { /* blocks of at most 2^30: the 32-bit counters cannot wrap */ \
+                ptrdiff_t stop = m - j > (1 << 30) ? j + (1 << 30) : m;                   \
+                int32_t g32 = 0, e32 = 0;                                                 \
+                for (; j < stop; j++) {                                                   \
+                    g32 += x[j] > v;                                                      \
+                    e32 += x[j] == v;                                                     \
+                }                                                                         \
+                g += g32;                                                                 \
+                e += e32;                                                                 \
+            }                                                                             \
+        } else {                                                                          \
+            for (; j < m; j++) {                                                          \
+                g += x[j * stride] > v;                                                   \
+                e += x[j * stride] == v;                                                  \
+            }                                                                             \
+        }                                                                                 \
+        *gt = g;                                                                          \
+        *eq = e;                                                                          \
+    }
+
+FR_COUNT_LEVEL(float, fr_count_level_f32)
+FR_COUNT_LEVEL(double, fr_count_level_f64)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FR_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define FR_PREFETCH(p) ((void)(p))
+#endif
+
+/* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
+ * label order; returns k. A contiguous row is prefetched FR_AHEAD cache lines ahead: the
+ * few relevant labels' beliefs, read alone, would each wait on memory. */
+#define FR_AHEAD 24
+#define FR_GATHER(T, NAME)                                                                \
+    static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
+                                 ptrdiff_t m, double* out) {                              \
+        const ptrdiff_t line = 64 / sizeof(T);                                            \
+        ptrdiff_t j0, j, k = 0;                                                           \
+        if (stride == 1)                                                                  \
+            for (j0 = 0; j0 < FR_AHEAD * line && j0 < m; j0 += line)                      \
+                FR_PREFETCH(x + j0);                                                      \
+        for (j0 = 0; j0 < m; j0 += line) {                                                \
+            ptrdiff_t stop = m - j0 < line ? m : j0 + line;                               \
+            unsigned any = 0;                                                             \
+            if (stride == 1 && j0 + FR_AHEAD * line < m)                                  \
+                FR_PREFETCH(x + j0 + FR_AHEAD * line);                                    \
+            for (j = j0; j < stop; j++)                                                   \
+                any |= y[j];                                                              \
+            if (!any)                                                                     \
+                continue;                                                                 \
+            for (j = j0; j < stop; j++)                                                   \
+                if (y[j])                                                                 \
+                    out[k++] = (double)x[j * stride];                                     \
+        }                                                                                 \
+        return k;                                                                         \
+    }
+
+FR_GATHER(float, fr_gather_f32)
+FR_GATHER(double, fr_gather_f64)
+
+/* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
+ * can keep in one vector (a maximum is exact: any order gives it). */
+#define FR_MAX(T, NAME)                                                                   \
+    static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m) {                     \
+        T acc[8];                                                                         \
+        ptrdiff_t j, l;                                                                   \
+        for (l = 0; l < 8; l++)                                                           \
+            acc[l] = x[0];                                                                \
+        for (j = 0; j + 8 <= m; j += 8)                                                   \
+            for (l = 0; l < 8; l++)                                                       \
+                acc[l] = x[(j + l) * stride] > acc[l] ? x[(j + l) * stride] : acc[l];     \
+        for (; j < m; j++)                                                                \
+            acc[0] = x[j * stride] > acc[0] ? x[j * stride] : acc[0];                     \
+        for (l = 1; l < 8; l++)                                                           \
+            acc[0] = acc[l] > acc[0] ? acc[l] : acc[0];                                   \
+        return acc[0];                                                                    \
+    }
+
+FR_MAX(float, fr_max_f32)
+FR_MAX(double, fr_max_f64)
+
+/* out[0:k] <- the j < m with x[j * stride] == v, ascending; returns k (no branch per label). */
+#define FR_WHERE_EQUAL(T, NAME)                                                           \
+    static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v,           \
+                                 int32_t* out) {                                          \
+        ptrdiff_t j, k = 0;                                                               \
+        for (j = 0; j < m; j++) {                                                         \
+            out[k] = (int32_t)j;                                                          \
+            k += x[j * stride] == v;                                                      \
+        }                                                                                 \
+        return k;                                                                         \
+    }
+
+FR_WHERE_EQUAL(float, fr_where_equal_f32)
+FR_WHERE_EQUAL(double, fr_where_equal_f64)
+
+#endif

@@ -1,0 +1,441 @@
+# cython: language_level=3
+"""Single ranking metrics without a full row sort: counting passes over the beliefs.
+
+The Python layer is ``fastrank.metrics`` (one_error, coverage, ranking_loss,
+average_precision). Under the dense, standard, modified and expected ranking types every one
+of these values is a function of a few counts per *relevant level* (a belief held by at
+least one relevant label): the labels strictly above it (``gt``), tied with it (``eq``),
+and the relevant labels at it (``rel``) -- exactly the quantities the sort-based kernel
+(``tie_metrics``) reads off each tie group holding a relevant label. This module gets them
+without sorting the row:
+
+* coverage reads the lowest relevant level, one-error the highest: one pass over the row
+  gathers it, a second counts ``gt`` and ``eq`` (dense coverage counts the distinct beliefs
+  above it in a hash set instead);
+* ranking loss and average precision read every relevant level: the (few) relevant beliefs
+  are sorted, then one counting pass per level; a row with more than ``MAX_PASSES`` levels
+  is sorted once (``_tiesort``) and its levels read from the tie groups.
+
+The values are then formed with the same floating-point operations, in the same order
+(descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
+ranking type only one-error is counted (its random order shuffles the top tie group first,
+which is found without a sort); the other ordinal values stay with the sort-based kernel.
+
+Rows run in parallel (OpenMP, GIL released); each thread owns its scratch.
+"""
+from cython.parallel cimport parallel, prange
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+
+cdef extern from "tie_counting.h" nogil:
+    void fr_count_level_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
+                            int64_t* gt, int64_t* eq)
+    void fr_count_level_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
+                            int64_t* gt, int64_t* eq)
+    Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
+                             Py_ssize_t m, double* out)
+    Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
+                             Py_ssize_t m, double* out)
+    float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
+    double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
+    Py_ssize_t fr_where_equal_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
+                                  int32_t* out)
+    Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
+                                  int32_t* out)
+
+from _tiesort cimport (
+    SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
+    sort_work_free, sort_work_new,
+)
+
+# metric codes
+cdef enum:
+    ONE_ERROR = 0
+    COVERAGE = 1
+    RANKING_LOSS = 2
+    AP_POSITION = 3
+    AP_LABEL = 4
+
+# ranking types
+cdef enum:
+    DENSE = 0
+    STANDARD = 1
+    MODIFIED = 2
+    EXPECTED = 3
+    ORDINAL = 4  # one-error only: the top of the seeded random order
+
+cdef enum:
+    MAX_PASSES = 32  # rows with more relevant levels than this are sorted instead
+
+#: the codes above, for the Python layer
+METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING_LOSS,
+           "ap_position": AP_POSITION, "ap_label": AP_LABEL}
+TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED,
+        "ordinal": ORDINAL}
+#: the (metric, ranking type) pairs this module computes
+SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {("one_error", "ordinal")}
+
+
+cdef struct Scratch:
+    SortWork* w          # the sort of rows with many relevant levels; its keys/order also
+                         # hold the gathered relevant beliefs
+    uint8_t* zero        # per level: its belief is 0
+    int64_t* rel         # per level: relevant labels at it
+    int64_t* gt          # per level: labels strictly above it
+    int64_t* eq          # per level: labels tied with it
+    uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
+    uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
+    uint32_t stamp
+    int tab_bits
+
+
+cdef Scratch* _scratch_new(Py_ssize_t q) noexcept nogil:
+    cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
+    if s == NULL:
+        return NULL
+    s.tab_bits = 4
+    while (<Py_ssize_t> 1 << s.tab_bits) < 2 * q:
+        s.tab_bits += 1
+    s.w = sort_work_new(q)
+    s.zero = <uint8_t*> malloc(q + 1)
+    s.rel = <int64_t*> malloc((q + 1) * sizeof(int64_t))
+    s.gt = <int64_t*> malloc((q + 1) * sizeof(int64_t))
+    s.eq = <int64_t*> malloc((q + 1) * sizeof(int64_t))
+    s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
+    s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
+    if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
+            or s.tab_key == NULL or s.tab_stamp == NULL:
+        _scratch_free(s)
+        return NULL
+    return s
+
+
+cdef void _scratch_free(Scratch* s) noexcept nogil:
+    if s == NULL:
+        return
+    sort_work_free(s.w)
+    free(s.zero)
+    free(s.rel)
+    free(s.gt)
+    free(s.eq)
+    free(s.tab_key)
+    free(s.tab_stamp)
+    free(s)
+
+
+# ---- one row: its beliefs as (stored values, stride, implicit zeros) ------------------------
+
+cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m,
+                              Py_ssize_t n_zero, double v, int64_t* gt,
+                              int64_t* eq) noexcept nogil:
+    """gt <- labels with belief > v, eq <- labels with belief == v (m stored values, then
+    n_zero implicit zeros)."""
+    if floating is float:  # exact: v is one of the row's beliefs (or 0)
+        fr_count_level_f32(x, stride, m, <float> v, gt, eq)
+    else:
+        fr_count_level_f64(x, stride, m, v, gt, eq)
+    if 0.0 > v:
+        gt[0] += n_zero
+    elif v == 0.0:
+        eq[0] += n_zero
+
+
+cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_ssize_t m,
+                                       Py_ssize_t n_zero, double v, Scratch* s) noexcept nogil:
+    """Number of distinct beliefs > v in the row (a hash set of their keys)."""
+    cdef Py_ssize_t j, n_above = 0, count = 0
+    cdef uint64_t k
+    cdef uint64_t* above = s.w.keys
+    cdef uint32_t slot, mask = (<uint32_t> 1 << s.tab_bits) - 1
+    cdef double xv
+    s.stamp += 1
+    if s.stamp == 0:  # wrapped: forget every earlier row explicitly
+        for j in range(mask + 1):
+            s.tab_stamp[j] = 0
+        s.stamp = 1
+    for j in range(m):  # gather the beliefs above v without a branch per label
+        xv = <double> x[j * stride] + 0.0  # -0.0 -> +0.0
+        (<double*> &above[n_above])[0] = xv
+        n_above += xv > v
+    if n_zero > 0 and 0.0 > v:
+        above[n_above] = 0  # the bits of +0.0
+        n_above += 1
+    for j in range(n_above):
+        k = above[j]
+        slot = <uint32_t> ((k * <uint64_t> 0x9E3779B97F4A7C15) >> (64 - s.tab_bits))
+        while s.tab_stamp[slot] == s.stamp and s.tab_key[slot] != k:
+            slot = (slot + 1) & mask
+        if s.tab_stamp[slot] != s.stamp:
+            s.tab_stamp[slot] = s.stamp
+            s.tab_key[slot] = k
+            count += 1
+    return count
+
+
+cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index_t* idx,
+                               Py_ssize_t m, Py_ssize_t q, const uint8_t* y, uint64_t* keys,
+                               Py_ssize_t* n_rel) noexcept nogil:
+    """keys <- the keys (_tiesort.desc_key) of the relevant labels' stored beliefs (label
+    j = idx[p] for a CSR row, p for a dense one, whose idx is NULL); n_rel <- the relevant
+    labels of the row. Returns the number of keys written."""
+    cdef Py_ssize_t j, k = 0, r = 0
+    if m == q and idx == NULL:
+        if floating is float:
+            k = fr_gather_f32(x, stride, y, m, <double*> keys)
+        else:
+            k = fr_gather_f64(x, stride, y, m, <double*> keys)
+        for j in range(k):
+            keys[j] = desc_key((<double*> keys)[j])
+        n_rel[0] = k
+        return k
+    for j in range(q):
+        r += y[j]
+    for j in range(m):
+        if y[idx[j]]:
+            keys[k] = desc_key(<double> x[j])
+            k += 1
+    n_rel[0] = r
+    return k
+
+
+cdef inline double _key_value(uint64_t k) noexcept nogil:
+    """The belief of a desc_key key (inverse of desc_key, +0.0 for zero)."""
+    cdef uint64_t u = k if k >> 63 else ~k & ~(<uint64_t> 1 << 63)
+    cdef double v
+    (<uint64_t*> &v)[0] = u
+    return v
+
+
+cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index_t* idx,
+                               Py_ssize_t m, Py_ssize_t q, const uint8_t* y, int metric,
+                               Scratch* s, Py_ssize_t* n_rel, double* low) noexcept nogil:
+    """Fill s.zero/rel/gt/eq for the relevant levels the metric reads, highest first
+    (coverage: the lowest only; one-error: the highest only). Returns their number (0 if the
+    row has no relevant label), or -1 when there are more than MAX_PASSES: the caller sorts.
+    ``low`` <- the lowest relevant belief."""
+    cdef uint64_t* keys = s.w.keys
+    cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
+    cdef uint64_t zkey = desc_key(0.0), kk, best
+    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel)
+    n_imp = n_rel[0] - n_stored
+    if n_rel[0] == 0:
+        return 0
+    if n_imp > 0:  # relevant labels with an implicit belief of 0
+        keys[n_stored] = zkey
+        n_stored += 1
+    if metric == COVERAGE or metric == ONE_ERROR:
+        best = keys[0]
+        for i in range(1, n_stored):
+            kk = keys[i]
+            if (metric == COVERAGE and kk > best) or (metric == ONE_ERROR and kk < best):
+                best = kk
+        s.rel[0] = 0
+        for i in range(n_stored):
+            if keys[i] == best:
+                s.rel[0] += 1
+        if best == zkey and n_imp > 0:
+            s.rel[0] += n_imp - 1  # the one zero key above stood for all of them
+        s.zero[0] = best == zkey
+        low[0] = _key_value(best)
+        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0])
+        return 1
+    sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs
+    i = 0
+    while i < n_stored:
+        if n_lev == MAX_PASSES:
+            return -1
+        kk = keys[i]
+        s.rel[n_lev] = 0
+        while i < n_stored and keys[i] == kk:
+            s.rel[n_lev] += 1
+            i += 1
+        if kk == zkey and n_imp > 0:
+            s.rel[n_lev] += n_imp - 1
+        s.zero[n_lev] = kk == zkey
+        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev])
+        n_lev += 1
+    low[0] = _key_value(keys[n_stored - 1])
+    return n_lev
+
+
+cdef inline Py_ssize_t _levels_sorted(Scratch* s, Py_ssize_t q,
+                                      const uint8_t* y) noexcept nogil:
+    """The relevant levels of a row sorted by _tiesort (s.w), from its tie groups."""
+    cdef SortWork* w = s.w
+    cdef Py_ssize_t start = 0, stop, p, rel_g, n_lev = 0
+    cdef uint64_t zkey = desc_key(0.0)
+    while start < q:
+        stop = w.end[start]
+        rel_g = 0
+        for p in range(start, stop):
+            rel_g += y[w.order[p]]
+        if rel_g > 0:
+            s.rel[n_lev] = rel_g
+            s.gt[n_lev] = start
+            s.eq[n_lev] = stop - start
+            s.zero[n_lev] = w.keys[start] == zkey
+            n_lev += 1
+        start = stop
+    return n_lev
+
+
+# ---- the values, from the levels (the sort-based kernel's operations, in its order) ---------
+
+cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, Py_ssize_t q,
+                          int metric, int ties, Py_ssize_t n_distinct) noexcept nogil:
+    cdef Py_ssize_t l, k, a, sz, start, cum_rel = 0
+    cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec, t
+    if metric == ONE_ERROR:
+        if n_rel == 0 or s.gt[0] > 0:
+            return 1.0
+        if ties == EXPECTED:
+            return 1.0 - <double> s.rel[0] / <double> s.eq[0]
+        return 0.0 if s.rel[0] == s.eq[0] else 1.0
+    if metric == COVERAGE:
+        if n_rel == 0:
+            return 0.0
+        if ties == DENSE:
+            return n_distinct
+        if ties == STANDARD:
+            return s.gt[0]
+        if ties == MODIFIED:
+            return s.gt[0] + s.eq[0] - 1
+        a = s.rel[0]
+        return (s.gt[0] + (<double> a * (s.eq[0] + 1)) / <double> (a + 1)) - 1.0
+    for l in range(n_lev):
+        a = s.rel[l]
+        start = s.gt[l]
+        sz = s.eq[l]
+        if ties == EXPECTED:
+            loss = loss + (<double> a * (start - cum_rel) + (0.5 * a) * (sz - a))
+            if metric != RANKING_LOSS:
+                t = 0.0
+                for k in range(1, sz + 1):
+                    if sz > 1:
+                        t = t + ((cum_rel + 1.0) + ((k - 1.0) * (a - 1.0)) / (sz - 1.0)) \
+                            / <double> (start + k)
+                    else:
+                        t = t + (cum_rel + 1.0) / <double> (start + k)
+                t = t * (<double> a / <double> sz)
+                ap_lab = ap_lab + t
+                if not s.zero[l]:
+                    ap_pos = ap_pos + t
+            cum_rel += a
+        else:
+            cum_rel += a
+            loss = loss + <double> a * (start + sz - cum_rel)
+            prec = <double> cum_rel / <double> (start + sz)
+            ap_lab = ap_lab + a * prec
+            if not s.zero[l]:
+                ap_pos = ap_pos + prec
+    if metric == RANKING_LOSS:
+        return loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
+    if n_rel == 0:
+        return 1.0
+    if metric == AP_LABEL:
+        return ap_lab / n_rel
+    return ap_pos / (n_rel if ties == EXPECTED else n_lev)
+
+
+cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
+                                      const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                      const uint8_t* y, uint64_t seed, Py_ssize_t row,
+                                      Scratch* s) noexcept nogil:
+    """1 - y of the label the seeded random order puts first. That order shuffles the top tie
+    group first, from the start of the row's generator, its labels in ascending index
+    (_tiesort.shuffle_groups after the stable sort): the same shuffle of the same list here."""
+    cdef SortWork* w = s.w
+    cdef Py_ssize_t j, n_top = 0, n_zero = q - m
+    cdef double top = 0.0
+    cdef uint64_t state = row_state(seed, row)
+    if m > 0:
+        if floating is float:
+            top = fr_max_f32(x, stride, m)
+        else:
+            top = fr_max_f64(x, stride, m)
+    if n_zero > 0 and 0.0 > top:
+        top = 0.0
+    if n_zero > 0 and top == 0.0:  # the zero group: every label without a non-zero belief
+        for j in range(m):
+            if x[j] != 0:
+                w.mark[idx[j]] = 1
+        for j in range(q):
+            if w.mark[j]:
+                w.mark[j] = 0
+            else:
+                w.order[n_top] = <int32_t> j
+                n_top += 1
+    else:
+        if floating is float:
+            n_top = fr_where_equal_f32(x, stride, m, <float> top, w.order)
+        else:
+            n_top = fr_where_equal_f64(x, stride, m, top, w.order)
+        if idx != NULL:
+            for j in range(n_top):
+                w.order[j] = <int32_t> idx[w.order[j]]
+    for j in range(n_top):
+        w.end[j] = <int32_t> n_top
+    shuffle_groups(w.order, w.end, n_top, &state)
+    return 1.0 - y[w.order[0]]
+
+
+cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t col_stride,
+                        const index_t* ip, const index_t* pp, Py_ssize_t i, Py_ssize_t q,
+                        const uint8_t* y, int metric, int ties, uint64_t seed, Py_ssize_t row,
+                        Scratch* s) noexcept nogil:
+    cdef const floating* x
+    cdef const index_t* idx = NULL
+    cdef Py_ssize_t m, stride, n_lev, n_rel, n_distinct = 0
+    cdef double low
+    if pp == NULL:
+        x = vp + i * row_stride
+        stride = col_stride
+        m = q
+    else:
+        m = pp[i + 1] - pp[i]
+        x = vp + pp[i] if m > 0 else vp  # never read when m == 0
+        idx = ip + pp[i] if m > 0 else ip  # NULL only when m == 0 < q
+        stride = 1
+    if ties == ORDINAL:
+        return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
+    if n_lev < 0:
+        sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
+        n_lev = _levels_sorted(s, q, y)
+    if metric == COVERAGE and ties == DENSE and n_rel > 0:
+        n_distinct = _distinct_above(x, stride, m, q - m, low, s)
+    return _value(s, n_lev, n_rel, q, metric, ties, n_distinct)
+
+
+def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
+           const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
+           const uint8_t[:, ::1] y, int metric, int ties, uint64_t seed, Py_ssize_t first_row,
+           double[::1] out):
+    """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES,
+    a pair in SERVED) for row i of an (n, q) belief matrix given as for
+    ``tie_metrics.evaluate`` (a dense flat buffer with element strides, or a canonical CSR
+    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``."""
+    cdef Scratch* s
+    cdef Py_ssize_t i
+    cdef const floating* vp = &values[0] if values.shape[0] else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef int failed[1]
+    if not (0 <= metric <= AP_LABEL and 0 <= ties <= ORDINAL) \
+            or (ties == ORDINAL and metric != ONE_ERROR):
+        raise ValueError(f"no counting form for metric code {metric} under ranking type "
+                         f"code {ties} (see SERVED)")
+    failed[0] = 0
+    with nogil, parallel():
+        s = _scratch_new(q)
+        if s == NULL:
+            failed[0] = 1
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for i in prange(n, schedule="static"):
+            if s == NULL:
+                continue
+            out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties,
+                          seed, first_row + i, s)
+        _scratch_free(s)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate metric scratch")

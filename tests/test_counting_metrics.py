@@ -1,0 +1,159 @@
+"""The single ranking metrics computed by counting (no row sort) against the sort-based
+kernel that ``evaluate`` runs: the same bits, per document and averaged, for every ranking
+type they serve, dense (C and Fortran order) and CSR input, float32 and float64, weights;
+and against the slow NumPy reference of the definitions (Melotti 2009, ch. 4)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import ref_metrics as ref
+from fastrank import metrics as M
+from fastrank._ext import tie_counts
+from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
+
+COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
+PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
+          "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
+          "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k)}
+REFERENCE = {"one_error": ref.one_error, "coverage": ref.coverage,
+             "ranking_loss": ref.ranking_loss, "ap_position": ref.ap_position,
+             "ap_label": ref.ap_label}
+LEVELS = [0.0, -0.0, 0.1, 0.25, 0.5, 1.0, -0.5, np.inf, -np.inf]
+
+
+def layouts(s):
+    return {"C": np.ascontiguousarray(s), "F": np.asfortranarray(s), "CSR": sp.csr_matrix(s)}
+
+
+def bits(a):
+    return np.asarray(a, dtype=np.float64).view(np.int64)
+
+
+def assert_same_per_document(y, s, seed=12345):
+    """Counting kernel == sort-based kernel, per document, for every metric and ranking
+    type it serves (ordinal: one-error, from the same seed)."""
+    for name_s, S in layouts(s).items():
+        yy, SS = check_inputs(y, S)
+        for ties in tie_counts.TIES:
+            doc, _, _ = run_kernel(yy, SS, family(ties), seed)
+            for name, code in tie_counts.METRICS.items():
+                if (name, ties) not in tie_counts.SERVED:
+                    continue
+                out = np.empty(y.shape[0])
+                tie_counts.values(*score_args(SS), yy, code, tie_counts.TIES[ties], seed, 0, out)
+                want = doc[:, column(ties, name)]
+                assert np.array_equal(bits(out), bits(want)), (name, ties, name_s, out, want)
+
+
+@st.composite
+def tied_case(draw, max_n=8, max_q=40):
+    n = draw(st.integers(1, max_n))
+    q = draw(st.integers(1, max_q))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if draw(st.booleans()):
+        levels = rng.choice(LEVELS, size=draw(st.integers(1, 5)))
+        s = rng.choice(levels, size=(n, q))
+    else:  # many distinct beliefs (rows with more relevant levels than counting passes)
+        s = np.round(rng.random((n, q)) * draw(st.sampled_from([3, 50, 10**6])))
+    y = (rng.random((n, q)) < draw(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]))).astype(np.uint8)
+    return y, s.astype(draw(st.sampled_from([np.float32, np.float64])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(tied_case())
+def test_counting_equals_the_sort_path_bit_for_bit(case):
+    assert_same_per_document(*case)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tied_case(), st.sampled_from(COUNTED_TIES), st.booleans())
+def test_public_functions_equal_evaluate_bit_for_bit(case, ties, weighted):
+    y, s = case
+    w = np.random.default_rng(0).random(y.shape[0]) + 0.5 if weighted else None
+    res = M.evaluate(y, s, ties=(ties,), sample_weight=w)[ties]
+    for name, f in PUBLIC.items():
+        if name == "ap_label":
+            continue  # evaluate reports the thesis form
+        key = "average_precision" if name == "ap_position" else name
+        for S in layouts(s).values():
+            got = f(y, S, ties=ties, sample_weight=w)
+            assert bits(got) == bits(res[key]), (name, ties, got, res[key])
+
+
+@settings(max_examples=60, deadline=None)
+@given(tied_case(max_n=5, max_q=12), st.sampled_from(("dense", "standard", "modified")))
+def test_counting_agrees_with_the_reference_definitions(case, ties):
+    y, s = case
+    r = ref.ranks(s, ties)
+    for name, f in PUBLIC.items():
+        got = f(y, sp.csr_matrix(s), ties=ties)
+        assert abs(got - np.mean(REFERENCE[name](y, s, r))) < 1e-12, (name, ties)
+
+
+@pytest.mark.parametrize("q", [1, 2, 7, 64])
+def test_edge_rows(q):
+    """No relevant label, every label relevant, every belief tied (zero, non-zero, -inf),
+    one relevant label on top and at the bottom, more relevant levels than counting passes."""
+    rows, truth = [], []
+    ramp = np.arange(q, 0, -1, dtype=np.float64)
+    for s_row in (np.zeros(q), np.full(q, 0.3), np.full(q, -np.inf), ramp, -ramp):
+        for y_row in (np.zeros(q), np.ones(q), np.eye(1, q, 0)[0], np.eye(1, q, q - 1)[0]):
+            rows.append(s_row)
+            truth.append(y_row)
+    assert_same_per_document(np.array(truth, dtype=np.uint8), np.array(rows))
+
+
+def test_empty_csr_rows_and_matrix():
+    y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
+    assert_same_per_document(y, np.zeros((3, 3)))
+    s = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, -1.0], [0.0, 0.0, 0.0]])
+    assert_same_per_document(y, s)
+
+
+def test_more_rows_than_one_block():
+    """The average over several row blocks sums as the sort path does."""
+    rng = np.random.default_rng(3)
+    n = 70_000
+    s = rng.choice([0.0, 0.5, 1.0], size=(n, 3))
+    y = (rng.random((n, 3)) < 0.4).astype(np.uint8)
+    w = rng.random(n)
+    for ties in COUNTED_TIES:
+        for weight in (None, w):
+            res = M.evaluate(y, s, ties=(ties,), sample_weight=weight)[ties]
+            assert bits(M.coverage(y, s, ties=ties, sample_weight=weight)) == \
+                bits(res["coverage"])
+            assert bits(M.ranking_loss(y, s, ties=ties, sample_weight=weight)) == \
+                bits(res["ranking_loss"])
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
+def test_ordinal_one_error_draws_the_seeded_order(seed):
+    """Ordinal one-error is counted with the seeded shuffle of the top tie group: it equals
+    the sort path's for every seed and every row of several blocks' worth of rows (each row
+    draws as its global index); the other ordinal values keep the sort path."""
+    rng = np.random.default_rng(4)
+    s = rng.choice([0.0, 0.5, 1.0], size=(50, 20))
+    y = (rng.random((50, 20)) < 0.3).astype(np.uint8)
+    assert_same_per_document(y, s, seed)
+    res = M.evaluate(y, s, ties=("ordinal",), random_state=seed)["ordinal"]
+    for S in layouts(s).values():
+        assert bits(M.one_error(y, S, ties="ordinal", random_state=seed)) == \
+            bits(res["one_error"])
+        assert M.coverage(y, S, ties="ordinal", random_state=seed) == res["coverage"]
+
+
+def test_ordinal_one_error_rows_draw_as_their_global_index():
+    rng = np.random.default_rng(5)
+    n = 70_000
+    s = rng.choice([0.0, 1.0], size=(n, 4))
+    y = (rng.random((n, 4)) < 0.5).astype(np.uint8)
+    res = M.evaluate(y, s, ties=("ordinal",), random_state=3)["ordinal"]
+    assert bits(M.one_error(y, s, ties="ordinal", random_state=3)) == bits(res["one_error"])
+
+
+def test_the_kernel_refuses_a_pair_it_does_not_count():
+    y, s = np.ones((1, 3), dtype=np.uint8), np.zeros((1, 3))
+    with pytest.raises(ValueError, match="no counting form"):
+        tie_counts.values(*score_args(s), y, tie_counts.METRICS["coverage"],
+                          tie_counts.TIES["ordinal"], 0, 0, np.empty(1))
