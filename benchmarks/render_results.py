@@ -89,14 +89,14 @@ ROWS = [
     *(Row("VG-RAM WNN", f"`VGRAM.decision_function`{label}", "`faiss.IndexBinaryFlat` per "
           "neuron, pre-encoded queries", f"bibtex, 1 024 neurons × {syn} synapses, 64 queries",
           "bench_wnn", f"test_vs_faiss[{{t}}-{syn}-bibtex-{impl}]",
-          f"test_vs_faiss[{{t}}-{syn}-bibtex-faiss]")
+          f"test_vs_faiss[{{t}}-{syn}-bibtex-faiss]", (1,))
       for syn in (512, 1024)
       for impl, label in (("fastrank", ""), ("fastrank-avx512", ", `avx512` path forced"),
                           ("fastrank-avx2", ", `avx2` path forced"))),
     *(Row("VG-RAM WNN", f"`VGRAM.decision_function`{label}", "`faiss.IndexBinaryFlat` per "
           "neuron, pre-encoded queries", "yeast (dense), 1 024 × 1 024, 2 175 stored, "
           "242 queries", "bench_wnn", f"test_vs_faiss_dense_yeast[{{t}}-{impl}]",
-          "test_vs_faiss_dense_yeast[{t}-faiss]")
+          "test_vs_faiss_dense_yeast[{t}-faiss]", (1,))
       for impl, label in (("fastrank", ""), ("fastrank-avx512", ", `avx512` path forced"),
                           ("fastrank-avx2", ", `avx2` path forced"))),
     Row("VG-RAM WNN", "Minchinton encoding (VG-RAM fit)", "writing the output alone "
@@ -120,10 +120,6 @@ ROWS = [
       for peer, theirs in (("napkinXC (CSR input, same metrics)", "test_topk_napkinxc"),
                            ("ranx (P and nDCG only; its dict conversion not counted)",
                             "test_topk_ranx"))),
-    Row("The study", "default study, tasks side by side on 2 threads", "the same on 1 thread",
-        "yeast, 4 classifiers × 10 folds", "bench_study_threads",
-        "test_default_study_threads[2 threads, tasks side by side]",
-        "test_default_study_threads[1 thread]", (2,)),
     # the thread scaling measured on 16 cores, and torchmetrics beside it
     *(Row(section, kernel, "the same on 1 thread", sizes, "thread_scaling", f"{name}[{{t}}]",
           f"{name}[1]", (16,))
@@ -235,14 +231,17 @@ def render(runs=None):
            "fastrank is faster); threads are OpenMP threads limited with threadpoolctl. "
            "Values separated by / follow the threads column. Each run gives the load average "
            "it saw: above the number of logical CPUs, other work shared the cores and the "
-           "times are noisy, 2-thread times most of all.", "",
+           "times are noisy, 2-thread times most of all. The VG-RAM rows against FAISS show "
+           "one thread: in the `xeon-2c/bench_wnn` run, FAISS's two threads took 16 to 20 "
+           "times its one-thread time (its JSON keeps those figures).", "",
            "## Current ratios", "",
            "| kernel | peer | sizes | threads | fastrank | peer | ratio | run |",
            "|---|---|---|---|---|---|---|---|", *table_rows(runs), "",
            "## Runs", ""]
     for (cpu, file), run in runs.items():
         info = run["machine_info"]["fastrank"]
-        paths = ", ".join(f"{kernel}: `{path}`" for kernel, path in info["kernel_paths"].items())
+        paths = ", ".join(f"{kernel}: `{path}`" for kernel, path in
+                          info.get("kernel_paths", {}).items()) or "not recorded"
         out += [f"### {cpu}/{file}", "",
                 f"{info['cpu_model']}, {info['logical_cpus']} logical CPUs; kernels' paths "
                 f"{paths}; {run['datetime'][:16].replace('T', ' ')} UTC; 1-min load average "
