@@ -3,7 +3,8 @@
 Every ``src/fastrank/_ext/*.pyx`` is an extension; the C core it drives (``core/``: C
 headers and the C files of ``CORE_SOURCES``, no Python) is compiled into it. OpenMP is used
 when the compiler accepts it (probed by compiling a tiny program); otherwise the kernels
-build serial (``prange`` degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the serial build.
+build serial (``prange`` degrades to ``range``). Set ``FASTRANK_NO_OPENMP=1`` to force the
+serial build.
 For development, ``FASTRANK_EXT=tie_ranks,tie_metrics`` builds only the named modules (and
 ``_cyutility``, the Cython runtime support they all import, when it is out of date).
 """

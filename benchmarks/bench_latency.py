@@ -147,10 +147,10 @@ print(json.dumps(out))
 
 
 def test_loading_a_large_vgram_model_maps_its_file(tmp_path):
-    """(Linux: reads /proc/self/status.) A VG-RAM model of a few hundred MB (1024 neurons x 2048 synapses x 1200 documents),
-    loaded in a fresh process: the peak resident memory grows by about the file's size
-    once a prediction has touched every page, never twice that (the arrays are mapped,
-    not copied)."""
+    """(Linux: reads /proc/self/status.) A VG-RAM model of a few hundred MB (1024 neurons x 2048
+    synapses x 1200 documents), loaded in a fresh process: the peak resident memory grows by about
+    the file's size once a prediction has touched every page, never twice that (the arrays are
+    mapped, not copied)."""
     import subprocess
     import sys
 

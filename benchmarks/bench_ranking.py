@@ -13,7 +13,7 @@ import fastrank
 
 N, Q = 10_000, 1_000
 SCIPY = {"standard": "min", "modified": "max", "dense": "dense", "fractional": "average",
-         "stable": "ordinal"}  # scipy's "ordinal" is our deterministic "stable"; it has no random one
+         "stable": "ordinal"}  # SciPy's "ordinal" is our deterministic "stable"; no random one
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 @pytest.fixture(scope="session")
 def shared_data():
     if not SHARED_DATA.is_dir():
-        raise FileNotFoundError(f"real data sets expected at {SHARED_DATA} (../shared/data beside the checkout)")
+        raise FileNotFoundError(f"real data sets expected at {SHARED_DATA} "
+                                "(../shared/data beside the checkout)")
     return SHARED_DATA
 
 

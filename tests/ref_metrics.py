@@ -1,4 +1,5 @@
-"""Slow, obviously-correct NumPy reference of every metric (Melotti 2009, ch. 2 and 4), for the tests.
+"""Slow, obviously-correct NumPy reference of every metric (Melotti 2009, ch. 2 and 4), for
+the tests.
 
 Written from the definitions on *rank numbers*, independently of the kernel's tie-group walk:
 ranks come from scipy.stats.rankdata (dense/min/max) or, for ordinal, from a given rank
@@ -23,7 +24,7 @@ def _docs(y_true, y_score, r):
 
 def one_error(y_true, y_score, r):
     vals = []
-    for yt, s, rr in _docs(y_true, y_score, r):
+    for yt, _s, rr in _docs(y_true, y_score, r):
         top = rr == rr.min()
         vals.append(0.0 if yt[top].all() else 1.0)
     return np.array(vals)
@@ -36,7 +37,7 @@ def coverage(y_true, y_score, r):
 
 def ranking_loss(y_true, y_score, r):
     vals = []
-    for yt, s, rr in _docs(y_true, y_score, r):
+    for yt, _s, rr in _docs(y_true, y_score, r):
         rel, irr = np.flatnonzero(yt), np.flatnonzero(~yt)
         if rel.size == 0 or irr.size == 0:
             vals.append(0.0)
@@ -78,7 +79,7 @@ def ap_position(y_true, y_score, r):
 
 def ap_label(y_true, y_score, r):
     vals = []
-    for yt, s, rr in _docs(y_true, y_score, r):
+    for yt, _s, rr in _docs(y_true, y_score, r):
         if not yt.any():
             vals.append(1.0)
             continue

@@ -21,7 +21,8 @@ vendor_id\t: AuthenticAMD
 cpu family\t: 26
 model\t\t: 2
 model name\t: AMD EPYC Example
-flags\t\t: fpu sse2 popcnt avx avx2 fma avx512f avx512bw avx512vl avx512_vnni avx512vbmi avx512_vpopcntdq hypervisor
+flags\t\t: fpu sse2 popcnt avx avx2 fma avx512f avx512bw avx512vl avx512_vnni avx512vbmi \
+avx512_vpopcntdq hypervisor
 
 processor\t: 1
 model name\t: another block, never read

@@ -11,7 +11,6 @@ import time
 from collections import Counter
 
 import distributed
-import numpy as np
 import pytest
 
 from fastrank.datasets import Dataset, make_multilabel

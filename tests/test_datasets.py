@@ -114,13 +114,15 @@ def test_embedded_yeast_file_provenance_and_size():
     assert set(listed) == {"yeast"}
     y = listed["yeast"]
     assert "BSD-3-Clause" in y["licence"] and "Elisseeff" in y["citation"]
-    assert "river" in y["source"] and (y["documents"], y["features"], y["labels"]) == (2417, 103, 14)
+    assert "river" in y["source"]
+    assert (y["documents"], y["features"], y["labels"]) == (2417, 103, 14)
     assert resources.files("fastrank").joinpath("data", "PROVENANCE.md").is_file()
     # independent parse of the csv: header names, and the label matrix
     lines = lzma.decompress(raw).decode().splitlines()
     header = lines[0].split(",")
     ds = D.load()
-    assert ds.name == "yeast" and ds.feature_names == header[:103] and ds.label_names == header[103:]
+    assert ds.name == "yeast"
+    assert ds.feature_names == header[:103] and ds.label_names == header[103:]
     Y = np.array([[int(v) for v in line.split(",")[103:]] for line in lines[1:]])
     np.testing.assert_array_equal(ds.Y, Y)
     assert ds.Y.sum() == 10241  # = round(cardinality 4.237 * 2417)
@@ -221,7 +223,8 @@ BAD_ARFF = [
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1,1}\n", 5, "sparse entry"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{x 1}\n", 5, "sparse entry"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{1 1,0 1}\n", 5, "increase"),
-    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1,2 1}\n", 5, "out of range"),
+    ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{0 1,2 1}\n", 5,
+     "out of range"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{99 1}\n", 5,
      "sparse index 99 out of range for 2"),
     ("@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n{1234 1}\n", 5,
@@ -278,7 +281,8 @@ VALID = "@relation r\n@attribute a numeric\n@attribute b {p,q}\n@attribute y {0,
         "1.5,p,1\n{0 -2,1 q}\n0,q,0\n"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fuzz_arff_never_crashes(tmp_path, data):
     raw = bytearray(VALID.encode())
@@ -304,7 +308,8 @@ def test_fuzz_arff_never_crashes(tmp_path, data):
         assert ds.X.shape[0] == ds.Y.shape[0] >= 1 and np.isfinite(ds.X.data).all()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1,
                 max_size=20), st.sampled_from(["{:.17g}", "{!r}", "{:.6f}", "{:e}", "{:.3f}"]))
 def test_numbers_are_converted_like_python_float(tmp_path, values, fmt):
@@ -409,7 +414,8 @@ def test_bad_libsvm(tmp_path, text, line, words):
         D.load_libsvm(_write(tmp_path, "2 1:1\n", "c.svm"), n_labels=2)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=60) | st.text(alphabet="0123456789:,. -#\n\te", max_size=60))
 def test_fuzz_libsvm_never_crashes(tmp_path, raw):
     p = _write(tmp_path, raw.encode() if isinstance(raw, str) else raw, "f.svm", binary=True)
@@ -462,7 +468,8 @@ def test_text_non_utf8_names_line(tmp_path):
         D.load_text(p)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=80) | st.text(alphabet='{}[]",:textlabs \n\\é', max_size=80),
        st.sampled_from(["f.json", "f.jsonl", "f.csv"]))
 def test_fuzz_text_loader_never_crashes(tmp_path, raw, name):

@@ -3,7 +3,6 @@ internet) that serves ../shared/data/mulan in the layout of the Mulan repository
 faults injected on demand (corrupt, truncated, oversized, missing, slow)."""
 import hashlib
 import http.server
-import os
 import socket
 import threading
 import time
@@ -290,7 +289,7 @@ def test_concurrent_fetches_of_the_same_set(server, tmp_path):
     for ds in results[1:]:
         assert (ds.X != results[0].X).nnz == 0 and np.array_equal(ds.Y, results[0].Y)
     assert _cache_files(tmp_path) == ["mulan/enron/enron.arff", "mulan/enron/enron.xml"]
-    for relative, size, sha256 in D._mulan._MULAN["enron"]["files"].values():
+    for relative, _size, sha256 in D._mulan._MULAN["enron"]["files"].values():
         assert D._mulan._sha256_of(tmp_path / "mulan" / relative) == sha256
 
 

@@ -5,7 +5,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import textwrap
@@ -160,7 +159,7 @@ def test_ties_figure_draws_the_tie_statistics(small_study):
     r = small_study
     fig = _drawn(figure_specs(r)[0])
     ax_size, ax_share = fig.axes
-    for (x, mean, lo, hi, _), c in zip(_errorbars(ax_size), r.classifiers):
+    for (_x, mean, _lo, hi, _), c in zip(_errorbars(ax_size), r.classifiers):
         v = np.asarray(r.tie_stats[c]["group_size"])
         assert mean == pytest.approx(v.mean()) and hi - mean == pytest.approx(
             interval(v)[1], abs=1e-12)

@@ -57,7 +57,7 @@ def old_run(rendered, tmp_path, monkeypatch):
 def snapshot(folder):
     """{relative path: bytes} of every file under ``folder``."""
     files = {}
-    for root, dirs, names in os.walk(folder):
+    for root, _dirs, names in os.walk(folder):
         for name in names:
             path = os.path.join(root, name)
             if os.path.isfile(path) and not stat.S_ISFIFO(os.lstat(path).st_mode):

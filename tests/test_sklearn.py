@@ -3,7 +3,6 @@
 its reason), the default ranking score, predict_proba's format, feature names, and use in
 scikit-learn's tools (clone, Pipeline, cross_val_score, GridSearchCV)."""
 import importlib.resources
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ from sklearn.metrics import label_ranking_average_precision_score
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
-from sklearn.utils.estimator_checks import check_estimator, estimator_checks_generator
+from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from fastrank.calibration import CalibratedClassifier
 from fastrank.neighbors import KNN, MLkNN

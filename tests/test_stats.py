@@ -127,7 +127,7 @@ def test_every_alpha_is_checked_alike(alpha, error, message):
 
 
 def test_a_valid_alpha_of_any_real_type_is_accepted_as_a_float():
-    for name, call in _every_alpha_check().items():
+    for call in _every_alpha_check().values():
         for alpha in (0.05, np.float32(0.25), 0.999):
             call(alpha)
     assert type(friedman([[1.0, 2.0], [2.0, 1.0]], alpha=np.float32(0.25)).alpha) is float

@@ -119,8 +119,9 @@ def test_thesis_findings_on_ranking_loss_and_r_precision(yeast_study):
     beliefs in steps of 1/16, ties across |C_j| in ~60 % of documents) do show an effect —
     with the thesis' 1024 neurons the full yeast study finds O ≡ D|P|M for all four.
     Ranking loss: the thesis computed it from f for every type (its §4.1.3 says so), which
-    is what dense/standard/modified give (tied pair = error, eq. 4.6); the ordinal ranking breaks ties
-    at random under ordinal, which can only lower it. So D/P/M equal eq. 4.6 and O <= them."""
+    is what dense/standard/modified give (tied pair = error, eq. 4.6); the ordinal ranking
+    breaks ties at random under ordinal, which can only lower it. So D/P/M equal eq. 4.6
+    and O <= them."""
     r = yeast_study
     k_rl = METRIC_KEYS.index("ranking_loss")
     for c in ("knn", "mlknn"):

@@ -169,7 +169,7 @@ def test_untied_every_mode_equals_pyxclib_formulas(seed):
     p = rng.uniform(0.05, 1.0, truth.shape[1])
     ks = (1, 3, 5)
     r = evaluate_at_k(truth, scores, k=ks, ties=TOPK_TIES, propensity=p)
-    for j, k in enumerate(ks):
+    for k in ks:
         want = pyxclib_formulas(truth, scores, 1 / p, k)
         for t in TOPK_TIES:
             for metric, value in want.items():
@@ -359,7 +359,8 @@ def test_bad_arguments():
         evaluate_at_k([{0}], (np.array([[0]]), np.array([[.5]])), k=1)
     with pytest.raises(ValueError, match="propensity must be finite and > 0"):
         evaluate_at_k(y, s, propensity=[1, 0, 1])
-    with pytest.raises(ValueError, match="y_score has 3 labels; this evaluator has 2 .*propensities"):
+    with pytest.raises(ValueError,
+                       match="y_score has 3 labels; this evaluator has 2 .*propensities"):
         evaluate_at_k(y, s, propensity=[1, 1])
     with pytest.raises(ValueError, match="sample_weight"):
         evaluate_at_k(y, s, k=1, sample_weight=[1, 2])

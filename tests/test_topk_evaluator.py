@@ -230,5 +230,6 @@ def test_bad_at_k_is_refused():
         M.evaluate(y, pair, ties="dense", at_k=1)
     with pytest.raises(ValueError, match="unknown ties='dense'"):
         M.evaluate(y, s, at_k=dict(ties="dense"))
-    with pytest.raises(ValueError, match="y_score has 4 labels; this evaluator has 3 .*propensities"):
+    with pytest.raises(ValueError,
+                       match="y_score has 4 labels; this evaluator has 3 .*propensities"):
         M.Evaluator(at_k=dict(k=1, propensity=np.ones(3))).update(y, s)

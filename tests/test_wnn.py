@@ -115,12 +115,12 @@ def rank_test_data(n_features, dtype, n_rows=70, seed=0):
 @pytest.mark.parametrize("n_synapses", [5, 64, 200, 600, 1000])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_dense_encoding_by_ranks(simd_path, n_features, n_synapses, dtype):
-    """Dense rows are encoded 64 at a time through their ranks: by byte permutes with
-    VBMI up to 128 features, by byte compares of 64 rows and transposes up to 256 (AVX2,
-    AVX-512) or 128 (portable C); more take the per-neuron compares. The same bits as the reference on
-    every path, with ties, negative values, -0.0 against 0.0 and infinities; 70 rows and
-    13 neurons (a short last block of rows), synapses filling 1 to 16 words (whole blocks
-    of 8 words and shorter ones, a last word partly filled or full)."""
+    """Dense rows are encoded 64 at a time through their ranks: by byte permutes with VBMI up to 128
+    features, by byte compares of 64 rows and transposes up to 256 (AVX2, AVX-512) or 128 (portable
+    C); more take the per-neuron compares. The same bits as the reference on every path, with ties,
+    negative values, -0.0 against 0.0 and infinities; 70 rows and 13 neurons (a short last block of
+    rows), synapses filling 1 to 16 words (whole blocks of 8 words and shorter ones, a last word
+    partly filled or full)."""
     X = rank_test_data(n_features, dtype)
     synapses = np.random.default_rng(n_synapses).integers(
         0, n_features, size=(13, n_synapses), dtype=np.int32)
@@ -330,10 +330,10 @@ def sparse_text_like_data(seed, n_train=300, n_test=40, n_features=400, q=6):
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
 def test_search_paths_agree_exactly(kind, tie_policy, n_synapses, simd_paths):
-    """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices
-    included (both list the tied entries in ascending order), over several 256- and
-    512-entry tiles (the last one short; patterns of 4, 8 and 12 words), sparse and dense test patterns (set-bit and clear-bit sums), on
-    every code path the CPU runs; 4 test documents take the scan (with VPOPCNTDQ, 8 words:
+    """Bit-sliced search and scan give the reference's beliefs, bit for bit, random choices included
+    (both list the tied entries in ascending order), over several 256- and 512-entry tiles (the last
+    one short; patterns of 4, 8 and 12 words), sparse and dense test patterns (set-bit and clear-bit
+    sums), on every code path the CPU runs; 4 test documents take the scan (with VPOPCNTDQ, 8 words:
     the bit-sliced search only where it pays, as for these mostly sparse patterns)."""
     X, Y, X_test = sparse_text_like_data(2, n_train=1100)
     model = MODELS[kind](n_neurons=20, n_synapses=n_synapses, tie_policy=tie_policy,

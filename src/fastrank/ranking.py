@@ -221,8 +221,7 @@ def tie_groups(scores: MatrixLike) -> TieGroups:
 
     Memory: the three int32 outputs (12 bytes per entry) plus, per thread, a scratch of
     33 bytes per label and 11 KiB; nothing else of the matrix's size (a 10**6 x 200
-    float32 input: 2289 MiB of outputs, and the peak RSS rises 2289 MiB during the call; see
-    benchmarks/RESULTS.md, "Memory").
+    float32 input: 2289 MiB of outputs, and the peak RSS rises 2289 MiB during the call).
 
     Parameters
     ----------

@@ -146,8 +146,12 @@ cdef inline void _radix_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
             dst_k[h[j]] = k
             dst_o[h[j]] = src_o[p]
             h[j] += 1
-        tk = src_k; src_k = dst_k; dst_k = tk
-        to = src_o; src_o = dst_o; dst_o = to
+        tk = src_k
+        src_k = dst_k
+        dst_k = tk
+        to = src_o
+        src_o = dst_o
+        dst_o = to
     if src_k != keys:
         memcpy(keys, src_k, q * sizeof(uint64_t))
         memcpy(order, src_o, q * sizeof(int32_t))

@@ -5,8 +5,9 @@ values, and a 0/1 truth converted to uint8 while it is checked.
 Each array of at least ``PARALLEL_MIN`` values is cut into ``N_CHUNKS`` fixed chunks (never
 depending on the thread count); each chunk reports its first bad position, and the smallest
 one is returned, so the answer is the same on any number of threads. Smaller arrays are
-scanned on the calling thread (no parallel region: a single document's check stays cheap). Chunks are scanned in blocks whose test vectorises
-(no early exit inside a block); a block with a bad value is scanned again for its position.
+scanned on the calling thread (no parallel region: a single document's check stays cheap).
+Chunks are scanned in blocks whose test vectorises (no early exit inside a block); a block
+with a bad value is scanned again for its position.
 """
 from cython.parallel cimport prange
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, \

@@ -328,7 +328,6 @@ def parse_libsvm(bytes buf, str source):
     cdef bint neg
     cdef const char* nl
     cdef const char* hashp
-    cdef char* stop
     cdef int64_t idx, prev
     cdef long long lab
     cdef double v

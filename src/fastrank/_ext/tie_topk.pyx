@@ -143,7 +143,8 @@ def run_dense(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
     disc_arr, dcum_arr = _tables(ks)
     cdef double[::1] disc = disc_arr, dcum = dcum_arr
     cdef Job job = _job(flags, seed, first_row, tptr, tind, invp, weight, out, err)
-    cdef Py_ssize_t n_chunks = out.shape[0], chunk, row, j, stride = out.shape[1] * out.shape[2] * out.shape[3]
+    cdef Py_ssize_t n_chunks = out.shape[0], chunk, row, j
+    cdef Py_ssize_t stride = out.shape[1] * out.shape[2] * out.shape[3]
     cdef bint in_place = floating is double and col_stride == 1
     cdef fr_tk_work* w = NULL  # each thread sets its own
     cdef double* buf = NULL
@@ -183,7 +184,8 @@ def run_sparse(const floating[::1] data, const index_t[::1] indices,
     disc_arr, dcum_arr = _tables(ks)
     cdef double[::1] disc = disc_arr, dcum = dcum_arr
     cdef Job job = _job(flags, seed, first_row, tptr, tind, invp, weight, out, err)
-    cdef Py_ssize_t n_chunks = out.shape[0], chunk, row, j, lo, ns, stride = out.shape[1] * out.shape[2] * out.shape[3]
+    cdef Py_ssize_t n_chunks = out.shape[0], chunk, row, j, lo, ns
+    cdef Py_ssize_t stride = out.shape[1] * out.shape[2] * out.shape[3]
     cdef Py_ssize_t ns_max = row_len
     cdef bint direct_val = floating is double, direct_lab = index_t is int32_t
     cdef bint csr = indptr.shape[0] > 0

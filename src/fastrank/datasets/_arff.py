@@ -155,14 +155,15 @@ def _label_positions(labels, attrs, relation, path):
 def _parse_rows(data, first_line, source, names, is_label, nominal):
     """X (CSR) and Y (uint8) from ARFF-style data rows (dense CSV or sparse), through the
     compiled tokenizer; ``nominal[a]`` is None (numeric) or a dict bytes -> float."""
-    from .._ext.text_formats import parse_arff_data
+    from .._ext.text_formats import ATTRIBUTE_KINDS, parse_arff_data
 
     col = np.empty(len(names), dtype=np.int32)
     n_labels = int(is_label.sum())
     col[is_label == 1] = np.arange(n_labels)
     col[is_label == 0] = np.arange(len(names) - n_labels)
     binary = {b"0": 0.0, b"1": 1.0}
-    kind = np.array([0 if m is None else 2 if m == binary else 1 for m in nominal], dtype=np.uint8)
+    kind = np.array([ATTRIBUTE_KINDS["numeric" if m is None else "binary" if m == binary
+                                     else "nominal"] for m in nominal], dtype=np.uint8)
     xp, xi, xv, yp, yi = parse_arff_data(data, first_line, source, names, col, is_label,
                                          nominal, kind)
     n = xp.size - 1

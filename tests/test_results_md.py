@@ -1,0 +1,51 @@
+"""benchmarks/RESULTS.md is the rendering of the committed benchmark JSON, so the two cannot
+drift; the renderer's ratios are peer time / fastrank time and a row whose benchmark is
+missing is an error, not a silently shorter table."""
+import copy
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+_spec = importlib.util.spec_from_file_location("render_results",
+                                               BENCHMARKS / "render_results.py")
+render_results = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(render_results)
+
+
+def test_results_md_equals_the_rendering_of_the_committed_json():
+    assert (BENCHMARKS / "RESULTS.md").read_text() == render_results.render()
+
+
+def test_every_committed_result_file_gives_rows():
+    runs = render_results.load_runs()
+    assert runs
+    used = {row.file for row in render_results.ROWS}
+    assert {file for _, file in runs} <= used
+
+
+def _toy_run(ours_1, ours_2, peer):
+    bench = [("test_ours[1]", ours_1), ("test_ours[2]", ours_2), ("test_peer", peer)]
+    return {"datetime": "2026-01-01T00:00:00", "machine_info": {"command": "pytest toy"},
+            "benchmarks": [{"name": n, "stats": {"min": s}} for n, s in bench]}
+
+
+def test_ratio_is_peer_time_over_fastrank_time(monkeypatch):
+    row = render_results.Row("Toy", "toy kernel", "toy peer", "n", "bench_toy",
+                             "test_ours[{t}]", "test_peer")
+    monkeypatch.setattr(render_results, "ROWS", [row])
+    lines = render_results.table_rows({("cpu", "bench_toy"): _toy_run(0.5, 0.25, 2.0)})
+    assert lines == ["| toy kernel | toy peer | n | 1 / 2 | 500 ms / 250 ms | 2.00 s "
+                     "| 4.00 / 8.00 | `cpu/bench_toy` |"]
+
+
+def test_a_row_whose_benchmark_is_missing_is_an_error():
+    runs = copy.deepcopy(render_results.load_runs())
+    row = render_results.ROWS[0]
+    key = next(k for k in runs if k[1] == row.file)
+    name = row.ours.format(t=row.threads[0])
+    runs[key]["benchmarks"] = [b for b in runs[key]["benchmarks"] if b["name"] != name]
+    with pytest.raises(KeyError, match=re.escape(name)):
+        render_results.render(runs=runs)
