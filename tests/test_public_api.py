@@ -12,7 +12,6 @@ import ast
 import importlib
 import pathlib
 import re
-import warnings
 
 import pytest
 

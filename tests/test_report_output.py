@@ -16,7 +16,6 @@ from hypothesis import given, settings, strategies as st
 
 import fastrank._atomic as atomic
 import fastrank.report as report
-import fastrank.report._write
 from fastrank.metrics import METRIC_KEYS
 from fastrank.report import check_output_dir, write_study
 from fastrank.study import STUDY_TIES, StudyResult

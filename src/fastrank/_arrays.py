@@ -5,8 +5,8 @@ array-API array) is read through :func:`numpy.from_dlpack`: in host memory it is
 never a copy; in device memory (a GPU) it is copied to host memory once, which costs one
 transfer of its bytes over the device's link (PCIe: a few GB/s, so milliseconds per 10 MB)
 and as much host memory. Anything else (NumPy arrays, buffer-protocol objects, pandas and
-polars frames and series, nested lists) goes through :func:`numpy.asarray`, a view wherever the object's
-memory layout allows one. Results are always NumPy.
+polars frames and series, nested lists) goes through :func:`numpy.asarray`, a view wherever the
+object's memory layout allows one. Results are always NumPy.
 """
 import numpy as np
 import scipy.sparse as sp

@@ -24,7 +24,8 @@ def check_random_state(random_state):
     if isinstance(random_state, np.random.Generator):
         return random_state
     raise TypeError(
-        f"random_state must be None, an int or a numpy.random.Generator, got {type(random_state).__name__}")
+        "random_state must be None, an int or a numpy.random.Generator, got "
+        f"{type(random_state).__name__}")
 
 
 def available_memory():
@@ -344,8 +345,8 @@ def check_scores(scores, name="y_score", allow_sparse=True):
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         arr = np.ascontiguousarray(arr)
     q = arr.shape[1]
-    row = _first_nan_row(arr.ravel(order="K"),
-                         (lambda k: k // q) if arr.flags.c_contiguous else (lambda k: k % arr.shape[0]))
+    row_of = (lambda k: k // q) if arr.flags.c_contiguous else (lambda k: k % arr.shape[0])
+    row = _first_nan_row(arr.ravel(order="K"), row_of)
     if row is not None:
         raise ValueError(f"{name} contains NaN (first in row {row})")
     return arr
@@ -535,7 +536,8 @@ def label_sets_to_matrix(label_sets, n_labels=None, name="y_true"):
 
 def check_same_shape(a_shape, b_shape, a_name="y_true", b_name="y_score"):
     if tuple(a_shape) != tuple(b_shape):
-        raise ValueError(f"{a_name} has shape {tuple(a_shape)} but {b_name} has shape {tuple(b_shape)}")
+        raise ValueError(f"{a_name} has shape {tuple(a_shape)} but {b_name} has shape "
+                         f"{tuple(b_shape)}")
 
 
 NO_INDEX = np.empty(0, dtype=np.int32)

@@ -12,7 +12,8 @@ the stored entries at minimum Hamming distance from the test pattern and lets th
 output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
 documents, or over chunks of neurons for up to 64 documents; GIL released), on the code
 path chosen at run time for the CPU (:func:`fastrank.use_simd`: portable C, POPCNT,
-AVX2, AVX-512, AVX-512 with VPOPCNTDQ and VBMI). On x86 CPUs with AVX2, when ``ceil(n_synapses / 64)`` is
+AVX2, AVX-512, AVX-512 with VPOPCNTDQ and VBMI). On x86 CPUs with AVX2, when
+``ceil(n_synapses / 64)`` is
 a multiple of 4 up to 32 (e.g. 256, 512, 1024 or 2048 synapses) and a batch has 6 or more
 documents, it can be a bit-sliced search that computes a test pattern's distances to 256
 or 512 stored patterns at once, with work proportional to the pattern's set bits (fast on

@@ -133,7 +133,8 @@ class ShardedEstimator(BaseEstimator):
     n_shards_ : int
         Number of shards.
     shard_bounds_ : ndarray of int64
-        Shape ``(n_shards_ + 1,)``: shard i holds training rows ``shard_bounds_[i]:shard_bounds_[i + 1]``.
+        Shape ``(n_shards_ + 1,)``: shard i holds training rows
+        ``shard_bounds_[i]:shard_bounds_[i + 1]``.
     shards_ : list of distributed.Future
         The per-shard models, on the workers.
 

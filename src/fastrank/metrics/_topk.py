@@ -108,8 +108,8 @@ def propensity(y_train: LabelsLike, A: float = 0.55, B: float = 1.5,
         if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                 or not np.isfinite(value) or (low is not None and value < low) \
                 or (low is None and value <= 0):
-            raise ValueError(f"{name} must be a finite number {'>= 0' if low is not None else '> 0'}"
-                             f", got {value!r}")
+            bound = ">= 0" if low is not None else "> 0"
+            raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
     indptr, indices, q = _truth_csr(y_train, n_labels, name="y_train")
     n = indptr.size - 1
     counts = np.bincount(indices, minlength=q).astype(np.float64)
@@ -178,7 +178,8 @@ def _scores(y_score):
         if bad >= 0:
             raise ValueError(f"y_score scores contain NaN (first in row {bad // scores.shape[1]})")
         if indices.dtype not in (np.int32, np.int64):
-            if indices.dtype.kind == "u" and indices.size and indices.max() > np.iinfo(np.int64).max:
+            if indices.dtype.kind == "u" and indices.size and \
+                    indices.max() > np.iinfo(np.int64).max:
                 raise ValueError("y_score indices out of range")
             indices = indices.astype(np.int64)
         return "pairs", (np.ascontiguousarray(indices), scores), indices.shape[0], None

@@ -117,7 +117,8 @@ def render_latex(result, alpha=0.05):
 def render_benchmark_latex(bench, alpha=0.05):
     """The average-rank tables of a benchmark as LaTeX (booktabs): one per ranking type,
     rows the metrics, columns the classifiers' average ranks over the data sets (the best,
-    lowest, in bold), the Friedman χ² and the Iman–Davenport F with their p-values. Each data set's mean ± sd
+    lowest, in bold), the Friedman χ² and the Iman–Davenport F with their p-values. Each data set's
+    mean ± sd
     tables are in its own folder (:func:`render_latex`).
 
     Returns

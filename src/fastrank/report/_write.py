@@ -93,7 +93,8 @@ def check_output_dir(path: PathLikeStr, files: tuple = OUTPUT_FILES) -> None:
 def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
                 ) -> list[str]:
     """Write a study's output set into ``out_dir``: ``results.json``, ``tables.md``,
-    ``tables.tex`` (:func:`render_latex`), ``report.html`` and, with matplotlib, ``figures/NAME.svg`` and ``figures/NAME.pdf``.
+    ``tables.tex`` (:func:`render_latex`), ``report.html`` and, with matplotlib,
+    ``figures/NAME.svg`` and ``figures/NAME.pdf``.
 
     All or nothing (:func:`fastrank._atomic.replace_together`): everything is rendered in
     memory, written to temporary files in the output folders, and only then renamed over

@@ -10,7 +10,8 @@ Many classifiers over many data sets (Demšar 2006, as used in matsubara2008):
 
 * :func:`friedman` -- average ranks, Friedman chi², Iman-Davenport F, Nemenyi and
   Bonferroni-Dunn critical differences; :func:`holm` -- Holm's step-down correction of
-  pairwise p-values (e.g. :func:`wilcoxon` between every pair of classifiers); :func:`critical_difference_groups` and
+  pairwise p-values (e.g. :func:`wilcoxon` between every pair of classifiers);
+  :func:`critical_difference_groups` and
   :func:`critical_difference_diagram` (matplotlib, the ``report`` extra).
 
 Estimating error (ml-concepts chapter): :func:`confusion_matrix` (rows = true class),

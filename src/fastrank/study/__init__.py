@@ -20,7 +20,8 @@ Conventions chosen here (the thesis is silent or specific to its data):
 * Tasks: the study is folds x classifiers tasks, each computing one classifier on one fold
   (fit, beliefs, metrics, tie statistics), after one task per fold computing that fold's
   features and shared by its classifiers. In process, they run side by side on ``n_jobs``
-  threads (one after the other on one thread); with ``scheduler`` they are Dask tasks, running single-threaded unless ``n_jobs`` says
+  threads (one after the other on one thread); with ``scheduler`` they are Dask tasks, running
+  single-threaded unless ``n_jobs`` says
   otherwise, since Dask runs one task per worker thread. The data set is sent to the
   cluster once, as the value of a task (so that Dask can rebuild a fold lost with a
   worker). Calibration (``calibrate=True``) is one task per classifier there, which that
@@ -38,7 +39,8 @@ Conventions chosen here (the thesis is silent or specific to its data):
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
 * Table 5.3 "experiments" column (judged on ordinal against dense, standard and modified;
   "expected" is reported but not part of it): ``O/D/P/M`` when no classifier shows a
-  significant difference for the metric; otherwise the tie-aware types, keeping — where they disagree
+  significant difference for the metric; otherwise the tie-aware types, keeping — where they
+  disagree
   among themselves (coverage) — only those that never favour tied rankings relative to
   ordinal (a loss not significantly smaller, a gain not significantly larger). The "choice"
   column is the thesis' choice, modified (``M``), for every metric.
