@@ -77,8 +77,9 @@ SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {("one_erro
 
 
 cdef struct Scratch:
-    SortWork* w          # the sort of rows with many relevant levels; its keys/order also
-                         # hold the gathered relevant beliefs
+    # the sort of rows with many relevant levels; its keys/order also hold the gathered
+    # relevant beliefs
+    SortWork* w
     uint8_t* zero        # per level: its belief is 0
     int64_t* rel         # per level: relevant labels at it
     int64_t* gt          # per level: labels strictly above it
