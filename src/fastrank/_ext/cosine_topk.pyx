@@ -48,7 +48,7 @@ depend on the thread count.
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, frexp, ldexp, sqrt
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 
 from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
@@ -513,6 +513,70 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
         _scratch_free(size)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the similarity blocks")
+
+
+cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssize_t nb,
+                        Py_ssize_t d, Py_ssize_t k, double* out_sim,
+                        int64_t* out_idx) noexcept nogil:
+    """What fastrank.topk_cosine(Q, B, k) computes for dense float64 Q (nq x d) and B (nb x
+    d), 1 <= k <= nb, on the calling thread: the rows scaled as scale_dense scales them, their
+    squared norms (sqnorms_dense) and B's inverse norms (inv_norms), then topk_dense's search
+    with blocks of its own size (the results do not depend on them). The C API's search
+    (fastrank._ext.capi); returns -1 when out of memory, else 0."""
+    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, j, q0, b0, mq, mb, r
+    cdef fr_simd_level lv = current_level()
+    cdef double* Qs = <double*> malloc(nq * d * sizeof(double))
+    cdef double* Bs = <double*> malloc(nb * d * sizeof(double))
+    cdef double* qa = <double*> malloc(nq * sizeof(double))
+    cdef double* ba = <double*> malloc(nb * sizeof(double))
+    cdef double* binv = <double*> malloc(nb * sizeof(double))
+    cdef double* S = <double*> malloc(bq * bb * sizeof(double))
+    cdef Py_ssize_t* size = <Py_ssize_t*> malloc(bq * sizeof(Py_ssize_t))
+    cdef double s, qinv
+    cdef int status = -1
+    if Qs != NULL and Bs != NULL and qa != NULL and ba != NULL and binv != NULL \
+            and S != NULL and size != NULL:
+        for i in range(nq + nb):
+            if i < nq:
+                s = _pow2_scale(Q + i * d, d)
+                for j in range(d):
+                    Qs[i * d + j] = Q[i * d + j] * s
+                _dots(lv, Qs + i * d, Qs + i * d, qa + i, 1, 1, d)
+            else:
+                r = i - nq
+                s = _pow2_scale(B + r * d, d)
+                for j in range(d):
+                    Bs[r * d + j] = B[r * d + j] * s
+                _dots(lv, Bs + r * d, Bs + r * d, ba + r, 1, 1, d)
+                binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
+        q0 = 0
+        while q0 < nq:
+            mq = min(bq, nq - q0)
+            for r in range(mq):
+                size[r] = 0
+            b0 = 0
+            while b0 < nb:
+                mb = min(bb, nb - b0)
+                _dots(lv, Bs + b0 * d, Qs + q0 * d, S, mb, mq, d)
+                for r in range(mq):
+                    i = q0 + r
+                    qinv = 1 / sqrt(qa[i]) if qa[i] > 0 else 0.0
+                    for j in range(mb):
+                        _heap_offer_dot(out_sim + i * k, out_idx + i * k, &size[r], k,
+                                        S[r * mb + j], qa[i], qinv, ba + b0, binv + b0, j, b0)
+                b0 += bb
+            for r in range(mq):
+                _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
+            q0 += bq
+        status = 0
+    free(Qs)
+    free(Bs)
+    free(qa)
+    free(ba)
+    free(binv)
+    free(S)
+    free(size)
+    return status
 
 
 def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
