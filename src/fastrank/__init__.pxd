@@ -54,6 +54,7 @@ cdef extern from "fastrank.h":
         double zero_division
         int ties
         double weight
+        double doc[5][13]  # [FASTRANK_N_TIES][FASTRANK_N_DOC_SUMS]
         double* labels
         double* draws
 

@@ -460,6 +460,38 @@ def inv_norms(const floating[::1] sqnorms, double[::1] out):
 
 # ---- top-k search -----------------------------------------------------------------------------
 
+cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floating* B,
+                               const floating* qa, const floating* ba, const double* binv,
+                               floating* out_sim, int64_t* out_idx, Py_ssize_t q0,
+                               Py_ssize_t mq, Py_ssize_t nb, Py_ssize_t d, Py_ssize_t k,
+                               Py_ssize_t block_b, bint exclude_self, floating* S,
+                               Py_ssize_t* size) noexcept nogil:
+    """Queries q0 .. q0 + mq - 1 of Q (rows of d features) against the nb rows of B: each
+    one's k best (cos, j) into its row of out_sim / out_idx (k per row), sorted. The
+    (mq x block_b) dot products of each block of B with _dots, offered to the query's heap
+    (_heap_offer_dot); with exclude_self, j == i is never a candidate. S (mq x block_b)
+    and size (mq) are scratch."""
+    cdef Py_ssize_t b0 = 0, mb, r, i, j
+    cdef double qinv
+    cdef floating* row
+    for r in range(mq):
+        size[r] = 0
+    while b0 < nb:
+        mb = min(block_b, nb - b0)
+        _dots(lv, B + b0 * d, Q + q0 * d, S, mb, mq, d)
+        for r in range(mq):
+            i = q0 + r
+            row = S + r * mb
+            qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
+            for j in range(mb):
+                if not (exclude_self and b0 + j == i):
+                    _heap_offer_dot(out_sim + i * k, out_idx + i * k, &size[r], k, row[j],
+                                    qa[i], qinv, ba + b0, binv + b0, j, b0)
+        b0 = b0 + block_b
+    for r in range(mq):
+        _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
+
+
 def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floating[::1] qa,
                const floating[::1] ba, const double[::1] binv, floating[:, ::1] out_sim,
                int64_t[:, ::1] out_idx, bint exclude_self, Py_ssize_t block_q,
@@ -473,10 +505,8 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
-    cdef Py_ssize_t blk, q0, b0, mq, mb, r, j, i
-    cdef double qinv
+    cdef Py_ssize_t blk, q0
     cdef fr_simd_level lv = current_level()
-    cdef floating* row
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
     cdef int failed[1]
@@ -491,24 +521,9 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             if S == NULL or size == NULL:
                 continue
             q0 = blk * block_q
-            mq = min(block_q, nq - q0)
-            for r in range(mq):
-                size[r] = 0
-            b0 = 0
-            while b0 < nb:
-                mb = min(block_b, nb - b0)
-                _dots(lv, &B[b0, 0], &Q[q0, 0], S, mb, mq, d)
-                for r in range(mq):
-                    i = q0 + r
-                    row = S + r * mb
-                    qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
-                    for j in range(mb):
-                        if not (exclude_self and b0 + j == i):
-                            _heap_offer_dot(&out_sim[i, 0], &out_idx[i, 0], &size[r], k,
-                                            row[j], qa[i], qinv, &ba[b0], &binv[b0], j, b0)
-                b0 = b0 + block_b
-            for r in range(mq):
-                _sort_heap(&out_sim[q0 + r, 0], &out_idx[q0 + r, 0], size[r])
+            _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], &out_sim[0, 0],
+                          &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k, block_b,
+                          exclude_self, S, size)
         _scratch_free(S)
         _scratch_free(size)
     if failed[0]:
@@ -523,7 +538,7 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     squared norms (sqnorms_dense) and B's inverse norms (inv_norms), then topk_dense's search
     with blocks of its own size (the results do not depend on them). The C API's search
     (fastrank._ext.capi); returns -1 when out of memory, else 0."""
-    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, j, q0, b0, mq, mb, r
+    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, j, q0, r
     cdef fr_simd_level lv = current_level()
     cdef double* Qs = <double*> malloc(nq * d * sizeof(double))
     cdef double* Bs = <double*> malloc(nb * d * sizeof(double))
@@ -532,7 +547,7 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     cdef double* binv = <double*> malloc(nb * sizeof(double))
     cdef double* S = <double*> malloc(bq * bb * sizeof(double))
     cdef Py_ssize_t* size = <Py_ssize_t*> malloc(bq * sizeof(Py_ssize_t))
-    cdef double s, qinv
+    cdef double s
     cdef int status = -1
     if Qs != NULL and Bs != NULL and qa != NULL and ba != NULL and binv != NULL \
             and S != NULL and size != NULL:
@@ -551,22 +566,8 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
                 binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
         q0 = 0
         while q0 < nq:
-            mq = min(bq, nq - q0)
-            for r in range(mq):
-                size[r] = 0
-            b0 = 0
-            while b0 < nb:
-                mb = min(bb, nb - b0)
-                _dots(lv, Bs + b0 * d, Qs + q0 * d, S, mb, mq, d)
-                for r in range(mq):
-                    i = q0 + r
-                    qinv = 1 / sqrt(qa[i]) if qa[i] > 0 else 0.0
-                    for j in range(mb):
-                        _heap_offer_dot(out_sim + i * k, out_idx + i * k, &size[r], k,
-                                        S[r * mb + j], qa[i], qinv, ba + b0, binv + b0, j, b0)
-                b0 += bb
-            for r in range(mq):
-                _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
+            _search_block(lv, Qs, Bs, qa, ba, binv, out_sim, out_idx, q0, min(bq, nq - q0), nb,
+                          d, k, bb, False, S, size)
             q0 += bq
         status = 0
     free(Qs)
