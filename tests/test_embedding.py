@@ -205,6 +205,8 @@ def test_errors_carry_a_message(cy, c):
         cy.rank(scores[:1], 9, 0, 0, out[:1], np.zeros((0, 0)))
     with pytest.raises(ValueError, match="k must be from 1 to n_base = 4, got 5"):
         cy.topk(scores[:2], np.ones((4, 5)), 5, np.zeros((2, 5)), np.zeros((2, 5), np.int64))
+    with pytest.raises(ValueError, match="n_draws from 2 to 100000 and its draws array, got 1"):
+        cy.Evaluation(5, 1 << 4, -1, 1, 0)
     state = cy.Evaluation(5, 1 << 1, -1, 0, 0)
     with pytest.raises(ValueError, match="no rows were added"):
         state.result(1)

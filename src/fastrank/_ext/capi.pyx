@@ -58,7 +58,6 @@ cdef enum:
     NPRED = 11
     NREL = 12
     MAX_DOC_COLUMNS = 64
-    MAX_DRAWS = 100000
 
 cdef int _family[5]       # kernel family flag of each ranking type
 cdef int _lab_row[5]      # its (TP_i, TP_i + FP_i) rows of the label counts
@@ -67,6 +66,7 @@ cdef int _n_rel = tie_metrics.DOC_COLUMNS["n_rel"]
 cdef int _lab_rel = tie_metrics.LAB_ROWS["relevant"]
 cdef int _lab_fixed = tie_metrics.LAB_ROWS["fixed"]
 cdef uint64_t _mc_salt
+cdef int64_t _max_draws   # Evaluator's largest n_draws
 
 if tie_metrics.N_DOC_COLUMNS > MAX_DOC_COLUMNS or tie_metrics.N_LAB_ROWS != FASTRANK_N_LABEL_ROWS:
     raise ImportError("fastrank: the metric kernel's tables do not fit fastrank.h's state")
@@ -74,7 +74,7 @@ if tie_metrics.N_DOC_COLUMNS > MAX_DOC_COLUMNS or tie_metrics.N_LAB_ROWS != FAST
 
 def _read_tables():
     from fastrank.metrics import _common, _evaluate
-    global _mc_salt
+    global _mc_salt, _max_draws
     keys = ("one_error", "coverage", "ranking_loss", "ap_position", "r_precision", "tp",
             "npred")
     if _evaluate._DOC_SUMS[5:] != ("hamming_loss", "exact_match", "precision_d", "recall_d",
@@ -87,6 +87,7 @@ def _read_tables():
             _col[t][k] = _common.column(name, key)
         _col[t][7] = _common.column(name, "exact") if name == "expected" else -1
     _mc_salt = _common._MC_SALT
+    _max_draws = _evaluate.MAX_DRAWS
 
 
 _read_tables()
@@ -180,9 +181,9 @@ cdef int eval_init(fastrank_eval_state* s, int64_t q, int ties, int64_t top_k,
     if top_k != -1 and top_k < 1:
         return fr_fail(FASTRANK_EINVAL, "top_k must be -1 (perfect cutoff) or >= 1, got %lld",
                        <long long> top_k)
-    if expected and (n_draws < 2 or n_draws > MAX_DRAWS or draws == NULL):
-        return fr_fail(FASTRANK_EINVAL, "the expected ranking needs n_draws from 2 to %d and "
-                       "its draws array, got %lld", <int> MAX_DRAWS, <long long> n_draws)
+    if expected and (n_draws < 2 or n_draws > _max_draws or draws == NULL):
+        return fr_fail(FASTRANK_EINVAL, "the expected ranking needs n_draws from 2 to %lld and "
+                       "its draws array, got %lld", <long long> _max_draws, <long long> n_draws)
     if not isfinite(zero_division):
         return fr_fail(FASTRANK_EINVAL, "zero_division must be finite")
     memset(s, 0, sizeof(fastrank_eval_state))
