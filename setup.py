@@ -75,13 +75,15 @@ class BuildExt(build_ext):
 CORE_DIR = EXT_DIR / "core"
 CORE_SOURCES = {"vgram": ["vgram.c"], "cosine_topk": ["cosine.c"]}
 CORE_HEADERS = sorted(str(h) for h in CORE_DIR.rglob("*.h"))
+# the C API's public header (fastrank.get_include()), which the capi module implements
+INCLUDE_DIR = Path("src") / "fastrank" / "include"
 
 extensions = [
     Extension(
         f"fastrank._ext.{pyx.stem}",
         [str(pyx), *(str(CORE_DIR / c) for c in CORE_SOURCES.get(pyx.stem, []))],
-        include_dirs=[np.get_include(), str(CORE_DIR)],
-        depends=CORE_HEADERS,
+        include_dirs=[np.get_include(), str(CORE_DIR), str(INCLUDE_DIR)],
+        depends=CORE_HEADERS + [str(INCLUDE_DIR / "fastrank.h")],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for pyx in sorted(EXT_DIR.glob("*.pyx"))
@@ -97,8 +99,11 @@ setup(
     package_dir={"fastrank": "src/fastrank"},
     # fastrank.data (the embedded data files) has no __init__: a namespace package
     packages=find_namespace_packages("src", include=["fastrank", "fastrank.*"],
-                                     exclude=["fastrank._ext.core", "fastrank._ext.core.*"]),
-    package_data={"fastrank": ["py.typed"], "fastrank.data": ["*.xz", "*.md"]},
+                                     exclude=["fastrank._ext.core", "fastrank._ext.core.*",
+                                              "fastrank.include"]),
+    # the C API's header and the Cython API's declarations (``cimport fastrank``) are public
+    package_data={"fastrank": ["py.typed", "__init__.pxd", "include/fastrank.h"],
+                  "fastrank.data": ["*.xz", "*.md"]},
     # generated C, the C core (core/) and annotation files are build inputs, not package
     # contents
     exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},

@@ -16,6 +16,8 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
 - :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
 - :func:`use_simd` -- run the kernels on another instruction-set path (``FASTRANK_SIMD``)
+- :func:`get_include` -- the directory of ``fastrank.h``, the C API (``cimport fastrank``:
+  the Cython API); see the guide, "Embedding fastrank"
 
 References
 ----------
@@ -86,7 +88,15 @@ _EXPORTS = {
 _SUBMODULES = {"ranking", "metrics", "neighbors", "wnn", "datasets", "text", "model_selection",
                "calibration", "stats", "study", "benchmark"}
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__", "get_include", *_EXPORTS]
+
+
+def get_include() -> str:
+    """The directory of ``fastrank.h``, the header of fastrank's C API (and of the Cython
+    API, ``cimport fastrank``): the ``include_dirs`` of an extension that embeds fastrank,
+    as ``numpy.get_include()`` is for NumPy's."""
+    import os
+    return os.path.join(os.path.dirname(__file__), "include")
 
 
 def __getattr__(name: str) -> object:

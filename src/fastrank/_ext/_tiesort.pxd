@@ -368,3 +368,55 @@ cdef inline void shuffle_groups(int32_t* order, const int32_t* end, Py_ssize_t q
             order[start + m - 1] = order[j]
             order[j] = t
         start = stop
+
+
+# ---- ranks of one sorted row ------------------------------------------------------------
+
+# ranking method codes (tie_ranks.METHODS names them; the C API's FASTRANK_RANK_* equal them)
+cdef enum:
+    ORDINAL = 0
+    STABLE = 1
+    DENSE = 2
+    STANDARD = 3
+    MODIFIED = 4
+    FRACTIONAL = 5
+    GROUPS = 6
+
+
+cdef inline void emit_row(int32_t* order, const int32_t* end, Py_ssize_t q, int method,
+                          uint64_t seed, Py_ssize_t row, int32_t* out_int, double* out_frac,
+                          int32_t* out_end, int32_t* out_start) noexcept nogil:
+    """Write one sorted row (order + tie-group ends), global row number ``row``, to the
+    outputs of ``method`` (each q values; out_frac for FRACTIONAL only, out_end and
+    out_start for GROUPS only, which writes the labels in sorted order to out_int)."""
+    cdef Py_ssize_t p, start = 0, stop, group = 0
+    cdef uint64_t state
+    if method == GROUPS:
+        while start < q:
+            stop = end[start]
+            for p in range(start, stop):
+                out_int[p] = order[p]
+                out_end[p] = <int32_t> stop
+                out_start[p] = <int32_t> start
+            start = stop
+        return
+    if method == ORDINAL:
+        state = row_state(seed, row)
+        shuffle_groups(order, end, q, &state)
+    if method == ORDINAL or method == STABLE:
+        for p in range(q):
+            out_int[order[p]] = <int32_t> (p + 1)
+        return
+    while start < q:
+        stop = end[start]
+        group += 1
+        for p in range(start, stop):
+            if method == DENSE:
+                out_int[order[p]] = <int32_t> group
+            elif method == STANDARD:
+                out_int[order[p]] = <int32_t> (start + 1)
+            elif method == MODIFIED:
+                out_int[order[p]] = <int32_t> stop
+            else:
+                out_frac[order[p]] = 0.5 * (start + 1 + stop)
+        start = stop

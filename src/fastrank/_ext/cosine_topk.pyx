@@ -48,7 +48,7 @@ depend on the thread count.
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, frexp, ldexp, sqrt
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 
 from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
@@ -460,6 +460,38 @@ def inv_norms(const floating[::1] sqnorms, double[::1] out):
 
 # ---- top-k search -----------------------------------------------------------------------------
 
+cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floating* B,
+                               const floating* qa, const floating* ba, const double* binv,
+                               floating* out_sim, int64_t* out_idx, Py_ssize_t q0,
+                               Py_ssize_t mq, Py_ssize_t nb, Py_ssize_t d, Py_ssize_t k,
+                               Py_ssize_t block_b, bint exclude_self, floating* S,
+                               Py_ssize_t* size) noexcept nogil:
+    """Queries q0 .. q0 + mq - 1 of Q (rows of d features) against the nb rows of B: each
+    one's k best (cos, j) into its row of out_sim / out_idx (k per row), sorted. The
+    (mq x block_b) dot products of each block of B with _dots, offered to the query's heap
+    (_heap_offer_dot); with exclude_self, j == i is never a candidate. S (mq x block_b)
+    and size (mq) are scratch."""
+    cdef Py_ssize_t b0 = 0, mb, r, i, j
+    cdef double qinv
+    cdef floating* row
+    for r in range(mq):
+        size[r] = 0
+    while b0 < nb:
+        mb = min(block_b, nb - b0)
+        _dots(lv, B + b0 * d, Q + q0 * d, S, mb, mq, d)
+        for r in range(mq):
+            i = q0 + r
+            row = S + r * mb
+            qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
+            for j in range(mb):
+                if not (exclude_self and b0 + j == i):
+                    _heap_offer_dot(out_sim + i * k, out_idx + i * k, &size[r], k, row[j],
+                                    qa[i], qinv, ba + b0, binv + b0, j, b0)
+        b0 = b0 + block_b
+    for r in range(mq):
+        _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
+
+
 def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floating[::1] qa,
                const floating[::1] ba, const double[::1] binv, floating[:, ::1] out_sim,
                int64_t[:, ::1] out_idx, bint exclude_self, Py_ssize_t block_q,
@@ -473,10 +505,8 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
-    cdef Py_ssize_t blk, q0, b0, mq, mb, r, j, i
-    cdef double qinv
+    cdef Py_ssize_t blk, q0
     cdef fr_simd_level lv = current_level()
-    cdef floating* row
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
     cdef int failed[1]
@@ -491,28 +521,63 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             if S == NULL or size == NULL:
                 continue
             q0 = blk * block_q
-            mq = min(block_q, nq - q0)
-            for r in range(mq):
-                size[r] = 0
-            b0 = 0
-            while b0 < nb:
-                mb = min(block_b, nb - b0)
-                _dots(lv, &B[b0, 0], &Q[q0, 0], S, mb, mq, d)
-                for r in range(mq):
-                    i = q0 + r
-                    row = S + r * mb
-                    qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
-                    for j in range(mb):
-                        if not (exclude_self and b0 + j == i):
-                            _heap_offer_dot(&out_sim[i, 0], &out_idx[i, 0], &size[r], k,
-                                            row[j], qa[i], qinv, &ba[b0], &binv[b0], j, b0)
-                b0 = b0 + block_b
-            for r in range(mq):
-                _sort_heap(&out_sim[q0 + r, 0], &out_idx[q0 + r, 0], size[r])
+            _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], &out_sim[0, 0],
+                          &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k, block_b,
+                          exclude_self, S, size)
         _scratch_free(S)
         _scratch_free(size)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the similarity blocks")
+
+
+cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssize_t nb,
+                        Py_ssize_t d, Py_ssize_t k, double* out_sim,
+                        int64_t* out_idx) noexcept nogil:
+    """What fastrank.topk_cosine(Q, B, k) computes for dense float64 Q (nq x d) and B (nb x
+    d), 1 <= k <= nb, on the calling thread: the rows scaled as scale_dense scales them, their
+    squared norms (sqnorms_dense) and B's inverse norms (inv_norms), then topk_dense's search
+    with blocks of its own size (the results do not depend on them). The C API's search
+    (fastrank._ext.capi); returns -1 when out of memory, else 0."""
+    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, j, q0, r
+    cdef fr_simd_level lv = current_level()
+    cdef double* Qs = <double*> malloc(nq * d * sizeof(double))
+    cdef double* Bs = <double*> malloc(nb * d * sizeof(double))
+    cdef double* qa = <double*> malloc(nq * sizeof(double))
+    cdef double* ba = <double*> malloc(nb * sizeof(double))
+    cdef double* binv = <double*> malloc(nb * sizeof(double))
+    cdef double* S = <double*> malloc(bq * bb * sizeof(double))
+    cdef Py_ssize_t* size = <Py_ssize_t*> malloc(bq * sizeof(Py_ssize_t))
+    cdef double s
+    cdef int status = -1
+    if Qs != NULL and Bs != NULL and qa != NULL and ba != NULL and binv != NULL \
+            and S != NULL and size != NULL:
+        for i in range(nq + nb):
+            if i < nq:
+                s = _pow2_scale(Q + i * d, d)
+                for j in range(d):
+                    Qs[i * d + j] = Q[i * d + j] * s
+                _dots(lv, Qs + i * d, Qs + i * d, qa + i, 1, 1, d)
+            else:
+                r = i - nq
+                s = _pow2_scale(B + r * d, d)
+                for j in range(d):
+                    Bs[r * d + j] = B[r * d + j] * s
+                _dots(lv, Bs + r * d, Bs + r * d, ba + r, 1, 1, d)
+                binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
+        q0 = 0
+        while q0 < nq:
+            _search_block(lv, Qs, Bs, qa, ba, binv, out_sim, out_idx, q0, min(bq, nq - q0), nb,
+                          d, k, bb, False, S, size)
+            q0 += bq
+        status = 0
+    free(Qs)
+    free(Bs)
+    free(qa)
+    free(ba)
+    free(binv)
+    free(S)
+    free(size)
+    return status
 
 
 def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,

@@ -406,6 +406,25 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
         raise MemoryError("fastrank: cannot allocate metric scratch")
 
 
+cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
+                     Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
+                     Py_ssize_t row, double wt, double* doc, double* lab,
+                     double* mc) noexcept nogil:
+    """evaluate for one dense row (q contiguous float64 scores), global row number ``row``:
+    doc (N_SLOTS) overwritten, its label counts added to lab (N_LAB x q) and mc (n_draws x
+    2 x q). The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0."""
+    cdef SortWork* w = sort_work_new(q)
+    cdef int32_t* scratch = <int32_t*> malloc(q * sizeof(int32_t))
+    cdef int status = -1
+    if w != NULL and scratch != NULL:
+        sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
+        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, row, wt, doc, lab, mc)
+        status = 0
+    sort_work_free(w)
+    free(scratch)
+    return status
+
+
 # ---- cutoff: the predicted sets themselves ----------------------------------------------
 
 cdef inline void _cut_row(SortWork* w, Py_ssize_t q, Py_ssize_t k, bint ordinal, bint drop_zero,

@@ -14,63 +14,15 @@ from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, uint64_t
 
 from _tiesort cimport (
-    SortWork, floating, index_t, row_state, shuffle_groups, sort_row_at, sort_work_free,
-    sort_work_new,
+    DENSE, FRACTIONAL, GROUPS, MODIFIED, ORDINAL, STABLE, STANDARD, SortWork, emit_row,
+    floating, index_t, sort_row_at, sort_work_free, sort_work_new,
 )
-
-# method codes
-cdef enum:
-    ORDINAL = 0
-    STABLE = 1
-    DENSE = 2
-    STANDARD = 3
-    MODIFIED = 4
-    FRACTIONAL = 5
-    GROUPS = 6
 
 #: the codes of rank_rows' ranking methods (fastrank.ranking reads them), and of its tie
 #: groups output
 METHODS = {"ordinal": ORDINAL, "stable": STABLE, "dense": DENSE, "standard": STANDARD,
            "modified": MODIFIED, "fractional": FRACTIONAL}
 TIE_GROUPS = GROUPS
-
-
-cdef inline void _emit_row(int32_t* order, int32_t* end, Py_ssize_t q, int method,
-                           uint64_t seed, Py_ssize_t row, int32_t[:, ::1] out_int,
-                           double[:, ::1] out_frac, int32_t[:, ::1] out_end,
-                           int32_t[:, ::1] out_start) noexcept nogil:
-    """Write one sorted row (order + tie-group ends) to the outputs of `method`."""
-    cdef Py_ssize_t p, start = 0, stop, group = 0
-    cdef uint64_t state
-    if method == GROUPS:
-        while start < q:
-            stop = end[start]
-            for p in range(start, stop):
-                out_int[row, p] = order[p]
-                out_end[row, p] = <int32_t> stop
-                out_start[row, p] = <int32_t> start
-            start = stop
-        return
-    if method == ORDINAL:
-        state = row_state(seed, row)
-        shuffle_groups(order, end, q, &state)
-    if method == ORDINAL or method == STABLE:
-        for p in range(q):
-            out_int[row, order[p]] = <int32_t> (p + 1)
-        return
-    while start < q:
-        stop = end[start]
-        group += 1
-        for p in range(start, stop):
-            if method == DENSE:
-                out_int[row, order[p]] = <int32_t> group
-            elif method == STANDARD:
-                out_int[row, order[p]] = <int32_t> (start + 1)
-            elif method == MODIFIED:
-                out_int[row, order[p]] = <int32_t> stop
-            else:
-                out_frac[row, order[p]] = 0.5 * (start + 1 + stop)
-        start = stop
 
 
 def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
@@ -85,6 +37,11 @@ def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    # output rows (unused outputs are 0x0: NULL)
+    cdef int32_t* oi = &out_int[0, 0] if out_int.shape[0] else NULL
+    cdef double* of = &out_frac[0, 0] if out_frac.shape[0] else NULL
+    cdef int32_t* oe = &out_end[0, 0] if out_end.shape[0] else NULL
+    cdef int32_t* os = &out_start[0, 0] if out_start.shape[0] else NULL
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():
@@ -96,8 +53,9 @@ def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
             if w == NULL:
                 continue
             sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
-            _emit_row(w.order, w.end, q, method, seed, i, out_int, out_frac, out_end,
-                      out_start)
+            emit_row(w.order, w.end, q, method, seed, i,
+                     oi + i * q if oi != NULL else NULL, of + i * q if of != NULL else NULL,
+                     oe + i * q if oe != NULL else NULL, os + i * q if os != NULL else NULL)
         sort_work_free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate ranking scratch")

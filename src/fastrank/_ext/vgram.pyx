@@ -195,6 +195,51 @@ cdef inline void encode_csr_row(const floating* data, const index_t* indices, Py
                                    S, W, out, neuron_stride)
 
 
+cdef int encode_dense_f64(const double* X, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                          const int32_t* syn, Py_ssize_t n_neurons, Py_ssize_t S,
+                          uint64_t* out) noexcept nogil:
+    """The patterns of the n_rows dense rows of X for every neuron, pattern (n, i) at
+    out + (n * n_rows + i) * W (the memory layout), on the calling thread: the C API's
+    encoder (fastrank._ext.capi). Returns 0."""
+    cdef Py_ssize_t W = (S + 63) // 64
+    encode_rows(current_level(), X, n_cols, NULL, n_rows, syn, n_neurons, S, W, out,
+                n_rows * W, False, NULL)
+    return 0
+
+
+cdef int search_nearest(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C,
+                        Py_ssize_t n_tests, Py_ssize_t n_neurons, Py_ssize_t W,
+                        uint32_t* distance, int64_t* count, int64_t* nearest) noexcept nogil:
+    """For each test pattern t (C: n_neurons x n_tests x W words) and neuron n, the minimum
+    Hamming distance over the neuron's n_train stored patterns (M: n_neurons x n_train x W),
+    how many are at it and the first of them, into distance, count and nearest[t * n_neurons
+    + n], on the calling thread: the C API's search (fastrank._ext.capi). Returns -1 when
+    out of memory, else 0."""
+    cdef Py_ssize_t B = min(<Py_ssize_t> MAX_BATCH, n_tests), n, t0, b, r
+    cdef fr_simd_level lv = current_level()
+    cdef Scratch* scratch = scratch_new(W, B)
+    cdef int32_t* ties = <int32_t*> malloc(B * n_train * sizeof(int32_t))
+    cdef Track* track = <Track*> malloc(B * sizeof(Track))
+    cdef int status = -1
+    if scratch != NULL and ties != NULL and track != NULL:
+        for n in range(n_neurons):
+            t0 = 0
+            while t0 < n_tests:
+                b = min(B, n_tests - t0)
+                min_distances(lv, scratch, M + n * n_train * W, n_train,
+                              C + (n * n_tests + t0) * W, b, W, ties, track)
+                for r in range(b):
+                    distance[(t0 + r) * n_neurons + n] = track[r].m
+                    count[(t0 + r) * n_neurons + n] = track[r].k
+                    nearest[(t0 + r) * n_neurons + n] = ties[r * n_train]
+                t0 += B
+        status = 0
+    scratch_free(scratch)
+    free(ties)
+    free(track)
+    return status
+
+
 def wiring_index(const int32_t[:, ::1] synapses, Py_ssize_t n_features):
     """The synapses grouped by input position (counting sort): those wired to input f are
     cell[e] for e in ptr[f] .. ptr[f + 1] - 1, in (neuron, synapse) order, where cell[e] =

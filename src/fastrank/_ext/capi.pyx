@@ -1,0 +1,423 @@
+# cython: language_level=3
+"""fastrank's C API: the table of ``fastrank.h`` (``fastrank.get_include()``), exported as
+the capsule ``_C_API`` and read by ``fastrank_import()`` (C) or ``cimport fastrank`` (Cython).
+
+Each entry checks its arguments, records a message per thread on error (``last_error``) and
+calls the kernels the Python API calls, on the calling thread and without the GIL: the same
+bits as the Python API. The evaluation state holds what ``fastrank.Evaluator`` holds (see
+``fastrank.metrics._evaluate``), filled and read the way it fills and reads it.
+"""
+from libc.math cimport isfinite, isnan
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+from cpython.pycapsule cimport PyCapsule_New
+
+from fastrank._ext.cosine_topk cimport topk_dense_f64
+from fastrank._ext.tie_metrics cimport metrics_row
+from fastrank._ext.vgram cimport encode_dense_f64, search_nearest
+from _tiesort cimport (
+    FRACTIONAL, SortWork, emit_row, sort_dense_row, sort_work_free, sort_work_new,
+)
+
+from fastrank._ext import tie_metrics, tie_ranks
+
+# the declarations of fastrank.h (the table, the state, the constants)
+from fastrank cimport (
+    FASTRANK_CAPI_VERSION_MAJOR, FASTRANK_CAPI_VERSION_MINOR, FASTRANK_EINVAL, FASTRANK_ENOMEM,
+    FASTRANK_N_DOC_SUMS, FASTRANK_N_LABEL_ROWS, FASTRANK_N_TIES, FASTRANK_OK,
+    FASTRANK_RANK_DENSE, FASTRANK_RANK_FRACTIONAL, FASTRANK_RANK_MODIFIED, FASTRANK_RANK_ORDINAL,
+    FASTRANK_RANK_STABLE, FASTRANK_RANK_STANDARD, FASTRANK_TIES_EXPECTED, fastrank_capi,
+    fastrank_eval_state,
+)
+
+cdef extern from "capi_support.h":
+    const char* fr_last_error() noexcept nogil
+    int fr_fail(int code, const char* format, ...) noexcept nogil
+    double fr_pairwise_sum(const double* a, long long n) noexcept nogil
+
+# ---- the tables the Python layer reads, read here once --------------------------------------
+
+# The ranking methods' codes are the kernel's (_tiesort), and the C API's promise
+if tie_ranks.METHODS != {"ordinal": FASTRANK_RANK_ORDINAL, "stable": FASTRANK_RANK_STABLE,
+                         "dense": FASTRANK_RANK_DENSE, "standard": FASTRANK_RANK_STANDARD,
+                         "modified": FASTRANK_RANK_MODIFIED,
+                         "fractional": FASTRANK_RANK_FRACTIONAL}:
+    raise ImportError("fastrank: the ranking kernel's method codes differ from fastrank.h's")
+
+#: the ranking types in the order of the state's rows (FASTRANK_TIES_*)
+TIES = ("ordinal", "dense", "standard", "modified", "expected")
+# Evaluator's sums per ranking type (fastrank.metrics._evaluate._DOC_SUMS), their positions
+cdef enum:
+    HAMMING = 5
+    EXACT = 6
+    PRECISION_D = 7
+    RECALL_D = 8
+    F1_D = 9
+    TP = 10
+    NPRED = 11
+    NREL = 12
+    MAX_DOC_COLUMNS = 64
+
+cdef int _family[5]       # kernel family flag of each ranking type
+cdef int _lab_row[5]      # its (TP_i, TP_i + FP_i) rows of the label counts
+cdef int _col[5][8]       # its per-document columns: the five ranking metrics, tp, npred, exact
+cdef int _n_rel = tie_metrics.DOC_COLUMNS["n_rel"]
+cdef int _lab_rel = tie_metrics.LAB_ROWS["relevant"]
+cdef int _lab_fixed = tie_metrics.LAB_ROWS["fixed"]
+cdef uint64_t _mc_salt
+cdef int64_t _max_draws   # Evaluator's largest n_draws
+
+if tie_metrics.N_DOC_COLUMNS > MAX_DOC_COLUMNS or tie_metrics.N_LAB_ROWS != FASTRANK_N_LABEL_ROWS:
+    raise ImportError("fastrank: the metric kernel's tables do not fit fastrank.h's state")
+
+
+def _read_tables():
+    from fastrank.metrics import _common, _evaluate
+    global _mc_salt, _max_draws
+    keys = ("one_error", "coverage", "ranking_loss", "ap_position", "r_precision", "tp",
+            "npred")
+    if _evaluate._DOC_SUMS[5:] != ("hamming_loss", "exact_match", "precision_d", "recall_d",
+                                   "f1_d", "tp", "npred", "nrel"):
+        raise ImportError("fastrank: Evaluator's sums differ from the C API's state")
+    for t, name in enumerate(TIES):
+        _family[t] = _common.family(name)
+        _lab_row[t] = _common.LAB_ROWS[_family[t]]
+        for k, key in enumerate(keys):
+            _col[t][k] = _common.column(name, key)
+        _col[t][7] = _common.column(name, "exact") if name == "expected" else -1
+    _mc_salt = _common._MC_SALT
+    _max_draws = _evaluate.MAX_DRAWS
+
+
+_read_tables()
+
+
+# ---- checks -------------------------------------------------------------------------------
+
+cdef inline int _check_scores(const double* scores, int64_t n, const char* name) noexcept nogil:
+    cdef int64_t j
+    if scores == NULL:
+        return fr_fail(FASTRANK_EINVAL, "%s is NULL", name)
+    for j in range(n):
+        if isnan(scores[j]):
+            return fr_fail(FASTRANK_EINVAL, "%s has NaN at %lld", name, <long long> j)
+    return FASTRANK_OK
+
+
+cdef inline int _check_labels(int64_t q) noexcept nogil:
+    if q < 1 or q > 2147483647:
+        return fr_fail(FASTRANK_EINVAL, "n_labels must be from 1 to 2**31 - 1, got %lld",
+                       <long long> q)
+    return FASTRANK_OK
+
+
+# ---- ranking --------------------------------------------------------------------------------
+
+cdef int rank_row(const double* scores, int64_t q, int method, uint64_t seed, int64_t row,
+                  int32_t* ranks, double* frac_ranks) noexcept nogil:
+    cdef int err = _check_labels(q) or _check_scores(scores, q, "scores")
+    cdef SortWork* w
+    if err:
+        return err
+    if method < FASTRANK_RANK_ORDINAL or method > FASTRANK_RANK_FRACTIONAL:
+        return fr_fail(FASTRANK_EINVAL, "unknown ranking method %d", method)
+    if (method == FRACTIONAL and frac_ranks == NULL) or (method != FRACTIONAL and ranks == NULL):
+        return fr_fail(FASTRANK_EINVAL, "the output of ranking method %d is NULL", method)
+    if row < 0:
+        return fr_fail(FASTRANK_EINVAL, "row must be >= 0, got %lld", <long long> row)
+    w = sort_work_new(q)
+    if w == NULL:
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
+                       <long long> q)
+    sort_dense_row(scores, 1, q, w)
+    emit_row(w.order, w.end, q, method, seed, row, ranks, frac_ranks, NULL, NULL)
+    sort_work_free(w)
+    return FASTRANK_OK
+
+
+cdef int tie_groups(const double* scores, int64_t q, int32_t* order, int32_t* end,
+                    int64_t* n_groups) noexcept nogil:
+    cdef int err = _check_labels(q) or _check_scores(scores, q, "scores")
+    cdef SortWork* w
+    cdef int64_t p, groups = 0
+    if err:
+        return err
+    if order == NULL or end == NULL or n_groups == NULL:
+        return fr_fail(FASTRANK_EINVAL, "an output (order, end or n_groups) is NULL")
+    w = sort_work_new(q)
+    if w == NULL:
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
+                       <long long> q)
+    sort_dense_row(scores, 1, q, w)
+    for p in range(q):
+        order[p] = w.order[p]
+        end[p] = w.end[p]
+        groups += w.end[p] == p + 1
+    n_groups[0] = groups
+    sort_work_free(w)
+    return FASTRANK_OK
+
+
+# ---- evaluation ---------------------------------------------------------------------------
+
+cdef inline double _ratio(double num, double den, double zero_division) noexcept nogil:
+    """fastrank.metrics' 0/0 convention: num / den, zero_division when den is not > 0."""
+    return num / den if den > 0 else zero_division
+
+
+cdef int eval_init(fastrank_eval_state* s, int64_t q, int ties, int64_t top_k,
+                   int64_t n_draws, uint64_t seed, double zero_division, double* labels,
+                   double* draws) noexcept nogil:
+    cdef int err = _check_labels(q)
+    cdef bint expected = ties >> FASTRANK_TIES_EXPECTED & 1
+    if err:
+        return err
+    if s == NULL or labels == NULL:
+        return fr_fail(FASTRANK_EINVAL, "state or labels is NULL")
+    if ties <= 0 or ties >= 1 << FASTRANK_N_TIES:
+        return fr_fail(FASTRANK_EINVAL, "ties must be a non-empty set of FASTRANK_TIES_* bits, "
+                       "got %d", ties)
+    if top_k != -1 and top_k < 1:
+        return fr_fail(FASTRANK_EINVAL, "top_k must be -1 (perfect cutoff) or >= 1, got %lld",
+                       <long long> top_k)
+    if expected and (n_draws < 2 or n_draws > _max_draws or draws == NULL):
+        return fr_fail(FASTRANK_EINVAL, "the expected ranking needs n_draws from 2 to %lld and "
+                       "its draws array, got %lld", <long long> _max_draws, <long long> n_draws)
+    if not isfinite(zero_division):
+        return fr_fail(FASTRANK_EINVAL, "zero_division must be finite")
+    memset(s, 0, sizeof(fastrank_eval_state))
+    s.n_labels = q
+    s.ties = ties
+    s.top_k = top_k
+    s.n_draws = n_draws if expected else 0
+    s.seed = seed
+    s.zero_division = zero_division
+    s.labels = labels
+    s.draws = draws if expected else NULL
+    memset(labels, 0, FASTRANK_N_LABEL_ROWS * q * sizeof(double))
+    if expected:
+        memset(draws, 0, n_draws * 2 * q * sizeof(double))
+    return FASTRANK_OK
+
+
+cdef int eval_add_row(fastrank_eval_state* s, const double* scores, const uint8_t* truth,
+                      int64_t row, double wt) noexcept nogil:
+    cdef double doc[MAX_DOC_COLUMNS]
+    cdef double tp, npred, n_rel, zd
+    cdef double* sums
+    cdef int64_t j, q
+    cdef int t, families = 0, err
+    if s == NULL or truth == NULL:
+        return fr_fail(FASTRANK_EINVAL, "state or truth is NULL")
+    q = s.n_labels
+    err = _check_scores(scores, q, "scores")
+    if err:
+        return err
+    for j in range(q):
+        if truth[j] > 1:
+            return fr_fail(FASTRANK_EINVAL, "truth must be 0 or 1, got %d at %lld",
+                           <int> truth[j], <long long> j)
+    if not (isfinite(wt) and wt >= 0):
+        return fr_fail(FASTRANK_EINVAL, "weight must be finite and >= 0")
+    if row < 0:
+        return fr_fail(FASTRANK_EINVAL, "row must be >= 0, got %lld", <long long> row)
+    for t in range(FASTRANK_N_TIES):
+        if s.ties >> t & 1:
+            families |= _family[t]
+    if metrics_row(scores, q, truth, families, s.top_k, s.seed, s.seed ^ _mc_salt, s.n_draws,
+                   row, wt, doc, s.labels, s.draws):
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
+                       <long long> q)
+    # Evaluator._document_sums of this one document, added to the sums
+    zd = s.zero_division
+    n_rel = doc[_n_rel]
+    for t in range(FASTRANK_N_TIES):
+        if not s.ties >> t & 1:
+            continue
+        sums = s.doc[t]
+        for j in range(5):
+            sums[j] += doc[_col[t][j]] * wt
+        tp = doc[_col[t][5]]
+        npred = doc[_col[t][6]]
+        sums[HAMMING] += (npred + n_rel - 2.0 * tp) / q * wt
+        if t == FASTRANK_TIES_EXPECTED:
+            sums[EXACT] += doc[_col[t][7]] * wt
+        else:
+            sums[EXACT] += (1.0 if npred == n_rel and tp == n_rel else 0.0) * wt
+        sums[PRECISION_D] += _ratio(tp, npred, zd) * wt
+        sums[RECALL_D] += _ratio(tp, n_rel, zd) * wt
+        sums[F1_D] += _ratio(2.0 * tp, n_rel + npred, zd) * wt
+        sums[TP] += tp * wt
+        sums[NPRED] += npred * wt
+        sums[NREL] += n_rel * wt
+    s.weight += wt
+    return FASTRANK_OK
+
+
+cdef int eval_merge(fastrank_eval_state* into, const fastrank_eval_state* other) noexcept nogil:
+    cdef int64_t j, q
+    cdef int t, k
+    if into == NULL or other == NULL:
+        return fr_fail(FASTRANK_EINVAL, "a state is NULL")
+    if into.n_labels != other.n_labels or into.ties != other.ties \
+            or into.top_k != other.top_k or into.n_draws != other.n_draws \
+            or into.seed != other.seed or into.zero_division != other.zero_division:
+        return fr_fail(FASTRANK_EINVAL, "cannot merge states of different configurations")
+    q = into.n_labels
+    for t in range(FASTRANK_N_TIES):
+        for k in range(FASTRANK_N_DOC_SUMS):
+            into.doc[t][k] += other.doc[t][k]
+    for j in range(FASTRANK_N_LABEL_ROWS * q):
+        into.labels[j] += other.labels[j]
+    for j in range(into.n_draws * 2 * q):
+        into.draws[j] += other.draws[j]
+    into.weight += other.weight
+    return FASTRANK_OK
+
+
+cdef inline double _macro(const double* tp, const double* pred, const double* rel,
+                          int64_t q, double zd, double* buf) noexcept nogil:
+    """Mean over the labels of TP_i / pred_i (rel NULL) or of F1_i = 2 TP_i / (rel_i +
+    pred_i), summed as numpy.mean sums."""
+    cdef int64_t j
+    for j in range(q):
+        buf[j] = _ratio(tp[j], pred[j], zd) if rel == NULL \
+            else _ratio(2.0 * tp[j], rel[j] + pred[j], zd)
+    return fr_pairwise_sum(buf, q) / q
+
+
+cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexcept nogil:
+    cdef int64_t q, j, k, n_draws
+    cdef double n, zd, stp, spred, srel
+    cdef const double* d
+    cdef const double* tp
+    cdef const double* pred
+    cdef const double* rel
+    cdef double* buf
+    cdef double* per_p
+    cdef double* per_f
+    cdef double* tpk
+    cdef double* predk
+    if s == NULL or values == NULL:
+        return fr_fail(FASTRANK_EINVAL, "state or values is NULL")
+    if t < 0 or t >= FASTRANK_N_TIES or not s.ties >> t & 1:
+        return fr_fail(FASTRANK_EINVAL, "ranking type %d is not evaluated by this state", t)
+    if not s.weight > 0:
+        return fr_fail(FASTRANK_EINVAL, "no rows were added, or their total weight is 0")
+    q, n, zd, d = s.n_labels, s.weight, s.zero_division, s.doc[t]
+    n_draws = s.n_draws if t == FASTRANK_TIES_EXPECTED else 0
+    buf = <double*> malloc((q * 3 + 2 * n_draws) * sizeof(double))
+    if buf == NULL:
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
+                       <long long> q)
+    tp = s.labels + _lab_row[t] * q
+    pred = tp + q
+    rel = s.labels + _lab_rel * q
+    stp = fr_pairwise_sum(tp, q)
+    spred = fr_pairwise_sum(pred, q)
+    srel = fr_pairwise_sum(rel, q)
+    for k in range(7):
+        values[k] = d[k] / n
+    values[7] = _macro(tp, pred, NULL, q, zd, buf)
+    values[8] = _ratio(stp, spred, zd)
+    values[9] = _macro(tp, rel, NULL, q, zd, buf)
+    values[10] = _ratio(stp, srel, zd)
+    values[11] = _macro(tp, pred, rel, q, zd, buf)
+    values[12] = _ratio(2.0 * stp, srel + spred, zd)
+    values[13] = d[PRECISION_D] / n
+    values[14] = _ratio(d[TP], d[NPRED], zd)
+    values[15] = d[RECALL_D] / n
+    values[16] = _ratio(d[TP], d[NREL], zd)
+    values[17] = d[F1_D] / n
+    values[18] = _ratio(2.0 * d[TP], d[NREL] + d[NPRED], zd)
+    if n_draws:
+        # the two Monte-Carlo estimates (fastrank.metrics._evaluate._monte_carlo): each
+        # draw's label counts are the whole groups' plus that draw's cut groups
+        per_p, per_f = buf + 3 * q, buf + 3 * q + n_draws
+        tpk, predk = buf + q, buf + 2 * q
+        for k in range(n_draws):
+            for j in range(q):
+                tpk[j] = s.labels[_lab_fixed * q + j] + s.draws[(2 * k) * q + j]
+                predk[j] = s.labels[(_lab_fixed + 1) * q + j] + s.draws[(2 * k + 1) * q + j]
+            per_p[k] = _macro(tpk, predk, NULL, q, zd, buf)
+            per_f[k] = _macro(tpk, predk, rel, q, zd, buf)
+        values[7] = fr_pairwise_sum(per_p, n_draws) / n_draws
+        values[11] = fr_pairwise_sum(per_f, n_draws) / n_draws
+    free(buf)
+    return FASTRANK_OK
+
+
+# ---- search -------------------------------------------------------------------------------
+
+cdef int cosine_topk(const double* Q, int64_t nq, const double* B, int64_t nb, int64_t d,
+                     int64_t k, double* sims, int64_t* indices) noexcept nogil:
+    cdef int err
+    if nq < 1 or nb < 1 or d < 1:
+        return fr_fail(FASTRANK_EINVAL, "n_queries, n_base and n_features must be >= 1, got "
+                       "%lld, %lld, %lld", <long long> nq, <long long> nb, <long long> d)
+    if k < 1 or k > nb:
+        return fr_fail(FASTRANK_EINVAL, "k must be from 1 to n_base = %lld, got %lld",
+                       <long long> nb, <long long> k)
+    if sims == NULL or indices == NULL:
+        return fr_fail(FASTRANK_EINVAL, "sims or indices is NULL")
+    err = _check_scores(Q, nq * d, "Q") or _check_scores(B, nb * d, "B")
+    if err:
+        return err
+    if topk_dense_f64(Q, nq, B, nb, d, k, sims, indices):
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the search's scratch")
+    return FASTRANK_OK
+
+
+cdef int vgram_encode(const double* X, int64_t n_rows, int64_t n_features,
+                      const int32_t* synapses, int64_t n_neurons, int64_t S,
+                      uint64_t* patterns) noexcept nogil:
+    cdef int64_t j
+    cdef int err
+    if n_rows < 1 or n_features < 1 or n_neurons < 1 or S < 1:
+        return fr_fail(FASTRANK_EINVAL, "n_rows, n_features, n_neurons and n_synapses must be "
+                       ">= 1")
+    if synapses == NULL or patterns == NULL:
+        return fr_fail(FASTRANK_EINVAL, "synapses or patterns is NULL")
+    err = _check_scores(X, n_rows * n_features, "X")
+    if err:
+        return err
+    for j in range(n_neurons * S):
+        if synapses[j] < 0 or synapses[j] >= n_features:
+            return fr_fail(FASTRANK_EINVAL, "synapse %lld is %d, not an input position "
+                           "(0 to %lld)", <long long> j, synapses[j], <long long> n_features - 1)
+    return encode_dense_f64(X, n_rows, n_features, synapses, n_neurons, S, patterns)
+
+
+cdef int vgram_search(const uint64_t* memory, int64_t n_train, const uint64_t* tests,
+                      int64_t n_tests, int64_t n_neurons, int64_t W, uint32_t* distance,
+                      int64_t* count, int64_t* nearest) noexcept nogil:
+    if n_train < 1 or n_tests < 1 or n_neurons < 1 or W < 1:
+        return fr_fail(FASTRANK_EINVAL, "n_train, n_tests, n_neurons and W must be >= 1")
+    if memory == NULL or tests == NULL or distance == NULL or count == NULL or nearest == NULL:
+        return fr_fail(FASTRANK_EINVAL, "an input or output is NULL")
+    if search_nearest(memory, n_train, tests, n_tests, n_neurons, W, distance, count, nearest):
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the search's scratch")
+    return FASTRANK_OK
+
+
+# ---- the table --------------------------------------------------------------------------------
+
+cdef fastrank_capi _table
+_table.version_major = FASTRANK_CAPI_VERSION_MAJOR
+_table.version_minor = FASTRANK_CAPI_VERSION_MINOR
+_table.size = sizeof(fastrank_capi)
+_table.last_error = fr_last_error
+_table.rank_row = rank_row
+_table.tie_groups = tie_groups
+_table.eval_init = eval_init
+_table.eval_add_row = eval_add_row
+_table.eval_merge = eval_merge
+_table.eval_result = eval_result
+_table.cosine_topk = cosine_topk
+_table.vgram_encode = vgram_encode
+_table.vgram_search = vgram_search
+
+#: the C API version of this build (fastrank.h's)
+VERSION = (FASTRANK_CAPI_VERSION_MAJOR, FASTRANK_CAPI_VERSION_MINOR)
+_C_API = PyCapsule_New(<void*> &_table, b"fastrank._ext.capi._C_API", NULL)

@@ -1,0 +1,224 @@
+"""Embedding fastrank: a downstream Cython extension (``cimport fastrank``) and a downstream C
+extension (``fastrank.h``), built here against the installed fastrank, call its kernels from
+several threads without the GIL and get the Python API's results, bit for bit."""
+import importlib
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastrank
+from fastrank import Evaluator, VGRAMCor, rank, tie_groups, topk_cosine
+
+HERE = Path(__file__).parent / "embedding"
+TIES = ("ordinal", "dense", "standard", "modified", "expected")  # FASTRANK_TIES_* order
+METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractional")
+THREADS = 4
+
+
+def _build(tmp_path_factory, name, module):
+    """Build the extension of tests/embedding/<name> in a temporary directory and import it."""
+    where = tmp_path_factory.mktemp(name)
+    shutil.copytree(HERE / name, where, dirs_exist_ok=True)
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                          cwd=where, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    sys.path.insert(0, str(where))
+    try:
+        return importlib.import_module(module)
+    finally:
+        sys.path.remove(str(where))
+
+
+@pytest.fixture(scope="module")
+def cy(tmp_path_factory):
+    return _build(tmp_path_factory, "cython_ext", "embed_cython")
+
+
+@pytest.fixture(scope="module")
+def c(tmp_path_factory):
+    return _build(tmp_path_factory, "c_ext", "embed_c")
+
+
+def _data(n=203, q=37, seed=0):
+    """Beliefs with many ties (a few distinct values) and a 0/1 truth with empty rows."""
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 5, (n, q)) / 4
+    truth = (rng.random((n, q)) < 0.15).astype(np.uint8)
+    truth[::17] = 0
+    return scores, truth
+
+
+def _chunks(n, parts=THREADS):
+    return np.linspace(0, n, parts + 1).astype(np.int64)
+
+
+def _in_threads(fn, bounds):
+    """fn(lo, hi) for each chunk, on THREADS threads at once."""
+    with ThreadPoolExecutor(THREADS) as pool:
+        list(pool.map(fn, bounds[:-1], bounds[1:]))
+
+
+def test_get_include_holds_the_header():
+    assert (Path(fastrank.get_include()) / "fastrank.h").is_file()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_rank_equals_python(cy, c, method):
+    scores, _ = _data()
+    expected = rank(scores, method, random_state=7)
+    seed = int(np.random.default_rng(7).integers(0, 2**64, dtype=np.uint64))
+    code = METHODS.index(method)
+    bounds = _chunks(len(scores))
+    frac = method == "fractional"
+    for ext in (cy, c):
+        out = np.zeros(scores.shape, np.float64 if frac else np.int32)
+        none = np.zeros((0, 0), np.float64 if not frac else np.int32)
+
+        def part(lo, hi):
+            if ext is cy:
+                args = (none, out[lo:hi]) if frac else (out[lo:hi], none)
+                cy.rank(scores[lo:hi], code, seed, lo, *args)
+            else:
+                c.rank(scores[lo:hi], scores.shape[1], code, seed, lo, out[lo:hi])
+        _in_threads(part, bounds)
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_tie_groups_equal_python(cy):
+    scores, _ = _data()
+    order, end = (np.zeros(scores.shape, np.int32) for _ in range(2))
+    _in_threads(lambda lo, hi: cy.tie_groups(scores[lo:hi], order[lo:hi], end[lo:hi]),
+                _chunks(len(scores)))
+    groups = tie_groups(scores)
+    np.testing.assert_array_equal(order, groups.order)
+    np.testing.assert_array_equal(end, groups.end)
+
+
+def _python_evaluation(scores, truth, ties, bounds, **config):
+    """Evaluator fed row by row, one per chunk, merged in order: the sums the C API adds."""
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        ev = Evaluator(ties, **config)
+        for i in range(lo, hi):
+            ev.update(truth[i:i + 1], scores[i:i + 1], first_row=i)
+        parts.append(ev)
+    whole = parts[0]
+    for ev in parts[1:]:
+        whole = whole.merge(ev)
+    return whole
+
+
+@pytest.mark.parametrize("cutoff", ["perfect", 3])
+def test_evaluate_equals_python(cy, c, cutoff):
+    scores, truth = _data()
+    bounds = _chunks(len(scores))
+    ev = _python_evaluation(scores, truth, TIES, bounds, random_state=3, n_draws=20,
+                            cutoff=cutoff)
+    expected = ev.result().values
+    top_k = -1 if cutoff == "perfect" else cutoff
+    mask = (1 << len(TIES)) - 1
+    # the C extension: threads of its own, one state per chunk
+    out = np.full((len(TIES), 19), np.nan)
+    c.evaluate(scores, truth, scores.shape[1], mask, top_k, 20, ev.seed, bounds, out)
+    np.testing.assert_array_equal(out, expected)
+    # the Cython extension: Python threads, one state per chunk, each filled without the GIL
+    states = [cy.Evaluation(scores.shape[1], mask, top_k, 20, ev.seed) for _ in bounds[:-1]]
+    _in_threads(lambda lo, hi: states[list(bounds).index(lo)].add_rows(
+        scores[lo:hi], truth[lo:hi], lo), bounds)
+    for s in states[1:]:
+        states[0].merge(s)
+    np.testing.assert_array_equal([states[0].result(t) for t in range(len(TIES))], expected)
+    # and the whole matrix in one call: the same values to rounding (other summation order)
+    whole = fastrank.evaluate(truth, scores, ties=TIES, random_state=3, n_draws=20,
+                              cutoff=cutoff)
+    np.testing.assert_allclose(out, whole.values, rtol=1e-12, atol=1e-15)
+
+
+def test_topk_equals_python(cy, c):
+    rng = np.random.default_rng(1)
+    B = rng.integers(0, 3, (300, 24)).astype(np.float64)  # integer rows: many equal cosines
+    Q = np.vstack([B[:40], rng.normal(size=(60, 24))])
+    sims_ref, idx_ref = topk_cosine(Q, B, 10)
+    bounds = _chunks(len(Q))
+    for ext in (cy, c):
+        sims, idx = np.zeros((len(Q), 10)), np.zeros((len(Q), 10), np.int64)
+
+        def part(lo, hi):
+            if ext is cy:
+                cy.topk(Q[lo:hi], B, 10, sims[lo:hi], idx[lo:hi])
+            else:
+                c.topk(Q[lo:hi], B, 24, 10, sims[lo:hi], idx[lo:hi])
+        _in_threads(part, bounds)
+        np.testing.assert_array_equal(sims, sims_ref)
+        np.testing.assert_array_equal(idx, idx_ref)
+
+
+def _hamming_reference(memory, tests):
+    """Minimum distance, count at it and first entry at it, by brute force (numpy)."""
+    bits = lambda a: np.unpackbits(a.view(np.uint8), axis=-1).astype(np.int64)  # noqa: E731
+    d = np.stack([(bits(tests[n])[:, None, :] != bits(memory[n])[None, :, :]).sum(-1)
+                  for n in range(memory.shape[0])], axis=1)  # (tests, neurons, train)
+    low = d.min(-1)
+    return low, (d == low[..., None]).sum(-1), d.argmin(-1)
+
+
+def test_vgram_equals_python(cy, c):
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 4, (90, 30)).astype(np.float64)
+    Y = rng.random((90, 5)) < 0.3
+    model = VGRAMCor(n_neurons=16, n_synapses=70, random_state=0).fit(X[:60], Y[:60])
+    syn = model.synapses_
+    bounds = _chunks(90)
+    parts = [np.zeros((16, hi - lo, 2), np.uint64) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    _in_threads(lambda lo, hi: cy.vgram_encode(X[lo:hi], syn, parts[list(bounds).index(lo)]),
+                bounds)
+    patterns = np.concatenate(parts, axis=1)
+    np.testing.assert_array_equal(patterns[:, :60], model.memory_)
+    dist, count, near = (np.zeros((30, 16), t) for t in (np.uint32, np.int64, np.int64))
+    cy.vgram_search(model.memory_, np.ascontiguousarray(patterns[:, 60:]), dist, count, near)
+    ref = _hamming_reference(model.memory_, patterns[:, 60:])
+    for got, want in zip((dist, count, near), ref):
+        np.testing.assert_array_equal(got, want)
+    # the C extension: encode and search in one call, from several threads at once
+    outs = [[np.zeros((16, 90, 2), np.uint64), *(np.zeros((30, 16), t)
+             for t in (np.uint32, np.int64, np.int64))] for _ in range(THREADS)]
+    with ThreadPoolExecutor(THREADS) as pool:
+        list(pool.map(lambda o: c.vgram(X, 30, syn, 70, o[0], 60, *o[1:]), outs))
+    for o in outs:
+        np.testing.assert_array_equal(o[0], patterns)
+        for got, want in zip(o[1:], ref):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_errors_carry_a_message(cy, c):
+    scores, truth = _data(n=4, q=5)
+    scores[2, 3] = np.nan
+    out = np.zeros(scores.shape, np.int32)
+    with pytest.raises(ValueError, match="scores has NaN at 3"):
+        c.rank(scores, 5, 2, 0, 0, out)
+    with pytest.raises(ValueError, match="unknown ranking method 9"):
+        cy.rank(scores[:1], 9, 0, 0, out[:1], np.zeros((0, 0)))
+    with pytest.raises(ValueError, match="k must be from 1 to n_base = 4, got 5"):
+        cy.topk(scores[:2], np.ones((4, 5)), 5, np.zeros((2, 5)), np.zeros((2, 5), np.int64))
+    with pytest.raises(ValueError, match="n_draws from 2 to 100000 and its draws array, got 1"):
+        cy.Evaluation(5, 1 << 4, -1, 1, 0)
+    state = cy.Evaluation(5, 1 << 1, -1, 0, 0)
+    with pytest.raises(ValueError, match="no rows were added"):
+        state.result(1)
+    with pytest.raises(ValueError, match="ranking type 0 is not evaluated"):
+        state.result(0)
+    with pytest.raises(ValueError, match="truth must be 0 or 1, got 2"):
+        state.add_rows(np.zeros((1, 5)), np.full((1, 5), 2, np.uint8), 0)
+
+
+def test_another_api_version_is_refused(c):
+    c.import_version(1, 1)  # this major version, a table no larger than the installed one
+    with pytest.raises(ImportError, match=r"built for major version 2: rebuild it"):
+        c.import_version(2, 1)
+    with pytest.raises(ImportError, match=r"older than the one this extension was built for"):
+        c.import_version(1, 1 << 20)
