@@ -106,7 +106,9 @@ setup(
                   "fastrank.data": ["*.xz", "*.md"]},
     # generated C, the C core (core/) and annotation files are build inputs, not package
     # contents
-    exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html"]},
+    # the kernels' sources stay in the sdist: the public C and Cython APIs are fastrank.h and
+    # fastrank/__init__.pxd, and nothing downstream cimports the private drivers
+    exclude_package_data={"fastrank._ext": ["*.c", "*.cpp", "*.h", "*.html", "*.pyx", "*.pxd"]},
     ext_modules=cythonize(
         extensions,
         nthreads=os.cpu_count() or 1,   # the modules are translated side by side too
