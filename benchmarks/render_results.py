@@ -7,7 +7,9 @@ instruction-set paths and the load average in it), or figures transcribed by han
 earlier measurement in the same layout (a top-level ``"transcribed"`` note, ``"command"``
 and ``"datetime"``, and each figure as ``{"name": ..., "stats": {"min": seconds}}``).
 ``ROWS`` says which benchmarks each table row compares; ``results/limits.md`` holds the
-hand-written paragraph per kernel on what limits it. Ratio = peer time / fastrank time,
+hand-written paragraph per kernel on what limits it; ``results/c-core-vs-060b94f.md`` the
+in-process ratios of the C core against the kernels before it (two builds in one process,
+which pytest-benchmark cannot time). Ratio = peer time / fastrank time,
 minimum over the rounds (a benchmark that times a subset and records ``scaled_to_all_s`` in
 its extra_info counts that). ``tests/test_results_md.py`` checks that RESULTS.md is the
 rendering.
@@ -267,6 +269,8 @@ def render(runs=None):
         if "transcribed" in run:
             out += [run["transcribed"], ""]
         out += ["```", run["machine_info"].get("command") or run["command"], "```", ""]
+    out += ["## The C core against the kernels before it", "",
+            (RESULTS / "c-core-vs-060b94f.md").read_text().rstrip(), ""]
     out += ["## What limits each kernel", ""]
     for title, body in _limits().items():
         out += [f"### {title}", "", body, ""]
