@@ -204,4 +204,4 @@ def test_no_module_is_too_long():
 
 
 #: Modules over the limit that this reorganisation left as they are.
-LONG_PENDING = {"metrics/_set_metrics.py"}
+LONG_PENDING: set[str] = set()

@@ -19,8 +19,9 @@ from ._common import ALL_TIES, TIES
 from ._evaluate import ESTIMATED_KEYS, METRIC_KEYS, Evaluation, Evaluator, evaluate
 from ._ranking_metrics import average_precision, coverage, cutoff, one_error, r_precision, \
     ranking_loss
-from ._set_metrics import Contingency, accuracy, contingency, exact_match, f1, fbeta, \
-    hamming_loss, label_problem_rates, precision, recall, zero_one_loss
+from ._contingency import Contingency, contingency, label_problem_rates
+from ._set_metrics import accuracy, exact_match, f1, fbeta, hamming_loss, precision, recall, \
+    zero_one_loss
 
 __all__ = [
     "TIES", "ALL_TIES", "METRIC_KEYS", "ESTIMATED_KEYS", "Evaluation", "Evaluator", "evaluate",

@@ -15,7 +15,7 @@ from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_
     N_REL, ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, \
     family, resolve_ties, row_blocks, run_kernel
 from ._mergeable import Mergeable, empty_chunk_labels
-from ._set_metrics import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
+from ._set_counts import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
     _ratio, score_fbeta, score_precision, score_recall
 from ._topk import TopKEvaluation, TopKEvaluator
 
