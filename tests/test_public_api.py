@@ -25,7 +25,8 @@ API_PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "api.rst"
 #: those their API page lists).
 PUBLIC_MODULES = ("fastrank", "fastrank.metrics", "fastrank.stats", "fastrank.study",
                   "fastrank.study.compare", "fastrank.datasets", "fastrank.text",
-                  "fastrank.model_selection", "fastrank.report", "fastrank.dask")
+                  "fastrank.model_selection", "fastrank.report", "fastrank.dask",
+                  "fastrank.neighbors", "fastrank.calibration")
 
 #: The shared private helpers any module may import private names from: the vocabulary of
 #: the study and its reports, argument checks, type aliases, the configuration, atomic
