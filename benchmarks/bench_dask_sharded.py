@@ -35,7 +35,8 @@ from threadpoolctl import threadpool_limits
 from fastrank.datasets import load_arff
 from fastrank.dask import ShardedEstimator
 from fastrank.dask import _sharded
-from fastrank.wnn import VGRAM, _merge_outcomes
+from fastrank._vgram_merge import _merge_outcomes
+from fastrank.wnn import VGRAM
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 N_TRAIN = 4880

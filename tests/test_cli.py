@@ -115,7 +115,7 @@ def test_text_input_has_a_line_bound(tmp_path, monkeypatch, capsys):
     (``fastrank rank - < /dev/zero`` runs memory-capped in test_amplification.py)."""
     import io
 
-    import fastrank.__main__ as cli
+    import fastrank._cli._input as cli
     monkeypatch.setattr(cli, "MAX_LINE", 12)
     text = "0.1,0.3,0.3\n0.5,0.5,0.25\n"
     csv = tmp_path / "s.csv"
@@ -155,7 +155,7 @@ def test_compressed_npz_members_are_bounded(tmp_path, monkeypatch, capsys):
 
     import scipy.sparse as sp
 
-    import fastrank.__main__ as cli
+    import fastrank._cli._input as cli
     scores = np.array([[0.1, 0.0, 0.3], [0.0, 0.5, 0.5]])
     expected = ["2,3,1", "3,1,1"]  # standard ranks
     files = {"coo.npz": lambda p: sp.save_npz(p, sp.coo_matrix(scores)),
@@ -415,7 +415,7 @@ def test_progress_lines_without_a_terminal(tmp_path, data_dir):
 def test_progress_falls_back_to_lines_without_tqdm(monkeypatch):
     import pty
 
-    from fastrank.__main__ import _Progress
+    from fastrank._cli._study import _Progress
     master, slave = pty.openpty()
     with os.fdopen(slave, "w") as stream:
         monkeypatch.setitem(sys.modules, "tqdm", None)  # as if not installed
@@ -446,7 +446,8 @@ def test_an_abandoned_computation_prints_no_more_progress():
     import threading
     import time
 
-    from fastrank import __main__ as cli
+    from fastrank._cli._study import _Progress
+    from fastrank._cli._threads import _interruptible
 
     writes = []
 
@@ -461,7 +462,7 @@ def test_an_abandoned_computation_prints_no_more_progress():
         def isatty(self):
             return False
 
-    progress = cli._Progress(10**9, quiet=False, stream=Stream())
+    progress = _Progress(10**9, quiet=False, stream=Stream())
     stop = threading.Event()
 
     def compute():
@@ -472,7 +473,7 @@ def test_an_abandoned_computation_prints_no_more_progress():
                     (threading.main_thread().ident, signal.SIGINT)).start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            cli._interruptible(compute)
+            _interruptible(compute)
         written = len(writes)
         time.sleep(0.2)  # the abandoned thread is still computing
         assert written > 0 and len(writes) == written

@@ -205,7 +205,7 @@ def test_save_libsvm_refuses_bad_arguments(small, tmp_path):
 def test_neighbour_predictions_and_probability_checks_refuse_bad_input(small, value):
     import numpy as np
     import fastrank
-    from fastrank.calibration import _check_probabilities
+    from fastrank.calibration._scores import _check_probabilities
     for model in (fastrank.KNN(k=3), fastrank.MLkNN(k=3)):
         model.fit(small.X, small.Y)
         _refused(model.predict, value)

@@ -6,9 +6,10 @@ import ast
 from pathlib import Path
 
 import fastrank
-from fastrank import _config, neighbors, ranking, wnn
+from fastrank import _config, ranking, wnn
 from fastrank._ext import _simd, cosine_topk, text_formats, tie_metrics, tie_ranks, vgram
 from fastrank.metrics import _common
+from fastrank.neighbors import _knn
 
 SOURCES = Path(fastrank.__file__).parent
 
@@ -29,7 +30,7 @@ KERNEL_TABLES = {
 def test_the_python_layer_uses_the_kernels_objects():
     assert ranking._METHOD_CODES is tie_ranks.METHODS
     assert ranking._GROUPS == tie_ranks.TIE_GROUPS
-    assert neighbors._AGGREGATES is cosine_topk.AGGREGATES
+    assert _knn._AGGREGATES is cosine_topk.AGGREGATES
     assert wnn._POLICY_CODES is vgram.TIE_POLICIES
     assert (wnn.VGRAM._model, wnn.VGRAMCor._model) == (vgram.MODELS["vgram"],
                                                        vgram.MODELS["vgram_cor"])

@@ -56,7 +56,7 @@ def test_topk_exclude_self(tied, kind):
 
 def test_topk_small_blocks_and_mixed_kinds(tied, monkeypatch):
     """Several query and base blocks (dense), and dense against CSR."""
-    import fastrank.neighbors as nb
+    import fastrank.neighbors._search as nb
     Q, B = tied
     ref_s, ref_i = ref_topk(Q, B, 9)
     monkeypatch.setattr(nb, "BLOCK_QUERIES", 16)
@@ -134,7 +134,7 @@ def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch):
     all: every cosine computed exactly, nothing filtered), bit for bit, for every k, with
     one base block or many (the bar set by earlier blocks), and the values must match the
     float64 reference."""
-    import fastrank.neighbors as nb
+    import fastrank.neighbors._search as nb
     rng = np.random.default_rng(5)
     dtype = np.float32 if kind.endswith("32") else np.float64
     Q, B = _near_ties(rng, dtype)
@@ -501,7 +501,7 @@ def test_knn_negative_cosines_count_as_zero():
 
 
 def test_knn_chunked_scoring(tied, monkeypatch):
-    import fastrank.neighbors as nb
+    import fastrank.neighbors._knn as nb
     Q, B = tied
     Y = (np.random.default_rng(1).random((B.shape[0], 5)) < 0.4).astype(np.uint8)
     monkeypatch.setattr(nb, "_CHUNK_PAIRS", 3 * B.shape[0])  # 3 queries per chunk
@@ -524,7 +524,7 @@ def test_a_wide_sparse_base_is_searched_on_its_stored_columns(dtype, width):
     the query's norm, never a dot product): the search, KNN and ML-kNN give exactly the
     references on the narrow dense matrices, and the base's index has one row per column
     it stores, not per declared feature."""
-    from fastrank.neighbors import _Base
+    from fastrank.neighbors._search import _Base
     rng = np.random.default_rng(11)
     Q = dyadic_docs(rng, 30, n_features=24)
     B = np.hstack([dyadic_docs(rng, 45, n_features=16), np.zeros((45, 8))])
@@ -549,7 +549,7 @@ def test_a_wide_sparse_base_is_searched_on_its_stored_columns(dtype, width):
 def test_restricting_to_columns_by_table_and_by_search(width, n_columns):
     """_restrict_columns against the dense column selection, with a table of the columns
     (at most as wide as the entries) and by binary search (wider)."""
-    from fastrank.neighbors import _restrict_columns
+    from fastrank.neighbors._search import _restrict_columns
     rng = np.random.default_rng(width + n_columns)
     columns = np.sort(rng.choice(50, n_columns, replace=False)) * (width // 50)
     X = sp.random(30, width, density=min(1, 200 / width), format="lil", random_state=1)
@@ -745,7 +745,7 @@ def test_search_base_built_once_and_never_saved(tmp_path, tied, est, monkeypatch
     (from the memory-mapped file), reused by every call, and neither saved nor pickled."""
     import pickle
 
-    import fastrank.neighbors as nb
+    import fastrank.neighbors._classifier as nb
     Q, B = tied
     Y = (np.random.default_rng(4).random((B.shape[0], 5)) < 0.3).astype(np.uint8)
     built = []

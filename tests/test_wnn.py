@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_limits
 
 import ref_wnn
 import fastrank.wnn as wnn_module
+from fastrank._vgram_merge import _merge_outcomes
 from fastrank._ext import vgram as kernel
 from fastrank.wnn import VGRAM, VGRAMCor
 
@@ -426,7 +427,7 @@ def split_beliefs(model, X, X_test, Y, cuts):
             part._search(part._search_input(X_test), np.zeros((0, q)), 0, entry0, summary)
             parts.append(summary)
         entry0 += part.n_train_
-    return wnn_module._merge_outcomes(parts, model._model, model.tie_policy,
+    return _merge_outcomes(parts, model._model, model.tie_policy,
                                       model.label_indptr_, model.label_indices_, n_neurons, q)
 
 

@@ -11,8 +11,10 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._ext import vgram as _wnn_kernel
-from ..neighbors import KNN, MLkNN, _Base, _same_kind, _pow2_scaled_rows
-from ..wnn import _POLICY_CODES, VGRAM, VGRAMCor, _merge_outcomes
+from .._vgram_merge import _merge_outcomes
+from ..neighbors import KNN, MLkNN
+from ..neighbors._search import _Base, _pow2_scaled_rows, _same_kind
+from ..wnn import VGRAM, VGRAMCor
 from ._client import gather, require_worker, wait
 
 SUPPORTED = (KNN, MLkNN, VGRAM, VGRAMCor)
@@ -27,7 +29,7 @@ PARTIAL_BYTES = 1 << 26
 
 def _neighbor_shard(X, offset):
     """A KNN / ML-kNN shard: its validated training rows, the global index of the first, and
-    its search bases (:class:`fastrank.neighbors._Base`) by query kind, built on first use
+    its search bases (:class:`fastrank.neighbors._search._Base`) by query kind, built on first use
     and kept with the shard on its worker."""
     return {"X": X, "offset": offset, "bases": {}}
 
@@ -83,7 +85,8 @@ def _vgram_shard(cls, params, classes, n_features, X, Y, synapses, seed):
 def _vgram_partial(model, X, row0, entry0):
     """Neuron outcomes of query rows row0 .. row0 + len(X) - 1 in one shard's memory."""
     summary = _wnn_kernel.new_summary(X.shape[0], model.memory_.shape[0],
-                                      model.classes_.shape[0], _POLICY_CODES[model.tie_policy])
+                                      model.classes_.shape[0],
+                                      _wnn_kernel.TIE_POLICIES[model.tie_policy])
     model._search(X, np.zeros((0, model.classes_.shape[0])), row0, entry0, summary)
     return summary
 

@@ -16,11 +16,13 @@
   :func:`psprecision_at_k`, :func:`psdcg_at_k`, :func:`psndcg_at_k`, and :func:`propensity`.
 """
 from ._common import ALL_TIES, TIES
-from ._evaluate import ESTIMATED_KEYS, METRIC_KEYS, Evaluation, Evaluator, evaluate
+from ._evaluate import Evaluator, evaluate
+from ._evaluation import ESTIMATED_KEYS, METRIC_KEYS, Evaluation
 from ._ranking_metrics import average_precision, coverage, cutoff, one_error, r_precision, \
     ranking_loss
-from ._set_metrics import Contingency, accuracy, contingency, exact_match, f1, fbeta, \
-    hamming_loss, label_problem_rates, precision, recall, zero_one_loss
+from ._contingency import Contingency, contingency, label_problem_rates
+from ._set_metrics import accuracy, exact_match, f1, fbeta, hamming_loss, precision, recall, \
+    zero_one_loss
 
 __all__ = [
     "TIES", "ALL_TIES", "METRIC_KEYS", "ESTIMATED_KEYS", "Evaluation", "Evaluator", "evaluate",
@@ -32,7 +34,8 @@ __all__ = [
 from ._roc import AUC_AVERAGES, auc, coverage_curve, roc_convex_hull, roc_curve  # noqa: E402
 __all__ += ["AUC_AVERAGES", "auc", "coverage_curve", "roc_convex_hull", "roc_curve"]
 from ._topk import PS_METRICS, TOPK_METRICS, TOPK_TIES, TopKEvaluation, TopKEvaluator, \
-    dcg_at_k, evaluate_at_k, ndcg_at_k, precision_at_k, propensity, psdcg_at_k, psndcg_at_k, \
+    evaluate_at_k, propensity  # noqa: E402
+from ._topk_metrics import dcg_at_k, ndcg_at_k, precision_at_k, psdcg_at_k, psndcg_at_k, \
     psprecision_at_k, recall_at_k  # noqa: E402
 __all__ += ["TOPK_TIES", "TOPK_METRICS", "PS_METRICS", "TopKEvaluation", "TopKEvaluator",
             "evaluate_at_k", "precision_at_k", "recall_at_k", "dcg_at_k", "ndcg_at_k",
