@@ -4,7 +4,8 @@ import os
 import sys
 import threading
 
-_ABANDONED: list[threading.Event] = []  # the "finished" flags of computations interrupted in _interruptible
+# the "finished" flags of computations interrupted in _interruptible
+_ABANDONED: list[threading.Event] = []
 # stderr is written by the computing thread (progress) and the main thread (the stop line):
 # each line is written whole under this lock, and an abandoned computing thread (in
 # _SILENCED) writes no more lines

@@ -67,7 +67,7 @@ number) alone (entry_key) -- so results depend neither on the thread count nor o
 batch size, nor on how the memory is split: a search of part of the memory can report
 each neuron's outcome (Summary: the minimum distance and, per policy, the label counts of
 the tied documents or the chosen entry and its key), and merging the parts' outcomes gives
-the whole memory's votes (fastrank.wnn._merge_outcomes).
+the whole memory's votes (fastrank._vgram_merge._merge_outcomes).
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -140,7 +140,7 @@ cdef enum:
 fr_vgram_init()
 
 #: neurons per chunk: each test document's votes are added in order within a chunk of this
-#: many neurons, and the chunks' sums in order (fastrank.wnn._merge_outcomes sums alike)
+#: many neurons, and the chunks' sums in order (fastrank._vgram_merge._merge_outcomes sums alike)
 NEURONS_PER_CHUNK = NEURON_CHUNK
 
 #: the codes of the models and of the tie policies (fastrank.wnn reads them)
