@@ -466,9 +466,13 @@ def test_an_abandoned_computation_prints_no_more_progress():
     stop = threading.Event()
 
     def compute():
-        while not stop.is_set():
+        deadline = time.monotonic() + 60  # bounded, should the interrupt never come
+        while not stop.is_set() and time.monotonic() < deadline:
             progress("VG-RAM WNN: fold 1/10")
+            time.sleep(0.001)
 
+    # Python's own Ctrl-C handler, whatever a library imported by an earlier test installed
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Timer(0.2, signal.pthread_kill,
                     (threading.main_thread().ident, signal.SIGINT)).start()
     try:
@@ -479,6 +483,7 @@ def test_an_abandoned_computation_prints_no_more_progress():
         assert written > 0 and len(writes) == written
     finally:
         stop.set()
+        signal.signal(signal.SIGINT, previous)
     assert all(w.endswith("\n") and w.count("\n") == 1 for w in writes)
 
 
