@@ -1,6 +1,6 @@
 """The data sets shipped inside the package (``fastrank/data``).
 """
-import lzma
+import bz2
 from importlib import resources
 
 import numpy as np
@@ -12,8 +12,9 @@ from ._base import Dataset
 _EMBEDDED = {
     "yeast": {
         "name": "yeast",
-        "file": "yeast.csv.xz",
-        # SHA-256 of the CSV, the content of river's yeast.csv.gz (recompressed with xz)
+        "file": "yeast.csv.bz2",
+        # SHA-256 of the CSV, the content of river's yeast.csv.gz (recompressed with bzip2,
+        # the smallest of the standard library's compressors for it)
         "csv_sha256": "fd17cb9b53acaaf5e82a9e0795e2667167775915c0e32c1f6fe0fadb0d3bd703",
         "documents": 2417, "features": 103, "labels": 14,
         "description": "Gene functional classes of the yeast Saccharomyces cerevisiae: "
@@ -30,7 +31,7 @@ _EMBEDDED = {
 
 def _load_embedded(key):
     info = _EMBEDDED[key]
-    raw = lzma.decompress(resources.files("fastrank").joinpath("data", info["file"]).read_bytes())
+    raw = bz2.decompress(resources.files("fastrank").joinpath("data", info["file"]).read_bytes())
     header, body = raw.split(b"\n", 1)
     names = header.decode("ascii").strip().split(",")
     is_label = (np.arange(len(names)) >= info["features"]).astype(np.uint8)
