@@ -240,6 +240,28 @@ def table_rows(runs):
     return lines
 
 
+STREAMED = {"fastrank": "`fastrank.torchmetrics.StudyMetrics` (19 metrics × 4 ranking types)",
+            "torchmetrics_ranking": "torchmetrics `MultilabelCoverageError` + "
+                                    "`MultilabelRankingLoss`",
+            "retrieval": "torchmetrics `RetrievalPrecision` + `RetrievalNormalizedDCG` (top 5)"}
+
+
+def memory_rows(runs):
+    """One row per metric streamed through a fresh process (``test_stream_peak_memory``):
+    the rows, and how far its peak resident memory grew above the imports."""
+    lines = []
+    for (cpu, file), run in runs.items():
+        for bench in run["benchmarks"]:
+            kind = bench["name"].partition("test_stream_peak_memory[")[2].rstrip("]")
+            if kind:
+                info = bench["extra_info"]
+                rows = f"{info['rows']:,}".replace(",", " ")
+                lines.append(f"| {STREAMED[kind]} | {rows} × {info['labels']} | "
+                             f"{info['growth_mib']:.0f} MiB | {_time(bench['stats']['min'])} | "
+                             f"`{cpu}/{file}` |")
+    return lines
+
+
 def render(runs=None):
     runs = load_runs() if runs is None else runs
     out = ["# Benchmark results", "",
@@ -257,6 +279,12 @@ def render(runs=None):
            "## Current ratios", "",
            "| kernel | peer | sizes | threads | fastrank | peer | ratio | run |",
            "|---|---|---|---|---|---|---|---|", *table_rows(runs), "",
+           "## Memory of a metric that rows stream through", "",
+           "Rows stream in batches of 10 000 × 100 tied beliefs through each metric in a fresh "
+           "process; growth = peak resident memory (VmHWM) after `compute()` less the memory "
+           "after the imports.", "",
+           "| metric | rows × labels | growth | time | run |", "|---|---|---|---|---|",
+           *memory_rows(runs), "",
            "## Runs", ""]
     for (cpu, file), run in runs.items():
         info = run["machine_info"]["fastrank"]

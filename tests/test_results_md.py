@@ -23,7 +23,17 @@ def test_every_committed_result_file_gives_rows():
     runs = render_results.load_runs()
     assert runs
     used = {row.file for row in render_results.ROWS}
+    used |= {file for (cpu, file), run in runs.items()
+             if render_results.memory_rows({(cpu, file): run})}
     assert {file for _, file in runs} <= used
+
+
+def test_memory_rows_give_the_growth_above_the_imports():
+    run = {"benchmarks": [{"name": "test_stream_peak_memory[fastrank]", "stats": {"min": 2.5},
+                           "extra_info": {"rows": 10**7, "labels": 100, "growth_mib": 24.75}}]}
+    assert render_results.memory_rows({("cpu", "bench_toy"): run}) == [
+        f"| {render_results.STREAMED['fastrank']} | 10 000 000 × 100 | 25 MiB | 2.50 s "
+        "| `cpu/bench_toy` |"]
 
 
 def _toy_run(ours_1, ours_2, peer):
