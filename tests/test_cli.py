@@ -322,17 +322,21 @@ def test_own_estimators_from_the_command_line(data_dir, tmp_path, monkeypatch, c
         "    def __init__(self, estimator=None):\n"
         "        from sklearn.linear_model import RidgeClassifier\n"
         "        super().__init__(estimator or RidgeClassifier())\n"
-        "classifiers = [('from py', ovr)]\n")
+        "classifiers = [('from py', ovr)]\n"
+        "from sklearn.ensemble import RandomForestClassifier\n"
+        "forest = RandomForestClassifier(n_estimators=5, random_state=0)\n")
     (tmp_path / "specs.json").write_text(json.dumps([
         {"name": "from json", "class": "sklearn.multiclass:OneVsRestClassifier",
          "params": {"estimator": {"class": "sklearn.linear_model:LogisticRegression",
                                   "params": {"C": 0.5, "max_iter": 300}}}}]))
     one = str(data_dir / "first.svm")
     assert main(["study", "--dataset", one, "--classifiers", "knn", "--classifier",
-                 "OvR=mymodels:ovr", "--classifier", "ridge=mymodels:Ridge", "--folds", "2",
+                 "OvR=mymodels:ovr", "--classifier", "ridge=mymodels:Ridge", "--classifier",
+                 "forest=mymodels:forest", "--classifier",
+                 "neighbours=sklearn.neighbors:KNeighborsClassifier", "--folds", "2",
                  "--quiet", "--out", "a"]) == 0
     result = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert result["classifiers"] == ["knn", "OvR", "ridge"]
+    assert result["classifiers"] == ["knn", "OvR", "ridge", "forest", "neighbours"]
     assert "OvR" in capsys.readouterr().out
     for source, name, shown in (
             ("specs.json", "from json",
@@ -353,6 +357,8 @@ def test_own_estimators_from_the_command_line(data_dir, tmp_path, monkeypatch, c
     (["--classifier", "x=sklearn.linear_model:LinearRegression"],
      "neither decision_function nor predict_proba"),
     (["--classifier", "kNN=sklearn.linear_model:LogisticRegression"], "taken by a built-in"),
+    (["--classifier", "one=sklearn.linear_model:LogisticRegression"],
+     "classifier 'one' failed its trial fit on "),  # single-label: refused before any fold
     (["--classifiers-from", "missing.json"], "no such file"),
     (["--classifiers-from", "bad.json"], "must hold a JSON list"),
     (["--dataset", "yeast,yeast"], "two data sets are named 'yeast'"),
