@@ -34,6 +34,33 @@ def test_rank_reads_csv_and_npy(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == ["3,2,2", "2,2,3"]
 
 
+
+def test_a_csv_header_row_is_skipped_with_header(tmp_path, monkeypatch, capsys):
+    import io
+    csv = tmp_path / "s.csv"
+    csv.write_text("a,b,c\n0.1,0.3,0.3\n0.5,0.5,0.2\n")
+    assert main(["rank", str(csv), "--method", "standard"]) == 2
+    _one_error_line(capsys, "line 1 is not numbers: 'a,b,c'", "--header")
+    assert main(["rank", str(csv), "--method", "standard", "--header"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["3,1,1", "1,1,3"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x y\n2 1\n"))
+    assert main(["rank", "-", "--header", "--method", "dense"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["1,2"]
+    # a comment line is still no header
+    monkeypatch.setattr(sys, "stdin", io.StringIO("# beliefs\n2 1\n"))
+    assert main(["rank", "-", "--method", "dense"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["1,2"]
+    truth = tmp_path / "t.csv"
+    truth.write_text("l1,l2,l3\n1,0,0\n0,1,1\n")
+    assert main(["evaluate", "--truth", str(truth), "--scores", str(csv), "--json",
+                 "--header"]) == 0
+    from fastrank.metrics import evaluate
+    expected = evaluate([[1, 0, 0], [0, 1, 1]], [[0.1, 0.3, 0.3], [0.5, 0.5, 0.2]]).to_dict()
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected))
+    assert main(["evaluate", "--truth", str(truth), "--scores", str(csv)]) == 2
+    assert "line 1 is not numbers: 'l1,l2,l3'" in capsys.readouterr().err
+
+
 def test_rank_writes_files_and_reads_stdin(tmp_path):
     out = tmp_path / "r.npy"
     proc = subprocess.run([sys.executable, "-m", "fastrank", "rank", "-", "--method", "max",
