@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_option
 from ..metrics import Evaluator
@@ -271,7 +272,8 @@ def _data_digest(dataset, chunk=1 << 20):
     matrix (shape, then its 0/1 bytes row by row), the features as canonical CSR (shape,
     row pointers and column indices as little-endian int64, values as little-endian
     float64) and the raw texts (UTF-8, each after its length). Arrays are converted
-    ``chunk`` entries at a time: no copy of the data set is made."""
+    ``chunk`` entries at a time: no copy of the data set is made (but the CSR of a dense
+    ``X``, that of a Dataset made with ``dense=True``)."""
     digest = hashlib.sha256()
 
     def add(a, dtype):
@@ -282,7 +284,7 @@ def _data_digest(dataset, chunk=1 << 20):
     add(np.asarray(dataset.Y.shape), "<i8")
     add(dataset.Y.reshape(-1), np.uint8)
     if dataset.X is not None:
-        X = dataset.X
+        X = sp.csr_matrix(dataset.X) if isinstance(dataset.X, np.ndarray) else dataset.X
         digest.update(b"X")
         for part, dtype in ((np.asarray(X.shape), "<i8"), (X.indptr, "<i8"),
                             (X.indices, "<i8"), (X.data, "<f8")):
