@@ -1,6 +1,8 @@
 """Sphinx configuration of the fastrank documentation.
 
-Build: ``pip install ".[docs]" && python -m sphinx -W --keep-going -b html docs docs/_build``.
+Build, with fastrank installed or built in place: ``pip install --group docs`` (pip >= 25.1;
+the tools only, nothing compiled) and ``python -m sphinx -W --keep-going -b html docs
+docs/_build``.
 The API pages are generated (autosummary) from the docstrings of the installed package; the
 figures of the user guide are computed at build time by the matplotlib plot directive from
 real fastrank calls.

@@ -34,6 +34,33 @@ def test_rank_reads_csv_and_npy(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == ["3,2,2", "2,2,3"]
 
 
+
+def test_a_csv_header_row_is_skipped_with_header(tmp_path, monkeypatch, capsys):
+    import io
+    csv = tmp_path / "s.csv"
+    csv.write_text("a,b,c\n0.1,0.3,0.3\n0.5,0.5,0.2\n")
+    assert main(["rank", str(csv), "--method", "standard"]) == 2
+    _one_error_line(capsys, "line 1 is not numbers: 'a,b,c'", "--header")
+    assert main(["rank", str(csv), "--method", "standard", "--header"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["3,1,1", "1,1,3"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x y\n2 1\n"))
+    assert main(["rank", "-", "--header", "--method", "dense"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["1,2"]
+    # a comment line is still no header
+    monkeypatch.setattr(sys, "stdin", io.StringIO("# beliefs\n2 1\n"))
+    assert main(["rank", "-", "--method", "dense"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["1,2"]
+    truth = tmp_path / "t.csv"
+    truth.write_text("l1,l2,l3\n1,0,0\n0,1,1\n")
+    assert main(["evaluate", "--truth", str(truth), "--scores", str(csv), "--json",
+                 "--header"]) == 0
+    from fastrank.metrics import evaluate
+    expected = evaluate([[1, 0, 0], [0, 1, 1]], [[0.1, 0.3, 0.3], [0.5, 0.5, 0.2]]).to_dict()
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected))
+    assert main(["evaluate", "--truth", str(truth), "--scores", str(csv)]) == 2
+    assert "line 1 is not numbers: 'l1,l2,l3'" in capsys.readouterr().err
+
+
 def test_rank_writes_files_and_reads_stdin(tmp_path):
     out = tmp_path / "r.npy"
     proc = subprocess.run([sys.executable, "-m", "fastrank", "rank", "-", "--method", "max",
@@ -322,17 +349,21 @@ def test_own_estimators_from_the_command_line(data_dir, tmp_path, monkeypatch, c
         "    def __init__(self, estimator=None):\n"
         "        from sklearn.linear_model import RidgeClassifier\n"
         "        super().__init__(estimator or RidgeClassifier())\n"
-        "classifiers = [('from py', ovr)]\n")
+        "classifiers = [('from py', ovr)]\n"
+        "from sklearn.ensemble import RandomForestClassifier\n"
+        "forest = RandomForestClassifier(n_estimators=5, random_state=0)\n")
     (tmp_path / "specs.json").write_text(json.dumps([
         {"name": "from json", "class": "sklearn.multiclass:OneVsRestClassifier",
          "params": {"estimator": {"class": "sklearn.linear_model:LogisticRegression",
                                   "params": {"C": 0.5, "max_iter": 300}}}}]))
     one = str(data_dir / "first.svm")
     assert main(["study", "--dataset", one, "--classifiers", "knn", "--classifier",
-                 "OvR=mymodels:ovr", "--classifier", "ridge=mymodels:Ridge", "--folds", "2",
+                 "OvR=mymodels:ovr", "--classifier", "ridge=mymodels:Ridge", "--classifier",
+                 "forest=mymodels:forest", "--classifier",
+                 "neighbours=sklearn.neighbors:KNeighborsClassifier", "--folds", "2",
                  "--quiet", "--out", "a"]) == 0
     result = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert result["classifiers"] == ["knn", "OvR", "ridge"]
+    assert result["classifiers"] == ["knn", "OvR", "ridge", "forest", "neighbours"]
     assert "OvR" in capsys.readouterr().out
     for source, name, shown in (
             ("specs.json", "from json",
@@ -353,6 +384,8 @@ def test_own_estimators_from_the_command_line(data_dir, tmp_path, monkeypatch, c
     (["--classifier", "x=sklearn.linear_model:LinearRegression"],
      "neither decision_function nor predict_proba"),
     (["--classifier", "kNN=sklearn.linear_model:LogisticRegression"], "taken by a built-in"),
+    (["--classifier", "one=sklearn.linear_model:LogisticRegression"],
+     "classifier 'one' failed its trial fit on "),  # single-label: refused before any fold
     (["--classifiers-from", "missing.json"], "no such file"),
     (["--classifiers-from", "bad.json"], "must hold a JSON list"),
     (["--dataset", "yeast,yeast"], "two data sets are named 'yeast'"),

@@ -172,6 +172,42 @@ def test_arff_dense_sparse_quotes_comments_nominal_and_meka(tmp_path, newline):
     assert ds.name == "f" and "tiny" in ds.info["relation"]
 
 
+
+def test_arff_dense_option_gives_an_array_that_a_centring_pipeline_takes(shared_data, tmp_path):
+    """X is CSR by default whatever the file's rows; dense=True gives the same values as a
+    float64 array (StandardScaler, which centres, refuses the CSR), kept by take(), written
+    by save_libsvm and digested by the study as the CSR is."""
+    from sklearn.preprocessing import StandardScaler
+    from fastrank.study._plan import _data_digest
+    path = shared_data / "mulan" / "emotions" / "emotions.arff"
+    xml = shared_data / "mulan" / "emotions" / "emotions.xml"
+    sparse, dense = D.load_arff(path, labels=xml), D.load_arff(path, labels=xml, dense=True)
+    assert sp.isspmatrix_csr(sparse.X)
+    assert isinstance(dense.X, np.ndarray) and dense.X.dtype == np.float64 and \
+        dense.X.flags.c_contiguous
+    reference_X, _ = _reference_arff(path, D._arff._labels_from_xml(xml))
+    np.testing.assert_array_equal(dense.X, reference_X)
+    np.testing.assert_array_equal(dense.Y, sparse.Y)
+    with pytest.raises(ValueError, match="Cannot center sparse matrices"):
+        StandardScaler().fit(sparse.X)
+    scaled = StandardScaler().fit_transform(dense.X)
+    np.testing.assert_allclose(scaled.mean(axis=0), 0, atol=1e-12)
+    part = dense.take([3, 1, 4])
+    assert isinstance(part.X, np.ndarray) and part.X.tolist() == reference_X[[3, 1, 4]].tolist()
+    assert _data_digest(dense) == _data_digest(sparse)
+    D.save_libsvm(dense, tmp_path / "d.svm")
+    D.save_libsvm(sparse, tmp_path / "s.svm")
+    assert (tmp_path / "d.svm").read_bytes() == (tmp_path / "s.svm").read_bytes()
+    given = np.array([[0.0, 2.0], [1.0, 0.0]])
+    toy = D.Dataset(given, [[1, 0], [0, 1]], dense=True)
+    assert toy.X.tolist() == given.tolist() and not np.shares_memory(toy.X, given)
+    for bad in ("yes", 1):
+        with pytest.raises(TypeError, match="dense must be True or False"):
+            D.load_arff(path, labels=xml, dense=bad)
+        with pytest.raises(TypeError, match="dense must be True or False"):
+            D.Dataset(given, [[1, 0], [0, 1]], dense=bad)
+
+
 def test_arff_dense_zeros_do_not_keep_token_buffers(tmp_path):
     rows = "".join(("1" if i % 50 == 0 else "0") + ",0" * 9 + ",1\n" for i in range(500))
     text = "@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(10)) + \

@@ -220,6 +220,30 @@ def test_connection_refused(tmp_path):
         D.fetch("emotions", tmp_path, source=f"http://127.0.0.1:{port}")
 
 
+def test_offline_names_the_local_route_and_leaves_no_empty_folder(shared_data, tmp_path,
+                                                                  monkeypatch, capsys):
+    with socket.socket() as s:  # a port nobody listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tmp_path / "new" / "cache"  # neither folder exists yet
+    with pytest.raises(D.FetchError, match=r"FASTRANK_DATA_URL=file:///PATH .*"
+                                           r"load_arff\(path, labels=\.\.\.\)"):
+        D.fetch("emotions", home, source=f"http://127.0.0.1:{port}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()  # a cache folder that existed before stays
+    monkeypatch.setenv("FASTRANK_DATA_URL", f"http://127.0.0.1:{port}")
+    assert main(["datasets", "--fetch", "medical", "--data-home", str(tmp_path / "kept")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "FASTRANK_DATA_URL=file:///PATH" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"] and \
+        list((tmp_path / "kept").iterdir()) == []
+    # the route the message names: a local copy of the Mulan folder as a file:// URL
+    monkeypatch.setenv("FASTRANK_DATA_URL", (shared_data / "mulan").as_uri())
+    ds = D.fetch("emotions", home)
+    assert ds.X.shape == (593, 72) and ds.Y.shape == (593, 6)
+    assert _cache_files(home) == ["mulan/emotions/emotions.arff", "mulan/emotions/emotions.xml"]
+
+
 def test_unwritable_cache(server, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

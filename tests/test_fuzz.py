@@ -194,7 +194,9 @@ def test_save_libsvm_refuses_bad_arguments(small, tmp_path):
         _refused(save_libsvm, value, tmp_path / "a.svm")
         if not isinstance(value, bool):
             _refused(save_libsvm, small, tmp_path / "a.svm", zero_based=value)
-    for attr, value in (("X", np.zeros((12, 5))), ("X", "x"), ("Y", None), ("Y", np.ones(12))):
+    # (a dense X of the right shape is a Dataset made with dense=True: written as its CSR)
+    for attr, value in (("X", np.zeros((11, 5))), ("X", np.zeros(12)), ("X", "x"), ("Y", None),
+                        ("Y", np.ones(12))):
         broken = copy.copy(small)
         setattr(broken, attr, value)
         _refused(save_libsvm, broken, tmp_path / "b.svm")

@@ -10,7 +10,9 @@ import zipfile
 import numpy as np
 import pytest
 
+import fastrank
 from fastrank import KNN, VGRAM, MLkNN
+from fastrank._npzfile import MAX_HEADER_BYTES
 
 
 @pytest.fixture(scope="module")
@@ -215,6 +217,58 @@ def test_calibrated_classifier_is_neither_saved_nor_loaded(tmp_path, data):
     KNN(k=3).fit(X, Y).save(tmp_path / "knn.npz")
     with pytest.raises(TypeError, match="cannot be loaded"):
         CalibratedClassifier.load(tmp_path / "knn.npz")
+
+
+
+@pytest.mark.parametrize("make", [lambda: KNN(k=4), lambda: MLkNN(k=3),
+                                  lambda: VGRAM(n_neurons=16, n_synapses=64, random_state=0),
+                                  lambda: fastrank.VGRAMCor(n_neurons=16, n_synapses=32,
+                                                            random_state=1)],
+                         ids=["KNN", "MLkNN", "VGRAM", "VGRAMCor"])
+def test_fastrank_load_reads_every_saveable_class(tmp_path, data, make):
+    """fastrank.load gives back the class the file was saved from, predicting the same."""
+    X, Y = data
+    model = make().fit(X[:40], Y[:40])
+    model.save(tmp_path / "m.npz")
+    back = fastrank.load(tmp_path / "m.npz")
+    assert type(back) is type(model) and back.get_params() == model.get_params()
+    np.testing.assert_array_equal(back.decision_function(X[40:]), model.decision_function(X[40:]))
+    np.testing.assert_array_equal(back.predict(X[40:]), model.predict(X[40:]))
+
+
+def test_fastrank_load_refuses_what_no_class_loads(tmp_path, data):
+    X, Y = data
+    KNN(k=3).fit(X, Y).save(tmp_path / "m.npz")
+    arrays = members(tmp_path / "m.npz")
+    for name in ("CalibratedClassifier", ["KNN"], None):
+        header = header_of(tmp_path / "m.npz")
+        header["estimator"] = name
+        arrays["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        write_npz(tmp_path / "bad.npz", arrays)
+        with pytest.raises(ValueError, match=r"bad\.npz: holds a .*, which no fastrank class "
+                                             r"loads \(model files hold KNN, MLkNN, VGRAM, "
+                                             r"VGRAMCor\)"):
+            fastrank.load(tmp_path / "bad.npz")
+    (tmp_path / "text.npz").write_text("not a zip")
+    with pytest.raises(ValueError, match="text.npz: not a fastrank model file"):
+        fastrank.load(tmp_path / "text.npz")
+    with pytest.raises(ValueError, match="missing.npz: cannot read the model file"):
+        fastrank.load(tmp_path / "missing.npz")
+    del arrays["__header__"]
+    write_npz(tmp_path / "headless.npz", arrays)
+    with pytest.raises(ValueError, match="headless.npz: not a fastrank model file .*no "
+                                         "member '__header__'"):
+        fastrank.load(tmp_path / "headless.npz")
+    arrays["__header__"] = np.zeros(MAX_HEADER_BYTES + 4096, np.uint8)
+    write_npz(tmp_path / "huge.npz", arrays)
+    with pytest.raises(ValueError, match="huge.npz: not a fastrank model file .*more than"):
+        fastrank.load(tmp_path / "huge.npz")
+    raw = bytearray((tmp_path / "m.npz").read_bytes())
+    at = raw.index(b'"estimator"')  # a damaged header byte fails its CRC-32
+    raw[at + 2] ^= 1
+    (tmp_path / "flipped.npz").write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="flipped.npz: not a fastrank model file .*CRC-32"):
+        fastrank.load(tmp_path / "flipped.npz")
 
 
 def _flip_cases(path, seed, count):

@@ -376,7 +376,6 @@ class _WrongShape(_NoBeliefs):
 
 
 def test_own_estimator_errors(small_yeast):
-    from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LinearRegression, LogisticRegression
     from sklearn.multiclass import OneVsRestClassifier
     ovr = OneVsRestClassifier(LogisticRegression())
@@ -399,10 +398,135 @@ def test_own_estimator_errors(small_yeast):
             run_study(small_yeast, classifiers, folds=2)
     with pytest.raises(ValueError, match="set them on the estimator"):
         run_study(small_yeast, [("a", ovr)], folds=2, params={"a": {"C": 2}})
-    with pytest.raises(ValueError, match=r"returned shape \(\d+, 3\), expected \(\d+, 14\)"):
-        run_study(small_yeast, [("bad", _WrongShape())], folds=2)
-    with pytest.raises(ValueError, match="list of 14 per-label arrays.*OneVsRestClassifier"):
-        run_study(small_yeast, [("forest", RandomForestClassifier(n_estimators=3))], folds=2)
+
+
+class _FailingFit(_NoBeliefs):
+    def fit(self, X, Y):
+        raise RuntimeError("no\nsuch luck")
+
+    def predict_proba(self, X):
+        return np.zeros((X.shape[0], 14))
+
+    def __sklearn_clone__(self):
+        return _FailingFit()
+
+
+class _ListWithoutClasses(_NoBeliefs):
+    def predict_proba(self, X):
+        return [np.full((X.shape[0], 2), 0.5) for _ in range(14)]
+
+    def __sklearn_clone__(self):
+        return _ListWithoutClasses()
+
+
+class _ThreeClasses(_ListWithoutClasses):
+    classes_ = [np.array([0, 1, 2])] * 14
+
+    def predict_proba(self, X):
+        return [np.full((X.shape[0], 3), 1 / 3) for _ in range(14)]
+
+    def __sklearn_clone__(self):
+        return _ThreeClasses()
+
+
+@pytest.mark.parametrize("estimator, match", [
+    (_WrongShape(), r"'bad': decision_function returned shape \(10, 3\), expected "
+                    r"\(10, 14\)"),
+    (_FailingFit(), r"'bad' failed its trial fit on \d+ training documents, before the "
+                    r"study: RuntimeError: no such luck"),
+    (_ListWithoutClasses(), "'bad': predict_proba returned per-label arrays but the "
+                            "estimator has no classes_ per label"),
+    (_ThreeClasses(), r"'bad': predict_proba of label 0 has shape \(10, 3\) for classes "
+                      r"\[0, 1, 2\]"),
+])
+def test_an_estimator_without_usable_beliefs_is_refused_before_the_first_fold(
+        small_yeast, estimator, match):
+    """Checked by a trial fit before the study: no fold runs, the message is one line."""
+    done = []
+    with pytest.raises(ValueError, match=match) as caught:
+        run_study(small_yeast, ["knn", ("bad", estimator)], folds=2, progress=done.append)
+    assert done == [] and "\n" not in str(caught.value)
+
+
+def _reference_beliefs(model, X):
+    """Beliefs as the study documents them, written out: decision_function, else
+    predict_proba; of scikit-learn's per-label list, each label's class-1 column found
+    through the label's classes (MultiOutputClassifier: its per-label estimator's), zeros
+    when class 1 is absent."""
+    from sklearn.multioutput import MultiOutputClassifier
+    if hasattr(model, "decision_function"):
+        return model.decision_function(X)
+    proba = model.predict_proba(X)
+    if not isinstance(proba, list):
+        return proba
+    out = np.zeros((X.shape[0], len(proba)))
+    for j, p in enumerate(proba):
+        classes = (model.estimators_[j].classes_ if isinstance(model, MultiOutputClassifier)
+                   else model.classes_[j])
+        for k, c in enumerate(classes):
+            if c == 1:
+                out[:, j] = p[:, k]
+    return out
+
+
+def _reference_fold_values(dataset, make, folds, seed):
+    from fastrank.metrics import evaluate
+    from fastrank.model_selection import KFold
+    out = np.empty((len(STUDY_TIES), len(METRIC_KEYS), folds))
+    splits = KFold(n_splits=folds, shuffle=True, random_state=seed).split(
+        np.arange(dataset.n_documents))
+    for f, (train, test) in enumerate(splits):
+        model = make().fit(dataset.X[train], dataset.Y[train])
+        out[:, :, f] = evaluate(dataset.Y[test], _reference_beliefs(model, dataset.X[test]),
+                                random_state=seed + f).values
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_scikit_learn_multi_output_estimators_run_to_the_end(small_yeast):
+    """RandomForestClassifier, KNeighborsClassifier, ExtraTreesClassifier and
+    MultiOutputClassifier return predict_proba as a list of per-label arrays."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multioutput import MultiOutputClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+    makers = {"forest": lambda: RandomForestClassifier(n_estimators=10, random_state=0),
+              "neighbours": lambda: KNeighborsClassifier(7),
+              "extra trees": lambda: ExtraTreesClassifier(n_estimators=10, random_state=0),
+              "per-label logistic": lambda: MultiOutputClassifier(
+                  LogisticRegression(max_iter=300))}
+    # the rare label 13 left out: a logistic regression cannot fit a constant label
+    data = Dataset(small_yeast.X, small_yeast.Y[:, :13], name="yeast400")
+    done = []
+    r = run_study(data, [(name, make()) for name, make in makers.items()], folds=3,
+                  random_state=5, progress=done.append)
+    assert len(done) == 4 * 3 and r.classifiers == tuple(makers)
+    for name, make in makers.items():
+        np.testing.assert_array_equal(r.values[name], _reference_fold_values(data, make, 3, 5))
+
+
+def test_a_label_constant_in_a_training_fold_has_the_class_it_had(small_yeast):
+    """A label whose training fold holds one class gives a one-column array: its beliefs
+    are that column when the class is 1, zeros when it is 0."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.multioutput import MultiOutputClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+    from fastrank.model_selection import KFold
+    Y = small_yeast.Y.copy()
+    Y[:, 0] = 1
+    Y[7, 0] = 0  # label 0 in every document but one; label 13 in one document only
+    data = Dataset(small_yeast.X, Y, name="yeast400")
+    trains = [train for train, _ in
+              KFold(n_splits=3, shuffle=True, random_state=1).split(np.arange(400))]
+    assert any(Y[t, 0].min() == 1 for t in trains) and any(Y[t, 13].max() == 0 for t in trains)
+    makers = {"forest": lambda: RandomForestClassifier(n_estimators=5, random_state=0),
+              "neighbours": lambda: KNeighborsClassifier(5),
+              "extra trees": lambda: ExtraTreesClassifier(n_estimators=5, random_state=0),
+              "per-label kNN": lambda: MultiOutputClassifier(KNeighborsClassifier(5))}
+    r = run_study(data, [(name, make()) for name, make in makers.items()], folds=3,
+                  random_state=1)
+    for name, make in makers.items():
+        np.testing.assert_array_equal(r.values[name], _reference_fold_values(data, make, 3, 1))
 
 
 def test_to_frame_is_tidy(small_yeast, monkeypatch):

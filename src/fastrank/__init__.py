@@ -16,6 +16,7 @@ stays cheap and each concept lives in exactly one module:
 - ``fastrank.dask`` -- the same on a Dask cluster (the ``dask`` extra)
 - :func:`show_config` -- versions, build, CPU and the kernels' instruction-set paths
 - :func:`use_simd` -- run the kernels on another instruction-set path (``FASTRANK_SIMD``)
+- :func:`load` -- a model file saved by any fastrank classifier (``model.save(path)``)
 - :func:`get_include` -- the directory of ``fastrank.h``, the C API (``cimport fastrank``:
   the Cython API); see the guide, "Embedding fastrank"
 
@@ -82,6 +83,7 @@ _EXPORTS = {
     "run_study": "study",
     "run_benchmark": "study.compare",
     "show_config": "_config",
+    "load": "_base",
     "use_simd": "_config",
 }
 

@@ -14,12 +14,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._arrays import as_numpy
 from ._atomic import atomic_file
-from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_npz
+from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_member, read_npz
 from ._validation import MAX_COLUMNS, check_csr, check_features, check_truth, is_label_sets, \
     label_sets_to_matrix, object_to_float
 from ._version import __version__
 
-__all__ = ["MultiLabelEstimator", "NotFittedError"]
+__all__ = ["MultiLabelEstimator", "NotFittedError", "load"]
 
 FORMAT_VERSION = 1
 CSR_PARTS = ("data", "indices", "indptr", "shape")
@@ -31,6 +31,9 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
     sparse input, ``n_features_in_`` and ``feature_names_in_``, scikit-learn's
     ``NotFittedError``), fastrank's input checks, a ranking :meth:`score`, and
     :meth:`save` / :meth:`load`.
+
+    ``fit`` takes no ``sample_weight``: the classifiers of Melotti (2009) keep their training
+    documents unweighted (see the guide, "Classifiers").
 
     Subclasses list their fitted arrays in ``_fitted_arrays`` (attribute names ending in
     ``_``) and may keep JSON-serialisable fitted values in ``_fitted_meta``.
@@ -261,12 +264,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         memory beyond the pages the model touches. Raises ValueError naming the file and
         the problem for a corrupt or foreign file.
         """
-        try:
-            files = read_npz(path)
-        except ModelFileError as exc:
-            raise ValueError(f"{path}: not a fastrank model file ({exc})") from None
-        except OSError as exc:
-            raise ValueError(f"{path}: cannot read the model file ({exc})") from None
+        files = _model_file(path, read_npz)
         header = _check_header(path, files.pop("__header__", None), cls)
         for name, array in files.items():  # save writes C order; the kernels need it
             if not array.flags.c_contiguous:
@@ -315,6 +313,60 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         return None
 
 
+def load(path: str | PathLike) -> MultiLabelEstimator:
+    """Read a model file written by the ``save`` of any fastrank classifier: the class its
+    header names (:class:`~fastrank.neighbors.KNN`, :class:`~fastrank.neighbors.MLkNN`,
+    :class:`~fastrank.wnn.VGRAM` or :class:`~fastrank.wnn.VGRAMCor`) loads it, checked as
+    :meth:`MultiLabelEstimator.load` describes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+
+    Returns
+    -------
+    KNN, MLkNN, VGRAM or VGRAMCor
+        The fitted model.
+
+    Raises
+    ------
+    ValueError
+        The file is corrupt, truncated or foreign, or names no class that fastrank saves.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import fastrank
+    >>> data = fastrank.datasets.load("yeast")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     fastrank.MLkNN(k=10).fit(data.X, data.Y).save(os.path.join(tmp, "model.npz"))
+    ...     model = fastrank.load(os.path.join(tmp, "model.npz"))
+    >>> type(model).__name__, model.k
+    ('MLkNN', 10)
+    """
+    from .neighbors import KNN, MLkNN
+    from .wnn import VGRAM, VGRAMCor
+    classes = {cls.__name__: cls for cls in (KNN, MLkNN, VGRAM, VGRAMCor)}
+    header = _header_json(path, _model_file(path, lambda p: read_member(
+        p, "__header__", MAX_HEADER_BYTES + 4096)))  # the array and its .npy header
+    name = header.get("estimator")
+    if not isinstance(name, str) or name not in classes:
+        raise ValueError(f"{path}: holds a {str(name)[:80]}, which no fastrank class loads "
+                         f"(model files hold {', '.join(classes)})")
+    return classes[name].load(path)
+
+
+def _model_file(path, read):
+    """``read(path)``, its errors as ValueError naming the file."""
+    try:
+        return read(path)
+    except ModelFileError as exc:
+        raise ValueError(f"{path}: not a fastrank model file ({exc})") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the model file ({exc})") from None
+
+
 def _numeric(a, name):
     """A dense array argument as an ndarray, an object array of numbers converted to
     float64 (scikit-learn's ``check_array`` rule; TypeError for a non-number)."""
@@ -336,21 +388,32 @@ def _multilabel_truth(Y):
                          "multi-label)") from None
 
 
-def _check_header(path, raw, cls):
-    """The model file's JSON header as a dict, checked field by field."""
-    def bad(what):
-        return ValueError(f"{path}: not a fastrank model file ({what})")
+def _bad_file(path, what):
+    return ValueError(f"{path}: not a fastrank model file ({what})")
+
+
+def _header_json(path, raw):
+    """The model file's JSON header (the array ``raw``) as a dict: a fastrank model
+    file's, of the supported format version."""
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_HEADER_BYTES:
-        raise bad("no valid header")
+        raise _bad_file(path, "no valid header")
     try:
         header = json.loads(raw.tobytes().decode())
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise bad("no valid header") from None
+        raise _bad_file(path, "no valid header") from None
     if not isinstance(header, dict) or header.get("format") != "fastrank-model":
-        raise bad("no fastrank header")
+        raise _bad_file(path, "no fastrank header")
     if header.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{path}: model format version {header.get('format_version')!r} "
                          f"is not supported (expected {FORMAT_VERSION})")
+    return header
+
+
+def _check_header(path, raw, cls):
+    """The model file's JSON header as a dict, checked field by field for ``cls``."""
+    def bad(what):
+        return _bad_file(path, what)
+    header = _header_json(path, raw)
     if header.get("estimator") != cls.__name__:
         raise ValueError(f"{path}: holds a {str(header.get('estimator'))[:80]}, not a "
                          f"{cls.__name__}")

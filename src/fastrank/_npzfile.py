@@ -163,6 +163,29 @@ def read_npz(path):
     return arrays
 
 
+def read_member(path, name, max_bytes):
+    """The array of member ``name`` of ``path``, read into memory after the checks
+    :func:`read_npz` makes of it (its local header, its CRC-32, its ``.npy`` header) and
+    none of the other members': a look at one small member (at most ``max_bytes``) of a
+    file that is then loaded whole. Raises :class:`ModelFileError`."""
+    file_size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        try:
+            info = _zip(f).getinfo(f"{name}.npy")
+        except KeyError:
+            raise ModelFileError(f"no member {name!r}") from None
+        if info.file_size > max_bytes:
+            raise ModelFileError(f"member {name!r} holds {info.file_size} bytes, more than "
+                                 f"{max_bytes}")
+        start = _member_start(f, info, file_size)
+        _check_crc(f, info, start)
+        offset, dtype, shape, order = _member(f, info, file_size)
+        f.seek(offset)
+        count = int(np.prod(shape, dtype=object))
+        return np.frombuffer(f.read(count * dtype.itemsize), dtype, count).reshape(
+            shape, order=order)
+
+
 def check_inflated_sizes(path, max_inflated):
     """Check a ``.npz`` data file (``numpy.savez``, ``numpy.savez_compressed``,
     ``scipy.sparse.save_npz``) before NumPy reads it: every member a ``.npy`` array whose

@@ -22,7 +22,8 @@ def _cmd_rank(args):
                 print(f"{method:>10}: " + " ".join(f"{r:g}" for r in row))
         return 0
     method = resolve_method(args.method or "modified")
-    ranks = rank(_read_matrix(args.scores), method, random_state=args.seed)
+    ranks = rank(_read_matrix(args.scores, header=args.header), method,
+                 random_state=args.seed)
     if args.out is None:  # CSV on stdout, one row per document
         text = io.StringIO()
         np.savetxt(text, ranks, delimiter=",", fmt="%.10g")
@@ -39,8 +40,8 @@ def _cmd_rank(args):
 
 def _cmd_evaluate(args):
     from ..metrics import evaluate
-    truth = _read_matrix(args.truth, part="Y")
-    scores = _read_matrix(args.scores, part="X")
+    truth = _read_matrix(args.truth, part="Y", header=args.header)
+    scores = _read_matrix(args.scores, part="X", header=args.header)
     if np.ndim(truth) == 2 and np.ndim(scores) == 2 and truth.shape != scores.shape:
         raise ValueError(f"--scores is {scores.shape[0]} x {scores.shape[1]} but --truth is "
                          f"{truth.shape[0]} x {truth.shape[1]} (documents x labels)")

@@ -26,22 +26,23 @@ INFLATE_FACTOR = 64
 INFLATE_FLOOR = 2**28
 
 
-def _read_matrix(path, part="X"):
+def _read_matrix(path, part="X", header=False):
     """A matrix from .npy, .npz (SciPy sparse, or one NumPy array), CSV/whitespace text
-    (``-``: standard input), or a libsvm file (``part`` "X" = its features, "Y" = its
-    labels). Whatever a corrupt file makes NumPy raise becomes one ValueError."""
+    (``-``: standard input; ``header``: its first line is a header row, skipped), or a
+    libsvm file (``part`` "X" = its features, "Y" = its labels). Whatever a corrupt file
+    makes NumPy raise becomes one ValueError."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _read_matrix_unchecked(path, part)
+            return _read_matrix_unchecked(path, part, header)
     except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, OverflowError,
             MemoryError, zipfile.BadZipFile, zlib.error, KeyError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
 
 
-def _read_matrix_unchecked(path, part):
+def _read_matrix_unchecked(path, part, header):
     if path == "-":
-        return _read_text(sys.stdin)
+        return _read_text(sys.stdin, header)
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise ValueError("not a regular file (give a file, or - for CSV on standard input)")
     ext = os.path.splitext(path)[1].lower()
@@ -60,12 +61,13 @@ def _read_matrix_unchecked(path, part):
         from ..datasets import load_libsvm
         return getattr(load_libsvm(path), part)
     with open(path) as f:
-        return _read_text(f)
+        return _read_text(f, header)
 
 
-def _read_text(f):
+def _read_text(f, header=False):
     """The matrix of CSV (a comma in the first line) or whitespace-separated text read from
-    the stream f, each line checked against :data:`MAX_LINE` as it is read."""
+    the stream f, each line checked against :data:`MAX_LINE` as it is read; with
+    ``header``, the first line is a header row, skipped."""
     def lines():
         for number, line in enumerate(iter(functools.partial(f.readline, MAX_LINE + 1), ""),
                                       1):
@@ -74,9 +76,24 @@ def _read_text(f):
                                  "bound on text input (give a wide matrix as .npy or .npz)")
             yield line
     stream = lines()
+    if header:
+        next(stream, "")
     first = next(stream, "")
-    return np.loadtxt(itertools.chain([first], stream), delimiter="," if "," in first else None,
-                      ndmin=2)
+    delimiter = "," if "," in first else None
+    if not header and not _numbers(first, delimiter):
+        raise ValueError(f"line 1 is not numbers: {first.strip()[:60]!r} (a header row is "
+                         "skipped with --header)")
+    return np.loadtxt(itertools.chain([first], stream), delimiter=delimiter, ndmin=2)
+
+
+def _numbers(line, delimiter):
+    """Whether every field of ``line`` (before a ``#`` comment, as :func:`numpy.loadtxt`
+    reads it) reads as a number; empty fields are left to ``loadtxt``'s own message."""
+    try:
+        [float(field) for field in line.split("#")[0].split(delimiter) if field.strip()]
+    except ValueError:
+        return False
+    return True
 
 
 def _load_dataset(name, fmt, labels):

@@ -7,6 +7,8 @@ from ._commands import _cmd_config, _cmd_datasets, _cmd_evaluate, _cmd_rank
 from ._input import STUDY_FORMATS
 from ._study import _cmd_study
 
+HEADER_HELP = "the first line of CSV or whitespace-separated input is a header row: skip it"
+
 
 class _HelpFormatter(argparse.HelpFormatter):
     """Each option's help followed by its default, once: not when the help states it, nor
@@ -86,6 +88,7 @@ def build_parser():
                    help="'perfect' (the thesis' policy) or an int k for the top-k sets")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--header", action="store_true", help=HEADER_HELP)
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("datasets", help="list the embedded and the downloadable (Mulan) data "
@@ -113,6 +116,7 @@ def build_parser():
     p.add_argument("--out", help="write the ranks to this .npy or .csv file instead of CSV on "
                    "standard output")
     p.add_argument("--seed", type=int, default=0, help="seed for the ordinal ranking")
+    p.add_argument("--header", action="store_true", help=HEADER_HELP)
     p.set_defaults(func=_cmd_rank)
     p = sub.add_parser("config", help="versions, build, CPU and the kernels' instruction-set "
                        "paths")

@@ -177,11 +177,12 @@ def _parse_rows(data, first_line, source, names, is_label, nominal):
 
 
 def load_arff(path: PathLikeStr, labels: PathLikeStr | Sequence[str] | int | None = None,
-              name: str | None = None) -> Dataset:
+              name: str | None = None, *, dense: bool = False) -> Dataset:
     """Load a Mulan or MEKA ARFF file (dense and sparse ``{index value, ...}`` rows).
 
     Features and labels keep the attribute order of the file (also when the XML lists the
-    labels in another order). The data section is tokenized in one compiled pass into CSR.
+    labels in another order). The data section is tokenized in one compiled pass into CSR,
+    which ``X`` is, whether the file's rows are dense or sparse, unless ``dense=True``.
 
     Parameters
     ----------
@@ -194,6 +195,9 @@ def load_arff(path: PathLikeStr, labels: PathLikeStr | Sequence[str] | int | Non
         attributes, n < 0: last -n).
     name : str, optional
         The Dataset's name (default: the file's stem).
+    dense : bool, default False
+        ``X`` as a float64 NumPy array instead of CSR (:class:`Dataset`'s ``dense``): for a
+        pipeline whose steps refuse sparse input, e.g. ``StandardScaler`` (which centres).
 
     Returns
     -------
@@ -238,6 +242,8 @@ def load_arff(path: PathLikeStr, labels: PathLikeStr | Sequence[str] | int | Non
            [0, 1]], dtype=uint8), ['a', 'b'])
     """
     path = os.fspath(path)
+    if not isinstance(dense, bool):
+        raise TypeError(f"dense must be True or False, got {dense!r}")
     with open(path, "rb") as f:
         relation, attrs, first_line = _read_arff_header(f, path)
         data = f.read()
@@ -265,4 +271,5 @@ def load_arff(path: PathLikeStr, labels: PathLikeStr | Sequence[str] | int | Non
     return Dataset(X, Y, feature_names=[names[a] for a in np.flatnonzero(is_label == 0)],
                    label_names=[names[a] for a in label_pos],
                    name=name or os.path.splitext(os.path.basename(path))[0],
-                   info={"source": os.path.abspath(path), "relation": relation})
+                   info={"source": os.path.abspath(path), "relation": relation},
+                   dense=dense)

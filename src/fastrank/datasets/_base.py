@@ -101,11 +101,16 @@ class Dataset:
         The data set's name.
     info : dict, optional
         Provenance (source, licence, citation).
+    dense : bool, default False
+        Store ``X`` as a C-contiguous float64 NumPy array instead of CSR, for estimators
+        that refuse sparse input (e.g. ``StandardScaler``, which centres); fastrank's own
+        estimators take either.
 
     Attributes
     ----------
     X : scipy.sparse.csr_matrix of float64, shape (n_documents, n_features), or None
-        None for a raw-text data set that has not been indexed yet.
+        None for a raw-text data set that has not been indexed yet; a float64 ndarray when
+        made with ``dense=True`` (:meth:`take` keeps that).
     Y : ndarray of uint8, shape (n_documents, n_labels)
         C-contiguous 0/1 indicator matrix.
     texts : list of str or None
@@ -139,7 +144,9 @@ class Dataset:
     def __init__(self, X: MatrixLike | None, Y: LabelsLike, *, texts: Iterable[str] | None = None,
                  feature_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, name: str = "",
-                 info: dict[str, Any] | None = None) -> None:
+                 info: dict[str, Any] | None = None, dense: bool = False) -> None:
+        if not isinstance(dense, bool):
+            raise TypeError(f"dense must be True or False, got {dense!r}")
         if X is None and texts is None:
             raise ValueError("a Dataset needs X (features) or texts (raw documents)")
         if isinstance(Y, np.ndarray) and Y.dtype == np.uint8 and Y.ndim == 2 and Y.size \
@@ -150,7 +157,9 @@ class Dataset:
             Y = check_truth(Y, name="Y")
         if X is not None:
             given, X = X, check_features(X, "X")
-            if sp.issparse(X):
+            if dense:  # a copy: the caller's array is never shared
+                X = X.toarray() if sp.issparse(X) else np.array(X, np.float64, order="C")
+            elif sp.issparse(X):
                 X = X.astype(np.float64, copy=False)
                 if not X.data.all():
                     if np.may_share_memory(X.data, getattr(given, "data", ())):
@@ -231,7 +240,8 @@ class Dataset:
         return Dataset(None if self.X is None else self.X[indices], self.Y[indices],
                        texts=None if self.texts is None else [self.texts[i] for i in indices],
                        feature_names=self._feature_names, label_names=self.label_names,
-                       name=self.name if name is None else name, info=self.info)
+                       name=self.name if name is None else name, info=self.info,
+                       dense=isinstance(self.X, np.ndarray))
 
     def _positions(self, indices) -> np.ndarray:
         """``indices`` (integer positions or a boolean mask) as a 1-D intp array in [0, n)."""

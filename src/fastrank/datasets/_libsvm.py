@@ -180,6 +180,8 @@ def save_libsvm(dataset: Dataset, path: PathLikeStr, zero_based: bool = False) -
     if not isinstance(zero_based, bool):
         raise TypeError(f"zero_based must be True or False, got {zero_based!r}")
     X, Y = dataset.X, dataset.Y
+    if isinstance(X, np.ndarray):  # a Dataset made with dense=True
+        X = sp.csr_matrix(X)
     if not (sp.issparse(X) and X.format == "csr") or not isinstance(Y, np.ndarray) \
             or Y.ndim != 2 or Y.shape[0] != X.shape[0]:
         raise TypeError("dataset.X must be a CSR matrix and dataset.Y a 2-D array with a row "

@@ -149,6 +149,15 @@ def _cache_path(home, relative):
     return os.path.join(home, "mulan", *relative.split("/"))
 
 
+def _missing_folders(folder):
+    """``folder`` and those of its parents that do not exist (which creating it creates)."""
+    missing = []
+    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
+
+
 def _sha256_of(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -280,7 +289,10 @@ def _download(name, url, target, size, sha256, deadline):
     except (OSError, http.client.HTTPException, ValueError) as exc:
         deadline.check(name, url)
         raise FetchError(f"{name}: cannot download {url}: "
-                         f"{getattr(exc, 'reason', None) or exc}") from None
+                         f"{getattr(exc, 'reason', None) or exc}; offline, a local copy of "
+                         "Mulan's data/multi-label folder is fetched from "
+                         "FASTRANK_DATA_URL=file:///PATH (or source='file:///PATH'), and a "
+                         "lone ARFF file loads with load_arff(path, labels=...)") from None
     with response:
         announced = response.headers.get("Content-Length")
         digest, got = hashlib.sha256(), 0
@@ -354,7 +366,9 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
     FetchError
         (an OSError) An HTTP error, a network failure or timeout (60 s without data), the
         ``deadline`` passed, a download shorter than its ``Content-Length``, or a cache
-        folder that cannot be written; the message names the set and the URL or folder.
+        folder that cannot be written; the message names the set and the URL or folder
+        (and, when the source cannot be reached, the ``file://`` route to a local copy).
+        The cache folders this fetch created are removed again when they stay empty.
 
     Notes
     -----
@@ -386,10 +400,17 @@ def fetch(name: str, data_home: PathLikeStr | None = None, *,
     paths = {part: _cache_path(home, relative)
              for part, (relative, _, _) in _MULAN[key]["files"].items()}
     tidy({os.path.dirname(p) for p in paths.values()})  # a killed fetch's temporary files
+    created = sorted({f for p in paths.values() for f in _missing_folders(os.path.dirname(p))},
+                     key=len)
     try:
         for part, (relative, size, sha256) in _MULAN[key]["files"].items():
             if not _is_cached(paths[part], size, sha256):
                 _download(key, f"{base}/{relative}", paths[part], size, sha256, clock)
+    except BaseException:
+        for folder in reversed(created):  # the cache folders this fetch made, left empty
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        raise
     finally:
         clock.cancel()
     dataset = load_arff(paths["arff"], labels=paths["xml"], name=key)

@@ -96,9 +96,10 @@ def label_problem_rates(y_true: LabelsLike, y_pred: LabelsLike, *,
                         n_labels: int | None = None) -> dict[str, float]:
     """Label-problem rates (Rivolli et al. 2018, in Gatto): shares of the ``q`` labels.
 
-    * ``"CLP"``: labels never left out, ``TN_i + FN_i = 0`` (constant label prediction);
-    * ``"MLP"``: labels never predicted, ``TP_i + FP_i = 0`` (missing label prediction);
-    * ``"WLP"``: labels never predicted correctly, ``TP_i = 0`` (wrong label prediction).
+    * ``"CLP"``: labels never left out, :math:`TN_i + FN_i = 0` (constant label prediction);
+    * ``"MLP"``: labels never predicted, :math:`TP_i + FP_i = 0` (missing label prediction);
+    * ``"WLP"``: labels never predicted correctly, :math:`TP_i = 0` (wrong label
+      prediction).
 
     Lower is better.
 

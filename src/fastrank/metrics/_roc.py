@@ -277,9 +277,10 @@ def _lines_auc(truth, scores, by, weights):
 def auc(y_true: LabelsLike, y_score: MatrixLike,
         average: Literal["macro", "micro", "samples"] | None = "macro",
         sample_weight: npt.ArrayLike | None = None) -> float | np.ndarray:
-    """Area under the ROC curve with tied pairs counted 1/2 (Wilcoxon-Mann-Whitney).
+    r"""Area under the ROC curve with tied pairs counted 1/2 (Wilcoxon-Mann-Whitney).
 
-    ``AUC = (#{s+ > s-} + #{s+ = s-} / 2) / (Pos * Neg)`` over positive/negative pairs
+    :math:`\mathrm{AUC} = (\#\{s^+ > s^-\} + \#\{s^+ = s^-\} / 2) / (Pos \cdot Neg)` over
+    positive/negative pairs
     (matsubara2008 §4.1.7): the area under the curve of :func:`roc_curve`, tie blocks as
     diagonals. Invariant under strictly increasing transforms of the scores.
 

@@ -34,7 +34,8 @@ from ._set_counts import AVERAGES, F_AVERAGES, ORIENTS, _check_zero_division, _c
 
 def hamming_loss(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None = None,
                  sample_weight: npt.ArrayLike | None = None) -> float:
-    """Hamming loss ``mean_j |Ĉ_j Δ C_j| / q``: the share of wrong label decisions.
+    r"""Hamming loss :math:`\operatorname{mean}_j |\hat C_j \triangle C_j| / q`: the share of
+    wrong label decisions.
 
     Melotti (2009) eq. 4.13-4.14. Lower is better. Equals ``sklearn.metrics.hamming_loss``
     on indicator matrices.
@@ -85,9 +86,10 @@ def hamming_loss(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None
 
 def exact_match(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None = None,
                 sample_weight: npt.ArrayLike | None = None) -> float:
-    """Exact match (subset accuracy) ``mean_j [Ĉ_j = C_j]``.
+    r"""Exact match (subset accuracy) :math:`\operatorname{mean}_j [\hat C_j = C_j]`.
 
-    Melotti (2009) eq. 4.15-4.16. Higher is better. A document with ``Ĉ_j = C_j = ∅``
+    Melotti (2009) eq. 4.15-4.16. Higher is better. A document with
+    :math:`\hat C_j = C_j = \emptyset`
     counts as exact. Equals ``sklearn.metrics.accuracy_score`` on indicator matrices. (Gatto
     prints 0.980 for "subset accuracy" because its R code averages label-wise equality, i.e.
     1 - Hamming loss; the subset accuracy of its example is 49/51.)
@@ -178,9 +180,11 @@ def zero_one_loss(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | Non
 def accuracy(y_true: LabelsLike, y_pred: LabelsLike, *, zero_division: float = 0.0,
              n_labels: int | None = None,
              sample_weight: npt.ArrayLike | None = None) -> float:
-    """Example-based accuracy (Jaccard) ``mean_j |Ĉ_j ∩ C_j| / |Ĉ_j ∪ C_j|`` (Gatto's "A").
+    r"""Example-based accuracy (Jaccard)
+    :math:`\operatorname{mean}_j |\hat C_j \cap C_j| / |\hat C_j \cup C_j|` (Gatto's "A").
 
-    Higher is better. A document with ``Ĉ_j = C_j = ∅`` scores ``zero_division``. Equals
+    Higher is better. A document with :math:`\hat C_j = C_j = \emptyset` scores
+    ``zero_division``. Equals
     ``sklearn.metrics.jaccard_score(average="samples", zero_division=...)``. Not the same as
     scikit-learn's ``accuracy_score``, which is :func:`exact_match`.
 
@@ -234,7 +238,7 @@ def precision(y_true: LabelsLike, y_pred: LabelsLike, *,
               orient: Literal["category", "document"] = "category",
               zero_division: float = 0.0, n_labels: int | None = None,
               sample_weight: npt.ArrayLike | None = None) -> float:
-    """Precision ``TP / (TP + FP)``, macro- or micro-averaged over labels or documents.
+    """Precision :math:`TP / (TP + FP)`, macro- or micro-averaged over labels or documents.
 
     Melotti (2009) eq. 4.17-4.20 (category) and 4.28-4.31 (document). Higher is better. A
     unit with nothing predicted scores ``zero_division``. Micro precision is the same for
@@ -302,7 +306,7 @@ def recall(y_true: LabelsLike, y_pred: LabelsLike, *, average: Literal["macro", 
            orient: Literal["category", "document"] = "category",
            zero_division: float = 0.0, n_labels: int | None = None,
            sample_weight: npt.ArrayLike | None = None) -> float:
-    """Recall ``TP / (TP + FN)``, macro- or micro-averaged over labels or documents.
+    """Recall :math:`TP / (TP + FN)`, macro- or micro-averaged over labels or documents.
 
     Melotti (2009) eq. 4.21-4.24, 4.32-4.35; averaging as :func:`precision`. Higher is
     better. A unit with no relevant entry (a label no document carries, a document with no
@@ -365,10 +369,11 @@ def fbeta(y_true: LabelsLike, y_pred: LabelsLike, *, beta: float = 1.0,
           orient: Literal["category", "document"] = "category", zero_division: float = 0.0,
           n_labels: int | None = None,
           sample_weight: npt.ArrayLike | None = None) -> float:
-    """F_β, the weighted harmonic mean of precision and recall.
+    r""":math:`F_\beta`, the weighted harmonic mean of precision and recall.
 
-    Melotti (2009) eq. 4.25-4.27, 4.36-4.38. Per unit ``F = (1+β²)TP / ((1+β²)TP + β²FN +
-    FP)``; ``zero_division`` when ``TP = FP = FN = 0``. Higher is better. Two macro
+    Melotti (2009) eq. 4.25-4.27, 4.36-4.38. Per unit
+    :math:`F = (1 + \beta^2) TP / ((1 + \beta^2) TP + \beta^2 FN + FP)`; ``zero_division``
+    when :math:`TP = FP = FN = 0`. Higher is better. Two macro
     conventions, named apart:
 
     * ``average="macro"``: mean of the per-unit F (Melotti eq. 4.26; scikit-learn);

@@ -72,11 +72,11 @@ _NO_FLOATS = np.empty(0, dtype=np.float64)
 
 def propensity(y_train: LabelsLike, A: float = 0.55, B: float = 1.5,
                n_labels: int | None = None) -> np.ndarray:
-    """Propensity of every label, as Jain, Prabhu and Varma (2016) model missing labels.
+    r"""Propensity of every label, as Jain, Prabhu and Varma (2016) model missing labels.
 
-    ``p_l = 1 / (1 + C (N_l + B) ** -A)`` with ``C = (log N - 1) (B + 1) ** A``, ``N`` the
-    number of training documents, ``N_l`` how many carry label ``l`` and ``log`` the
-    natural logarithm. Its inverse ``1 / p_l`` is pyxclib's ``compute_inv_propesity``.
+    :math:`p_l = 1 / (1 + C (N_l + B)^{-A})` with :math:`C = (\ln N - 1) (B + 1)^A`,
+    :math:`N` the number of training documents and :math:`N_l` how many carry label
+    :math:`l`. Its inverse :math:`1 / p_l` is pyxclib's ``compute_inv_propesity``.
 
     Parameters
     ----------

@@ -42,15 +42,16 @@ def recall_at_k(y_true: LabelsLike, y_score: Any, k: int | Sequence[int] = 5,
 
 def dcg_at_k(y_true: LabelsLike, y_score: Any, k: int | Sequence[int] = 5,
              ties: str = "expected", **kwargs: Any) -> Any:
-    """DCG@k: the sum of 1 / log2(p + 2) over the relevant labels at positions p < k
-    (0-based); as :func:`precision_at_k`."""
+    r"""DCG@k: the sum of :math:`1 / \log_2(p + 2)` over the relevant labels at positions
+    :math:`p < k` (0-based); as :func:`precision_at_k`."""
     return _one("dcg", y_true, y_score, k, ties, **kwargs)
 
 
 def ndcg_at_k(y_true: LabelsLike, y_score: Any, k: int | Sequence[int] = 5,
               ties: str = "expected", **kwargs: Any) -> Any:
-    """nDCG@k: DCG@k over the DCG@k of the ideal ranking, sum_{p < min(k, m)} 1/log2(p + 2)
-    with m relevant labels (pyxclib's and napkinXC's normaliser); 0 for a document without
+    r"""nDCG@k: DCG@k over the DCG@k of the ideal ranking,
+    :math:`\sum_{p < \min(k, m)} 1 / \log_2(p + 2)` with :math:`m` relevant labels
+    (pyxclib's and napkinXC's normaliser); 0 for a document without
     relevant labels; as :func:`precision_at_k`. With ``ties="expected"`` it equals
     scikit-learn's ``ndcg_score(y_true, y_score, k=k)``."""
     return _one("ndcg", y_true, y_score, k, ties, **kwargs)
@@ -59,8 +60,8 @@ def ndcg_at_k(y_true: LabelsLike, y_score: Any, k: int | Sequence[int] = 5,
 def psprecision_at_k(y_true: LabelsLike, y_score: Any, propensity: npt.ArrayLike,
                      k: int | Sequence[int] = 5, ties: str = "expected",
                      normalize: bool = True, **kwargs: Any) -> Any:
-    """Propensity-scored precision@k (Jain et al. 2016): ``(1/k)`` times the sum of
-    ``1 / p_l`` over the relevant labels in the first k positions, averaged over documents;
+    """Propensity-scored precision@k (Jain et al. 2016): :math:`1/k` times the sum of
+    :math:`1 / p_l` over the relevant labels in the first k positions, averaged over documents;
     with ``normalize`` (the default, as pyxclib and napkinXC) divided by the average of the
     largest value each document could reach. As :func:`precision_at_k`."""
     name = "psprecision" if normalize else "psprecision_gain"
@@ -69,8 +70,9 @@ def psprecision_at_k(y_true: LabelsLike, y_score: Any, propensity: npt.ArrayLike
 
 def psdcg_at_k(y_true: LabelsLike, y_score: Any, propensity: npt.ArrayLike,
                k: int | Sequence[int] = 5, ties: str = "expected", **kwargs: Any) -> Any:
-    """Propensity-scored DCG@k (Jain et al. 2016): the sum of ``1 / (p_l log2(p + 2))`` over
-    the relevant labels at positions p < k, averaged over documents (napkinXC's
+    r"""Propensity-scored DCG@k (Jain et al. 2016): the sum of
+    :math:`1 / (p_l \log_2(p + 2))` over the relevant labels at positions :math:`p < k`,
+    averaged over documents (napkinXC's
     ``PSDCGAtK(normalize=False)`` divides it by k too). As :func:`precision_at_k`."""
     return _one("psdcg", y_true, y_score, k, ties, propensity, **kwargs)
 

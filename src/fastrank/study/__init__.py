@@ -32,8 +32,9 @@ Conventions chosen here (the thesis is silent or specific to its data):
   :class:`fastrank.dask.NoWorkersError`.
 * A user's own estimator (``run_study(classifiers=[..., (name, estimator)])``) is cloned
   for each fold and fitted as given, keeping its own ``random_state``; its beliefs are its
-  ``decision_function``, else its ``predict_proba``; its recorded parameters are its
-  one-line repr.
+  ``decision_function``, else its ``predict_proba`` (of scikit-learn's multi-output list of
+  per-label arrays, each label's class-1 column); its recorded parameters are its one-line
+  repr. A trial fit on a slice of the first training fold checks it before any fold runs.
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_option
 from ..metrics import Evaluator
@@ -88,22 +89,55 @@ def _make_classifier(name, params, seed):
     return cls(**params)
 
 
+class _Unusable(ValueError):
+    """An estimator's beliefs that a study cannot rank: their shape or classes."""
+
+
 def _beliefs(model, X, n_labels, name):
     """The (n_documents, n_labels) belief matrix of a fitted classifier: its
-    ``decision_function``, else its ``predict_proba``."""
+    ``decision_function``, else its ``predict_proba``. That is one (n_documents, n_labels)
+    matrix, or scikit-learn's multi-output list of one (n_documents, n_classes) array per
+    label (:func:`_positive_columns`)."""
     method = "decision_function" if hasattr(model, "decision_function") else "predict_proba"
     scores = getattr(model, method)(X)
     if isinstance(scores, list):  # scikit-learn's multi-output predict_proba
-        raise ValueError(f"classifier {name!r}: predict_proba returned a list of "
-                         f"{len(scores)} per-label arrays, not one (n_documents, n_labels) "
-                         "belief matrix; wrap the estimator in "
-                         "sklearn.multiclass.OneVsRestClassifier")
+        scores = _positive_columns(model, scores, X.shape[0], n_labels, name)
     scores = scores.toarray() if hasattr(scores, "toarray") else np.asarray(scores)
     expected = (X.shape[0], n_labels)
     if scores.shape != expected:
-        raise ValueError(f"classifier {name!r}: {method} returned shape {scores.shape}, "
-                         f"expected {expected} (documents x labels) beliefs")
+        raise _Unusable(f"classifier {name!r}: {method} returned shape {scores.shape}, "
+                        f"expected {expected} (documents x labels) beliefs")
     return scores
+
+
+def _positive_columns(model, per_label, n_documents, n_labels, name):
+    """The beliefs in scikit-learn's multi-output ``predict_proba`` (a list of one
+    (n_documents, n_classes) array per label, classes in the order of the label's
+    ``classes_``): per label, the column of class 1; zeros where class 1 was not among the
+    label's training values (a label absent from the training fold)."""
+    if len(per_label) != n_labels:
+        raise _Unusable(f"classifier {name!r}: predict_proba returned a list of "
+                        f"{len(per_label)} per-label arrays, expected {n_labels} (one per "
+                        "label)")
+    classes = getattr(model, "classes_", None)  # a list of arrays when multi-output
+    if classes is None and hasattr(model, "estimators_"):  # a per-label meta-estimator
+        classes = [getattr(e, "classes_", None) for e in model.estimators_]
+    if not isinstance(classes, list) or len(classes) != n_labels or \
+            any(c is None for c in classes):
+        raise _Unusable(f"classifier {name!r}: predict_proba returned per-label arrays but "
+                        "the estimator has no classes_ per label, which tells each array's "
+                        "class-1 column")
+    columns = np.zeros((n_documents, n_labels))
+    for j, (proba, labels) in enumerate(zip(per_label, classes)):
+        proba, labels = np.asarray(proba), np.asarray(labels)
+        if proba.shape != (n_documents, labels.size) or not np.isin(labels, (0, 1)).all():
+            raise _Unusable(f"classifier {name!r}: predict_proba of label {j} has shape "
+                            f"{proba.shape} for classes {labels.tolist()}, expected "
+                            f"({n_documents}, n_classes) for classes among 0 and 1")
+        ones = np.flatnonzero(labels == 1)
+        if ones.size:
+            columns[:, j] = proba[:, ones[0]]
+    return columns
 
 
 def _check_estimator(name, estimator):
@@ -238,7 +272,8 @@ def _data_digest(dataset, chunk=1 << 20):
     matrix (shape, then its 0/1 bytes row by row), the features as canonical CSR (shape,
     row pointers and column indices as little-endian int64, values as little-endian
     float64) and the raw texts (UTF-8, each after its length). Arrays are converted
-    ``chunk`` entries at a time: no copy of the data set is made."""
+    ``chunk`` entries at a time: no copy of the data set is made (but the CSR of a dense
+    ``X``, that of a Dataset made with ``dense=True``)."""
     digest = hashlib.sha256()
 
     def add(a, dtype):
@@ -249,7 +284,7 @@ def _data_digest(dataset, chunk=1 << 20):
     add(np.asarray(dataset.Y.shape), "<i8")
     add(dataset.Y.reshape(-1), np.uint8)
     if dataset.X is not None:
-        X = dataset.X
+        X = sp.csr_matrix(dataset.X) if isinstance(dataset.X, np.ndarray) else dataset.X
         digest.update(b"X")
         for part, dtype in ((np.asarray(X.shape), "<i8"), (X.indptr, "<i8"),
                             (X.indices, "<i8"), (X.data, "<f8")):

@@ -17,7 +17,7 @@ from ..model_selection import KFold
 from ._plan import ALLOWED_TIES, CLASSIFIERS, STUDY_TIES, _dataset_record, _parameter_record, \
     _recorded_params, check_classifiers, check_cutoff, display_name
 from ._result import StudyResult
-from ._tasks import _run_in_process, _run_on_cluster
+from ._tasks import _run_in_process, _run_on_cluster, _trial_fit
 
 
 def _planned_record(classifiers, options):
@@ -57,9 +57,14 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
         ``(display_name, estimator)``: any scikit-learn-compatible multi-label estimator
         whose ``decision_function`` (else ``predict_proba``) gives an (n_documents,
         n_labels) belief matrix, e.g. ``OneVsRestClassifier(LogisticRegression())`` or a
-        Pipeline. It is cloned (:func:`sklearn.base.clone`) and fitted on each training
-        fold as given (its own ``random_state`` is kept); its parameters are recorded as
-        its one-line repr. Outputs show the display names.
+        Pipeline, or scikit-learn's multi-output list of one (n_documents, n_classes)
+        ``predict_proba`` array per label (``RandomForestClassifier``,
+        ``KNeighborsClassifier``, ``MultiOutputClassifier(...)``), of which each label's
+        class-1 column is its belief (zeros where the training fold lacks the label). It
+        is cloned (:func:`sklearn.base.clone`) and fitted on each training fold as given
+        (its own ``random_state`` is kept); its parameters are recorded as its one-line
+        repr. Before any fold, a trial fit on a slice of the first training fold checks
+        that it runs and gives such beliefs. Outputs show the display names.
     folds : int, default 10
         Cross-validation folds (>= 2).
     ties : sequence of str, default :data:`STUDY_TIES`
@@ -97,8 +102,9 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     ValueError, TypeError
         For an invalid argument, before anything is computed: among them a classifier
         named twice, an unknown name, an estimator without ``decision_function`` or
-        ``predict_proba``, ``params`` for an own estimator. ValueError also when an own
-        estimator's beliefs do not have the shape (test documents, labels).
+        ``predict_proba``, ``params`` for an own estimator. ValueError also, before any
+        fold, when an own estimator fails its trial fit or its beliefs do not have the
+        shape (test documents, labels).
     ConnectionError
         When the scheduler cannot be reached, before anything is computed.
     fastrank.dask.NoWorkersError
@@ -143,6 +149,7 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     effective_n_jobs(n_jobs)
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=random_state)
                   .split(np.arange(dataset.n_documents)))
+    _trial_fit(dataset, *splits[0], classifiers, config)  # a user's estimator, before any fold
     values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
     stderr = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
     tie_stats = {c: {"top": [None] * folds, "boundary": [None] * folds,

@@ -16,7 +16,7 @@ from ..metrics import evaluate
 from ..metrics._common import check_inputs
 from ..ranking import tie_groups
 from ._calibration import _features, calibrate_classifier
-from ._plan import CLASSIFIERS, _Shipped, _beliefs, _make_classifier
+from ._plan import CLASSIFIERS, _beliefs, _make_classifier, _Shipped, _Unusable
 
 
 def tie_statistics(y_true: LabelsLike, y_score: MatrixLike) -> dict[str, float]:
@@ -116,6 +116,41 @@ def _classifier_task(fold, name, params, seed, ties, cutoff, n_jobs):
         t3 = time.perf_counter()
     return _Outcome(result.values, result.stderr, stats,
                     {"fit": t1 - t0, "predict": t2 - t1, "evaluate": t3 - t2}, fold.seconds)
+
+
+#: Training documents of the trial fit of a user's estimator (:func:`_trial_fit`), besides
+#: one with and one without each label
+TRIAL_DOCUMENTS = 30
+
+
+def _trial_fit(dataset, train, test, classifiers, config):
+    """Fit each user's estimator on a slice of the training documents ``train`` and take its
+    beliefs (:func:`_beliefs`) on a few of the test documents ``test``, so that an estimator
+    that fails, or gives no usable beliefs, is refused before any fold runs. The slice holds
+    the first :data:`TRIAL_DOCUMENTS` and, per label, the first document with it and the
+    first without it. Raises ValueError naming the estimator; its warnings on the small
+    slice are not shown."""
+    own = [c for c in classifiers if c not in CLASSIFIERS]
+    if not own:
+        return
+    Y = dataset.Y[train]
+    rows = np.unique(np.concatenate([np.arange(min(len(train), TRIAL_DOCUMENTS)),
+                                     Y.argmax(axis=0), (Y == 0).argmax(axis=0)]))
+    fold = _fold_task(dataset, train[rows], test[:10], 1)
+    for c in own:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = _make_classifier(c, config[c], 0)
+                model.fit(fold.X_train, fold.Y_train)
+                _beliefs(model, fold.X_test, fold.Y_test.shape[1], c)
+        except _Unusable:
+            raise
+        except Exception as exc:
+            message = " ".join(str(exc).split())
+            raise ValueError(f"classifier {c!r} failed its trial fit on {len(rows)} training "
+                             f"documents, before the study: {type(exc).__name__}: "
+                             f"{message}") from exc
 
 
 def _run_in_process(dataset, splits, classifiers, config, calibrate, random_state, ties, cutoff,
