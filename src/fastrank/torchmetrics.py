@@ -84,6 +84,7 @@ class StudyMetrics(Metric):
                             f"got {type(random_state).__name__}")
         self._template = Evaluator(ties, n_labels=num_labels, random_state=random_state,
                                    n_draws=n_draws, cutoff=cutoff, zero_division=zero_division)
+        self._template._sampled = True  # fixed-shape sums: every cut tie group drawn
         keys = METRIC_KEYS if metrics is None else tuple(metrics)
         unknown = [k for k in keys if k not in METRIC_KEYS]
         if unknown or not keys:

@@ -11,8 +11,11 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
 * the *expected* pass walks the tie groups again and writes the exact
   expectation of every ordinal value over uniformly random orders inside the groups
   (closed forms below); for the two category-macro metrics, whose per-label denominators
-  are random, it also draws ``n_draws`` random predicted sets per row (only the tie group
-  cut by the cutoff is random) into per-draw label counters ``mc``;
+  are random, it records the tie group cut by the cutoff (the only random part of the
+  predicted set): each of its labels as a *boundary record* (label, s, d, relevant), the
+  label being predicted with probability d/s (see ``boundary_expectations``) — or, for a
+  row whose weight is neither 0 nor 1 (and in the C API), it draws ``n_draws`` random
+  predicted sets into per-draw label counters ``mc``;
 * the *ordinal* pass shuffles each tie group with the row's own counter-based generator
   (``row_state(seed, row)``, exactly as ``fastrank.ranking.rank(..., "ordinal")`` does) and
   walks the positions. It runs last: it shuffles ``w.order`` in place.
@@ -29,13 +32,18 @@ lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label (LAB_ROWS): 
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
 mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
+records : int32 (n_records, 4)  returned: the boundary records (label, s, d, relevant), d/s
+                                in lowest terms, of the rows of weight 1, chunk by chunk.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.string cimport memcpy
+
+import numpy as np
 
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_row_at,
@@ -113,6 +121,36 @@ N_DOC_COLUMNS = N_SLOTS
 LAB_ROWS = {"ordinal": LAB_ORDINAL, "group": LAB_GROUP, "expected": LAB_EXPECTED,
             "relevant": LAB_REL, "fixed": LAB_FIXED}
 N_LAB_ROWS = N_LAB
+
+
+cdef struct Records:
+    # one chunk's boundary records, (label, s, d, relevant) int32 quadruples, grown by doubling
+    int32_t* data
+    Py_ssize_t n, cap
+    bint failed
+
+
+cdef inline void _record(Records* r, int32_t c, int32_t s, int32_t d, int32_t rel) noexcept nogil:
+    cdef int32_t* grown
+    if r.n == r.cap:
+        grown = <int32_t*> realloc(r.data, 8 * (r.cap + 64) * sizeof(int32_t))
+        if grown == NULL:
+            r.failed = 1
+            return
+        r.data, r.cap = grown, 2 * (r.cap + 64)
+    r.data[4 * r.n] = c
+    r.data[4 * r.n + 1] = s
+    r.data[4 * r.n + 2] = d
+    r.data[4 * r.n + 3] = rel
+    r.n += 1
+
+
+cdef inline Py_ssize_t _gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef Py_ssize_t t
+    while b:
+        t = a % b
+        a, b = b, t
+    return a
 
 
 cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k) noexcept nogil:
@@ -230,7 +268,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, double wt, double* out,
-                                double* lab, double* mc) noexcept nogil:
+                                double* lab, double* mc, Records* rec) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -249,10 +287,14 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
       probability d/s, all d are relevant with probability prod_{i<d} (a-i)/(s-i). |Ĉ|
       itself is not random (belief-0 labels form one group), so the exact match is
       [|Ĉ| = |C|] times the probability that every predicted label is relevant.
+
+    The group holding position k is recorded in ``rec`` (a row of weight 1; one of weight 0
+    adds nothing) or, without ``rec`` or for other weights, drawn ``n_draws`` times into
+    ``mc``.
     """
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
-    cdef Py_ssize_t start = 0, stop, p, c, k, j, s, a, d, cum_rel = 0, cum_nonrel = 0
+    cdef Py_ssize_t start = 0, stop, p, c, k, j, s, a, d, g, cum_rel = 0, cum_nonrel = 0
     cdef Py_ssize_t cut = n_rel if top_k < 0 else top_k
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, cov = 0.0, tp = 0.0, npred = 0.0
     cdef double tp_r = 0.0, npred_r = 0.0, exact = 1.0, t, share
@@ -311,7 +353,14 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                     lab[(LAB_EXPECTED + 1) * q + c] += share
                     if y[c]:
                         lab[LAB_EXPECTED * q + c] += share
-                if n_draws > 0:  # d of the s labels, uniformly, n_draws times
+                if rec != NULL and (wt == 1.0 or wt == 0.0):
+                    g = _gcd(d, s)
+                    for p in range(start, stop):
+                        if wt == 1.0:
+                            c = order[p]
+                            _record(rec, <int32_t> c, <int32_t> (s // g), <int32_t> (d // g),
+                                    y[c])
+                elif n_draws > 0:  # d of the s labels, uniformly, n_draws times
                     state = row_state(mc_seed, row)
                     for p in range(s):
                         scratch[p] = order[start + p]
@@ -342,7 +391,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
 cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
                       int32_t* scratch, Py_ssize_t row, double wt, double* out, double* lab,
-                      double* mc) noexcept nogil:
+                      double* mc, Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
@@ -356,7 +405,7 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
         _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, wt, out,
-                       lab, mc)
+                       lab, mc, rec)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q)
@@ -366,15 +415,19 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
              const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
              const uint8_t[:, ::1] y, int families, Py_ssize_t top_k, uint64_t seed,
              uint64_t mc_seed, Py_ssize_t first_row, const double[::1] weight,
-             double[:, ::1] doc, double[:, :, ::1] lab, double[:, :, :, ::1] mc):
+             double[:, ::1] doc, double[:, :, ::1] lab, double[:, :, :, ::1] mc,
+             bint record=True):
     """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for an (n, q) belief matrix
     given by ``fastrank._validation.row_source`` (a dense flat buffer with element strides
     and empty index arrays, or a canonical CSR matrix whose implicit zeros are one tie
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
-    ``doc`` is never weighted."""
+    ``doc`` is never weighted. Returns the boundary records (int32, (n_records, 4)) of the
+    expected family; without ``record``, none: every row's cut group is drawn into ``mc``."""
     cdef SortWork* w = NULL  # each thread sets its own
-    cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
+    cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1], total = 0
+    cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
+    cdef int32_t[:, ::1] out_view
     cdef int32_t* scratch = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
@@ -382,7 +435,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
-    failed[0] = 0
+    failed[0] = rec == NULL
     with nogil, parallel():
         w = sort_work_new(q)
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
@@ -390,7 +443,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for chunk in prange(n_chunks, schedule="dynamic"):
-            if w == NULL or scratch == NULL:
+            if w == NULL or scratch == NULL or rec == NULL:
                 continue
             mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
@@ -399,11 +452,24 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
                      first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
-                     &lab[chunk, 0, 0], mcp)
+                     &lab[chunk, 0, 0], mcp, &rec[chunk] if record else <Records*> NULL)
         sort_work_free(w)
         free(scratch)
+    for chunk in range(n_chunks if rec != NULL else 0):
+        failed[0] |= rec[chunk].failed
+        total += rec[chunk].n
+    out = np.empty((0 if failed[0] else total, 4), dtype=np.int32)
+    out_view = out
+    total = 0
+    for chunk in range(n_chunks if rec != NULL else 0):
+        if not failed[0] and rec[chunk].n:
+            memcpy(&out_view[total, 0], rec[chunk].data, 4 * rec[chunk].n * sizeof(int32_t))
+        total += rec[chunk].n
+        free(rec[chunk].data)
+    free(rec)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
+    return out
 
 
 cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
@@ -418,11 +484,193 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     cdef int status = -1
     if w != NULL and scratch != NULL:
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
-        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, row, wt, doc, lab, mc)
+        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, row, wt, doc, lab, mc,
+             NULL)
         status = 0
     sort_work_free(w)
     free(scratch)
     return status
+
+
+# ---- ties="expected": the category-macro ratios from the boundary records -----------------
+
+cdef double TINY = 1e-22  # probabilities below this are left out of a distribution's tails
+
+
+cdef inline Py_ssize_t _binomial(Py_ssize_t n, double p, double* pk,
+                                 Py_ssize_t* lo) noexcept nogil:
+    """Binomial(n, p) probabilities in pk[lo[0]:lo[0] + width] (returns width), leaving out
+    the tails below TINY times the mode: from the mode outwards by the ratio of successive
+    terms, then normalised."""
+    cdef Py_ssize_t m = <Py_ssize_t> ((n + 1) * p), j, hi
+    cdef double odds = p / (1.0 - p), total = 1.0
+    if m > n:
+        m = n
+    pk[m] = 1.0
+    j = m
+    while j > 0 and pk[j] >= TINY:
+        pk[j - 1] = pk[j] * j / ((n - j + 1) * odds)
+        j -= 1
+        total += pk[j]
+    lo[0] = j
+    hi = m
+    while hi < n and pk[hi] >= TINY:
+        pk[hi + 1] = pk[hi] * (n - hi) / (hi + 1) * odds
+        hi += 1
+        total += pk[hi]
+    for j in range(lo[0], hi + 1):
+        pk[j] /= total
+    return hi - lo[0] + 1
+
+
+cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
+                     const int64_t* n_irr, Py_ssize_t n_classes, Py_ssize_t n_sets,
+                     Py_ssize_t stride, const double* a, const double* b, double rel,
+                     double zd, double* out_p, double* out_f) noexcept nogil:
+    """One label's E[(a + X) / (b + X + Y)] and E[2 (a + X) / (rel + b + X + Y)] (zd where
+    the denominator is 0) for each of the n_sets offsets a[k * stride], b[k * stride],
+    written to out_p[k * stride], out_f[k * stride]: X and Y count the label's relevant and
+    irrelevant boundary records that are predicted, independently, record (s, d) with
+    probability d/s; n_rel[c] relevant and n_irr[c] irrelevant records in class c. Returns
+    -1 when out of memory."""
+    cdef Py_ssize_t cap = 1, c, k, i, j, n, width = 1, kw, klo = 0, lo = 0, off = 0
+    cdef double frac, x, num, den, acc_p, acc_f
+    cdef double* buf
+    for c in range(n_classes):
+        cap += n_rel[c] + n_irr[c]
+    buf = <double*> malloc(5 * cap * sizeof(double))
+    if buf == NULL:
+        return -1
+    cdef double* P = buf
+    cdef double* H = buf + cap
+    cdef double* NP = buf + 2 * cap
+    cdef double* NH = buf + 3 * cap
+    cdef double* pk = buf + 4 * cap
+    # P[off + i] = P(Z = lo + i), H[off + i] = E[X; Z = lo + i] with Z = X + Y, built class by
+    # class: a class of n records, r relevant, adds Z_c ~ Binomial(n, d/s) with
+    # E[X_c | Z_c] = Z_c r / n, so (P, H) <- (P * P_c, H * P_c + P * H_c), H_c(z) = z r/n P_c(z)
+    P[0], H[0] = 1.0, 0.0
+    for c in range(n_classes):
+        n = n_rel[c] + n_irr[c]
+        kw = _binomial(n, <double> d[c] / s[c], pk, &klo)
+        frac = <double> n_rel[c] / n
+        for i in range(width + kw - 1):
+            NP[i] = 0.0
+            NH[i] = 0.0
+        for i in range(width):
+            for j in range(kw):
+                x = pk[klo + j]
+                NP[i + j] += P[off + i] * x
+                NH[i + j] += H[off + i] * x + P[off + i] * x * frac * (klo + j)
+        lo += klo
+        width += kw - 1
+        off = 0
+        while width > 1 and NP[off] < TINY:  # negligible tails
+            off += 1
+            width -= 1
+            lo += 1
+        while width > 1 and NP[off + width - 1] < TINY:
+            width -= 1
+        P, NP = NP, P
+        H, NH = NH, H
+    for k in range(n_sets):
+        acc_p = 0.0
+        acc_f = 0.0
+        for i in range(width):
+            num = a[k * stride] * P[off + i] + H[off + i]
+            den = b[k * stride] + (lo + i)
+            acc_p += num / den if den > 0 else zd * P[off + i]
+            acc_f += 2.0 * num / (rel + den) if rel + den > 0 else zd * P[off + i]
+        out_p[k * stride] = acc_p
+        out_f[k * stride] = acc_f
+    free(buf)
+    return 0
+
+
+def boundary_expectations(const int64_t[::1] start, const int64_t[::1] s, const int64_t[::1] d,
+                          const int64_t[::1] n_rel, const int64_t[::1] n_irr,
+                          const double[:, ::1] tp, const double[:, ::1] pred,
+                          const double[::1] rel, double zero_division,
+                          double[:, ::1] precision, double[:, ::1] f1):
+    """Per label i and offset set k, the expectations over the boundary records of
+    precision_i = TP_i / (TP_i + FP_i) and F1_i = 2 TP_i / (TP_i + FN_i + TP_i + FP_i)
+    (``zero_division`` for 0/0), with TP_i = tp[k, i] + X_i and TP_i + FP_i =
+    pred[k, i] + X_i + Y_i, into ``precision[k, i]`` and ``f1[k, i]``. Label i's record
+    classes are ``start[i]:start[i + 1]``: ``n_rel`` relevant and ``n_irr`` irrelevant
+    records, each predicted independently with probability d/s (a Poisson-binomial sum,
+    computed exactly but for tails below 1e-22). ``rel[i]`` is TP_i + FN_i."""
+    cdef Py_ssize_t i, q = rel.shape[0], n_sets = tp.shape[0]
+    cdef int failed[1]
+    failed[0] = 0
+    if q == 0 or n_sets == 0:
+        return
+    with nogil:
+        for i in prange(q, schedule="dynamic"):
+            if _label_sums(&s[0] + start[i], &d[0] + start[i], &n_rel[0] + start[i],
+                           &n_irr[0] + start[i], start[i + 1] - start[i], n_sets, q, &tp[0, i],
+                           &pred[0, i], rel[i], zero_division, &precision[0, i], &f1[0, i]):
+                failed[0] = 1
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate the boundary distributions")
+
+
+cdef struct Entry:
+    uint64_t key  # s << 32 | d
+    int64_t n_rel, n_irr
+
+
+cdef int _by_key(const void* x, const void* y) noexcept nogil:
+    cdef uint64_t a = (<const Entry*> x).key, b = (<const Entry*> y).key
+    return (a > b) - (a < b)
+
+
+def tabulate(const int64_t[::1] label, const int64_t[::1] s, const int64_t[::1] d,
+             const int64_t[::1] n_rel, const int64_t[::1] n_irr, Py_ssize_t q):
+    """The boundary record classes, counted: rows (label, s, d, n_rel, n_irr), in any order
+    and with repeats, summed into one row per (label, s, d), sorted by it. Returns
+    ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``) and the classes'
+    ``s``, ``d``, ``n_rel``, ``n_irr``."""
+    cdef Py_ssize_t n = label.shape[0], i, j, k, out_n = 0
+    start = np.zeros(q + 1, dtype=np.int64)
+    cdef int64_t[::1] st = start
+    cdef Entry* e = <Entry*> malloc((n if n else 1) * sizeof(Entry))
+    if e == NULL:
+        raise MemoryError("fastrank: cannot allocate the boundary record classes")
+    with nogil:
+        for i in range(n):
+            st[label[i] + 1] += 1
+        for i in range(q):
+            st[i + 1] += st[i]
+        for i in range(n):  # counting sort by label: st[i] moves from label i's start to its end
+            j = st[label[i]]
+            st[label[i]] += 1
+            e[j].key = (<uint64_t> s[i] << 32) | <uint64_t> d[i]
+            e[j].n_rel = n_rel[i]
+            e[j].n_irr = n_irr[i]
+        j = 0
+        for i in range(q):  # sort each label's classes and add up equal ones
+            k = st[i]
+            if k - j > 1:
+                qsort(&e[j], k - j, sizeof(Entry), _by_key)
+            st[i] = out_n
+            while j < k:
+                if out_n > st[i] and e[out_n - 1].key == e[j].key:
+                    e[out_n - 1].n_rel += e[j].n_rel
+                    e[out_n - 1].n_irr += e[j].n_irr
+                else:
+                    e[out_n] = e[j]
+                    out_n += 1
+                j += 1
+        st[q] = out_n
+    out = np.empty((4, out_n), dtype=np.int64)
+    cdef int64_t[:, ::1] o = out
+    for i in range(out_n):
+        o[0, i] = <int64_t> (e[i].key >> 32)
+        o[1, i] = <int64_t> (e[i].key & 0xFFFFFFFF)
+        o[2, i] = e[i].n_rel
+        o[3, i] = e[i].n_irr
+    free(e)
+    return start, out[0], out[1], out[2], out[3]
 
 
 # ---- cutoff: the predicted sets themselves ----------------------------------------------
