@@ -32,16 +32,15 @@ lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label (LAB_ROWS): 
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
 mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
-records : int32 (n_records, 4)  returned: the boundary records (label, s, d, relevant), d/s
-                                in lowest terms, of the rows of weight 1, chunk by chunk.
+records : int64 (5, n_records)  returned: the boundary records (label, s, d, relevant,
+                                irrelevant), d/s in lowest terms, of the rows of weight 1.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from libc.string cimport memcpy
+from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
 
@@ -422,12 +421,13 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     and empty index arrays, or a canonical CSR matrix whose implicit zeros are one tie
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
-    ``doc`` is never weighted. Returns the boundary records (int32, (n_records, 4)) of the
-    expected family; without ``record``, none: every row's cut group is drawn into ``mc``."""
+    ``doc`` is never weighted. Returns the boundary records of the expected family, int64
+    (5, n_records): label, s, d, relevant, irrelevant (0/1); without ``record``, none:
+    every row's cut group is drawn into ``mc``."""
     cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1], total = 0
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
-    cdef int32_t[:, ::1] out_view
+    cdef int64_t[:, ::1] out_view
     cdef int32_t* scratch = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
@@ -458,12 +458,16 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     for chunk in range(n_chunks if rec != NULL else 0):
         failed[0] |= rec[chunk].failed
         total += rec[chunk].n
-    out = np.empty((0 if failed[0] else total, 4), dtype=np.int32)
+    out = np.empty((5, 0 if failed[0] else total), dtype=np.int64)
     out_view = out
     total = 0
     for chunk in range(n_chunks if rec != NULL else 0):
-        if not failed[0] and rec[chunk].n:
-            memcpy(&out_view[total, 0], rec[chunk].data, 4 * rec[chunk].n * sizeof(int32_t))
+        for i in range(rec[chunk].n if not failed[0] else 0):
+            out_view[0, total + i] = rec[chunk].data[4 * i]
+            out_view[1, total + i] = rec[chunk].data[4 * i + 1]
+            out_view[2, total + i] = rec[chunk].data[4 * i + 2]
+            out_view[3, total + i] = rec[chunk].data[4 * i + 3]
+            out_view[4, total + i] = 1 - rec[chunk].data[4 * i + 3]
         total += rec[chunk].n
         free(rec[chunk].data)
     free(rec)
@@ -523,6 +527,75 @@ cdef inline Py_ssize_t _binomial(Py_ssize_t n, double p, double* pk,
     return hi - lo[0] + 1
 
 
+cdef enum:
+    MAX_STEP = 4  # single indicators applied in one pass (a kernel of 5 terms)
+
+
+cdef inline void _step(double** P, double** NP, Py_ssize_t* off, Py_ssize_t* width,
+                       const double* ker, Py_ssize_t kw, Py_ssize_t* lo) noexcept nogil:
+    """Convolve the distribution (P[0] + off[0])[:width[0]] of a sum starting at lo[0]
+    with ker[:kw] into NP[0], swap P and NP, and leave out its tails below TINY."""
+    cdef Py_ssize_t i, j, w = width[0]
+    cdef const double* src = P[0] + off[0]
+    cdef double* dst = NP[0]
+    cdef double x
+    for i in range(w):
+        dst[i] = ker[0] * src[i]
+    for i in range(w, w + kw - 1):
+        dst[i] = 0.0
+    for j in range(1, kw):
+        x = ker[j]
+        for i in range(w):
+            dst[i + j] += x * src[i]
+    NP[0], P[0] = P[0], dst
+    w += kw - 1
+    i = 0
+    while w > 1 and dst[i] < TINY:
+        i += 1
+        w -= 1
+        lo[0] += 1
+    while w > 1 and dst[i + w - 1] < TINY:
+        w -= 1
+    off[0], width[0] = i, w
+
+
+cdef Py_ssize_t _poisson_binomial(const int64_t* s, const int64_t* d, const int64_t* count,
+                                  Py_ssize_t n_classes, double* A, double* B, double* pk,
+                                  Py_ssize_t* lo, double** out) noexcept nogil:
+    """Distribution of a sum of independent indicators, count[c] of probability d[c]/s[c]
+    for each class c: out[0][i] = P(sum = lo[0] + i) for i < width (returned), built
+    alternately in A and B (each 1 + sum(count) long; out[0] points into one of them) by
+    convolution with Binomial(count[c], d[c]/s[c]) (pk: scratch as long), single
+    indicators MAX_STEP at a time (one pass); the tails below TINY left out."""
+    cdef Py_ssize_t c, i, n, kw = 1, klo = 0, width = 1, off = 0
+    cdef double p
+    cdef double ker[MAX_STEP + 1]
+    cdef double* P = A
+    cdef double* NP = B
+    P[0] = 1.0
+    ker[0] = 1.0
+    lo[0] = 0
+    for c in range(n_classes + 1):
+        n = count[c] if c < n_classes else 0
+        if n == 1:  # one more indicator in the pending kernel
+            p = <double> d[c] / s[c]
+            ker[kw] = ker[kw - 1] * p
+            for i in range(kw - 1, 0, -1):
+                ker[i] = ker[i] * (1.0 - p) + ker[i - 1] * p
+            ker[0] *= 1.0 - p
+            kw += 1
+        if kw > 1 and (kw > MAX_STEP or n > 1 or c == n_classes):
+            _step(&P, &NP, &off, &width, ker, kw, lo)
+            ker[0], kw = 1.0, 1
+        if n > 1:
+            kw = _binomial(n, <double> d[c] / s[c], pk, &klo)
+            lo[0] += klo
+            _step(&P, &NP, &off, &width, pk + klo, kw, lo)
+            kw = 1
+    out[0] = P + off
+    return width
+
+
 cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
                      const int64_t* n_irr, Py_ssize_t n_classes, Py_ssize_t n_sets,
                      Py_ssize_t stride, const double* a, const double* b, double rel,
@@ -533,54 +606,38 @@ cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
     irrelevant boundary records that are predicted, independently, record (s, d) with
     probability d/s; n_rel[c] relevant and n_irr[c] irrelevant records in class c. Returns
     -1 when out of memory."""
-    cdef Py_ssize_t cap = 1, c, k, i, j, n, width = 1, kw, klo = 0, lo = 0, off = 0
-    cdef double frac, x, num, den, acc_p, acc_f
+    cdef Py_ssize_t cap = 1, c, k, i, j, wx, wy, lx = 0, ly = 0
+    cdef double num, den, acc_p, acc_f, x
     cdef double* buf
     for c in range(n_classes):
         cap += n_rel[c] + n_irr[c]
-    buf = <double*> malloc(5 * cap * sizeof(double))
+    buf = <double*> malloc(7 * cap * sizeof(double))
     if buf == NULL:
         return -1
-    cdef double* P = buf
-    cdef double* H = buf + cap
-    cdef double* NP = buf + 2 * cap
-    cdef double* NH = buf + 3 * cap
-    cdef double* pk = buf + 4 * cap
-    # P[off + i] = P(Z = lo + i), H[off + i] = E[X; Z = lo + i] with Z = X + Y, built class by
-    # class: a class of n records, r relevant, adds Z_c ~ Binomial(n, d/s) with
-    # E[X_c | Z_c] = Z_c r / n, so (P, H) <- (P * P_c, H * P_c + P * H_c), H_c(z) = z r/n P_c(z)
-    P[0], H[0] = 1.0, 0.0
-    for c in range(n_classes):
-        n = n_rel[c] + n_irr[c]
-        kw = _binomial(n, <double> d[c] / s[c], pk, &klo)
-        frac = <double> n_rel[c] / n
-        for i in range(width + kw - 1):
-            NP[i] = 0.0
-            NH[i] = 0.0
-        for i in range(width):
-            for j in range(kw):
-                x = pk[klo + j]
-                NP[i + j] += P[off + i] * x
-                NH[i + j] += H[off + i] * x + P[off + i] * x * frac * (klo + j)
-        lo += klo
-        width += kw - 1
-        off = 0
-        while width > 1 and NP[off] < TINY:  # negligible tails
-            off += 1
-            width -= 1
-            lo += 1
-        while width > 1 and NP[off + width - 1] < TINY:
-            width -= 1
-        P, NP = NP, P
-        H, NH = NH, H
+    cdef double* X
+    cdef double* Y
+    cdef double* P = buf + 4 * cap  # P(X + Y = lx + ly + i)
+    cdef double* H = buf + 5 * cap  # E[X; X + Y = lx + ly + i]
+    # X and Y are independent: their distributions apart, then Z = X + Y with E[X; Z = z]
+    wx = _poisson_binomial(s, d, n_rel, n_classes, buf, buf + cap, buf + 6 * cap, &lx, &X)
+    wy = _poisson_binomial(s, d, n_irr, n_classes, buf + 2 * cap, buf + 3 * cap, buf + 6 * cap,
+                           &ly, &Y)
+    for i in range(wx + wy - 1):
+        P[i] = 0.0
+        H[i] = 0.0
+    for i in range(wx):
+        x = X[i] * (lx + i)
+        for j in range(wy):
+            P[i + j] += X[i] * Y[j]
+            H[i + j] += x * Y[j]
     for k in range(n_sets):
         acc_p = 0.0
         acc_f = 0.0
-        for i in range(width):
-            num = a[k * stride] * P[off + i] + H[off + i]
-            den = b[k * stride] + (lo + i)
-            acc_p += num / den if den > 0 else zd * P[off + i]
-            acc_f += 2.0 * num / (rel + den) if rel + den > 0 else zd * P[off + i]
+        for i in range(wx + wy - 1):
+            num = a[k * stride] * P[i] + H[i]
+            den = b[k * stride] + (lx + ly + i)
+            acc_p += num / den if den > 0 else zd * P[i]
+            acc_f += 2.0 * num / (rel + den) if rel + den > 0 else zd * P[i]
         out_p[k * stride] = acc_p
         out_f[k * stride] = acc_f
     free(buf)
@@ -614,63 +671,71 @@ def boundary_expectations(const int64_t[::1] start, const int64_t[::1] s, const 
         raise MemoryError("fastrank: cannot allocate the boundary distributions")
 
 
-cdef struct Entry:
-    uint64_t key  # s << 32 | d
-    int64_t n_rel, n_irr
-
-
-cdef int _by_key(const void* x, const void* y) noexcept nogil:
-    cdef uint64_t a = (<const Entry*> x).key, b = (<const Entry*> y).key
-    return (a > b) - (a < b)
+cdef void _stable_by(const int64_t* key, const int64_t* src, int64_t* dst, Py_ssize_t n,
+                     int64_t* count, Py_ssize_t n_keys) noexcept nogil:
+    """dst <- src ordered by key[src[i]] (from 0 to n_keys - 1), stably (a counting sort)."""
+    cdef Py_ssize_t i
+    for i in range(n_keys + 1):
+        count[i] = 0
+    for i in range(n):
+        count[key[src[i]] + 1] += 1
+    for i in range(n_keys):
+        count[i + 1] += count[i]
+    for i in range(n):
+        dst[count[key[src[i]]]] = src[i]
+        count[key[src[i]]] += 1
 
 
 def tabulate(const int64_t[::1] label, const int64_t[::1] s, const int64_t[::1] d,
              const int64_t[::1] n_rel, const int64_t[::1] n_irr, Py_ssize_t q):
     """The boundary record classes, counted: rows (label, s, d, n_rel, n_irr), in any order
-    and with repeats, summed into one row per (label, s, d), sorted by it. Returns
-    ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``) and the classes'
-    ``s``, ``d``, ``n_rel``, ``n_irr``."""
-    cdef Py_ssize_t n = label.shape[0], i, j, k, out_n = 0
+    and with repeats, summed into one row per (label, s, d), sorted by it (counting sorts,
+    least significant key first: by (s, d) at once when s is small, else d then s; then
+    by label). Returns ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``)
+    and the classes' ``s``, ``d``, ``n_rel``, ``n_irr``."""
+    cdef Py_ssize_t n = label.shape[0], i, j, out_n = 0, n_s = 1, n_keys
+    for i in range(n):
+        n_s = s[i] + 1 if s[i] >= n_s else n_s
+    cdef bint pairs = n_s * n_s <= 4 * (n + q)  # (s, d) as one key s * n_s + d
+    n_keys = max(q, n_s * n_s if pairs else n_s)
     start = np.zeros(q + 1, dtype=np.int64)
+    out = np.empty((4, n), dtype=np.int64)
     cdef int64_t[::1] st = start
-    cdef Entry* e = <Entry*> malloc((n if n else 1) * sizeof(Entry))
-    if e == NULL:
+    cdef int64_t[:, ::1] o = out
+    cdef int64_t* a = <int64_t*> calloc(3 * n + n_keys + 2, sizeof(int64_t))
+    if a == NULL:
         raise MemoryError("fastrank: cannot allocate the boundary record classes")
+    cdef int64_t* b = a + n
+    cdef int64_t* key = a + 2 * n
+    cdef int64_t* count = a + 3 * n
     with nogil:
         for i in range(n):
-            st[label[i] + 1] += 1
+            a[i] = i
+            key[i] = s[i] * n_s + d[i]
+        if n and pairs:
+            _stable_by(key, a, b, n, count, n_keys)
+            _stable_by(&label[0], b, a, n, count, n_keys)
+            for i in range(n):
+                b[i] = a[i]
+        elif n:
+            _stable_by(&d[0], a, b, n, count, n_keys)
+            _stable_by(&s[0], b, a, n, count, n_keys)
+            _stable_by(&label[0], a, b, n, count, n_keys)
+        for i in range(n):  # add up equal rows
+            j = b[i]
+            if out_n and label[j] == label[b[i - 1]] and s[j] == o[0, out_n - 1] \
+                    and d[j] == o[1, out_n - 1]:
+                o[2, out_n - 1] += n_rel[j]
+                o[3, out_n - 1] += n_irr[j]
+            else:
+                st[label[j] + 1] += 1
+                o[0, out_n], o[1, out_n], o[2, out_n], o[3, out_n] = s[j], d[j], n_rel[j], n_irr[j]
+                out_n += 1
         for i in range(q):
             st[i + 1] += st[i]
-        for i in range(n):  # counting sort by label: st[i] moves from label i's start to its end
-            j = st[label[i]]
-            st[label[i]] += 1
-            e[j].key = (<uint64_t> s[i] << 32) | <uint64_t> d[i]
-            e[j].n_rel = n_rel[i]
-            e[j].n_irr = n_irr[i]
-        j = 0
-        for i in range(q):  # sort each label's classes and add up equal ones
-            k = st[i]
-            if k - j > 1:
-                qsort(&e[j], k - j, sizeof(Entry), _by_key)
-            st[i] = out_n
-            while j < k:
-                if out_n > st[i] and e[out_n - 1].key == e[j].key:
-                    e[out_n - 1].n_rel += e[j].n_rel
-                    e[out_n - 1].n_irr += e[j].n_irr
-                else:
-                    e[out_n] = e[j]
-                    out_n += 1
-                j += 1
-        st[q] = out_n
-    out = np.empty((4, out_n), dtype=np.int64)
-    cdef int64_t[:, ::1] o = out
-    for i in range(out_n):
-        o[0, i] = <int64_t> (e[i].key >> 32)
-        o[1, i] = <int64_t> (e[i].key & 0xFFFFFFFF)
-        o[2, i] = e[i].n_rel
-        o[3, i] = e[i].n_irr
-    free(e)
-    return start, out[0], out[1], out[2], out[3]
+    free(a)
+    return start, out[0, :out_n].copy(), out[1, :out_n].copy(), out[2, :out_n].copy(), \
+        out[3, :out_n].copy()
 
 
 # ---- cutoff: the predicted sets themselves ----------------------------------------------

@@ -30,9 +30,9 @@ class BoundaryCounts:
 
     @classmethod
     def from_records(cls, records, n_labels):
-        """From the kernel's boundary records, int32 rows (label, s, d, relevant)."""
-        rel = records[:, 3].astype(np.int64)
-        return cls(n_labels, records[:, 0], records[:, 1], records[:, 2], rel, 1 - rel)
+        """From the kernel's boundary records: int64 (5, n), rows label, s, d and whether
+        each is relevant and irrelevant (0/1)."""
+        return cls(n_labels, *records)
 
     def __add__(self, other):
         if self.n_labels != other.n_labels:

@@ -111,9 +111,9 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups of the
       rows weighing neither 0 nor 1 (of every row without ``record``), the TP_i and
       TP_i + FP_i they add to ``lab[LAB_FIXED]``;
-    * ``records`` (n_records, 4) int32: expected family with ``record``, the labels of the
-      cut tie groups of the rows of weight 1, as (label, s, d, relevant): predicted with
-      probability d/s (see :class:`~fastrank.metrics._boundary.BoundaryCounts`).
+    * ``records`` (5, n_records) int64: expected family with ``record``, the labels of the
+      cut tie groups of the rows of weight 1, as rows label, s, d, relevant, irrelevant:
+      predicted with probability d/s (see :class:`~fastrank.metrics._boundary.BoundaryCounts`).
     """
     lo, hi = (0, y_true.shape[0]) if rows is None else rows
     n, q = hi - lo, y_true.shape[1]

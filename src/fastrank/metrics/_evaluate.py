@@ -255,7 +255,8 @@ class Evaluator(Mergeable):
                     if draws:
                         out["_mc"] += mc
                 if self._families & EXPECTED and not self._sampled:
-                    out["_boundary"] = BoundaryCounts.from_records(np.concatenate(records), q)
+                    out["_boundary"] = BoundaryCounts.from_records(
+                        records[0] if len(records) == 1 else np.concatenate(records, axis=1), q)
             if at_k is not None:
                 out["_at_k"] = at_k(start, weight)
             return out
