@@ -361,10 +361,12 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
 
     ``ties="expected"`` gives the exact expectation, over uniformly random orders inside
     every tie group, of the value ``"ordinal"`` would give: no sampling, so no need to
-    average several random orderings. The one exception is ``precision_macro_c`` and
-    ``f1_macro_c`` (per-label ratios whose denominators are random): an unbiased
-    Monte-Carlo estimate over ``n_draws`` random orders, with its standard error in
-    ``result.stderr`` and marked in ``str(result)``.
+    average several random orderings. ``precision_macro_c`` and ``f1_macro_c`` (per-label
+    ratios whose denominators are random) are exact sums over each label's
+    Poisson-binomial counts of predicted tied labels, except for documents weighing
+    neither 0 nor 1: their random orders are drawn ``n_draws`` times, giving an unbiased
+    Monte-Carlo estimate with its standard error in ``result.stderr``, marked in
+    ``str(result)`` (see the guide, "Expected values").
 
     Parameters
     ----------
@@ -378,21 +380,23 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
         ordinal; see :func:`cutoff`; a k beyond the number of labels takes them all).
         ``r_precision`` always uses the first ``|C_j|`` positions.
     random_state : None, int or numpy.random.Generator, default 0
-        Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call;
-        row ``j`` draws from ``(seed, j)``).
+        Seeds the ordinal shuffle and the Monte-Carlo draws of weighted rows (one seed for
+        the whole call; row ``j`` draws from ``(seed, j)``).
     zero_division : float, default 0.0
         Value of a 0/0 ratio in the set-based metrics (see :func:`precision`).
     n_draws : int from 2 to 100 000, default 100
-        Random orders behind the two Monte-Carlo estimates of ``ties="expected"``.
+        Random orders drawn, under ``ties="expected"``, for the macro precision and F1 by
+        category of documents whose weight is neither 0 nor 1; without such weights it
+        changes nothing.
     sample_weight : array of shape (n_documents,), optional
         Per-document weights (finite, >= 0; default 1 each). Every per-document value is
         averaged with these weights, and the per-label contingency counts of the
         category-oriented metrics add each document's weight instead of 1 — as
-        scikit-learn's weighted metrics do. A document's random order ("ordinal", and
-        each Monte-Carlo draw of "expected") is drawn once and counted with its weight:
-        an integer weight equals repeating the row for every exact value, but not draw
-        for draw under "ordinal", nor for the two Monte-Carlo estimates (see the guide's
-        conventions).
+        scikit-learn's weighted metrics do. A document's random order ("ordinal", and the
+        one "expected" averages over) is one order counted with its weight: an integer
+        weight equals repeating the row for every exact value, but not draw for draw
+        under "ordinal", nor for macro precision and F1 by category under "expected"
+        (see the guide's conventions).
     at_k : int, sequence of int, dict or TopKEvaluator, optional
         Also the top-k metrics of extreme multi-label classification, in ``result.at_k``:
         equal to :func:`evaluate_at_k` of the same input, weights and ``random_state``. The
