@@ -267,6 +267,9 @@ def test_macro_c_exact_against_convolution(n, q, levels, top_k, zd):
     got = [res["expected"][k] for k in MACRO_C]
     assert got == pytest.approx(macro_c_reference(y, s, top_k, zd), abs=1e-12, rel=0)
     assert np.isnan(res.stderr).all()
+    sparse = M.evaluate(y, sp.csr_matrix(s), ties="expected", zero_division=zd,
+                        cutoff="perfect" if top_k is None else top_k)  # implicit zeros tied
+    assert [sparse["expected"][k] for k in MACRO_C] == got
 
 
 @pytest.mark.parametrize("cutoff", ["perfect", 3])

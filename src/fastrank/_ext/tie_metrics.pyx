@@ -32,8 +32,9 @@ lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label (LAB_ROWS): 
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
 mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
-records : int64 (5, n_records)  returned: the boundary records (label, s, d, relevant,
-                                irrelevant), d/s in lowest terms, of the rows of weight 1.
+records : int64 (5, n)          returned: the boundary records of the rows of weight 1,
+                                counted per chunk: label, s, d (d/s in lowest terms), how
+                                many relevant, how many irrelevant.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
@@ -122,26 +123,94 @@ LAB_ROWS = {"ordinal": LAB_ORDINAL, "group": LAB_GROUP, "expected": LAB_EXPECTED
 N_LAB_ROWS = N_LAB
 
 
+cdef struct Entry:
+    int32_t label, s, d  # label -1: an empty slot
+    int64_t n_rel, n_irr
+
+
+cdef enum:
+    RAW_MAX = 1 << 18  # a chunk's records kept as they come, then counted in a hash table
+
+
 cdef struct Records:
-    # one chunk's boundary records, (label, s, d, relevant) int32 quadruples, grown by doubling
-    int32_t* data
+    # one chunk's boundary records: the first RAW_MAX as they come, (label, s, d, relevant)
+    # int32 quadruples in raw; beyond, all of them counted by (label, s, d) in an
+    # open-addressing hash table of cap (a power of 2) slots, at most half full
+    int32_t* raw
+    Py_ssize_t n_raw, cap_raw
+    Entry* slot
     Py_ssize_t n, cap
     bint failed
 
 
-cdef inline void _record(Records* r, int32_t c, int32_t s, int32_t d, int32_t rel) noexcept nogil:
-    cdef int32_t* grown
-    if r.n == r.cap:
-        grown = <int32_t*> realloc(r.data, 8 * (r.cap + 64) * sizeof(int32_t))
+cdef inline Py_ssize_t _slot(Entry* table, Py_ssize_t cap, int32_t c, int32_t s,
+                             int32_t d) noexcept nogil:
+    """The slot of (c, s, d) in the table, or the empty slot where it goes."""
+    cdef uint64_t h = ((<uint64_t> c * 0x9E3779B97F4A7C15ULL + <uint64_t> s)
+                       * 0xC2B2AE3D27D4EB4FULL + <uint64_t> d)
+    cdef Py_ssize_t i
+    h ^= h >> 31
+    h *= 0x94D049BB133111EBULL
+    i = <Py_ssize_t> ((h ^ (h >> 29)) & <uint64_t> (cap - 1))
+    while table[i].label >= 0 and not (table[i].label == c and table[i].s == s
+                                       and table[i].d == d):
+        i = (i + 1) & (cap - 1)
+    return i
+
+
+cdef inline void _count(Records* r, int32_t c, int32_t s, int32_t d, int32_t rel) noexcept nogil:
+    """Count one boundary record in the hash table."""
+    cdef Entry* grown
+    cdef Py_ssize_t i, j, cap
+    if 2 * (r.n + 1) > r.cap:  # rehash into twice the slots
+        cap = 2 * r.cap if r.cap else 1024
+        grown = <Entry*> malloc(cap * sizeof(Entry))
         if grown == NULL:
             r.failed = 1
             return
-        r.data, r.cap = grown, 2 * (r.cap + 64)
-    r.data[4 * r.n] = c
-    r.data[4 * r.n + 1] = s
-    r.data[4 * r.n + 2] = d
-    r.data[4 * r.n + 3] = rel
-    r.n += 1
+        for i in range(cap):
+            grown[i].label = -1
+        for i in range(r.cap):
+            if r.slot[i].label >= 0:
+                j = _slot(grown, cap, r.slot[i].label, r.slot[i].s, r.slot[i].d)
+                grown[j] = r.slot[i]
+        free(r.slot)
+        r.slot, r.cap = grown, cap
+    i = _slot(r.slot, r.cap, c, s, d)
+    if r.slot[i].label < 0:
+        r.slot[i].label, r.slot[i].s, r.slot[i].d = c, s, d
+        r.slot[i].n_rel, r.slot[i].n_irr = 0, 0
+        r.n += 1
+    if rel:
+        r.slot[i].n_rel += 1
+    else:
+        r.slot[i].n_irr += 1
+
+
+cdef inline void _record(Records* r, int32_t c, int32_t s, int32_t d, int32_t rel) noexcept nogil:
+    """Add one boundary record (label c, probability d/s, relevant or not)."""
+    cdef Py_ssize_t i
+    cdef int32_t* grown
+    if r.slot == NULL and r.n_raw < RAW_MAX:
+        if r.n_raw == r.cap_raw:
+            i = 2 * r.cap_raw if r.cap_raw else 256
+            grown = <int32_t*> realloc(r.raw, 4 * i * sizeof(int32_t))
+            if grown == NULL:
+                r.failed = 1
+                return
+            r.raw, r.cap_raw = grown, i
+        r.raw[4 * r.n_raw] = c
+        r.raw[4 * r.n_raw + 1] = s
+        r.raw[4 * r.n_raw + 2] = d
+        r.raw[4 * r.n_raw + 3] = rel
+        r.n_raw += 1
+        return
+    if r.raw != NULL:  # too many to keep: count them all
+        for i in range(r.n_raw):
+            _count(r, r.raw[4 * i], r.raw[4 * i + 1], r.raw[4 * i + 2], r.raw[4 * i + 3])
+        free(r.raw)
+        r.raw, r.n_raw, r.cap_raw = NULL, 0, 0
+    _count(r, c, s, d, rel)
 
 
 cdef inline Py_ssize_t _gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
@@ -421,9 +490,9 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     and empty index arrays, or a canonical CSR matrix whose implicit zeros are one tie
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
-    ``doc`` is never weighted. Returns the boundary records of the expected family, int64
-    (5, n_records): label, s, d, relevant, irrelevant (0/1); without ``record``, none:
-    every row's cut group is drawn into ``mc``."""
+    ``doc`` is never weighted. Returns the boundary records of the expected family counted
+    per chunk, int64 (5, n): label, s, d, and how many were relevant and irrelevant; without
+    ``record``, none: every row's cut group is drawn into ``mc``."""
     cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1], total = 0
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
@@ -457,19 +526,28 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
         free(scratch)
     for chunk in range(n_chunks if rec != NULL else 0):
         failed[0] |= rec[chunk].failed
-        total += rec[chunk].n
+        total += rec[chunk].n + rec[chunk].n_raw
     out = np.empty((5, 0 if failed[0] else total), dtype=np.int64)
     out_view = out
     total = 0
     for chunk in range(n_chunks if rec != NULL else 0):
-        for i in range(rec[chunk].n if not failed[0] else 0):
-            out_view[0, total + i] = rec[chunk].data[4 * i]
-            out_view[1, total + i] = rec[chunk].data[4 * i + 1]
-            out_view[2, total + i] = rec[chunk].data[4 * i + 2]
-            out_view[3, total + i] = rec[chunk].data[4 * i + 3]
-            out_view[4, total + i] = 1 - rec[chunk].data[4 * i + 3]
-        total += rec[chunk].n
-        free(rec[chunk].data)
+        for i in range(rec[chunk].n_raw if not failed[0] else 0):
+            out_view[0, total] = rec[chunk].raw[4 * i]
+            out_view[1, total] = rec[chunk].raw[4 * i + 1]
+            out_view[2, total] = rec[chunk].raw[4 * i + 2]
+            out_view[3, total] = rec[chunk].raw[4 * i + 3]
+            out_view[4, total] = 1 - rec[chunk].raw[4 * i + 3]
+            total += 1
+        free(rec[chunk].raw)
+        for i in range(rec[chunk].cap if not failed[0] else 0):
+            if rec[chunk].slot[i].label >= 0:
+                out_view[0, total] = rec[chunk].slot[i].label
+                out_view[1, total] = rec[chunk].slot[i].s
+                out_view[2, total] = rec[chunk].slot[i].d
+                out_view[3, total] = rec[chunk].slot[i].n_rel
+                out_view[4, total] = rec[chunk].slot[i].n_irr
+                total += 1
+        free(rec[chunk].slot)
     free(rec)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")

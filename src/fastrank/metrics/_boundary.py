@@ -30,8 +30,8 @@ class BoundaryCounts:
 
     @classmethod
     def from_records(cls, records, n_labels):
-        """From the kernel's boundary records: int64 (5, n), rows label, s, d and whether
-        each is relevant and irrelevant (0/1)."""
+        """From the kernel's boundary records: int64 (5, n), rows label, s, d and how many
+        relevant and irrelevant (counted per chunk of rows)."""
         return cls(n_labels, *records)
 
     def __add__(self, other):

@@ -97,7 +97,7 @@ def score_args(y_score, rows=None):
 
 
 def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0,
-               sample_weight=None, record=True):
+               sample_weight=None, records=None):
     """Run the metric kernel on rows ``rows = (lo, hi)`` (default: all); inputs must come
     from :func:`check_inputs` (and :func:`check_sample_weight`). The set metrics' counts use
     the perfect cutoff, or the first ``top_k`` positions when it is given. Row ``lo + i``
@@ -109,11 +109,13 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
       (TP_i, TP_i + FP_i), ``LAB_REL`` (TP_i + FN_i), ``LAB_FIXED`` (expected family: the
       TP_i, TP_i + FP_i shared by every random order);
     * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups of the
-      rows weighing neither 0 nor 1 (of every row without ``record``), the TP_i and
-      TP_i + FP_i they add to ``lab[LAB_FIXED]``;
-    * ``records`` (5, n_records) int64: expected family with ``record``, the labels of the
-      cut tie groups of the rows of weight 1, as rows label, s, d, relevant, irrelevant:
-      predicted with probability d/s (see :class:`~fastrank.metrics._boundary.BoundaryCounts`).
+      rows weighing neither 0 nor 1 (of every row without ``records``), the TP_i and
+      TP_i + FP_i they add to ``lab[LAB_FIXED]``.
+
+    Given a list ``records``, the expected family appends to it the labels of the cut tie
+    groups of the rows of weight 1 (each predicted with probability d/s), counted per chunk
+    of rows: int64 (5, n), rows label, s, d, how many relevant, how many irrelevant (see
+    :class:`~fastrank.metrics._boundary.BoundaryCounts`).
     """
     lo, hi = (0, y_true.shape[0]) if rows is None else rows
     n, q = hi - lo, y_true.shape[1]
@@ -123,10 +125,12 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     lab = np.zeros((n_chunks, N_LAB, q), dtype=np.float64)
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
     weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
-    records = _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
+    counted = _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
                                -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, first_row,
-                               weight, doc, lab, mc, record)
-    return doc, lab.sum(axis=0), mc.sum(axis=0), records
+                               weight, doc, lab, mc, records is not None)
+    if records is not None:
+        records.append(counted)
+    return doc, lab.sum(axis=0), mc.sum(axis=0)
 
 
 def _n_chunks(n, q, n_draws):

@@ -244,14 +244,13 @@ class Evaluator(Mergeable):
                     out["_mc"] = np.zeros((draws, 2, q))
                 records = []
                 for lo, hi in row_blocks(n):
-                    doc, lab, mc, rec = run_kernel(
+                    doc, lab, mc = run_kernel(
                         y_true, y_score, self._families, self.seed, draws, self._top_k,
                         rows=(lo, hi), first_row=start + lo, sample_weight=weight,
-                        record=not self._sampled)
+                        records=None if self._sampled else records)
                     out["_doc"] += self._document_sums(
                         doc, q, None if weight is None else weight[lo:hi])
                     out["_lab"] += lab
-                    records.append(rec)
                     if draws:
                         out["_mc"] += mc
                 if self._families & EXPECTED and not self._sampled:

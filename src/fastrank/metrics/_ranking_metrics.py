@@ -112,8 +112,8 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
             _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
                            _counts.METRICS[name], _counts.TIES[ties], seed, lo, doc[:, 0])
         else:
-            doc = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
-                             first_row=lo, record=False)[0]
+            doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
+                                   first_row=lo)
         total += column_sums(doc, [col], None if weight is None else weight[lo:hi])[0]
     return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 
