@@ -749,19 +749,38 @@ def boundary_expectations(const int64_t[::1] start, const int64_t[::1] s, const 
         raise MemoryError("fastrank: cannot allocate the boundary distributions")
 
 
-cdef void _stable_by(const int64_t* key, const int64_t* src, int64_t* dst, Py_ssize_t n,
+cdef enum:
+    BY_LABEL = 0
+    BY_S = 1
+    BY_D = 2
+    BY_PAIR = 3
+
+
+cdef inline int64_t _key(const Entry* e, int by, int64_t n_s) noexcept nogil:
+    if by == BY_LABEL:
+        return e.label
+    if by == BY_S:
+        return e.s
+    if by == BY_D:
+        return e.d
+    return e.s * n_s + e.d
+
+
+cdef void _stable_by(const Entry* src, Entry* dst, Py_ssize_t n, int by, int64_t n_s,
                      int64_t* count, Py_ssize_t n_keys) noexcept nogil:
-    """dst <- src ordered by key[src[i]] (from 0 to n_keys - 1), stably (a counting sort)."""
+    """dst <- src ordered by one key (from 0 to n_keys - 1), stably (a counting sort)."""
     cdef Py_ssize_t i
+    cdef int64_t k
     for i in range(n_keys + 1):
         count[i] = 0
     for i in range(n):
-        count[key[src[i]] + 1] += 1
+        count[_key(&src[i], by, n_s) + 1] += 1
     for i in range(n_keys):
         count[i + 1] += count[i]
     for i in range(n):
-        dst[count[key[src[i]]]] = src[i]
-        count[key[src[i]]] += 1
+        k = _key(&src[i], by, n_s)
+        dst[count[k]] = src[i]
+        count[k] += 1
 
 
 def tabulate(const int64_t[::1] label, const int64_t[::1] s, const int64_t[::1] d,
@@ -771,49 +790,52 @@ def tabulate(const int64_t[::1] label, const int64_t[::1] s, const int64_t[::1] 
     least significant key first: by (s, d) at once when s is small, else d then s; then
     by label). Returns ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``)
     and the classes' ``s``, ``d``, ``n_rel``, ``n_irr``."""
-    cdef Py_ssize_t n = label.shape[0], i, j, out_n = 0, n_s = 1, n_keys
+    cdef Py_ssize_t n = label.shape[0], i, m = 0, n_keys
+    cdef int64_t n_s = 1
     for i in range(n):
         n_s = s[i] + 1 if s[i] >= n_s else n_s
     cdef bint pairs = n_s * n_s <= 4 * (n + q)  # (s, d) as one key s * n_s + d
     n_keys = max(q, n_s * n_s if pairs else n_s)
-    start = np.zeros(q + 1, dtype=np.int64)
-    out = np.empty((4, n), dtype=np.int64)
-    cdef int64_t[::1] st = start
-    cdef int64_t[:, ::1] o = out
-    cdef int64_t* a = <int64_t*> calloc(3 * n + n_keys + 2, sizeof(int64_t))
-    if a == NULL:
+    cdef Entry* a = <Entry*> calloc(2 * n + 1, sizeof(Entry))
+    cdef int64_t* count = <int64_t*> malloc((n_keys + 2) * sizeof(int64_t))
+    if a == NULL or count == NULL:
+        free(a)
+        free(count)
         raise MemoryError("fastrank: cannot allocate the boundary record classes")
-    cdef int64_t* b = a + n
-    cdef int64_t* key = a + 2 * n
-    cdef int64_t* count = a + 3 * n
+    cdef Entry* b = a + n
     with nogil:
         for i in range(n):
-            a[i] = i
-            key[i] = s[i] * n_s + d[i]
-        if n and pairs:
-            _stable_by(key, a, b, n, count, n_keys)
-            _stable_by(&label[0], b, a, n, count, n_keys)
+            a[i].label, a[i].s, a[i].d = <int32_t> label[i], <int32_t> s[i], <int32_t> d[i]
+            a[i].n_rel, a[i].n_irr = n_rel[i], n_irr[i]
+        if pairs:
+            _stable_by(a, b, n, BY_PAIR, n_s, count, n_keys)
+            _stable_by(b, a, n, BY_LABEL, n_s, count, n_keys)
+        else:
+            _stable_by(a, b, n, BY_D, n_s, count, n_keys)
+            _stable_by(b, a, n, BY_S, n_s, count, n_keys)
+            _stable_by(a, b, n, BY_LABEL, n_s, count, n_keys)
             for i in range(n):
-                b[i] = a[i]
-        elif n:
-            _stable_by(&d[0], a, b, n, count, n_keys)
-            _stable_by(&s[0], b, a, n, count, n_keys)
-            _stable_by(&label[0], a, b, n, count, n_keys)
-        for i in range(n):  # add up equal rows
-            j = b[i]
-            if out_n and label[j] == label[b[i - 1]] and s[j] == o[0, out_n - 1] \
-                    and d[j] == o[1, out_n - 1]:
-                o[2, out_n - 1] += n_rel[j]
-                o[3, out_n - 1] += n_irr[j]
+                a[i] = b[i]
+        for i in range(n):  # add up equal rows, in place
+            if m and a[i].label == a[m - 1].label and a[i].s == a[m - 1].s \
+                    and a[i].d == a[m - 1].d:
+                a[m - 1].n_rel += a[i].n_rel
+                a[m - 1].n_irr += a[i].n_irr
             else:
-                st[label[j] + 1] += 1
-                o[0, out_n], o[1, out_n], o[2, out_n], o[3, out_n] = s[j], d[j], n_rel[j], n_irr[j]
-                out_n += 1
-        for i in range(q):
-            st[i + 1] += st[i]
+                a[m] = a[i]
+                m += 1
+    free(count)
+    start = np.zeros(q + 1, dtype=np.int64)
+    out = np.empty((4, m), dtype=np.int64)
+    cdef int64_t[::1] st = start
+    cdef int64_t[:, ::1] o = out
+    for i in range(m):
+        st[a[i].label + 1] += 1
+        o[0, i], o[1, i], o[2, i], o[3, i] = a[i].s, a[i].d, a[i].n_rel, a[i].n_irr
+    for i in range(q):
+        st[i + 1] += st[i]
     free(a)
-    return start, out[0, :out_n].copy(), out[1, :out_n].copy(), out[2, :out_n].copy(), \
-        out[3, :out_n].copy()
+    return start, out[0], out[1], out[2], out[3]
 
 
 # ---- cutoff: the predicted sets themselves ----------------------------------------------
