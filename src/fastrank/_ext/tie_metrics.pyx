@@ -32,9 +32,9 @@ lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label (LAB_ROWS): 
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
 mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
-records : int64 (5, n)          returned: the boundary records of the rows of weight 1,
-                                counted per chunk: label, s, d (d/s in lowest terms), how
-                                many relevant, how many irrelevant.
+returned                        the boundary records of the rows of weight 1 (label, s, d
+                                with d/s in lowest terms, relevant or not), counted as
+                                ``tabulate`` returns them.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
@@ -491,12 +491,11 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
     ``doc`` is never weighted. Returns the boundary records of the expected family counted
-    per chunk, int64 (5, n): label, s, d, and how many were relevant and irrelevant; without
-    ``record``, none: every row's cut group is drawn into ``mc``."""
+    as :func:`tabulate` does; without ``record``, none: every row's cut group is drawn
+    into ``mc``."""
     cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1], total = 0
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
-    cdef int64_t[:, ::1] out_view
     cdef int32_t* scratch = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
@@ -527,31 +526,28 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     for chunk in range(n_chunks if rec != NULL else 0):
         failed[0] |= rec[chunk].failed
         total += rec[chunk].n + rec[chunk].n_raw
-    out = np.empty((5, 0 if failed[0] else total), dtype=np.int64)
-    out_view = out
+    cdef Entry* e = NULL if failed[0] else <Entry*> calloc(2 * total + 1, sizeof(Entry))
+    failed[0] |= e == NULL
     total = 0
     for chunk in range(n_chunks if rec != NULL else 0):
         for i in range(rec[chunk].n_raw if not failed[0] else 0):
-            out_view[0, total] = rec[chunk].raw[4 * i]
-            out_view[1, total] = rec[chunk].raw[4 * i + 1]
-            out_view[2, total] = rec[chunk].raw[4 * i + 2]
-            out_view[3, total] = rec[chunk].raw[4 * i + 3]
-            out_view[4, total] = 1 - rec[chunk].raw[4 * i + 3]
+            e[total].label = rec[chunk].raw[4 * i]
+            e[total].s = rec[chunk].raw[4 * i + 1]
+            e[total].d = rec[chunk].raw[4 * i + 2]
+            e[total].n_rel = rec[chunk].raw[4 * i + 3]
+            e[total].n_irr = 1 - rec[chunk].raw[4 * i + 3]
             total += 1
         free(rec[chunk].raw)
         for i in range(rec[chunk].cap if not failed[0] else 0):
             if rec[chunk].slot[i].label >= 0:
-                out_view[0, total] = rec[chunk].slot[i].label
-                out_view[1, total] = rec[chunk].slot[i].s
-                out_view[2, total] = rec[chunk].slot[i].d
-                out_view[3, total] = rec[chunk].slot[i].n_rel
-                out_view[4, total] = rec[chunk].slot[i].n_irr
+                e[total] = rec[chunk].slot[i]
                 total += 1
         free(rec[chunk].slot)
     free(rec)
     if failed[0]:
+        free(e)
         raise MemoryError("fastrank: cannot allocate metric scratch")
-    return out
+    return _tabulated(e, total, q)
 
 
 cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
@@ -786,27 +782,35 @@ cdef void _stable_by(const Entry* src, Entry* dst, Py_ssize_t n, int by, int64_t
 def tabulate(const int64_t[::1] label, const int64_t[::1] s, const int64_t[::1] d,
              const int64_t[::1] n_rel, const int64_t[::1] n_irr, Py_ssize_t q):
     """The boundary record classes, counted: rows (label, s, d, n_rel, n_irr), in any order
-    and with repeats, summed into one row per (label, s, d), sorted by it (counting sorts,
-    least significant key first: by (s, d) at once when s is small, else d then s; then
-    by label). Returns ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``)
-    and the classes' ``s``, ``d``, ``n_rel``, ``n_irr``."""
-    cdef Py_ssize_t n = label.shape[0], i, m = 0, n_keys
-    cdef int64_t n_s = 1
+    and with repeats, summed into one row per (label, s, d), sorted by it. Returns
+    ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``) and the classes'
+    ``s``, ``d``, ``n_rel``, ``n_irr``."""
+    cdef Py_ssize_t n = label.shape[0], i
+    cdef Entry* e = <Entry*> calloc(2 * n + 1, sizeof(Entry))
+    if e == NULL:
+        raise MemoryError("fastrank: cannot allocate the boundary record classes")
     for i in range(n):
-        n_s = s[i] + 1 if s[i] >= n_s else n_s
+        e[i].label, e[i].s, e[i].d = <int32_t> label[i], <int32_t> s[i], <int32_t> d[i]
+        e[i].n_rel, e[i].n_irr = n_rel[i], n_irr[i]
+    return _tabulated(e, n, q)
+
+
+cdef object _tabulated(Entry* a, Py_ssize_t n, Py_ssize_t q):
+    """:func:`tabulate` of the n entries a[:n] (a holds 2n + 1, and is freed): counting
+    sorts, least significant key first (by (s, d) at once when s is small, else d then s;
+    then by label), then equal classes added up in place."""
+    cdef Py_ssize_t i, m = 0, n_keys
+    cdef int64_t n_s = 1
+    cdef Entry* b = a + n
+    for i in range(n):
+        n_s = a[i].s + 1 if a[i].s >= n_s else n_s
     cdef bint pairs = n_s * n_s <= 4 * (n + q)  # (s, d) as one key s * n_s + d
     n_keys = max(q, n_s * n_s if pairs else n_s)
-    cdef Entry* a = <Entry*> calloc(2 * n + 1, sizeof(Entry))
     cdef int64_t* count = <int64_t*> malloc((n_keys + 2) * sizeof(int64_t))
-    if a == NULL or count == NULL:
+    if count == NULL:
         free(a)
-        free(count)
         raise MemoryError("fastrank: cannot allocate the boundary record classes")
-    cdef Entry* b = a + n
     with nogil:
-        for i in range(n):
-            a[i].label, a[i].s, a[i].d = <int32_t> label[i], <int32_t> s[i], <int32_t> d[i]
-            a[i].n_rel, a[i].n_irr = n_rel[i], n_irr[i]
         if pairs:
             _stable_by(a, b, n, BY_PAIR, n_s, count, n_keys)
             _stable_by(b, a, n, BY_LABEL, n_s, count, n_keys)

@@ -23,23 +23,22 @@ class BoundaryCounts:
     ``s``, ``d``, ``n_rel``, ``n_irr`` (int64, one entry per class, sorted by (s, d)).
     """
 
-    def __init__(self, n_labels, label, s, d, n_rel, n_irr):
-        i64 = [np.ascontiguousarray(v, dtype=np.int64) for v in (label, s, d, n_rel, n_irr)]
-        self.n_labels = int(n_labels)
-        self.start, self.s, self.d, self.n_rel, self.n_irr = _kernel.tabulate(*i64, n_labels)
+    def __init__(self, start, s, d, n_rel, n_irr):
+        self.n_labels = len(start) - 1
+        self.start, self.s, self.d, self.n_rel, self.n_irr = start, s, d, n_rel, n_irr
 
     @classmethod
-    def from_records(cls, records, n_labels):
-        """From the kernel's boundary records: int64 (5, n), rows label, s, d and how many
-        relevant and irrelevant (counted per chunk of rows)."""
-        return cls(n_labels, *records)
+    def counting(cls, n_labels, label, s, d, n_rel, n_irr):
+        """From rows (label, s, d, n_rel, n_irr) in any order, with repeats."""
+        i64 = [np.ascontiguousarray(v, dtype=np.int64) for v in (label, s, d, n_rel, n_irr)]
+        return cls(*_kernel.tabulate(*i64, n_labels))
 
     def __add__(self, other):
         if self.n_labels != other.n_labels:
             raise ValueError(f"boundary counts of {self.n_labels} and {other.n_labels} labels")
         both = [(np.repeat(np.arange(x.n_labels), np.diff(x.start)), x.s, x.d, x.n_rel,
                  x.n_irr) for x in (self, other)]
-        return BoundaryCounts(self.n_labels, *map(np.concatenate, zip(*both)))
+        return BoundaryCounts.counting(self.n_labels, *map(np.concatenate, zip(*both)))
 
     def __eq__(self, other):
         return isinstance(other, BoundaryCounts) and all(

@@ -113,9 +113,8 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
       TP_i + FP_i they add to ``lab[LAB_FIXED]``.
 
     Given a list ``records``, the expected family appends to it the labels of the cut tie
-    groups of the rows of weight 1 (each predicted with probability d/s), counted per chunk
-    of rows: int64 (5, n), rows label, s, d, how many relevant, how many irrelevant (see
-    :class:`~fastrank.metrics._boundary.BoundaryCounts`).
+    groups of the rows of weight 1 (each predicted with probability d/s), counted: the
+    arguments of :class:`~fastrank.metrics._boundary.BoundaryCounts`.
     """
     lo, hi = (0, y_true.shape[0]) if rows is None else rows
     n, q = hi - lo, y_true.shape[1]

@@ -254,8 +254,8 @@ class Evaluator(Mergeable):
                     if draws:
                         out["_mc"] += mc
                 if self._families & EXPECTED and not self._sampled:
-                    out["_boundary"] = BoundaryCounts.from_records(
-                        records[0] if len(records) == 1 else np.concatenate(records, axis=1), q)
+                    counts = [BoundaryCounts(*r) for r in records]
+                    out["_boundary"] = sum(counts[1:], counts[0])
             if at_k is not None:
                 out["_at_k"] = at_k(start, weight)
             return out
@@ -486,7 +486,7 @@ def _expected_macro(state, zd):
     boundary = state._boundary
     if boundary is None:  # every cut group drawn (or none seen)
         none = np.zeros(0, dtype=np.int64)
-        boundary = BoundaryCounts(lab.shape[1], none, none, none, none, none)
+        boundary = BoundaryCounts.counting(lab.shape[1], none, none, none, none, none)
     tp, pred = lab[LAB_FIXED][None], lab[LAB_FIXED + 1][None]
     if mc is not None:
         tp, pred = tp + mc[:, 0], pred + mc[:, 1]
