@@ -293,6 +293,20 @@ def test_macro_c_chunks_and_merges_equal_one_call(cutoff):
     assert np.isnan(got.stderr).all()
 
 
+def test_many_tied_records_are_counted_alike():
+    # 32 000 rows of 40 tied labels: the kernel's chunks (2 000 rows, 80 000 tied labels
+    # each) count their records in a hash table; chunks of 500 rows keep them as they come
+    rng = np.random.default_rng(11)
+    y = (rng.random((32_000, 40)) < 0.1).astype(np.uint8)
+    s = np.where(rng.random((32_000, 40)) < 0.97, 0.5, 1.0)
+    whole = M.Evaluator("expected").update(y, s)
+    parts = M.Evaluator("expected")
+    for lo in range(0, 32_000, 500):
+        parts.update(y[lo:lo + 500], s[lo:lo + 500], first_row=lo)
+    assert whole._boundary == parts._boundary
+    assert whole._boundary.n_rel.sum() + whole._boundary.n_irr.sum() > 16 * 65_536
+
+
 def test_weights_zero_and_one_are_exact_and_others_estimated():
     rng = np.random.default_rng(5)
     s = np.round(rng.random((200, 10)) * 2) / 2

@@ -129,7 +129,7 @@ cdef struct Entry:
 
 
 cdef enum:
-    RAW_MAX = 1 << 18  # a chunk's records kept as they come, then counted in a hash table
+    RAW_MAX = 1 << 16  # a chunk's records kept as they come, then counted in a hash table
 
 
 cdef struct Records:
