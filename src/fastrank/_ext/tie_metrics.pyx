@@ -479,6 +479,39 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       lab + LAB_ORDINAL * q)
 
 
+cdef object _collect(Records* rec, Py_ssize_t n_chunks, Py_ssize_t q, bint failed):
+    """The chunks' boundary records (rec, freed here) counted by :func:`_tabulated`;
+    MemoryError when a chunk (or anything before, ``failed``) ran out of memory."""
+    cdef Py_ssize_t chunk, i, total = 0
+    cdef Entry* e = NULL
+    for chunk in range(n_chunks if rec != NULL else 0):
+        failed |= rec[chunk].failed
+        total += rec[chunk].n + rec[chunk].n_raw
+    if not failed:
+        e = <Entry*> calloc(2 * total + 1, sizeof(Entry))
+        failed = e == NULL
+    total = 0
+    for chunk in range(n_chunks if rec != NULL else 0):
+        for i in range(rec[chunk].n_raw if not failed else 0):
+            e[total].label = rec[chunk].raw[4 * i]
+            e[total].s = rec[chunk].raw[4 * i + 1]
+            e[total].d = rec[chunk].raw[4 * i + 2]
+            e[total].n_rel = rec[chunk].raw[4 * i + 3]
+            e[total].n_irr = 1 - rec[chunk].raw[4 * i + 3]
+            total += 1
+        free(rec[chunk].raw)
+        for i in range(rec[chunk].cap if not failed else 0):
+            if rec[chunk].slot[i].label >= 0:
+                e[total] = rec[chunk].slot[i]
+                total += 1
+        free(rec[chunk].slot)
+    free(rec)
+    if failed:
+        free(e)
+        raise MemoryError("fastrank: cannot allocate metric scratch")
+    return _tabulated(e, total, q)
+
+
 def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
              const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
              const uint8_t[:, ::1] y, int families, Py_ssize_t top_k, uint64_t seed,
@@ -494,7 +527,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     as :func:`tabulate` does; without ``record``, none: every row's cut group is drawn
     into ``mc``."""
     cdef SortWork* w = NULL  # each thread sets its own
-    cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1], total = 0
+    cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
     cdef double* mcp
@@ -523,31 +556,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                      &lab[chunk, 0, 0], mcp, &rec[chunk] if record else <Records*> NULL)
         sort_work_free(w)
         free(scratch)
-    for chunk in range(n_chunks if rec != NULL else 0):
-        failed[0] |= rec[chunk].failed
-        total += rec[chunk].n + rec[chunk].n_raw
-    cdef Entry* e = NULL if failed[0] else <Entry*> calloc(2 * total + 1, sizeof(Entry))
-    failed[0] |= e == NULL
-    total = 0
-    for chunk in range(n_chunks if rec != NULL else 0):
-        for i in range(rec[chunk].n_raw if not failed[0] else 0):
-            e[total].label = rec[chunk].raw[4 * i]
-            e[total].s = rec[chunk].raw[4 * i + 1]
-            e[total].d = rec[chunk].raw[4 * i + 2]
-            e[total].n_rel = rec[chunk].raw[4 * i + 3]
-            e[total].n_irr = 1 - rec[chunk].raw[4 * i + 3]
-            total += 1
-        free(rec[chunk].raw)
-        for i in range(rec[chunk].cap if not failed[0] else 0):
-            if rec[chunk].slot[i].label >= 0:
-                e[total] = rec[chunk].slot[i]
-                total += 1
-        free(rec[chunk].slot)
-    free(rec)
-    if failed[0]:
-        free(e)
-        raise MemoryError("fastrank: cannot allocate metric scratch")
-    return _tabulated(e, total, q)
+    return _collect(rec, n_chunks, q, failed[0])
 
 
 cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
@@ -718,28 +727,30 @@ cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
     return 0
 
 
-def boundary_expectations(const int64_t[::1] start, const int64_t[::1] s, const int64_t[::1] d,
-                          const int64_t[::1] n_rel, const int64_t[::1] n_irr,
-                          const double[:, ::1] tp, const double[:, ::1] pred,
-                          const double[::1] rel, double zero_division,
-                          double[:, ::1] precision, double[:, ::1] f1):
+def boundary_expectations(const int64_t[::1] start, const int64_t[:, ::1] classes,
+                          const double[:, :, ::1] counts, const double[::1] rel,
+                          double zero_division, double[:, :, ::1] out):
     """Per label i and offset set k, the expectations over the boundary records of
     precision_i = TP_i / (TP_i + FP_i) and F1_i = 2 TP_i / (TP_i + FN_i + TP_i + FP_i)
-    (``zero_division`` for 0/0), with TP_i = tp[k, i] + X_i and TP_i + FP_i =
-    pred[k, i] + X_i + Y_i, into ``precision[k, i]`` and ``f1[k, i]``. Label i's record
-    classes are ``start[i]:start[i + 1]``: ``n_rel`` relevant and ``n_irr`` irrelevant
-    records, each predicted independently with probability d/s (a Poisson-binomial sum,
-    computed exactly but for tails below 1e-22). ``rel[i]`` is TP_i + FN_i."""
-    cdef Py_ssize_t i, q = rel.shape[0], n_sets = tp.shape[0]
+    (``zero_division`` for 0/0), with TP_i = counts[0, k, i] + X_i and TP_i + FP_i =
+    counts[1, k, i] + X_i + Y_i and ``rel[i]`` = TP_i + FN_i, into ``out[0, k, i]`` and
+    ``out[1, k, i]``. Label i's record classes are ``start[i]:start[i + 1]``, the columns
+    of ``classes`` (rows s, d, n_rel, n_irr): n_rel relevant and n_irr irrelevant records,
+    each predicted independently with probability d/s (Poisson-binomial sums, computed
+    exactly but for tails below 1e-22)."""
+    cdef Py_ssize_t i, q = rel.shape[0], n_sets = counts.shape[1]
+    cdef const int64_t* c = &classes[0, 0] if classes.shape[1] else <const int64_t*> NULL
+    cdef Py_ssize_t k = classes.shape[1]
     cdef int failed[1]
     failed[0] = 0
     if q == 0 or n_sets == 0:
         return
     with nogil:
         for i in prange(q, schedule="dynamic"):
-            if _label_sums(&s[0] + start[i], &d[0] + start[i], &n_rel[0] + start[i],
-                           &n_irr[0] + start[i], start[i + 1] - start[i], n_sets, q, &tp[0, i],
-                           &pred[0, i], rel[i], zero_division, &precision[0, i], &f1[0, i]):
+            if _label_sums(c + start[i], c + k + start[i], c + 2 * k + start[i],
+                           c + 3 * k + start[i], start[i + 1] - start[i], n_sets, q,
+                           &counts[0, 0, i], &counts[1, 0, i], rel[i], zero_division,
+                           &out[0, 0, i], &out[1, 0, i]):
                 failed[0] = 1
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the boundary distributions")
@@ -779,19 +790,19 @@ cdef void _stable_by(const Entry* src, Entry* dst, Py_ssize_t n, int by, int64_t
         count[k] += 1
 
 
-def tabulate(const int64_t[::1] label, const int64_t[::1] s, const int64_t[::1] d,
-             const int64_t[::1] n_rel, const int64_t[::1] n_irr, Py_ssize_t q):
-    """The boundary record classes, counted: rows (label, s, d, n_rel, n_irr), in any order
-    and with repeats, summed into one row per (label, s, d), sorted by it. Returns
-    ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``) and the classes'
-    ``s``, ``d``, ``n_rel``, ``n_irr``."""
-    cdef Py_ssize_t n = label.shape[0], i
+def tabulate(const int64_t[:, ::1] rows, Py_ssize_t q):
+    """The boundary record classes, counted: the columns of ``rows`` (5, n), (label, s, d,
+    n_rel, n_irr), in any order and with repeats, summed into one per (label, s, d), sorted
+    by it. Returns ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``) and
+    the classes, int64 (4, n_classes): rows s, d, n_rel, n_irr."""
+    cdef Py_ssize_t n = rows.shape[1], i
     cdef Entry* e = <Entry*> calloc(2 * n + 1, sizeof(Entry))
     if e == NULL:
         raise MemoryError("fastrank: cannot allocate the boundary record classes")
     for i in range(n):
-        e[i].label, e[i].s, e[i].d = <int32_t> label[i], <int32_t> s[i], <int32_t> d[i]
-        e[i].n_rel, e[i].n_irr = n_rel[i], n_irr[i]
+        e[i].label, e[i].s, e[i].d = <int32_t> rows[0, i], <int32_t> rows[1, i], \
+            <int32_t> rows[2, i]
+        e[i].n_rel, e[i].n_irr = rows[3, i], rows[4, i]
     return _tabulated(e, n, q)
 
 
@@ -839,7 +850,7 @@ cdef object _tabulated(Entry* a, Py_ssize_t n, Py_ssize_t q):
     for i in range(q):
         st[i + 1] += st[i]
     free(a)
-    return start, out[0], out[1], out[2], out[3]
+    return start, out
 
 
 # ---- cutoff: the predicted sets themselves ----------------------------------------------

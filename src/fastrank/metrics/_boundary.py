@@ -19,31 +19,32 @@ class BoundaryCounts:
     (``+``) sums the counts, so it merges as the evaluators' other sums do; its size is the
     number of distinct (label, d/s) pairs, whatever the number of rows.
 
-    Attributes ``start`` (n_labels + 1: label i's classes are ``start[i]:start[i + 1]``),
-    ``s``, ``d``, ``n_rel``, ``n_irr`` (int64, one entry per class, sorted by (s, d)).
+    Attributes ``start`` (n_labels + 1: label i's classes are ``start[i]:start[i + 1]``)
+    and ``classes`` (int64, (4, n_classes): rows ``s``, ``d``, ``n_rel``, ``n_irr``, also
+    attributes; sorted by (s, d) within a label).
     """
 
-    def __init__(self, start, s, d, n_rel, n_irr):
+    def __init__(self, start, classes):
         self.n_labels = len(start) - 1
-        self.start, self.s, self.d, self.n_rel, self.n_irr = start, s, d, n_rel, n_irr
+        self.start, self.classes = start, classes
+        self.s, self.d, self.n_rel, self.n_irr = classes
 
     @classmethod
-    def counting(cls, n_labels, label, s, d, n_rel, n_irr):
-        """From rows (label, s, d, n_rel, n_irr) in any order, with repeats."""
-        i64 = [np.ascontiguousarray(v, dtype=np.int64) for v in (label, s, d, n_rel, n_irr)]
-        return cls(*_kernel.tabulate(*i64, n_labels))
+    def counting(cls, n_labels, rows):
+        """From ``rows`` (5, n): columns (label, s, d, n_rel, n_irr) in any order, with
+        repeats."""
+        return cls(*_kernel.tabulate(np.ascontiguousarray(rows, dtype=np.int64), n_labels))
 
     def __add__(self, other):
         if self.n_labels != other.n_labels:
             raise ValueError(f"boundary counts of {self.n_labels} and {other.n_labels} labels")
-        both = [(np.repeat(np.arange(x.n_labels), np.diff(x.start)), x.s, x.d, x.n_rel,
-                 x.n_irr) for x in (self, other)]
-        return BoundaryCounts.counting(self.n_labels, *map(np.concatenate, zip(*both)))
+        labels = [np.repeat(np.arange(x.n_labels), np.diff(x.start)) for x in (self, other)]
+        return BoundaryCounts.counting(self.n_labels, np.hstack([
+            np.vstack([labels[0], self.classes]), np.vstack([labels[1], other.classes])]))
 
     def __eq__(self, other):
-        return isinstance(other, BoundaryCounts) and all(
-            np.array_equal(getattr(self, k), getattr(other, k))
-            for k in ("start", "s", "d", "n_rel", "n_irr"))
+        return isinstance(other, BoundaryCounts) and np.array_equal(self.start, other.start) \
+            and np.array_equal(self.classes, other.classes)
 
     @property
     def size(self):
@@ -58,10 +59,10 @@ class BoundaryCounts:
         left out of the tails (so to ~1e-15); the work is about the sum over labels of
         (records) x (width of the distribution), the width at most ~20 standard deviations
         of the label's count of predicted records."""
-        tp = np.ascontiguousarray(np.atleast_2d(tp), dtype=np.float64)
-        pred = np.ascontiguousarray(np.atleast_2d(pred), dtype=np.float64)
-        precision, f1 = np.empty_like(tp), np.empty_like(tp)
-        _kernel.boundary_expectations(self.start, self.s, self.d, self.n_rel, self.n_irr, tp,
-                                      pred, np.ascontiguousarray(rel, dtype=np.float64),
-                                      float(zero_division), precision, f1)
-        return precision, f1
+        counts = np.ascontiguousarray(np.broadcast_arrays(np.atleast_2d(tp),
+                                                          np.atleast_2d(pred)), dtype=np.float64)
+        out = np.empty_like(counts)
+        _kernel.boundary_expectations(self.start, self.classes, counts,
+                                      np.ascontiguousarray(rel, dtype=np.float64),
+                                      float(zero_division), out)
+        return out[0], out[1]

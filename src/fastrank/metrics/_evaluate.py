@@ -485,8 +485,7 @@ def _expected_macro(state, zd):
     lab, mc = state._lab, state._mc
     boundary = state._boundary
     if boundary is None:  # every cut group drawn (or none seen)
-        none = np.zeros(0, dtype=np.int64)
-        boundary = BoundaryCounts.counting(lab.shape[1], none, none, none, none, none)
+        boundary = BoundaryCounts.counting(lab.shape[1], np.zeros((5, 0), dtype=np.int64))
     tp, pred = lab[LAB_FIXED][None], lab[LAB_FIXED + 1][None]
     if mc is not None:
         tp, pred = tp + mc[:, 0], pred + mc[:, 1]
