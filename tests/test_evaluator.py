@@ -254,7 +254,9 @@ def test_weights_are_checked():
 
 def test_evaluation_to_pandas_and_html():
     y, s = tied_data(30, 5, 0)
-    res = M.evaluate(y, s, ties=("modified", "expected"), n_draws=5)
+    # weights other than 0 and 1: the two category-macro ratios of "expected" are estimates
+    res = M.evaluate(y, s, ties=("modified", "expected"), n_draws=5,
+                     sample_weight=np.full(len(s), 0.5))
     wide = pd.DataFrame(res)
     assert list(wide.columns) == ["modified", "expected"]
     assert list(wide.index) == list(M.METRIC_KEYS)

@@ -1,5 +1,6 @@
 """ties="expected": exact expectations over random orders inside tie groups, checked by
-enumerating every order of every tie group."""
+enumerating every order of every tie group (and, for the two category-macro ratios on
+larger inputs, by the per-label distributions built by plain convolution)."""
 import itertools
 
 import math
@@ -13,8 +14,8 @@ from hypothesis.extra.numpy import arrays
 import ref_metrics as ref
 from fastrank import metrics as M
 
-ESTIMATED = ("precision_macro_c", "f1_macro_c")
-EXACT_KEYS = tuple(k for k in M.METRIC_KEYS if k not in ESTIMATED)
+MACRO_C = ("precision_macro_c", "f1_macro_c")  # per-label ratios of random counts
+EVERY_BUT_MACRO_C = tuple(k for k in M.METRIC_KEYS if k not in MACRO_C)
 
 
 def orders(scores_row):
@@ -31,15 +32,15 @@ def n_orders(s):
                         for row in s]))
 
 
-def ordinal_values(y, s, r, top_k=None):
+def ordinal_values(y, s, r, top_k=None, zd=0.0):
     """Every metric under the ordinal rank matrix ``r``, from the reference."""
     vals = {k: np.mean(f(y, s, r)) for k, f in ref.RANKING.items()}
     vals["ap_label"] = np.mean(ref.ap_label(y, s, r))
-    vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r, top_k)))
+    vals.update(ref.set_metrics(y, ref.perfect_set(y, s, r, top_k), zd))
     return vals
 
 
-def brute_force(y, s, top_k=None, copies=None):
+def brute_force(y, s, top_k=None, copies=None, zd=0.0):
     """Mean over all joint orders of every metric computed with the ordinal ranking; with
     ``copies``, row j's one order stands for ``copies[j]`` rows."""
     rows = [list(orders(row)) for row in s]
@@ -49,7 +50,7 @@ def brute_force(y, s, top_k=None, copies=None):
     for combo in itertools.product(*rows):
         r = np.stack(combo)
         vals = ordinal_values(y, s, r if copies is None else np.repeat(r, copies, axis=0),
-                              top_k)
+                              top_k, zd)
         for k, v in vals.items():
             acc[k] = acc.get(k, 0.0) + v
         count += 1
@@ -74,36 +75,35 @@ def test_expected_equals_mean_over_all_orders(case):
     y, s = case
     want, _ = brute_force(y, s)
     res = M.evaluate(y, s, ties="expected")["expected"]
-    for k in EXACT_KEYS:
+    for k in M.METRIC_KEYS:
         assert res[k] == pytest.approx(want[k], abs=1e-12), k
     assert M.average_precision(y, s, ties="expected", per="label") == \
         pytest.approx(want["ap_label"], abs=1e-12)
 
 
-@settings(max_examples=15, deadline=None)
-@given(small_tied(max_n=3, max_q=4))
-def test_expected_across_documents_and_labels(case):
+@settings(max_examples=40, deadline=None)
+@given(small_tied(max_n=3, max_q=4), st.sampled_from([0.0, 1.0, 0.25]))
+def test_expected_across_documents_and_labels(case, zd):
     y, s = case  # category-oriented metrics pool several documents
     assume(n_orders(s) <= 1500)
-    want, _ = brute_force(y, s)
-    res = M.evaluate(y, s, ties="expected", n_draws=400, random_state=1)
+    want, _ = brute_force(y, s, zd=zd)
+    res = M.evaluate(y, s, ties="expected", zero_division=zd)
     got = res["expected"]
-    for k in EXACT_KEYS:
+    for k in M.METRIC_KEYS:  # every value exact, the category-macro ratios included
         assert got[k] == pytest.approx(want[k], abs=1e-12), k
-    for k in ESTIMATED:  # Monte-Carlo: within 5 standard errors (or exact when no draw varies)
-        se = res.stderr[0, M.METRIC_KEYS.index(k)]
-        assert abs(got[k] - want[k]) <= 5 * se + 1e-12, (k, got[k], want[k], se)
+    assert np.isnan(res.stderr).all() and res.estimated == [] and res.n_draws == 0
 
 
-@settings(max_examples=25, deadline=None)
-@given(small_tied(max_n=2, max_q=5), st.integers(1, 6))
-def test_expected_top_k_cutoff(case, top_k):
+@settings(max_examples=40, deadline=None)
+@given(small_tied(max_n=3, max_q=5), st.integers(1, 6), st.sampled_from([0.0, 1.0]))
+def test_expected_top_k_cutoff(case, top_k, zd):
     y, s = case
     assume(n_orders(s) <= 1500)
-    want, _ = brute_force(y, s, top_k)
-    got = M.evaluate(y, s, ties="expected", cutoff=top_k)["expected"]
-    for k in EXACT_KEYS:
-        assert got[k] == pytest.approx(want[k], abs=1e-12), k
+    want, _ = brute_force(y, s, top_k, zd=zd)
+    res = M.evaluate(y, s, ties="expected", cutoff=top_k, zero_division=zd)
+    for k in M.METRIC_KEYS:
+        assert res["expected"][k] == pytest.approx(want[k], abs=1e-12), k
+    assert np.isnan(res.stderr).all()
 
 
 def test_eight_labels_all_orders():
@@ -114,7 +114,7 @@ def test_eight_labels_all_orders():
         want, count = brute_force(y, s)
         assert count == 6 * 2 * 1 * 2
         got = M.evaluate(y, s, ties="expected")["expected"]
-        for k in EXACT_KEYS:
+        for k in M.METRIC_KEYS:
             assert got[k] == pytest.approx(want[k], abs=1e-12), (rel, k)
 
 
@@ -146,7 +146,7 @@ def test_without_ties_expected_is_every_type(n, q, seed):
     for t in res.ties[1:]:
         for k in M.METRIC_KEYS:
             assert res[t][k] == pytest.approx(res["expected"][k], abs=1e-12), (t, k)
-    assert np.nanmax(res.stderr[0]) == 0  # nothing random: the estimates are exact
+    assert np.isnan(res.stderr).all()  # no estimate
 
 
 def test_expected_is_the_limit_of_ordinal_draws():
@@ -177,10 +177,14 @@ def test_individual_functions_and_input_forms():
     assert alone.to_dict()["expected"] == d  # same draws whatever else is evaluated
     for ss in (sp.csr_matrix(s), s.astype(np.float32), np.asfortranarray(s)):
         assert M.evaluate(y, ss, ties="expected", random_state=4).to_dict()["expected"] == d
+    assert res.estimated == [] and res.stderr_dict() == {} and "~" not in str(res)
+    # weights other than 0 and 1 draw those rows' cut groups: Monte-Carlo estimates
+    res = M.evaluate(y, s, ties=("expected", "modified"), random_state=4,
+                     sample_weight=np.full(50, 0.5))
     assert res.estimated == [("expected", "precision_macro_c"), ("expected", "f1_macro_c")]
     assert np.isnan(res.stderr[1]).all()
     se = res.stderr_dict()
-    assert list(se) == ["expected"] and list(se["expected"]) == list(ESTIMATED)
+    assert list(se) == ["expected"] and list(se["expected"]) == list(MACRO_C)
     assert all(v > 0 for v in se["expected"].values())  # these ties do make the draws vary
     assert M.evaluate(y, s, ties="modified").stderr_dict() == {}
     text = str(res)
@@ -204,7 +208,7 @@ def test_expected_matches_ordinal_draws_on_enron_knn(shared_data):
     scores = KNN(k=10, aggregate="count").fit(X[train], Y[train]).decision_function(X[test])
     y = Y[test]
     assert len(np.unique(scores)) <= 11  # the point: only 11 belief levels
-    exp = M.evaluate(y, scores, ties="expected", n_draws=200, random_state=0)
+    exp = M.evaluate(y, scores, ties="expected", random_state=0)
     draws = np.array([M.evaluate(y, scores, ties="ordinal", random_state=k).values[0]
                       for k in range(100)])
     mean, se = draws.mean(axis=0), draws.std(axis=0, ddof=1) / np.sqrt(len(draws))
@@ -213,6 +217,115 @@ def test_expected_matches_ordinal_draws_on_enron_knn(shared_data):
     assert np.all(np.abs(exp.values[0] - mean) <= tol), ratio
     # and the ordinal draws really do vary: expected removes real noise
     assert se[M.METRIC_KEYS.index("coverage")] > 0
+
+
+# ---- the category-macro ratios on inputs too large to enumerate ---------------------------
+
+def macro_c_reference(y, s, top_k=None, zd=0.0):
+    """Expected macro precision^c and F1^c from each label's joint distribution of (TP, FP),
+    built by plain 2-D convolution: the tie group holding the cutoff gives each of its s
+    labels, independently across documents, a d/s chance of being predicted."""
+    n, q = y.shape
+    tp0, pred0, probs = np.zeros(q), np.zeros(q), [[] for _ in range(q)]
+    for j in range(n):
+        k, pos = (int(y[j].sum()) if top_k is None else top_k), 0
+        for v in np.unique(s[j])[::-1]:
+            g = np.flatnonzero(s[j] == v)
+            take = min(g.size, k - pos)
+            if take > 0 and not (top_k is None and v == 0):  # perfect: belief 0 never taken
+                for c in g:
+                    if take == g.size:
+                        tp0[c], pred0[c] = tp0[c] + y[j, c], pred0[c] + 1
+                    else:
+                        probs[c].append((take / g.size, y[j, c]))
+            pos += g.size
+    prec, f1 = [], []
+    for c in range(q):
+        P = np.ones((1, 1))  # P[x, z]: x relevant and z irrelevant boundary labels predicted
+        for p, rel in probs[c]:
+            grown = np.zeros((P.shape[0] + rel, P.shape[1] + 1 - rel))
+            grown[:P.shape[0], :P.shape[1]] += (1 - p) * P
+            grown[rel:, 1 - rel:] += p * P
+            P = grown
+        x, z = np.meshgrid(np.arange(P.shape[0]), np.arange(P.shape[1]), indexing="ij")
+        tp, pred, r = tp0[c] + x, pred0[c] + x + z, y[:, c].sum()
+        prec.append(np.sum(P * np.where(pred > 0, tp / np.maximum(pred, 1), zd)))
+        f1.append(np.sum(P * np.where(pred + r > 0, 2 * tp / np.maximum(pred + r, 1), zd)))
+    return np.mean(prec), np.mean(f1)
+
+
+@pytest.mark.parametrize("n, q, levels, top_k, zd", [
+    (300, 12, 3, None, 0.0), (300, 12, 3, 4, 0.5), (1500, 6, 2, None, 1.0),
+    (600, 40, 5, 7, 0.0), (200, 5, 1, None, 0.0), (200, 5, 1, 2, 0.25)])
+def test_macro_c_exact_against_convolution(n, q, levels, top_k, zd):
+    rng = np.random.default_rng(n + q)
+    s = np.round(rng.random((n, q)) * levels) / max(levels, 1) - (levels == 2) * 0.5
+    s[: n // 3] = s[0]  # repeated rows: records of one probability counted many times
+    y = (rng.random((n, q)) < 0.3).astype(np.uint8)
+    res = M.evaluate(y, s, ties="expected", cutoff="perfect" if top_k is None else top_k,
+                     zero_division=zd)
+    got = [res["expected"][k] for k in MACRO_C]
+    assert got == pytest.approx(macro_c_reference(y, s, top_k, zd), abs=1e-12, rel=0)
+    assert np.isnan(res.stderr).all()
+    sparse = M.evaluate(y, sp.csr_matrix(s), ties="expected", zero_division=zd,
+                        cutoff="perfect" if top_k is None else top_k)  # implicit zeros tied
+    assert [sparse["expected"][k] for k in MACRO_C] == got
+
+
+@pytest.mark.parametrize("cutoff", ["perfect", 3])
+def test_macro_c_chunks_and_merges_equal_one_call(cutoff):
+    import pickle
+    rng = np.random.default_rng(7)
+    s = np.round(rng.random((500, 20)) * 3) / 3
+    y = (rng.random((500, 20)) < 0.25).astype(np.uint8)
+    whole = M.Evaluator("expected", cutoff=cutoff).update(y, s)
+    bounds = [0, 1, 90, 91, 300, 500]
+    parts = [M.Evaluator("expected", cutoff=cutoff).update(y[lo:hi], s[lo:hi], first_row=lo)
+             for lo, hi in zip(bounds[:-1], bounds[1:])]
+    merged = pickle.loads(pickle.dumps(parts[3])).merge(parts[0])
+    for p in (parts[4], parts[2], parts[1]):
+        merged = p.merge(merged)
+    assert merged._boundary == whole._boundary  # counts: the same state whatever the split
+    got, want = merged.result(), whole.result()
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=1e-15)
+    for k in MACRO_C:  # computed from the same counts: the same bits
+        assert got["expected"][k] == want["expected"][k]
+    assert np.isnan(got.stderr).all()
+
+
+def test_many_tied_records_are_counted_alike():
+    # 32 000 rows of 40 tied labels: the kernel's chunks (2 000 rows, 80 000 tied labels
+    # each) count their records in a hash table; chunks of 500 rows keep them as they come
+    rng = np.random.default_rng(11)
+    y = (rng.random((32_000, 40)) < 0.1).astype(np.uint8)
+    s = np.where(rng.random((32_000, 40)) < 0.97, 0.5, 1.0)
+    whole = M.Evaluator("expected").update(y, s)
+    parts = M.Evaluator("expected")
+    for lo in range(0, 32_000, 500):
+        parts.update(y[lo:lo + 500], s[lo:lo + 500], first_row=lo)
+    assert whole._boundary == parts._boundary
+    assert whole._boundary.n_rel.sum() + whole._boundary.n_irr.sum() > 16 * 65_536
+
+
+def test_weights_zero_and_one_are_exact_and_others_estimated():
+    rng = np.random.default_rng(5)
+    s = np.round(rng.random((200, 10)) * 2) / 2
+    y = (rng.random((200, 10)) < 0.3).astype(np.uint8)
+    w = rng.integers(0, 2, 200)
+    res = M.evaluate(y, s, ties="expected", sample_weight=w)
+    np.testing.assert_allclose(res.values, M.evaluate(y[w == 1], s[w == 1],
+                                                      ties="expected").values, atol=1e-12)
+    assert res.estimated == []
+    # a weight of 2 on some rows: those rows drawn, the rest still exact given each draw
+    w2 = np.where(np.arange(200) < 20, 2, w)
+    est = M.evaluate(y, s, ties="expected", sample_weight=w2, n_draws=400)
+    want = M.evaluate(np.vstack([y[w2 == 1], y[w2 == 2], y[w2 == 2]]),
+                      np.vstack([s[w2 == 1], s[w2 == 2], s[w2 == 2]]), ties="expected")
+    assert est.estimated == [("expected", k) for k in MACRO_C]
+    for k in EVERY_BUT_MACRO_C:
+        assert est["expected"][k] == pytest.approx(want["expected"][k], abs=1e-12), k
+    for k in MACRO_C:  # a weight 2 shares one order between two copies: close, not equal
+        assert abs(est["expected"][k] - want["expected"][k]) < 0.02
 
 
 # ---- integer weights: one random order counted w times -------------------------------------
@@ -225,8 +338,9 @@ def test_weight_two_is_one_order_counted_twice_not_two_orders():
     weighted = M.evaluate(y, s, sample_weight=[2], **kw)
     copies = M.evaluate(np.repeat(y, 2, axis=0), np.repeat(s, 2, axis=0), **kw)
     k = M.METRIC_KEYS.index("precision_macro_c")
-    for res, want in ((weighted, 1 / 4), (copies, 3 / 8)):
-        assert abs(res.values[0, k] - want) <= 5 * res.stderr[0, k], (res.values[0, k], want)
+    assert abs(weighted.values[0, k] - 1 / 4) <= 5 * weighted.stderr[0, k], weighted.values
+    assert copies.values[0, k] == pytest.approx(3 / 8, abs=1e-15)  # weights 1: exact
+    assert np.isnan(copies.stderr[0, k])
     assert brute_force(y, s, copies=[2])[0]["precision_macro_c"] == 1 / 4
     assert brute_force(np.repeat(y, 2, axis=0), np.repeat(s, 2, axis=0))[0][
         "precision_macro_c"] == 3 / 8
@@ -241,15 +355,15 @@ def test_expected_with_integer_weights(case, weights):
     want, _ = brute_force(y, s, copies=w)
     res = M.evaluate(y, s, ties="expected", n_draws=400, random_state=1, sample_weight=w)
     got = res["expected"]
-    for k in EXACT_KEYS:
+    for k in M.METRIC_KEYS if np.isin(w, (0, 1)).all() else EVERY_BUT_MACRO_C:
         assert got[k] == pytest.approx(want[k], abs=1e-12), k
     y_copies, s_copies = np.repeat(y, w, axis=0), np.repeat(s, w, axis=0)
     if n_orders(s_copies) <= 1500:  # exact values are linear: a weight is the same as copies
         copies, _ = brute_force(y_copies, s_copies)
-        for k in EXACT_KEYS:
+        for k in EVERY_BUT_MACRO_C:
             assert copies[k] == pytest.approx(want[k], abs=1e-12), k
-    for k in ESTIMATED:  # the estimand shares each document's order among its weight
-        se = res.stderr[0, M.METRIC_KEYS.index(k)]
+    for k in MACRO_C:  # the estimand shares each document's order among its weight
+        se = np.nan_to_num(res.stderr[0, M.METRIC_KEYS.index(k)])  # NaN: exact
         assert abs(got[k] - want[k]) <= 5 * se + 1e-12, (k, got[k], want[k], se)
 
 

@@ -45,14 +45,30 @@ def test_batches_equal_evaluate_on_all_rows():
     assert {k: v.numel() for k, v in metric.metric_state.items()} == sizes
 
 
+def _drawing_evaluator():
+    """The evaluator whose sums StudyMetrics keeps: every cut tie group of "expected" drawn
+    (fixed-shape states), as evaluate draws the rows weighing neither 0 nor 1."""
+    ev = Evaluator(ALL_TIES)
+    ev._sampled = True
+    return ev
+
+
 def test_forward_returns_the_batch_and_accumulates_in_the_same_row_order():
     truth, scores, _ = _data()
     metric = StudyMetrics(Q, ties=ALL_TIES)
     for lo, hi in BATCHES:
         batch = metric(torch.from_numpy(scores[lo:hi]), torch.from_numpy(truth[lo:hi]))
-        ev = Evaluator(ALL_TIES).update(truth[lo:hi], scores[lo:hi], first_row=lo)
+        ev = _drawing_evaluator().update(truth[lo:hi], scores[lo:hi], first_row=lo)
         _close(_values(batch), ev.result().values)
-    _close(_values(metric.compute()), evaluate(truth, scores, ties=ALL_TIES).values)
+    _close(_values(metric.compute()), _drawing_evaluator().update(truth, scores).result().values)
+    # evaluate's values are exact: every other value equal, the two estimates near them
+    got, exact = metric.evaluation(), evaluate(truth, scores, ties=ALL_TIES)
+    t, cols = ALL_TIES.index("expected"), [METRIC_KEYS.index(k) for k in ESTIMATED_KEYS]
+    drawn = np.zeros(got.values.shape, dtype=bool)
+    drawn[t, cols] = True
+    _close(got.values[~drawn], exact.values[~drawn])
+    assert np.all(np.abs(got.values[t, cols] - exact.values[t, cols]) <= 5 * got.stderr[t, cols])
+    assert np.isnan(exact.stderr).all() and np.all(got.stderr[t, cols] > 0)
 
 
 def test_reset_subset_and_options():

@@ -3,7 +3,10 @@
 :class:`StudyMetrics` accumulates, batch after batch, the sufficient statistics of
 :class:`fastrank.metrics.Evaluator` -- per ranking type a few sums over documents, per label
 the contingency counts, and with ``"expected"`` the per-label counts of each Monte-Carlo
-draw -- as float64 tensors that processes reduce by summing. Its memory is
+draw -- as float64 tensors that processes reduce by summing. Fixed-shape states cannot
+hold the counts behind :func:`fastrank.metrics.evaluate`'s exact macro precision and F1 by
+category of ``"expected"``, so here those two are Monte-Carlo estimates over ``n_draws``
+random orders of every row (``evaluation().stderr`` has their standard errors). Its memory is
 O(n_labels) (O(n_draws * n_labels) with ``"expected"``) whatever the number of rows, and
 under DistributedDataParallel its result is that of :func:`fastrank.metrics.evaluate` on
 every process's rows together. See the user guide, "Inside other tools' loops".
@@ -52,7 +55,8 @@ class StudyMetrics(Metric):
         As for :func:`fastrank.metrics.evaluate`.
     cutoff, zero_division, n_draws, random_state
         As for :func:`fastrank.metrics.evaluate` (``random_state`` an int: every process
-        must draw the same seed).
+        must draw the same seed); ``n_draws`` random orders of every row give the two
+        Monte-Carlo estimates of ``"expected"`` (see above).
     **kwargs
         Passed to ``torchmetrics.Metric`` (``dist_sync_on_step``, ``sync_on_compute``, ...).
 
@@ -84,6 +88,7 @@ class StudyMetrics(Metric):
                             f"got {type(random_state).__name__}")
         self._template = Evaluator(ties, n_labels=num_labels, random_state=random_state,
                                    n_draws=n_draws, cutoff=cutoff, zero_division=zero_division)
+        self._template._sampled = True  # fixed-shape sums: every cut tie group drawn
         keys = METRIC_KEYS if metrics is None else tuple(metrics)
         unknown = [k for k in keys if k not in METRIC_KEYS]
         if unknown or not keys:

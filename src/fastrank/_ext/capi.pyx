@@ -332,8 +332,9 @@ cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexce
     values[17] = d[F1_D] / n
     values[18] = _ratio(2.0 * d[TP], d[NREL] + d[NPRED], zd)
     if n_draws:
-        # the two Monte-Carlo estimates (fastrank.metrics._evaluate._monte_carlo): each
-        # draw's label counts are the whole groups' plus that draw's cut groups
+        # the two Monte-Carlo estimates (fastrank.metrics._evaluate._expected_macro with
+        # every row drawn): each draw's label counts are the whole groups' plus that draw's
+        # cut groups
         per_p, per_f = buf + 3 * q, buf + 3 * q + n_draws
         tpk, predk = buf + q, buf + 2 * q
         for k in range(n_draws):

@@ -11,8 +11,11 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
 * the *expected* pass walks the tie groups again and writes the exact
   expectation of every ordinal value over uniformly random orders inside the groups
   (closed forms below); for the two category-macro metrics, whose per-label denominators
-  are random, it also draws ``n_draws`` random predicted sets per row (only the tie group
-  cut by the cutoff is random) into per-draw label counters ``mc``;
+  are random, it records the tie group cut by the cutoff (the only random part of the
+  predicted set): each of its labels as a *boundary record* (label, s, d, relevant), the
+  label being predicted with probability d/s (see ``boundary_expectations``) — or, for a
+  row whose weight is neither 0 nor 1 (and in the C API), it draws ``n_draws`` random
+  predicted sets into per-draw label counters ``mc``;
 * the *ordinal* pass shuffles each tie group with the row's own counter-based generator
   (``row_state(seed, row)``, exactly as ``fastrank.ranking.rank(..., "ordinal")`` does) and
   walks the positions. It runs last: it shuffles ``w.order`` in place.
@@ -29,13 +32,18 @@ lab : float64 (n_chunks, 9, q)  per chunk of rows, counts per label (LAB_ROWS): 
                                 the expected family's TP_i and TP_i + FP_i from whole groups
                                 only (the part every random draw shares).
 mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the cut group.
+returned                        the boundary records of the rows of weight 1 (label, s, d
+                                with d/s in lowest terms, relevant or not), counted as
+                                ``tabulate`` returns them.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
+
+import numpy as np
 
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_row_at,
@@ -113,6 +121,104 @@ N_DOC_COLUMNS = N_SLOTS
 LAB_ROWS = {"ordinal": LAB_ORDINAL, "group": LAB_GROUP, "expected": LAB_EXPECTED,
             "relevant": LAB_REL, "fixed": LAB_FIXED}
 N_LAB_ROWS = N_LAB
+
+
+cdef struct Entry:
+    int32_t label, s, d  # label -1: an empty slot
+    int64_t n_rel, n_irr
+
+
+cdef enum:
+    RAW_MAX = 1 << 16  # a chunk's records kept as they come, then counted in a hash table
+
+
+cdef struct Records:
+    # one chunk's boundary records: the first RAW_MAX as they come, (label, s, d, relevant)
+    # int32 quadruples in raw; beyond, all of them counted by (label, s, d) in an
+    # open-addressing hash table of cap (a power of 2) slots, at most half full
+    int32_t* raw
+    Py_ssize_t n_raw, cap_raw
+    Entry* slot
+    Py_ssize_t n, cap
+    bint failed
+
+
+cdef inline Py_ssize_t _slot(Entry* table, Py_ssize_t cap, int32_t c, int32_t s,
+                             int32_t d) noexcept nogil:
+    """The slot of (c, s, d) in the table, or the empty slot where it goes."""
+    cdef uint64_t h = ((<uint64_t> c * 0x9E3779B97F4A7C15ULL + <uint64_t> s)
+                       * 0xC2B2AE3D27D4EB4FULL + <uint64_t> d)
+    cdef Py_ssize_t i
+    h ^= h >> 31
+    h *= 0x94D049BB133111EBULL
+    i = <Py_ssize_t> ((h ^ (h >> 29)) & <uint64_t> (cap - 1))
+    while table[i].label >= 0 and not (table[i].label == c and table[i].s == s
+                                       and table[i].d == d):
+        i = (i + 1) & (cap - 1)
+    return i
+
+
+cdef inline void _count(Records* r, int32_t c, int32_t s, int32_t d, int32_t rel) noexcept nogil:
+    """Count one boundary record in the hash table."""
+    cdef Entry* grown
+    cdef Py_ssize_t i, j, cap
+    if 2 * (r.n + 1) > r.cap:  # rehash into twice the slots
+        cap = 2 * r.cap if r.cap else 1024
+        grown = <Entry*> malloc(cap * sizeof(Entry))
+        if grown == NULL:
+            r.failed = 1
+            return
+        for i in range(cap):
+            grown[i].label = -1
+        for i in range(r.cap):
+            if r.slot[i].label >= 0:
+                j = _slot(grown, cap, r.slot[i].label, r.slot[i].s, r.slot[i].d)
+                grown[j] = r.slot[i]
+        free(r.slot)
+        r.slot, r.cap = grown, cap
+    i = _slot(r.slot, r.cap, c, s, d)
+    if r.slot[i].label < 0:
+        r.slot[i].label, r.slot[i].s, r.slot[i].d = c, s, d
+        r.slot[i].n_rel, r.slot[i].n_irr = 0, 0
+        r.n += 1
+    if rel:
+        r.slot[i].n_rel += 1
+    else:
+        r.slot[i].n_irr += 1
+
+
+cdef inline void _record(Records* r, int32_t c, int32_t s, int32_t d, int32_t rel) noexcept nogil:
+    """Add one boundary record (label c, probability d/s, relevant or not)."""
+    cdef Py_ssize_t i
+    cdef int32_t* grown
+    if r.slot == NULL and r.n_raw < RAW_MAX:
+        if r.n_raw == r.cap_raw:
+            i = 2 * r.cap_raw if r.cap_raw else 256
+            grown = <int32_t*> realloc(r.raw, 4 * i * sizeof(int32_t))
+            if grown == NULL:
+                r.failed = 1
+                return
+            r.raw, r.cap_raw = grown, i
+        r.raw[4 * r.n_raw] = c
+        r.raw[4 * r.n_raw + 1] = s
+        r.raw[4 * r.n_raw + 2] = d
+        r.raw[4 * r.n_raw + 3] = rel
+        r.n_raw += 1
+        return
+    if r.raw != NULL:  # too many to keep: count them all
+        for i in range(r.n_raw):
+            _count(r, r.raw[4 * i], r.raw[4 * i + 1], r.raw[4 * i + 2], r.raw[4 * i + 3])
+        free(r.raw)
+        r.raw, r.n_raw, r.cap_raw = NULL, 0, 0
+    _count(r, c, s, d, rel)
+
+
+cdef inline Py_ssize_t _gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef Py_ssize_t t
+    while b:
+        t = a % b
+        a, b = b, t
+    return a
 
 
 cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k) noexcept nogil:
@@ -230,7 +336,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, double wt, double* out,
-                                double* lab, double* mc) noexcept nogil:
+                                double* lab, double* mc, Records* rec) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -249,10 +355,14 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
       probability d/s, all d are relevant with probability prod_{i<d} (a-i)/(s-i). |Ĉ|
       itself is not random (belief-0 labels form one group), so the exact match is
       [|Ĉ| = |C|] times the probability that every predicted label is relevant.
+
+    The group holding position k is recorded in ``rec`` (a row of weight 1; one of weight 0
+    adds nothing) or, without ``rec`` or for other weights, drawn ``n_draws`` times into
+    ``mc``.
     """
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
-    cdef Py_ssize_t start = 0, stop, p, c, k, j, s, a, d, cum_rel = 0, cum_nonrel = 0
+    cdef Py_ssize_t start = 0, stop, p, c, k, j, s, a, d, g, cum_rel = 0, cum_nonrel = 0
     cdef Py_ssize_t cut = n_rel if top_k < 0 else top_k
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, cov = 0.0, tp = 0.0, npred = 0.0
     cdef double tp_r = 0.0, npred_r = 0.0, exact = 1.0, t, share
@@ -311,7 +421,14 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                     lab[(LAB_EXPECTED + 1) * q + c] += share
                     if y[c]:
                         lab[LAB_EXPECTED * q + c] += share
-                if n_draws > 0:  # d of the s labels, uniformly, n_draws times
+                if rec != NULL and (wt == 1.0 or wt == 0.0):
+                    g = _gcd(d, s)
+                    for p in range(start, stop):
+                        if wt == 1.0:
+                            c = order[p]
+                            _record(rec, <int32_t> c, <int32_t> (s // g), <int32_t> (d // g),
+                                    y[c])
+                elif n_draws > 0:  # d of the s labels, uniformly, n_draws times
                     state = row_state(mc_seed, row)
                     for p in range(s):
                         scratch[p] = order[start + p]
@@ -342,7 +459,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
 cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
                       int32_t* scratch, Py_ssize_t row, double wt, double* out, double* lab,
-                      double* mc) noexcept nogil:
+                      double* mc, Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
@@ -356,25 +473,62 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
         _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, wt, out,
-                       lab, mc)
+                       lab, mc, rec)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q)
+
+
+cdef object _collect(Records* rec, Py_ssize_t n_chunks, Py_ssize_t q, bint failed):
+    """The chunks' boundary records (rec, freed here) counted by :func:`_tabulated`;
+    MemoryError when a chunk (or anything before, ``failed``) ran out of memory."""
+    cdef Py_ssize_t chunk, i, total = 0
+    cdef Entry* e = NULL
+    for chunk in range(n_chunks if rec != NULL else 0):
+        failed |= rec[chunk].failed
+        total += rec[chunk].n + rec[chunk].n_raw
+    if not failed:
+        e = <Entry*> calloc(2 * total + 1, sizeof(Entry))
+        failed = e == NULL
+    total = 0
+    for chunk in range(n_chunks if rec != NULL else 0):
+        for i in range(rec[chunk].n_raw if not failed else 0):
+            e[total].label = rec[chunk].raw[4 * i]
+            e[total].s = rec[chunk].raw[4 * i + 1]
+            e[total].d = rec[chunk].raw[4 * i + 2]
+            e[total].n_rel = rec[chunk].raw[4 * i + 3]
+            e[total].n_irr = 1 - rec[chunk].raw[4 * i + 3]
+            total += 1
+        free(rec[chunk].raw)
+        for i in range(rec[chunk].cap if not failed else 0):
+            if rec[chunk].slot[i].label >= 0:
+                e[total] = rec[chunk].slot[i]
+                total += 1
+        free(rec[chunk].slot)
+    free(rec)
+    if failed:
+        free(e)
+        raise MemoryError("fastrank: cannot allocate metric scratch")
+    return _tabulated(e, total, q)
 
 
 def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
              const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
              const uint8_t[:, ::1] y, int families, Py_ssize_t top_k, uint64_t seed,
              uint64_t mc_seed, Py_ssize_t first_row, const double[::1] weight,
-             double[:, ::1] doc, double[:, :, ::1] lab, double[:, :, :, ::1] mc):
+             double[:, ::1] doc, double[:, :, ::1] lab, double[:, :, :, ::1] mc,
+             bint record=True):
     """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for an (n, q) belief matrix
     given by ``fastrank._validation.row_source`` (a dense flat buffer with element strides
     and empty index arrays, or a canonical CSR matrix whose implicit zeros are one tie
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
-    ``doc`` is never weighted."""
+    ``doc`` is never weighted. Returns the boundary records of the expected family counted
+    as :func:`tabulate` does; without ``record``, none: every row's cut group is drawn
+    into ``mc``."""
     cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
+    cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
@@ -382,7 +536,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
-    failed[0] = 0
+    failed[0] = rec == NULL
     with nogil, parallel():
         w = sort_work_new(q)
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
@@ -390,7 +544,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for chunk in prange(n_chunks, schedule="dynamic"):
-            if w == NULL or scratch == NULL:
+            if w == NULL or scratch == NULL or rec == NULL:
                 continue
             mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
@@ -399,11 +553,10 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
                      first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
-                     &lab[chunk, 0, 0], mcp)
+                     &lab[chunk, 0, 0], mcp, &rec[chunk] if record else <Records*> NULL)
         sort_work_free(w)
         free(scratch)
-    if failed[0]:
-        raise MemoryError("fastrank: cannot allocate metric scratch")
+    return _collect(rec, n_chunks, q, failed[0])
 
 
 cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
@@ -418,11 +571,286 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     cdef int status = -1
     if w != NULL and scratch != NULL:
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
-        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, row, wt, doc, lab, mc)
+        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, row, wt, doc, lab, mc,
+             NULL)
         status = 0
     sort_work_free(w)
     free(scratch)
     return status
+
+
+# ---- ties="expected": the category-macro ratios from the boundary records -----------------
+
+cdef double TINY = 1e-22  # probabilities below this are left out of a distribution's tails
+
+
+cdef inline Py_ssize_t _binomial(Py_ssize_t n, double p, double* pk,
+                                 Py_ssize_t* lo) noexcept nogil:
+    """Binomial(n, p) probabilities in pk[lo[0]:lo[0] + width] (returns width), leaving out
+    the tails below TINY times the mode: from the mode outwards by the ratio of successive
+    terms, then normalised."""
+    cdef Py_ssize_t m = <Py_ssize_t> ((n + 1) * p), j, hi
+    cdef double odds = p / (1.0 - p), total = 1.0
+    if m > n:
+        m = n
+    pk[m] = 1.0
+    j = m
+    while j > 0 and pk[j] >= TINY:
+        pk[j - 1] = pk[j] * j / ((n - j + 1) * odds)
+        j -= 1
+        total += pk[j]
+    lo[0] = j
+    hi = m
+    while hi < n and pk[hi] >= TINY:
+        pk[hi + 1] = pk[hi] * (n - hi) / (hi + 1) * odds
+        hi += 1
+        total += pk[hi]
+    for j in range(lo[0], hi + 1):
+        pk[j] /= total
+    return hi - lo[0] + 1
+
+
+cdef enum:
+    MAX_STEP = 4  # single indicators applied in one pass (a kernel of 5 terms)
+
+
+cdef inline void _step(double** P, double** NP, Py_ssize_t* off, Py_ssize_t* width,
+                       const double* ker, Py_ssize_t kw, Py_ssize_t* lo) noexcept nogil:
+    """Convolve the distribution (P[0] + off[0])[:width[0]] of a sum starting at lo[0]
+    with ker[:kw] into NP[0], swap P and NP, and leave out its tails below TINY."""
+    cdef Py_ssize_t i, j, w = width[0]
+    cdef const double* src = P[0] + off[0]
+    cdef double* dst = NP[0]
+    cdef double x
+    for i in range(w):
+        dst[i] = ker[0] * src[i]
+    for i in range(w, w + kw - 1):
+        dst[i] = 0.0
+    for j in range(1, kw):
+        x = ker[j]
+        for i in range(w):
+            dst[i + j] += x * src[i]
+    NP[0], P[0] = P[0], dst
+    w += kw - 1
+    i = 0
+    while w > 1 and dst[i] < TINY:
+        i += 1
+        w -= 1
+        lo[0] += 1
+    while w > 1 and dst[i + w - 1] < TINY:
+        w -= 1
+    off[0], width[0] = i, w
+
+
+cdef Py_ssize_t _poisson_binomial(const int64_t* s, const int64_t* d, const int64_t* count,
+                                  Py_ssize_t n_classes, double* A, double* B, double* pk,
+                                  Py_ssize_t* lo, double** out) noexcept nogil:
+    """Distribution of a sum of independent indicators, count[c] of probability d[c]/s[c]
+    for each class c: out[0][i] = P(sum = lo[0] + i) for i < width (returned), built
+    alternately in A and B (each 1 + sum(count) long; out[0] points into one of them) by
+    convolution with Binomial(count[c], d[c]/s[c]) (pk: scratch as long), single
+    indicators MAX_STEP at a time (one pass); the tails below TINY left out."""
+    cdef Py_ssize_t c, i, n, kw = 1, klo = 0, width = 1, off = 0
+    cdef double p
+    cdef double ker[MAX_STEP + 1]
+    cdef double* P = A
+    cdef double* NP = B
+    P[0] = 1.0
+    ker[0] = 1.0
+    lo[0] = 0
+    for c in range(n_classes + 1):
+        n = count[c] if c < n_classes else 0
+        if n == 1:  # one more indicator in the pending kernel
+            p = <double> d[c] / s[c]
+            ker[kw] = ker[kw - 1] * p
+            for i in range(kw - 1, 0, -1):
+                ker[i] = ker[i] * (1.0 - p) + ker[i - 1] * p
+            ker[0] *= 1.0 - p
+            kw += 1
+        if kw > 1 and (kw > MAX_STEP or n > 1 or c == n_classes):
+            _step(&P, &NP, &off, &width, ker, kw, lo)
+            ker[0], kw = 1.0, 1
+        if n > 1:
+            kw = _binomial(n, <double> d[c] / s[c], pk, &klo)
+            lo[0] += klo
+            _step(&P, &NP, &off, &width, pk + klo, kw, lo)
+            kw = 1
+    out[0] = P + off
+    return width
+
+
+cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
+                     const int64_t* n_irr, Py_ssize_t n_classes, Py_ssize_t n_sets,
+                     Py_ssize_t stride, const double* a, const double* b, double rel,
+                     double zd, double* out_p, double* out_f) noexcept nogil:
+    """One label's E[(a + X) / (b + X + Y)] and E[2 (a + X) / (rel + b + X + Y)] (zd where
+    the denominator is 0) for each of the n_sets offsets a[k * stride], b[k * stride],
+    written to out_p[k * stride], out_f[k * stride]: X and Y count the label's relevant and
+    irrelevant boundary records that are predicted, independently, record (s, d) with
+    probability d/s; n_rel[c] relevant and n_irr[c] irrelevant records in class c. Returns
+    -1 when out of memory."""
+    cdef Py_ssize_t cap = 1, c, k, i, j, wx, wy, lx = 0, ly = 0
+    cdef double num, den, acc_p, acc_f, x
+    cdef double* buf
+    for c in range(n_classes):
+        cap += n_rel[c] + n_irr[c]
+    buf = <double*> malloc(7 * cap * sizeof(double))
+    if buf == NULL:
+        return -1
+    cdef double* X
+    cdef double* Y
+    cdef double* P = buf + 4 * cap  # P(X + Y = lx + ly + i)
+    cdef double* H = buf + 5 * cap  # E[X; X + Y = lx + ly + i]
+    # X and Y are independent: their distributions apart, then Z = X + Y with E[X; Z = z]
+    wx = _poisson_binomial(s, d, n_rel, n_classes, buf, buf + cap, buf + 6 * cap, &lx, &X)
+    wy = _poisson_binomial(s, d, n_irr, n_classes, buf + 2 * cap, buf + 3 * cap, buf + 6 * cap,
+                           &ly, &Y)
+    for i in range(wx + wy - 1):
+        P[i] = 0.0
+        H[i] = 0.0
+    for i in range(wx):
+        x = X[i] * (lx + i)
+        for j in range(wy):
+            P[i + j] += X[i] * Y[j]
+            H[i + j] += x * Y[j]
+    for k in range(n_sets):
+        acc_p = 0.0
+        acc_f = 0.0
+        for i in range(wx + wy - 1):
+            num = a[k * stride] * P[i] + H[i]
+            den = b[k * stride] + (lx + ly + i)
+            acc_p += num / den if den > 0 else zd * P[i]
+            acc_f += 2.0 * num / (rel + den) if rel + den > 0 else zd * P[i]
+        out_p[k * stride] = acc_p
+        out_f[k * stride] = acc_f
+    free(buf)
+    return 0
+
+
+def boundary_expectations(const int64_t[::1] start, const int64_t[:, ::1] classes,
+                          const double[:, :, ::1] counts, const double[::1] rel,
+                          double zero_division, double[:, :, ::1] out):
+    """Per label i and offset set k, the expectations over the boundary records of
+    precision_i = TP_i / (TP_i + FP_i) and F1_i = 2 TP_i / (TP_i + FN_i + TP_i + FP_i)
+    (``zero_division`` for 0/0), with TP_i = counts[0, k, i] + X_i and TP_i + FP_i =
+    counts[1, k, i] + X_i + Y_i and ``rel[i]`` = TP_i + FN_i, into ``out[0, k, i]`` and
+    ``out[1, k, i]``. Label i's record classes are ``start[i]:start[i + 1]``, the columns
+    of ``classes`` (rows s, d, n_rel, n_irr): n_rel relevant and n_irr irrelevant records,
+    each predicted independently with probability d/s (Poisson-binomial sums, computed
+    exactly but for tails below 1e-22)."""
+    cdef Py_ssize_t i, q = rel.shape[0], n_sets = counts.shape[1]
+    cdef const int64_t* c = &classes[0, 0] if classes.shape[1] else <const int64_t*> NULL
+    cdef Py_ssize_t k = classes.shape[1]
+    cdef int failed[1]
+    failed[0] = 0
+    if q == 0 or n_sets == 0:
+        return
+    with nogil:
+        for i in prange(q, schedule="dynamic"):
+            if _label_sums(c + start[i], c + k + start[i], c + 2 * k + start[i],
+                           c + 3 * k + start[i], start[i + 1] - start[i], n_sets, q,
+                           &counts[0, 0, i], &counts[1, 0, i], rel[i], zero_division,
+                           &out[0, 0, i], &out[1, 0, i]):
+                failed[0] = 1
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate the boundary distributions")
+
+
+cdef enum:
+    BY_LABEL = 0
+    BY_S = 1
+    BY_D = 2
+    BY_PAIR = 3
+
+
+cdef inline int64_t _key(const Entry* e, int by, int64_t n_s) noexcept nogil:
+    if by == BY_LABEL:
+        return e.label
+    if by == BY_S:
+        return e.s
+    if by == BY_D:
+        return e.d
+    return e.s * n_s + e.d
+
+
+cdef void _stable_by(const Entry* src, Entry* dst, Py_ssize_t n, int by, int64_t n_s,
+                     int64_t* count, Py_ssize_t n_keys) noexcept nogil:
+    """dst <- src ordered by one key (from 0 to n_keys - 1), stably (a counting sort)."""
+    cdef Py_ssize_t i
+    cdef int64_t k
+    for i in range(n_keys + 1):
+        count[i] = 0
+    for i in range(n):
+        count[_key(&src[i], by, n_s) + 1] += 1
+    for i in range(n_keys):
+        count[i + 1] += count[i]
+    for i in range(n):
+        k = _key(&src[i], by, n_s)
+        dst[count[k]] = src[i]
+        count[k] += 1
+
+
+def tabulate(const int64_t[:, ::1] rows, Py_ssize_t q):
+    """The boundary record classes, counted: the columns of ``rows`` (5, n), (label, s, d,
+    n_rel, n_irr), in any order and with repeats, summed into one per (label, s, d), sorted
+    by it. Returns ``start`` (q + 1; label i's classes are ``start[i]:start[i + 1]``) and
+    the classes, int64 (4, n_classes): rows s, d, n_rel, n_irr."""
+    cdef Py_ssize_t n = rows.shape[1], i
+    cdef Entry* e = <Entry*> calloc(2 * n + 1, sizeof(Entry))
+    if e == NULL:
+        raise MemoryError("fastrank: cannot allocate the boundary record classes")
+    for i in range(n):
+        e[i].label, e[i].s, e[i].d = <int32_t> rows[0, i], <int32_t> rows[1, i], \
+            <int32_t> rows[2, i]
+        e[i].n_rel, e[i].n_irr = rows[3, i], rows[4, i]
+    return _tabulated(e, n, q)
+
+
+cdef object _tabulated(Entry* a, Py_ssize_t n, Py_ssize_t q):
+    """:func:`tabulate` of the n entries a[:n] (a holds 2n + 1, and is freed): counting
+    sorts, least significant key first (by (s, d) at once when s is small, else d then s;
+    then by label), then equal classes added up in place."""
+    cdef Py_ssize_t i, m = 0, n_keys
+    cdef int64_t n_s = 1
+    cdef Entry* b = a + n
+    for i in range(n):
+        n_s = a[i].s + 1 if a[i].s >= n_s else n_s
+    cdef bint pairs = n_s * n_s <= 4 * (n + q)  # (s, d) as one key s * n_s + d
+    n_keys = max(q, n_s * n_s if pairs else n_s)
+    cdef int64_t* count = <int64_t*> malloc((n_keys + 2) * sizeof(int64_t))
+    if count == NULL:
+        free(a)
+        raise MemoryError("fastrank: cannot allocate the boundary record classes")
+    with nogil:
+        if pairs:
+            _stable_by(a, b, n, BY_PAIR, n_s, count, n_keys)
+            _stable_by(b, a, n, BY_LABEL, n_s, count, n_keys)
+        else:
+            _stable_by(a, b, n, BY_D, n_s, count, n_keys)
+            _stable_by(b, a, n, BY_S, n_s, count, n_keys)
+            _stable_by(a, b, n, BY_LABEL, n_s, count, n_keys)
+            for i in range(n):
+                a[i] = b[i]
+        for i in range(n):  # add up equal rows, in place
+            if m and a[i].label == a[m - 1].label and a[i].s == a[m - 1].s \
+                    and a[i].d == a[m - 1].d:
+                a[m - 1].n_rel += a[i].n_rel
+                a[m - 1].n_irr += a[i].n_irr
+            else:
+                a[m] = a[i]
+                m += 1
+    free(count)
+    start = np.zeros(q + 1, dtype=np.int64)
+    out = np.empty((4, m), dtype=np.int64)
+    cdef int64_t[::1] st = start
+    cdef int64_t[:, ::1] o = out
+    for i in range(m):
+        st[a[i].label + 1] += 1
+        o[0, i], o[1, i], o[2, i], o[3, i] = a[i].s, a[i].d, a[i].n_rel, a[i].n_irr
+    for i in range(q):
+        st[i + 1] += st[i]
+    free(a)
+    return start, out
 
 
 # ---- cutoff: the predicted sets themselves ----------------------------------------------

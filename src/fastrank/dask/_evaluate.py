@@ -82,7 +82,7 @@ def evaluate(y_true: Any, y_score: Any, ties: str | Sequence[str] = TIES,
     zero_division : float, default 0.0
         As for :func:`fastrank.metrics.evaluate`.
     n_draws : int, default 100
-        As for :func:`fastrank.metrics.evaluate`.
+        As for :func:`fastrank.metrics.evaluate` (only weighted rows are drawn).
     sample_weight : dask.array.Array (n_documents,), optional
         Per-document weights, chunked like the rows of ``y_score``.
     n_labels : int, optional

@@ -71,7 +71,9 @@ extern "C" {
 typedef struct fastrank_eval_state {
     int64_t n_labels;
     int64_t top_k;      /* the set metrics' cutoff: -1 perfect, else the first top_k */
-    int64_t n_draws;    /* random orders of the expected ranking's two estimates */
+    int64_t n_draws;    /* random orders of the expected ranking's two estimates: macro
+                           precision and F1 by category are Monte-Carlo here (fixed-size
+                           state), exact in the Python Evaluator */
     uint64_t seed;
     double zero_division;
     int ties;           /* bit t set: ranking type t is evaluated */

@@ -97,7 +97,7 @@ def score_args(y_score, rows=None):
 
 
 def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0,
-               sample_weight=None):
+               sample_weight=None, records=None):
     """Run the metric kernel on rows ``rows = (lo, hi)`` (default: all); inputs must come
     from :func:`check_inputs` (and :func:`check_sample_weight`). The set metrics' counts use
     the perfect cutoff, or the first ``top_k`` positions when it is given. Row ``lo + i``
@@ -108,8 +108,13 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     * ``lab`` (N_LAB, q): per-label counts under the perfect cutoff, rows ``LAB_ROWS[family]``
       (TP_i, TP_i + FP_i), ``LAB_REL`` (TP_i + FN_i), ``LAB_FIXED`` (expected family: the
       TP_i, TP_i + FP_i shared by every random order);
-    * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups, the
-      TP_i and TP_i + FP_i they add to ``lab[LAB_FIXED]``.
+    * ``mc`` (n_draws, 2, q): expected family, per random draw of the cut tie groups of the
+      rows weighing neither 0 nor 1 (of every row without ``records``), the TP_i and
+      TP_i + FP_i they add to ``lab[LAB_FIXED]``.
+
+    Given a list ``records``, the expected family appends to it the labels of the cut tie
+    groups of the rows of weight 1 (each predicted with probability d/s), counted: the
+    arguments of :class:`~fastrank.metrics._boundary.BoundaryCounts`.
     """
     lo, hi = (0, y_true.shape[0]) if rows is None else rows
     n, q = hi - lo, y_true.shape[1]
@@ -119,9 +124,11 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     lab = np.zeros((n_chunks, N_LAB, q), dtype=np.float64)
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
     weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
-    _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
-                     -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, first_row, weight,
-                     doc, lab, mc)
+    counted = _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
+                               -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, first_row,
+                               weight, doc, lab, mc, records is not None)
+    if records is not None:
+        records.append(counted)
     return doc, lab.sum(axis=0), mc.sum(axis=0)
 
 

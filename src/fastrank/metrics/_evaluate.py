@@ -10,6 +10,7 @@ import numpy.typing as npt
 from .._arrays import converted
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
+from ._boundary import BoundaryCounts
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_LAB, \
     N_REL, ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, \
     family, resolve_ties, row_blocks, run_kernel
@@ -23,14 +24,15 @@ _RANKING_KEYS = {"one_error": "one_error", "coverage": "coverage",
                  "ranking_loss": "ranking_loss", "average_precision": "ap_position",
                  "r_precision": "r_precision"}
 CUTOFFS = ("perfect",)
-MAX_DRAWS = 100_000  # Monte-Carlo orders of ties="expected" (state: n_draws x 2 x n_labels)
+MAX_DRAWS = 100_000  # Monte-Carlo orders of weighted rows (state: n_draws x 2 x n_labels)
 
 
 # Per ranking type, the evaluator keeps these sums over documents (``_DOC_SUMS`` columns):
 # the five ranking metrics' per-document values, the per-document Hamming loss and exact
 # match, the per-document precision, recall and F1 (document-oriented macro averages), and
 # TP_j, |Ĉ_j|, |C_j| (document-oriented micro averages). Per label it keeps the contingency
-# counts (category-oriented averages), and for "expected" the per-draw label counts.
+# counts (category-oriented averages) and, for "expected", the boundary record counts (rows
+# of weight 0 or 1) and the per-draw label counts (rows of other weights).
 _DOC_SUMS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
              "hamming_loss", "exact_match", "precision_d", "recall_d", "f1_d", "tp", "npred",
              "nrel")
@@ -57,16 +59,19 @@ class Evaluator(Mergeable):
     The state is a few sums per ranking type and counts per label — per-document sums of
     every ranking metric and of the document-oriented ratios, per-label contingency counts
     for the category-oriented ones (never an average of averages) and, for
-    ``ties="expected"``, the per-label counts of each Monte-Carlo draw: O(n_labels) floats
-    (O(n_draws * n_labels) with ``"expected"``), independent of the number of rows; with
-    ``at_k``, also the sums of a :class:`TopKEvaluator` over the same rows (a few hundred
-    floats). It pickles small, so chunks can be evaluated anywhere and the states sent back.
+    ``ties="expected"``, per label the counts of its cut tie groups by probability d/s of
+    being predicted (one entry per distinct (label, d/s) pair, added up however many rows)
+    and, only once rows weighing neither 0 nor 1 were seen, the per-label counts of each
+    Monte-Carlo draw (O(n_draws * n_labels)): O(n_labels) floats otherwise, independent of
+    the number of rows; with ``at_k``, also the sums of a :class:`TopKEvaluator` over the
+    same rows (a few hundred floats). It pickles small, so chunks can be evaluated anywhere
+    and the states sent back.
 
     For any split of the rows into chunks, each given its global first row, and any order of
     :meth:`update` and :meth:`merge`, :meth:`result` equals ``evaluate`` on the whole matrix
     with the same parameters, to rounding (the sums are added in another order): the random
-    tie-breaking of ``"ordinal"`` and the Monte-Carlo draws of ``"expected"`` are keyed by
-    ``(seed, global row number)``, never by chunk or thread. :func:`evaluate` is one
+    tie-breaking of ``"ordinal"`` and the Monte-Carlo draws of ``"expected"`` (weighted rows)
+    are keyed by ``(seed, global row number)``, never by chunk or thread. :func:`evaluate` is one
     ``update`` and ``result``.
 
     Thread-safe: several threads may call :meth:`update` on one evaluator at once (each with
@@ -127,11 +132,15 @@ class Evaluator(Mergeable):
     True
     """
 
-    _CONFIG = ("ties", "seed", "n_draws", "cutoff", "zero_division", "at_k")
+    _CONFIG = ("ties", "seed", "n_draws", "cutoff", "zero_division", "at_k", "_sampled")
     # the sums over rows, None before the first: _doc (len(ties), len(_DOC_SUMS)) document
-    # sums, _lab (N_LAB, n_labels) label counts and _mc (n_draws, 2, n_labels) per-draw label
-    # counts (see run_kernel), _at_k the at-k kernel sums (see TopKEvaluator)
-    _SUMS = ("_doc", "_lab", "_mc", "_at_k")
+    # sums, _lab (N_LAB, n_labels) label counts, _boundary the BoundaryCounts and _mc
+    # (n_draws, 2, n_labels) per-draw label counts, the latter only once a row was drawn
+    # (see run_kernel), _at_k the at-k kernel sums (see TopKEvaluator)
+    _SUMS = ("_doc", "_lab", "_boundary", "_mc", "_at_k")
+    # draw every row's cut group (fixed-shape state, e.g. for torchmetrics) instead of
+    # counting the boundary records
+    _sampled = False
     ties: tuple[str, ...]
     n_draws: int
     seed: int
@@ -139,6 +148,7 @@ class Evaluator(Mergeable):
     _families: int
     _doc: Any
     _lab: Any
+    _boundary: Any
     _mc: Any
     _at_k: Any
 
@@ -213,27 +223,39 @@ class Evaluator(Mergeable):
             if q is None:
                 # the chunk's counts and the state's updated copy are held beside the
                 # kernel's
-                y_true, y_score = check_inputs(y_true, y_score, self.n_draws, held=2)
+                y_true, y_score = check_inputs(
+                    y_true, y_score,
+                    self.n_draws if self._sampled or sample_weight is not None else 0, held=2)
                 n, q = y_true.shape
         at_k = None
         if self.at_k is not None and (n or not self.ties):
             n, q, at_k = self.at_k._read_chunk(*given)
         weight = check_sample_weight(sample_weight, n)
+        # rows of weight 0 or 1 are counted exactly; others are drawn n_draws times
+        draws = self.n_draws if self._sampled or (
+            weight is not None and ((weight != 0) & (weight != 1)).any()) else 0
 
         def chunk_sums(start):  # without the lock: the kernels release the GIL
             out = {}
             if self.ties:
                 out["_doc"] = np.zeros((len(self.ties), len(_DOC_SUMS)))
-                out["_lab"], out["_mc"] = np.zeros((N_LAB, q)), np.zeros((self.n_draws, 2, q))
+                out["_lab"] = np.zeros((N_LAB, q))
+                if draws:
+                    out["_mc"] = np.zeros((draws, 2, q))
+                records = []
                 for lo, hi in row_blocks(n):
                     doc, lab, mc = run_kernel(
-                        y_true, y_score, self._families, self.seed, self.n_draws,
-                        self._top_k, rows=(lo, hi), first_row=start + lo,
-                        sample_weight=weight)
+                        y_true, y_score, self._families, self.seed, draws, self._top_k,
+                        rows=(lo, hi), first_row=start + lo, sample_weight=weight,
+                        records=None if self._sampled else records)
                     out["_doc"] += self._document_sums(
                         doc, q, None if weight is None else weight[lo:hi])
                     out["_lab"] += lab
-                    out["_mc"] += mc
+                    if draws:
+                        out["_mc"] += mc
+                if self._families & EXPECTED and not self._sampled:
+                    counts = [BoundaryCounts(*r) for r in records]
+                    out["_boundary"] = sum(counts[1:], counts[0])
             if at_k is not None:
                 out["_at_k"] = at_k(start, weight)
             return out
@@ -311,12 +333,13 @@ class Evaluator(Mergeable):
                         d[_F1_D] / n, float(_f_from_counts(d[_TP], d[_NPRED], d[_NREL], 1.0, zd))]
             values[row] = [*(d[:5] / n), d[_HAMMING] / n, d[_EXACT] / n, *category, *document]
             if t == EXPECTED_TIES:
-                for key, (mean, se) in _monte_carlo(lab, state._mc, zd).items():
+                for key, (mean, se) in _expected_macro(state, zd).items():
                     k = METRIC_KEYS.index(key)
                     values[row, k] = mean
                     stderr[row, k] = se
         at_k = None if self.at_k is None else self.at_k._evaluation(state._at_k, n)
-        return Evaluation(self.ties, values, stderr, self.n_draws, at_k)
+        return Evaluation(self.ties, values, stderr, 0 if state._mc is None else self.n_draws,
+                          at_k)
 
 
 def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] = TIES,
@@ -337,10 +360,12 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
 
     ``ties="expected"`` gives the exact expectation, over uniformly random orders inside
     every tie group, of the value ``"ordinal"`` would give: no sampling, so no need to
-    average several random orderings. The one exception is ``precision_macro_c`` and
-    ``f1_macro_c`` (per-label ratios whose denominators are random): an unbiased
-    Monte-Carlo estimate over ``n_draws`` random orders, with its standard error in
-    ``result.stderr`` and marked in ``str(result)``.
+    average several random orderings. ``precision_macro_c`` and ``f1_macro_c`` (per-label
+    ratios whose denominators are random) are exact sums over each label's
+    Poisson-binomial counts of predicted tied labels, except for documents weighing
+    neither 0 nor 1: their random orders are drawn ``n_draws`` times, giving an unbiased
+    Monte-Carlo estimate with its standard error in ``result.stderr``, marked in
+    ``str(result)`` (see the guide, "Expected values").
 
     Parameters
     ----------
@@ -354,21 +379,23 @@ def evaluate(y_true: LabelsLike, y_score: MatrixLike, ties: str | Sequence[str] 
         ordinal; see :func:`cutoff`; a k beyond the number of labels takes them all).
         ``r_precision`` always uses the first ``|C_j|`` positions.
     random_state : None, int or numpy.random.Generator, default 0
-        Seeds the ordinal shuffle and the Monte-Carlo draws (one seed for the whole call;
-        row ``j`` draws from ``(seed, j)``).
+        Seeds the ordinal shuffle and the Monte-Carlo draws of weighted rows (one seed for
+        the whole call; row ``j`` draws from ``(seed, j)``).
     zero_division : float, default 0.0
         Value of a 0/0 ratio in the set-based metrics (see :func:`precision`).
     n_draws : int from 2 to 100 000, default 100
-        Random orders behind the two Monte-Carlo estimates of ``ties="expected"``.
+        Random orders drawn, under ``ties="expected"``, for the macro precision and F1 by
+        category of documents whose weight is neither 0 nor 1; without such weights it
+        changes nothing.
     sample_weight : array of shape (n_documents,), optional
         Per-document weights (finite, >= 0; default 1 each). Every per-document value is
         averaged with these weights, and the per-label contingency counts of the
         category-oriented metrics add each document's weight instead of 1 — as
-        scikit-learn's weighted metrics do. A document's random order ("ordinal", and
-        each Monte-Carlo draw of "expected") is drawn once and counted with its weight:
-        an integer weight equals repeating the row for every exact value, but not draw
-        for draw under "ordinal", nor for the two Monte-Carlo estimates (see the guide's
-        conventions).
+        scikit-learn's weighted metrics do. A document's random order ("ordinal", and the
+        one "expected" averages over) is one order counted with its weight: an integer
+        weight equals repeating the row for every exact value, but not draw for draw
+        under "ordinal", nor for macro precision and F1 by category under "expected"
+        (see the guide's conventions).
     at_k : int, sequence of int, dict or TopKEvaluator, optional
         Also the top-k metrics of extreme multi-label classification, in ``result.at_k``:
         equal to :func:`evaluate_at_k` of the same input, weights and ``random_state``. The
@@ -449,14 +476,26 @@ def _check_cutoff(cutoff):
     raise ValueError(f'cutoff must be "perfect" or an integer top_k >= 1, got {cutoff!r}')
 
 
-def _monte_carlo(lab, mc, zd):
-    """Mean and standard error over the draws of macro precision^c and macro F1^c: each
-    draw's label counts are the shared whole-group counts plus that draw's cut groups."""
-    tp = lab[LAB_FIXED] + mc[:, 0]
-    pred = lab[LAB_FIXED + 1] + mc[:, 1]
-    per_draw = {"precision_macro_c": _ratio(tp, pred, zd).mean(axis=1),
-                "f1_macro_c": _f_from_counts(tp, pred, lab[LAB_REL], 1.0, zd).mean(axis=1)}
-    n = mc.shape[0]
-    # identical draws (no cut group is random) give the exact value with standard error 0
-    return {k: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(n)) if np.ptp(v) > 0 else 0.0)
-            for k, v in per_draw.items()}
+def _expected_macro(state, zd):
+    """Value and standard error (NaN: exact) of macro precision^c and macro F1^c under
+    ``ties="expected"``: per label, the whole-group counts plus the boundary records, whose
+    expectation is exact; with Monte-Carlo draws (rows weighing neither 0 nor 1), the mean
+    over the draws of that exact expectation given each draw's counts, and its standard
+    error (0 when no draw differs)."""
+    lab, mc = state._lab, state._mc
+    boundary = state._boundary
+    if boundary is None:  # every cut group drawn (or none seen)
+        boundary = BoundaryCounts.counting(lab.shape[1], np.zeros((5, 0), dtype=np.int64))
+    tp, pred = lab[LAB_FIXED][None], lab[LAB_FIXED + 1][None]
+    if mc is not None:
+        tp, pred = tp + mc[:, 0], pred + mc[:, 1]
+    precision, f1 = boundary.expectations(tp, pred, lab[LAB_REL], zd)
+    out = {}
+    for key, per_set in (("precision_macro_c", precision.mean(axis=1)),
+                         ("f1_macro_c", f1.mean(axis=1))):
+        if mc is None:
+            out[key] = (float(per_set[0]), np.nan)
+        else:
+            se = per_set.std(ddof=1) / np.sqrt(len(per_set)) if np.ptp(per_set) > 0 else 0.0
+            out[key] = (float(per_set.mean()), float(se))
+    return out

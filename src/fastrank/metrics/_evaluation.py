@@ -16,7 +16,8 @@ METRIC_KEYS = (
     "precision_macro_d", "precision_micro_d", "recall_macro_d", "recall_micro_d",
     "f1_macro_d", "f1_micro_d",
 )
-#: Under ``ties="expected"`` these have random per-label denominators: Monte-Carlo estimates.
+#: Under ``ties="expected"`` these have random per-label denominators: exact, but
+#: Monte-Carlo estimates once documents weighing neither 0 nor 1 are evaluated.
 ESTIMATED_KEYS = ("precision_macro_c", "f1_macro_c")
 
 
@@ -35,7 +36,7 @@ class Evaluation(dict):
         ``values[t, k]`` is metric ``metrics[k]`` under ranking type ``ties[t]``.
     stderr : ndarray of float64, same shape
         Standard error of the values that are Monte-Carlo estimates (``ties="expected"``,
-        keys ``ESTIMATED_KEYS``); NaN for every exact value.
+        keys ``ESTIMATED_KEYS``, with weights other than 0 and 1); NaN for every exact value.
     n_draws : int
         Number of random orders behind the estimates (0 when nothing was estimated).
     at_k : TopKEvaluation or None
