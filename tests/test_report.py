@@ -42,8 +42,9 @@ def written(small_study, tmp_path_factory):
 
 def test_markdown_has_every_table(small_study):
     md = render_markdown(small_study)
-    for title in ("Data set", "Configuration", "Ties in the beliefs", "Summary of the t-tests",
-                  "Appropriate ranking per metric (Table 5.3)", "Time per fold"):
+    for title in ("Data set", "Configuration", "Ties in the beliefs",
+                  "Ordinal against the other ranking types (paired t-tests)",
+                  "Ranking types to use per metric", "Time per fold"):
         assert f"### {title}" in md
     for m in METRIC_KEYS:
         assert f"### t statistic, ordinal vs others: {METRIC_NAMES[m]}" in md
@@ -352,13 +353,40 @@ def test_terminal_summary(small_study):
                     if t != "ordinal" else 1.0
                 assert (star == "*") == bool(p < 0.05)
             assert len(cells) == 4
-    head = lines.index("Summary of the t-tests (Tables 5.1/5.2)")
+    head = lines.index("Ordinal against the other ranking types (paired t-tests)")
     for k, m in enumerate(METRIC_KEYS):
         row = lines[head + 3 + k]
         assert row.startswith(METRIC_NAMES[m])
         for c in r.classifiers:
             assert r.partial_order(c, m) in row
     assert "mean ± sd over 3 folds (* differs from ordinal: paired t-test, α = 0.05)" in text
+
+
+#: what the outputs must not show: the thesis' table numbers, its Portuguese names and its
+#: letter P (for "Padrão") of the standard ranking
+_THESIS_JARGON = re.compile(r"Tables? \d|\(thesis\)|Padr|Aleat|Denso|Modificado|\bP\b")
+
+
+def test_outputs_use_plain_names(small_study, written):
+    """No thesis-internal table numbers or Portuguese words in the terminal summary or the
+    report files; the standard ranking's letter is S in the partial orders and the
+    recommendation, and each letter is explained where it is used."""
+    out, _ = written
+    html = (out / "report.html").read_text()
+    texts = {"terminal": terminal_summary(small_study),
+             "tables.md": (out / "tables.md").read_text(),
+             "tables.tex": (out / "tables.tex").read_text(),
+             "report.html": re.sub(r"<svg.*?</svg>", "", html, flags=re.S)}
+    for name, text in texts.items():
+        assert not _THESIS_JARGON.search(text), (name, _THESIS_JARGON.search(text))
+    orders = [small_study.partial_order(c, m) for c in small_study.classifiers
+              for m in METRIC_KEYS]
+    assert set("".join(orders)) <= set("ODSM ≺≻≡|;")
+    assert any("S" in o for o in orders)
+    recommended = {small_study.recommendation(m) for m in METRIC_KEYS}
+    assert set("".join(recommended)) <= set("ODSM/") | set("none")
+    for name in ("terminal", "tables.md", "report.html"):
+        assert "S = Standard" in texts[name], name
 
 
 def run_cli(*args, cwd=None):

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from .._vocabulary import TIE_NAMES
 from ..study import StudyResult, display_name
 from ._figures import FigureSpec, _render_specs, benchmark_figure_specs, render_figures
-from ._tables import Table, benchmark_tables, tables
+from ._tables import PARTIAL_ORDER_TITLE, RECOMMENDATION_TITLE, Table, benchmark_tables, \
+    tables
 
 
 _CSS = """
@@ -75,7 +76,7 @@ def render_html(result: StudyResult, alpha: float = 0.05,
     ...                    folds=3)
     >>> undrawn = [(spec, None, None) for spec in figure_specs(result)]
     >>> page = render_html(result, figures=undrawn)
-    >>> page.startswith("<!DOCTYPE html>"), "Table 5.3" in page
+    >>> page.startswith("<!DOCTYPE html>"), "Ranking types to use per metric" in page
     (True, True)
     """
     if figures is None:
@@ -115,14 +116,12 @@ def render_html(result: StudyResult, alpha: float = 0.05,
     section("Ties in the beliefs", fig_html["ties"], all_tables["Ties in the beliefs"].html())
     section("Metrics per ranking type", *(fig_html[f"metric-{m}"] for m in result.metrics))
     cds = [fig_html[s.name] for s, _, _ in figures if s.name.startswith("cd-")]
-    summary = [all_tables[t].html() for t in ("Summary of the t-tests (Tables 5.1/5.2)",
-                                              "Appropriate ranking per metric (Table 5.3)")
+    summary = [all_tables[t].html() for t in (PARTIAL_ORDER_TITLE, RECOMMENDATION_TITLE)
                if t in all_tables]
     if cds or summary:
         section("Significance", *summary, *cds)
-    shown = {"Data set", "Configuration", "Ties in the beliefs",
-             "Summary of the t-tests (Tables 5.1/5.2)",
-             "Appropriate ranking per metric (Table 5.3)"}
+    shown = {"Data set", "Configuration", "Ties in the beliefs", PARTIAL_ORDER_TITLE,
+             RECOMMENDATION_TITLE}
     section("All tables", *(t.html() for title, t in all_tables.items() if title not in shown))
     parts.append("</body></html>")
     return "\n".join(parts)

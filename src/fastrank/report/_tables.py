@@ -15,6 +15,12 @@ MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r
                 "f1_micro_c", "f1_macro_c")
 
 
+#: the title of the partial orders (melotti2009 Tables 5.1/5.2)
+PARTIAL_ORDER_TITLE = "Ordinal against the other ranking types (paired t-tests)"
+#: the title of the recommendation (melotti2009 Table 5.3)
+RECOMMENDATION_TITLE = "Ranking types to use per metric"
+
+
 class Table:
     """A titled table, rendered as Markdown, HTML or plain text.
 
@@ -58,7 +64,7 @@ class Table:
         lines = [f"{'#' * level} {self.title}", ""]
         if self.note:
             lines += [self.note, ""]
-        def cells(values):  # a literal "|" (as in "O ≺ D|P|M") must not split the cell
+        def cells(values):  # a literal "|" (as in "O ≺ D|S|M") must not split the cell
             return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
         lines.append(cells(self.header))
         lines.append("|" + "|".join("---" for _ in self.header) + "|")
@@ -122,7 +128,7 @@ def _mean_sd_table(result, c, metrics, alpha, mark_significance):
 
 def _partial_order_table(result, metrics, alpha):
     return Table(
-        "Summary of the t-tests (Tables 5.1/5.2)",
+        PARTIAL_ORDER_TITLE,
         ["metric"] + [display_name(c) for c in result.classifiers],
         [[metric_name(m)] + [result.partial_order(c, m, alpha) for c in result.classifiers]
          for m in metrics],
@@ -134,8 +140,9 @@ def _partial_order_table(result, metrics, alpha):
 
 def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> list[Table]:
     """The report's tables, in order: data set, configuration, tie statistics, means,
-    t statistics per metric (Tables 4.x), partial orders (Tables 5.1/5.2), recommendation
-    (Table 5.3) and, optionally, timings.
+    t statistics per metric (melotti2009 Tables 4.x), partial orders (Tables 5.1/5.2),
+    ranking types to use (Table 5.3: what this study supports, and the thesis' choice) and,
+    optionally, timings.
 
     Parameters
     ----------
@@ -162,11 +169,11 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
     >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
     ...                    folds=3)
     >>> print(tables(result, timings=False)[-1].text())    # doctest: +ELLIPSIS
-    Appropriate ranking per metric (Table 5.3)
-    metric                       better is  experiments  choice (thesis)
-    ---------------------------  ---------  -----------  ---------------
-    One-error                    lower      D/P/M        M
-    Coverage                     lower      M            M
+    Ranking types to use per metric
+    metric                       better is  this study  Melotti (2009)
+    ---------------------------  ---------  ----------  --------------
+    One-error                    lower      D/S/M       M
+    Coverage                     lower      M           M
     ...
     """
     out = []
@@ -207,10 +214,17 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
                      f"df = {result.folds - 1}; * significant at α = {alpha:g}."))
         out.append(_partial_order_table(result, result.metrics, alpha))
         out.append(Table(
-            "Appropriate ranking per metric (Table 5.3)",
-            ["metric", "better is", "experiments", "choice (thesis)"],
+            RECOMMENDATION_TITLE,
+            ["metric", "better is", "this study", "Melotti (2009)"],
             [[metric_name(m), "lower" if m in LOWER_IS_BETTER else "higher",
-              result.recommendation(m, alpha), "M"] for m in result.metrics]))
+              result.recommendation(m, alpha), "M"] for m in result.metrics],
+            note="This study: every type when no classifier's t-test finds a significant "
+                 "difference for the metric; otherwise the tie-aware types, keeping, where "
+                 "they disagree, those that never favour tied rankings over ordinal. "
+                 "Melotti (2009): the modified ranking for every metric, the choice of the "
+                 "study this one repeats. "
+                 + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in result.ties)
+                 + "."))
     if timings and result.timings:
         stages = ("fit", "predict", "evaluate")
         out.append(Table(
