@@ -8,6 +8,7 @@ import numpy as np
 from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, TIE_NAMES, metric_name
 from ..metrics import ESTIMATED_KEYS
 from ..study import StudyResult, display_name
+from ..study.compare import MIN_DATASETS
 
 
 #: the metrics of :func:`terminal_summary`: the ranking metrics and the category F1
@@ -244,6 +245,38 @@ def _stat(x):
     """A test statistic to 2 decimals; "∞" for the infinite F of data sets that all rank
     the classifiers alike (:func:`fastrank.stats.friedman`)."""
     return "∞" if np.isinf(x) else f"{x:.2f}"
+
+
+def few_datasets_warning(bench):
+    """The warning shown with the tests across data sets when there are fewer than
+    :data:`fastrank.study.compare.MIN_DATASETS` of them (two at least; with one there are no
+    tests), else ``""``."""
+    n = len(bench.datasets)
+    if not 2 <= n < MIN_DATASETS or len(bench.classifiers) < 2:
+        return ""
+    return (f"Only {n} data sets: too few for the Friedman test and the tests after it to "
+            f"mean much (at least {MIN_DATASETS} are advised); read the average ranks and "
+            "p-values as a description, not as evidence.")
+
+
+def benchmark_summary_table(bench, alpha=0.05, metrics=MAIN_METRICS):
+    """Per metric of ``metrics`` (those the benchmark has) and ranking type: the classifier
+    with the best average rank over the data sets (every tied one) and the Iman–Davenport
+    p-value of the Friedman test (``*`` below ``alpha``)."""
+    rows = []
+    for m in (m for m in metrics if m in bench.metrics):
+        row = [metric_name(m)]
+        for t in bench.ties:
+            res = bench.friedman(m, t, alpha)
+            best = res.mean_ranks == res.mean_ranks.min()
+            row.append("/".join(display_name(c) for c, b in zip(bench.classifiers, best) if b)
+                       + f" {_p(res.f_pvalue)}{'*' if res.significant else ''}")
+        rows.append(row)
+    return Table("Best classifier by average rank (Friedman p)",
+                 ["metric", *(TIE_NAMES[t] for t in bench.ties)], rows,
+                 note=f"Average rank over the {len(bench.datasets)} data sets (1 = the most "
+                      f"favourable mean over the folds); p: Iman–Davenport F test of the "
+                      f"Friedman ranks, * p < {alpha:g}.")
 
 
 def benchmark_tables(bench, alpha=0.05):
