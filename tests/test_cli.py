@@ -253,7 +253,7 @@ def test_study_on_a_folder_of_data_sets_and_resume(data_dir, tmp_path, capsys):
             "ordinal,modified", "--folds", "2", "--out", str(out)]
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "2 data sets: first, second" in captured.out
+    assert "fastrank tie study on 2 data sets: first, second" in captured.out
     assert captured.err.splitlines()[0].startswith("[1/8] first: kNN: fold 1/2")
     for f in ("benchmark.json", "tables.md", "tables.tex", "report.html"):
         assert (out / f).is_file()
@@ -263,7 +263,8 @@ def test_study_on_a_folder_of_data_sets_and_resume(data_dir, tmp_path, capsys):
     assert bench.datasets == ("first", "second")
     assert main(args) == 0  # again: both loaded, none computed
     err = capsys.readouterr().err.splitlines()
-    assert err == ["[4/8] first: done earlier", "[8/8] second: done earlier"]
+    assert [line for line in err if not line.startswith("report: ")] == [
+        "[4/8] first: done earlier", "[8/8] second: done earlier"]
     assert main(args[:-4] + ["--folds", "3", "--out", str(out)]) == 2
     assert "another configuration (folds 2 instead of 3)" in capsys.readouterr().err
 
@@ -433,6 +434,7 @@ def test_progress_bar_on_a_terminal(tmp_path, data_dir):
     assert "6/6" in seen and "100%" in seen and "\r" in seen
     assert "[1/6]" not in seen  # a bar, not lines
     assert "<" in seen  # tqdm's elapsed<remaining (the ETA)
+    assert "report: figure 21/21" in seen and "report: writing" in seen  # on the bar
 
 
 def test_progress_lines_without_a_terminal(tmp_path, data_dir):
@@ -441,8 +443,12 @@ def test_progress_lines_without_a_terminal(tmp_path, data_dir):
                            "knn,mlknn", "--folds", "3", "--out", str(tmp_path / "o")],
                           capture_output=True, text=True)
     lines = proc.stderr.splitlines()
-    assert proc.returncode == 0 and len(lines) == 6 and "\r" not in proc.stderr
-    assert lines[0].startswith("[1/6] kNN: fold 1/3") and lines[-1].startswith("[6/6]")
+    assert proc.returncode == 0 and "\r" not in proc.stderr
+    assert lines[0].startswith("[1/6] kNN: fold 1/3") and lines[5].startswith("[6/6]")
+    # then what the report is making, ending with the files written
+    assert all(line.startswith("report: ") for line in lines[6:])
+    assert lines[6] == "report: figure 1/21 (ties)"  # ties, 19 metrics, the types' CD
+    assert lines[-1] == f"report: writing {4 + 2 * 21} files into {tmp_path / 'o'}"
 
 
 def test_progress_falls_back_to_lines_without_tqdm(monkeypatch):

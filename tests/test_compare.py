@@ -5,7 +5,9 @@ import functools
 import inspect
 import itertools
 import json
+import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -286,6 +288,57 @@ def test_benchmark_latex_head_names_benchmark_json(bench):
     assert head == ["% fastrank tables; needs \\usepackage{booktabs} in the preamble.",
                     "% Generated from benchmark.json: average ranks over the data sets, best "
                     "per row in bold."]
+
+
+def test_terminal_summary_of_a_benchmark(bench):
+    """Per main metric and ranking type: the classifier of the best average rank (from
+    SciPy's ranks of the fold means) and the Iman–Davenport p-value (from SciPy's Friedman
+    χ²), starred below alpha; then the report line."""
+    from fastrank.report import MAIN_METRICS, benchmark_summary, metric_name
+    text = benchmark_summary(bench, report_path="out/report.html")
+    lines = text.splitlines()
+    assert lines[0] == "fastrank tie study on 8 data sets: " + ", ".join(bench.datasets)
+    assert lines[-1] == "Report: out/report.html"
+    head = lines.index("Best classifier by average rank (Friedman p)")
+    names = {"knn": "kNN", "mlknn": "ML-kNN", "vgram": "VG-RAM WNN"}
+    n, k = len(bench.datasets), len(CLFS)
+    for i, m in enumerate(MAIN_METRICS):
+        row = lines[head + 3 + i]
+        assert row.startswith(metric_name(m))
+        cells = re.findall(r"((?:[\w-]+(?: [\w-]+)*?)(?:/[\w -]+?)*) (\d\S*?)(\*?)(?=\s{2}|$)",
+                           row[len(metric_name(m)):].strip())
+        assert len(cells) == len(STUDY_TIES), row
+        for t, (best, p, star) in zip(STUDY_TIES, cells):
+            table = bench.table(m, t)
+            sign = -1 if m in LOWER_IS_BETTER else 1
+            mean_ranks = np.mean([ss.rankdata(-sign * r) for r in table], axis=0)
+            assert best.split("/") == [names[c] for c, r in zip(CLFS, mean_ranks)
+                                       if r == mean_ranks.min()]
+            chi2 = ss.friedmanchisquare(*table.T).statistic
+            if chi2 == pytest.approx(n * (k - 1)):  # all alike: F = ∞, p the exact chance
+                pvalue = math.factorial(k) ** -(n - 1)
+            else:
+                f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+                pvalue = ss.f.sf(f, k - 1, (k - 1) * (n - 1))
+            assert float(p) == pytest.approx(pvalue, rel=1e-2)
+            assert (star == "*") == bool(pvalue < 0.05)
+
+
+@pytest.mark.parametrize("n", [2, 9, 10, 12])
+def test_few_data_sets_are_said_to_be_too_few(n, tmp_path, monkeypatch):
+    """Fewer than ten data sets (Demšar 2006 advises more): the terminal summary, tables.md,
+    tables.tex and report.html say that the tests mean little; ten or more: none does."""
+    from fastrank.report import _figures, benchmark_summary
+    monkeypatch.setattr(_figures, "_have_matplotlib", lambda: False)
+    small = hand_benchmark(n)
+    write_benchmark(small, tmp_path)
+    outputs = {"terminal": benchmark_summary(small),
+               **{f: (tmp_path / f).read_text().replace("\n", " ")
+                  for f in ("tables.md", "tables.tex", "report.html")}}
+    for name, text in outputs.items():
+        said = f"Only {n} data sets: too few for the Friedman test" in text
+        assert said == (n < 10), name
+        assert ("at least 10 are advised" in text) == (n < 10), name
 
 
 def test_write_benchmark_builds_the_tables_once(bench, tmp_path, monkeypatch):

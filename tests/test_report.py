@@ -42,8 +42,9 @@ def written(small_study, tmp_path_factory):
 
 def test_markdown_has_every_table(small_study):
     md = render_markdown(small_study)
-    for title in ("Data set", "Configuration", "Ties in the beliefs", "Summary of the t-tests",
-                  "Appropriate ranking per metric (Table 5.3)", "Time per fold"):
+    for title in ("Data set", "Configuration", "Ties in the beliefs",
+                  "Ordinal against the other ranking types (paired t-tests)",
+                  "Ranking types to use per metric", "Time per fold"):
         assert f"### {title}" in md
     for m in METRIC_KEYS:
         assert f"### t statistic, ordinal vs others: {METRIC_NAMES[m]}" in md
@@ -224,6 +225,47 @@ def test_figure_files_are_vector_and_reproducible(small_study, written):
                              (out / "figures" / f"{spec.name}.pdf").read_bytes())
 
 
+def test_figures_without_pdf(small_study, written, tmp_path):
+    """pdf=False: the same SVG files and report, no PDF; an earlier run's PDFs go."""
+    out, _ = written
+    again = tmp_path / "again"
+    shutil.copytree(out, again)
+    write_study(small_study, again, pdf=False)
+    files = sorted(os.listdir(again / "figures"))
+    assert files == sorted(f for f in os.listdir(out / "figures") if f.endswith(".svg"))
+    assert len(files) == N_FIGURES
+    for f in files:
+        assert (again / "figures" / f).read_bytes() == (out / "figures" / f).read_bytes()
+    page = (again / "report.html").read_text()
+    assert "in <code>figures/</code> as SVG." in page and "and PDF" not in page
+    assert "as SVG and PDF." in (out / "report.html").read_text()
+
+
+def test_html_contents_and_shared_caption(written, small_study):
+    """A contents list links every section heading (and every metric figure) by an anchor
+    that exists once; the conventions of the metric figures are stated once, not under
+    each of them."""
+    page = (written[0] / "report.html").read_text()
+    nav = re.search(r"<nav>(.*?)</nav>", page, flags=re.S)
+    assert nav and page.index("<nav>") < page.index("<h2")
+    links = re.findall(r"href='#([^']+)'", nav.group(1))
+    headings = re.findall(r"<h2 id='([^']+)'>", page)
+    assert len(headings) == 5 and headings == [a for a in links if a.startswith("sec-")]
+    assert [a for a in links if a.startswith("metric-")] == [
+        f"metric-{m}" for m in small_study.metrics]
+    for anchor in links:
+        assert len(re.findall(rf"\bid='{re.escape(anchor)}'", page)) == 1, anchor
+    for phrase in ("whiskers: 95 % confidence interval of the mean (Student t, 2 df)",
+                   "(b) Mean per-fold difference from the ordinal ranking",
+                   "filled marks: significant"):
+        assert page.count(phrase) == 1, phrase
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page, flags=re.S)
+    metric_captions = [c for c in captions if "lower is better" in c
+                       or "higher is better" in c]
+    assert len(metric_captions) == len(small_study.metrics)
+    assert all(len(c) < 200 for c in metric_captions)
+
+
 def test_html_is_self_contained_with_one_svg_per_figure(written):
     page = (written[0] / "report.html").read_text()
     assert page.count("<svg ") == N_FIGURES
@@ -236,7 +278,7 @@ def test_html_is_self_contained_with_one_svg_per_figure(written):
                                                                         page)
     assert refs and all(r.startswith("#") for r in refs), refs  # nothing fetched
     assert "<script" not in page and "<img" not in page and "<link" not in page
-    for phrase in ("Average precision (higher is better)", "One-error (lower is better)",
+    for phrase in ("Average precision, higher is better", "One-error, lower is better",
                    "95 % confidence interval of the mean (Student t, 2 df)",
                    "paired two-tailed t-test", "Critical-difference diagram"):
         assert phrase in page
@@ -321,7 +363,7 @@ def test_report_without_matplotlib(written, tmp_path):
     assert "Figures omitted: matplotlib is not installed" in page
     assert page.count("would be here: drawing it needs matplotlib") == N_FIGURES
     assert page.count("<figcaption>") == N_FIGURES and "<svg" not in page
-    assert "Summary of the t-tests" in page
+    assert "Ordinal against the other ranking types (paired t-tests)" in page
     assert _probe(page, tmp_path) == f"0/0 outside=[] placeholders={N_FIGURES + 1}"
     pixels = _screenshot(out / "report.html", tmp_path, 1200)
     assert (pixels.max(axis=2) < 0.3).mean() > 0.005  # the text is there
@@ -352,13 +394,40 @@ def test_terminal_summary(small_study):
                     if t != "ordinal" else 1.0
                 assert (star == "*") == bool(p < 0.05)
             assert len(cells) == 4
-    head = lines.index("Summary of the t-tests (Tables 5.1/5.2)")
+    head = lines.index("Ordinal against the other ranking types (paired t-tests)")
     for k, m in enumerate(METRIC_KEYS):
         row = lines[head + 3 + k]
         assert row.startswith(METRIC_NAMES[m])
         for c in r.classifiers:
             assert r.partial_order(c, m) in row
     assert "mean ± sd over 3 folds (* differs from ordinal: paired t-test, α = 0.05)" in text
+
+
+#: what the outputs must not show: the thesis' table numbers, its Portuguese names and its
+#: letter P (for "Padrão") of the standard ranking
+_THESIS_JARGON = re.compile(r"Tables? \d|\(thesis\)|Padr|Aleat|Denso|Modificado|\bP\b")
+
+
+def test_outputs_use_plain_names(small_study, written):
+    """No thesis-internal table numbers or Portuguese words in the terminal summary or the
+    report files; the standard ranking's letter is S in the partial orders and the
+    recommendation, and each letter is explained where it is used."""
+    out, _ = written
+    html = (out / "report.html").read_text()
+    texts = {"terminal": terminal_summary(small_study),
+             "tables.md": (out / "tables.md").read_text(),
+             "tables.tex": (out / "tables.tex").read_text(),
+             "report.html": re.sub(r"<svg.*?</svg>", "", html, flags=re.S)}
+    for name, text in texts.items():
+        assert not _THESIS_JARGON.search(text), (name, _THESIS_JARGON.search(text))
+    orders = [small_study.partial_order(c, m) for c in small_study.classifiers
+              for m in METRIC_KEYS]
+    assert set("".join(orders)) <= set("ODSM ≺≻≡|;")
+    assert any("S" in o for o in orders)
+    recommended = {small_study.recommendation(m) for m in METRIC_KEYS}
+    assert set("".join(recommended)) <= set("ODSM/") | set("none")
+    for name in ("terminal", "tables.md", "report.html"):
+        assert "S = Standard" in texts[name], name
 
 
 def run_cli(*args, cwd=None):
@@ -373,6 +442,14 @@ def test_cli_study_end_to_end(tmp_path):
     assert "mean ± sd" in proc.stdout and proc.stdout.strip().splitlines()[-1] == \
         f"Report: {out / 'report.html'}"
     assert "[8/8] VG-RAM WNN-COR: fold 2/2" in proc.stderr
+    # after the last fold, each part of the report is announced before it is made
+    err = proc.stderr.splitlines()
+    report = err[next(i for i, line in enumerate(err) if line.startswith("[8/8]")) + 1:]
+    assert report == [f"report: figure {k}/{N_FIGURES} ({name})" for k, name in
+                      enumerate(["ties", *(f"metric-{m}" for m in METRIC_KEYS),
+                                 "cd-classifiers", "cd-ranking-types"], 1)] + [
+        "report: tables (Markdown, LaTeX, HTML)",
+        f"report: writing {4 + 2 * N_FIGURES} files into {out}"]
     result = json.loads((out / "results.json").read_text())
     assert result["random_state"] == 5 and result["folds"] == 2
     assert result["params"]["vgram"] == {"n_neurons": 8, "n_synapses": 32}
@@ -466,13 +543,13 @@ def test_report_without_ordinal_and_with_two_classifiers(small_study):
     assert [s.name for s in specs] == ["ties"] + [f"metric-{m}" for m in METRIC_KEYS]
     fig = _drawn(specs[1])
     assert len(fig.axes) == 1 and not fig.axes[0].texts
-    assert "paired" not in specs[1].caption
     svg, pdf = specs[1].render()
     assert svg.count("<text") > 10 and pdf.startswith(b"%PDF-")
     page = render_html(sub, figures=[(s, None, None) for s in specs])
-    assert page.count("<figcaption>") == len(specs) and "Summary of the t-tests" not in page
+    assert page.count("<figcaption>") == len(specs) and "paired t-tests" not in page
+    assert "(b) Mean per-fold difference" not in page
     text = terminal_summary(sub)
-    assert "Summary of the t-tests" not in text and "differs from ordinal" not in text
+    assert "paired t-tests" not in text and "differs from ordinal" not in text
     assert "kNN: mean ± sd over folds" in text and text.endswith(REPORT_LINE)
 
 

@@ -47,7 +47,7 @@ def old_run(rendered, tmp_path, monkeypatch):
     """An output folder holding a complete earlier run (seed 1), and ``render_figures``
     patched to return the module's figures (the figures are not under test here)."""
     result, figures = rendered
-    monkeypatch.setattr(report._write, "render_figures", lambda r, alpha=0.05: figures)
+    monkeypatch.setattr(report._write, "render_figures", lambda r, alpha=0.05, **kw: figures)
     out = tmp_path / "out"
     write_study(synthetic_result(seed=1), out)
     return result, out, snapshot(out)
@@ -267,7 +267,7 @@ def test_write_study_on_a_full_disk_replaces_nothing(old_run, monkeypatch):
 def test_write_study_in_a_new_folder_leaves_no_folder_on_failure(rendered, tmp_path,
                                                                monkeypatch):
     result, figures = rendered
-    monkeypatch.setattr(report._write, "render_figures", lambda r, alpha=0.05: figures)
+    monkeypatch.setattr(report._write, "render_figures", lambda r, alpha=0.05, **kw: figures)
     monkeypatch.setattr(atomic.os, "fsync", lambda fd: (_ for _ in ()).throw(
         OSError(errno.EIO, "simulated I/O error")))
     with pytest.raises(OSError, match="simulated"):
@@ -524,7 +524,7 @@ from fastrank import report
 from fastrank.report import _write
 with open({figures!r}, "rb") as f:
     figures = pickle.load(f)
-_write.render_figures = lambda result, alpha=0.05: figures[result.random_state]
+_write.render_figures = lambda result, alpha=0.05, **kw: figures[result.random_state]
 real, calls = getattr(os, {name!r}), [0]
 
 def killed(*args):
@@ -556,7 +556,7 @@ def two_runs(rendered, tmp_path_factory):
         pickle.dump(figures, f)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(report._write, "render_figures",
-                   lambda r, alpha=0.05: figures[r.random_state])
+                   lambda r, alpha=0.05, **kw: figures[r.random_state])
         for seed, name in ((1, "old"), (0, "new")):
             write_study(synthetic_result(seed=seed), root / name)
     old, new = snapshot(root / "old"), snapshot(root / "new")
@@ -569,7 +569,7 @@ def drawn(two_runs, monkeypatch):
     """write_study with the figures of ``two_runs``; (old set, new set, pickle path)."""
     old, new, figures, pickled = two_runs
     monkeypatch.setattr(report._write, "render_figures",
-                        lambda r, alpha=0.05: figures[r.random_state])
+                        lambda r, alpha=0.05, **kw: figures[r.random_state])
     return old, new, pickled
 
 

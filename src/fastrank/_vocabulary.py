@@ -12,8 +12,9 @@ import numpy as np
 #: The metrics that are losses.
 LOWER_IS_BETTER = frozenset({"one_error", "coverage", "ranking_loss", "hamming_loss"})
 
-#: The thesis' letter of each ranking type in the partial orders (P for Padrão, standard).
-TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "P", "modified": "M",  # Padrão = P
+#: The letter of each ranking type in the partial orders: the initial of its name (the
+#: thesis, written in Portuguese, has P, for "Padrão", where the standard ranking has S).
+TIE_LETTERS = {"ordinal": "O", "dense": "D", "standard": "S", "modified": "M",
                "expected": "E"}
 
 #: ranking type -> the name shown in tables and figures

@@ -193,14 +193,25 @@ class _Progress:
                 self.stream.write(f"[{self.done:>{len(str(self.total))}}/{self.total}] {msg}\n")
                 self.stream.flush()
 
+    def note(self, msg):
+        """Show ``msg`` (what is being written after the tasks) without counting a task."""
+        if self.quiet:
+            return
+        with _STDERR_LOCK:
+            if self.bar is not None:
+                self.bar.set_postfix_str(msg)
+            else:
+                self.stream.write(msg + "\n")
+                self.stream.flush()
+
     def close(self):
         if self.bar is not None:
             self.bar.close()
 
 
 def _cmd_study(args):
-    from ..report import (BENCHMARK_FILES, OUTPUT_FILES, check_output_dir, terminal_summary,
-                          write_benchmark, write_study)
+    from ..report import (BENCHMARK_FILES, OUTPUT_FILES, benchmark_summary, check_output_dir,
+                          terminal_summary, write_benchmark, write_study)
     from ..study import CLASSIFIERS, run_study
     from ..study._plan import check_classifiers
     specs = _dataset_specs(args.dataset)
@@ -225,32 +236,30 @@ def _cmd_study(args):
         import cloudpickle  # type: ignore[import-untyped]  # a dependency of Dask's
         for module in local:  # the workers cannot import them: their classes go by value
             cloudpickle.register_pickle_by_value(module)
-    with cluster as client:  # reached, or started, before anything is computed
-        progress = _Progress(len(specs) * (len(classifiers) + len(own)) * args.folds,
-                             args.quiet)
+    progress = _Progress(len(specs) * (len(classifiers) + len(own)) * args.folds, args.quiet)
+    report = dict(pdf=not args.no_pdf, progress=progress.note)
+    try:
+        with cluster as client:  # reached, or started, before anything is computed
+            def study():
+                if len(specs) == 1:
+                    return run_study(_load_dataset(specs[0], args.format, args.labels),
+                                     classifiers=[*classifiers, *own], progress=progress,
+                                     scheduler=client, **options)
+                from ..study.compare import run_benchmark
+                # each finished data set's output set is written as it finishes (resumable)
+                return run_benchmark(specs, [*classifiers, *own], out_dir=args.out,
+                                     progress=progress, scheduler=client, pdf=report["pdf"],
+                                     **options)
 
-        def study():
-            if len(specs) == 1:
-                return run_study(_load_dataset(specs[0], args.format, args.labels),
-                                 classifiers=[*classifiers, *own], progress=progress,
-                                 scheduler=client, **options)
-            from ..study.compare import run_benchmark
-            # each finished data set's output set is written as it finishes (resumable)
-            return run_benchmark(specs, [*classifiers, *own], out_dir=args.out,
-                                 progress=progress, scheduler=client, **options)
-
-        try:
             result = _interruptible(study)
-        finally:
-            progress.close()
-    # in the main thread: interrupted, it writes nothing
-    if len(specs) == 1:
-        paths = write_study(result, args.out)
-        report = next(p for p in paths if p.endswith("report.html"))
-        print(terminal_summary(result, report_path=report))
-    else:
-        paths = write_benchmark(result, args.out)
-        print(f"{len(result.datasets)} data sets: "
-              + ", ".join(result.datasets) + "\nReport: "
-              + next(p for p in paths if p.endswith("report.html")))
+        # in the main thread: interrupted, it writes nothing
+        if len(specs) == 1:
+            paths = write_study(result, args.out, **report)
+            summary = terminal_summary
+        else:
+            paths = write_benchmark(result, args.out, **report)
+            summary = benchmark_summary
+    finally:
+        progress.close()
+    print(summary(result, report_path=next(p for p in paths if p.endswith("report.html"))))
     return 0

@@ -28,7 +28,8 @@ from ._figures import FigureSpec, benchmark_figure_specs, figure_specs, interval
 from ._html import render_benchmark_html, render_html
 from ._latex import render_benchmark_latex, render_latex, tex_escape
 from ._tables import MAIN_METRICS, Table, benchmark_tables, tables
-from ._text import REPORT_LINE, render_benchmark_markdown, render_markdown, terminal_summary
+from ._text import REPORT_LINE, benchmark_summary, render_benchmark_markdown, render_markdown, \
+    terminal_summary
 from ._write import BENCHMARK_FILES, FIGURES_DIR, OUTPUT_FILES, check_output_dir, \
     write_benchmark, write_study
 
@@ -36,4 +37,4 @@ __all__ = ["write_study", "tables", "Table", "render_markdown", "terminal_summar
            "figure_specs", "FigureSpec", "render_figures", "render_html", "render_latex",
            "tex_escape", "interval", "write_benchmark", "benchmark_tables",
            "benchmark_figure_specs", "render_benchmark_markdown", "render_benchmark_latex",
-           "render_benchmark_html"]
+           "render_benchmark_html", "benchmark_summary"]

@@ -103,9 +103,10 @@ class FigureSpec:
     size: tuple
     draw: Callable[[Any], Any]
 
-    def render(self) -> tuple[str, bytes]:
-        """``(svg_text, pdf_bytes)`` of the figure; needs matplotlib. Both are byte-for-
-        byte reproducible (no dates, fixed SVG ids).
+    def render(self, pdf: bool = True) -> tuple[str, bytes | None]:
+        """``(svg_text, pdf_bytes)`` of the figure (``pdf_bytes`` None when ``pdf`` is
+        False); needs matplotlib. Both are byte-for-byte reproducible (no dates, fixed SVG
+        ids). The figure is laid out once, for the SVG, and the PDF reuses that layout.
 
         Raises
         ------
@@ -118,11 +119,15 @@ class FigureSpec:
         with matplotlib.rc_context(_RC):
             fig = Figure(figsize=self.size, layout="constrained")
             self.draw(fig)
-            svg, pdf = io.StringIO(), io.BytesIO()
+            svg = io.StringIO()
             fig.savefig(svg, format="svg", metadata={"Date": None, "Title": self.title})
-            fig.savefig(pdf, format="pdf", metadata={"CreationDate": None,
+            if not pdf:
+                return svg.getvalue(), None
+            fig.set_layout_engine("none")  # keep the layout just computed
+            out = io.BytesIO()
+            fig.savefig(out, format="pdf", metadata={"CreationDate": None,
                                                      "Title": self.title})
-        return svg.getvalue(), pdf.getvalue()
+        return svg.getvalue(), out.getvalue()
 
 
 def _offsets(n, step=0.16):
@@ -190,17 +195,24 @@ def _draw_metric(result, metric, alpha):
     return draw
 
 
-def _metric_caption(result, metric, alpha):
+def metric_figures_note(result, alpha=0.05):
+    """What every metric figure shows, stated once above them (their captions name only the
+    metric, its direction and what is particular to it)."""
     n, pct = result.folds, f"{100 * (1 - alpha):g} %"
-    text = (f"{metric_name(metric)} ({direction(metric)}) of each classifier under each "
-            f"ranking type, {n}-fold cross-validation. (a) Marks: mean over the {n} folds; "
-            f"whiskers: {pct} confidence interval of the mean (Student t, {n - 1} df).")
+    text = (f"Each figure shows one metric of each classifier under each ranking type, "
+            f"{n}-fold cross-validation. (a) Marks: mean over the {n} folds; whiskers: "
+            f"{pct} confidence interval of the mean (Student t, {n - 1} df).")
     if _compares_ordinal(result):
         text += (f" *: differs significantly from the ordinal ranking (paired two-tailed "
                  f"t-test over the folds, α = {alpha:g}). (b) Mean per-fold difference "
                  f"from the ordinal ranking with its {pct} paired t interval; filled "
                  f"marks: significant (the interval excludes 0), open: not significant; "
                  f"a mark at 0 without whiskers: identical on every fold.")
+    return text + " The value axes are scaled to the data, not drawn from zero."
+
+
+def _metric_caption(result, metric):
+    text = f"{metric_name(metric)}, {direction(metric)}."
     if "expected" in result.ties and metric in ESTIMATED_KEYS:
         text += " Expected: Monte-Carlo estimate."
     return text
@@ -317,7 +329,7 @@ def figure_specs(result: StudyResult, alpha: float = 0.05) -> list[FigureSpec]:
     """
     specs = [FigureSpec("ties", "Ties in the beliefs", _ties_caption(result, alpha),
                         (_WIDTH, 2.5), _draw_ties(result, alpha))]
-    specs += [FigureSpec(f"metric-{m}", metric_name(m), _metric_caption(result, m, alpha),
+    specs += [FigureSpec(f"metric-{m}", metric_name(m), _metric_caption(result, m),
                          (_WIDTH, 2.7), _draw_metric(result, m, alpha))
               for m in result.metrics]
     for name, title, names, treatments, blocks in _cd_blocks(result):
@@ -337,7 +349,8 @@ def _have_matplotlib():
     return True
 
 
-def render_figures(result: StudyResult, alpha: float = 0.05
+def render_figures(result: StudyResult, alpha: float = 0.05, pdf: bool = True,
+                   progress: Callable[[str], Any] | None = None
                    ) -> list[tuple[FigureSpec, str | None, bytes | None]]:
     """``[(spec, svg_text, pdf_bytes), ...]`` for :func:`figure_specs`, or ``[(spec,
     None, None), ...]`` when matplotlib is not installed.
@@ -348,6 +361,10 @@ def render_figures(result: StudyResult, alpha: float = 0.05
         The study.
     alpha : float, default 0.05
         Significance level of the t-tests.
+    pdf : bool, default True
+        Draw the PDF too (``pdf_bytes`` is None otherwise).
+    progress : callable(str), optional
+        Told of each figure before it is drawn.
 
     Returns
     -------
@@ -358,7 +375,7 @@ def render_figures(result: StudyResult, alpha: float = 0.05
     --------
     See :func:`write_study`, which writes these figures, and :class:`FigureSpec` for one.
     """
-    return _render_specs(figure_specs(result, alpha))
+    return _render_specs(figure_specs(result, alpha), pdf, progress)
 
 
 def _benchmark_cd_caption(bench, metric, ties, res):
@@ -397,6 +414,14 @@ def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
     return specs
 
 
-def _render_specs(specs):
-    draw = _have_matplotlib()
-    return [(spec, *(spec.render() if draw else (None, None))) for spec in specs]
+def _render_specs(specs, pdf=True, progress=None):
+    """:meth:`FigureSpec.render` of each spec, or None for both files without matplotlib;
+    ``progress(message)`` is told of each figure before it is drawn."""
+    if not _have_matplotlib():
+        return [(spec, None, None) for spec in specs]
+    out = []
+    for i, spec in enumerate(specs, 1):
+        if progress:
+            progress(f"report: figure {i}/{len(specs)} ({spec.name})")
+        out.append((spec, *spec.render(pdf)))
+    return out

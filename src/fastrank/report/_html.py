@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from .._vocabulary import TIE_NAMES
 from ..study import StudyResult, display_name
-from ._figures import FigureSpec, _render_specs, benchmark_figure_specs, render_figures
-from ._tables import Table, benchmark_tables, tables
+from ._figures import FigureSpec, _render_specs, benchmark_figure_specs, metric_figures_note, \
+    render_figures
+from ._tables import PARTIAL_ORDER_TITLE, RECOMMENDATION_TITLE, Table, benchmark_tables, \
+    few_datasets_warning, tables
 
 
 _CSS = """
@@ -23,7 +25,8 @@ figure svg{display:block;width:100%;max-width:56em;height:auto}
 figure.cd svg{max-width:36em}
 figcaption{max-width:56em;margin-top:.3em}
 .placeholder{border:1px dashed #999;padding:2em;text-align:center;color:#555;max-width:52em}
-nav ol{columns:2}
+nav ol ol{columns:3;font-size:.9em}
+p.warning{border-left:4px solid #D55E00;padding:.3em .8em;max-width:56em}
 """
 
 
@@ -44,6 +47,36 @@ def _figure_html(number, spec, svg):
     kind = " class='cd'" if spec.name.startswith("cd-") else ""
     return (f"<figure id='{spec.name}'{kind}>{body}<figcaption><strong>Figure {number}. "
             f"{esc(spec.title)}.</strong> {esc(spec.caption)}</figcaption></figure>")
+
+
+def _anchor(heading):
+    """The id of a section heading: ``sec-`` and its words in lower case, joined by ``-``
+    (apart from the figures' ids, which are their file stems)."""
+    return "sec-" + re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
+def _page(title, intro, sections):
+    """A whole HTML page: ``title`` (its ``<title>`` and ``<h1>``), the ``intro`` blocks, a
+    contents list, then each section of ``sections``: ``(heading, blocks, entries)``, where
+    ``entries`` are ``(id, text)`` of the figures listed under the heading in the contents.
+    Sections without blocks are left out."""
+    esc = html.escape
+    sections = [(h, [b for b in blocks if b], entries) for h, blocks, entries in sections]
+    sections = [s for s in sections if s[1]]
+    toc, body = [], []
+    for heading, blocks, entries in sections:
+        sub = "".join(f"<li><a href='#{i}'>{esc(text)}</a></li>" for i, text in entries)
+        toc.append(f"<li><a href='#{_anchor(heading)}'>{esc(heading)}</a>"
+                   + (f"<ol>{sub}</ol>" if sub else "") + "</li>")
+        body.append(f"<h2 id='{_anchor(heading)}'>{esc(heading)}</h2>")
+        body += blocks
+    return "\n".join([
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>", *intro,
+        "<nav><strong>Contents</strong><ol>" + "".join(toc) + "</ol></nav>",
+        *body, "</body></html>"])
 
 
 def render_html(result: StudyResult, alpha: float = 0.05,
@@ -75,7 +108,7 @@ def render_html(result: StudyResult, alpha: float = 0.05,
     ...                    folds=3)
     >>> undrawn = [(spec, None, None) for spec in figure_specs(result)]
     >>> page = render_html(result, figures=undrawn)
-    >>> page.startswith("<!DOCTYPE html>"), "Table 5.3" in page
+    >>> page.startswith("<!DOCTYPE html>"), "Ranking types to use per metric" in page
     (True, True)
     """
     if figures is None:
@@ -91,41 +124,37 @@ def render_html(result: StudyResult, alpha: float = 0.05,
                 for spec, svg, _ in figures}
     clfs = ", ".join(display_name(c) for c in result.classifiers)
     types = ", ".join(TIE_NAMES[t].lower() for t in result.ties)
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-             f"<title>fastrank tie study: {name}</title><style>{_CSS}</style></head><body>",
-             f"<h1>fastrank tie study: {name}</h1>",
-             f"<p>{esc(clfs)} on <em>{name}</em>, {result.folds}-fold cross-validation "
+    intro = [f"<p>{esc(clfs)} on <em>{name}</em>, {result.folds}-fold cross-validation "
              f"(seed {result.random_state}), {len(result.metrics)} metrics under the "
              f"{esc(types)} rankings. Intervals are {100 * (1 - alpha):g} % Student-t "
              f"confidence intervals of the mean over the folds; significance is the paired "
              f"two-tailed t-test against the ordinal ranking at α = {alpha:g}."
-             + (" Every figure is also in <code>figures/</code> as SVG and PDF." if drawn
-                else "") + "</p>"]
+             + (" Every figure is also in <code>figures/</code> as SVG"
+                + (" and PDF." if all(pdf is not None for _, _, pdf in figures) else ".")
+                if drawn else "") + "</p>"]
     if not drawn:
-        parts.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
+        intro.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
                      "installed (pip install 'fastrank-mlc[report]').</strong> Each "
                      "figure's place and caption are kept below; its numbers are in the "
                      "tables.</p>")
-    def section(title, *blocks):
-        parts.append(f"<h2>{esc(title)}</h2>")
-        parts.extend(b for b in blocks if b)
-    section("Data and configuration", all_tables["Data set"].html(),
-            all_tables["Configuration"].html())
-    section("Ties in the beliefs", fig_html["ties"], all_tables["Ties in the beliefs"].html())
-    section("Metrics per ranking type", *(fig_html[f"metric-{m}"] for m in result.metrics))
-    cds = [fig_html[s.name] for s, _, _ in figures if s.name.startswith("cd-")]
-    summary = [all_tables[t].html() for t in ("Summary of the t-tests (Tables 5.1/5.2)",
-                                              "Appropriate ranking per metric (Table 5.3)")
-               if t in all_tables]
-    if cds or summary:
-        section("Significance", *summary, *cds)
-    shown = {"Data set", "Configuration", "Ties in the beliefs",
-             "Summary of the t-tests (Tables 5.1/5.2)",
-             "Appropriate ranking per metric (Table 5.3)"}
-    section("All tables", *(t.html() for title, t in all_tables.items() if title not in shown))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    metric_specs = [spec for spec, _, _ in figures if spec.name.startswith("metric-")]
+    cd_specs = [spec for spec, _, _ in figures if spec.name.startswith("cd-")]
+    summary = [t for t in (PARTIAL_ORDER_TITLE, RECOMMENDATION_TITLE) if t in all_tables]
+    shown = {"Data set", "Configuration", "Ties in the beliefs", *summary}
+    return _page(f"fastrank tie study: {result.dataset.get('name', '')}", intro, [
+        ("Data and configuration",
+         [all_tables["Data set"].html(), all_tables["Configuration"].html()], []),
+        ("Ties in the beliefs", [fig_html["ties"], all_tables["Ties in the beliefs"].html()],
+         []),
+        ("Metrics per ranking type",
+         [f"<p class='note'>{esc(metric_figures_note(result, alpha))}</p>"]
+         + [fig_html[spec.name] for spec in metric_specs],
+         [(spec.name, spec.title) for spec in metric_specs]),
+        ("Significance", [all_tables[t].html() for t in summary]
+         + [fig_html[spec.name] for spec in cd_specs],
+         [(spec.name, spec.title) for spec in cd_specs]),
+        ("All tables", [t.html() for title, t in all_tables.items() if title not in shown],
+         [])])
 
 
 def render_benchmark_html(bench, alpha=0.05, figures=None, built=None):
@@ -139,14 +168,8 @@ def render_benchmark_html(bench, alpha=0.05, figures=None, built=None):
         built = benchmark_tables(bench, alpha)
     esc = html.escape
     drawn = all(svg is not None for _, svg, _ in figures)
-    all_tables = built
     first = next(iter(bench.studies.values()))
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-             f"<title>fastrank tie study on many data sets</title><style>{_CSS}</style>"
-             f"</head><body>",
-             "<h1>fastrank tie study on many data sets</h1>",
-             f"<p>{esc(', '.join(display_name(c) for c in bench.classifiers))} on "
+    intro = [f"<p>{esc(', '.join(display_name(c) for c in bench.classifiers))} on "
              f"{len(bench.datasets)} data sets ({esc(', '.join(bench.datasets))}), "
              f"{first.folds}-fold cross-validation each (seed {first.random_state}), "
              f"compared across the data sets as in Demšar (2006): average ranks, the "
@@ -154,24 +177,23 @@ def render_benchmark_html(bench, alpha=0.05, figures=None, built=None):
              f"differences and Wilcoxon signed-rank tests with Holm's correction, at "
              f"α = {alpha:g}, separately under each ranking type. Each data set's own "
              f"report is in its folder (<code>NAME/report.html</code>).</p>"]
+    warning = few_datasets_warning(bench)
+    if warning:
+        intro.append(f"<p class='warning'><strong>Warning.</strong> {esc(warning)}</p>")
     if not drawn and figures:
-        parts.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
-                     "installed (pip install 'fastrank-mlc[report]').</strong></p>")
-    by_title = {t.title: t for t in all_tables}
-    parts.append("<h2>Data and configuration</h2>")
-    parts += [by_title["Data sets"].html(), by_title["Configuration"].html()]
-    ranks = [t for t in all_tables if t.title.startswith("Average ranks")]
-    if ranks:
-        parts.append("<h2>Average ranks and critical differences</h2>")
-        parts += [t.html() for t in ranks]
-        parts += [_figure_html(i, spec, svg)
-                  for i, (spec, svg, _) in enumerate(figures, 1)]
-        parts.append("<h2>Pairwise comparisons</h2>")
-        parts += [t.html() for t in all_tables if t.title.startswith("Wilcoxon")]
-    changes = [t for t in all_tables if t.title in ("Ranking type against ordinal",
-                                                    "Cells whose best classifier changes")]
-    if changes:
-        parts.append("<h2>Where the ranking type changes the comparison</h2>")
-        parts += [t.html() for t in changes]
-    parts.append("</body></html>")
-    return "\n".join(parts)
+        intro.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
+                      "installed (pip install 'fastrank-mlc[report]').</strong></p>")
+    by_title = {t.title: t for t in built}
+    ranks = [t.html() for t in built if t.title.startswith("Average ranks")]
+    return _page("fastrank tie study on many data sets", intro, [
+        ("Data and configuration",
+         [by_title["Data sets"].html(), by_title["Configuration"].html()], []),
+        ("Average ranks and critical differences",
+         ranks + [_figure_html(i, spec, svg) for i, (spec, svg, _) in enumerate(figures, 1)]
+         if ranks else [], [(spec.name, spec.title) for spec, _, _ in figures]),
+        ("Pairwise comparisons", [t.html() for t in built if t.title.startswith("Wilcoxon")],
+         []),
+        ("Where the ranking type changes the comparison",
+         [t.html() for t in built if t.title in ("Ranking type against ordinal",
+                                                 "Cells whose best classifier changes")],
+         [])])

@@ -5,7 +5,7 @@ import re
 from .._vocabulary import TIE_NAMES, best_mask, metric_name
 from ..metrics import ESTIMATED_KEYS
 from ..study import display_name
-from ._tables import _compares_ordinal, _sd, _stat
+from ._tables import _compares_ordinal, _sd, _stat, few_datasets_warning
 
 
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -150,6 +150,8 @@ def render_benchmark_latex(bench, alpha=0.05):
                    f"$p < {alpha:g}$ for $F$). Critical differences at $\\alpha = {alpha:g}$: "
                    f"Nemenyi {res0.cd_nemenyi:.2f}, Bonferroni--Dunn "
                    f"{res0.cd_bonferroni_dunn:.2f}.")
+        if few_datasets_warning(bench):
+            caption += " " + tex_escape(few_datasets_warning(bench))
         parts.append(_tex_table(caption, f"tab:ranks-{t}",
                                 ["Metric", *names, r"$\chi^2$", "$p$", "$F$", "$p$"],
                                 rows, "l" + "r" * (len(names) + 4)))

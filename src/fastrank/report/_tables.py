@@ -8,11 +8,18 @@ import numpy as np
 from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, TIE_NAMES, metric_name
 from ..metrics import ESTIMATED_KEYS
 from ..study import StudyResult, display_name
+from ..study.compare import MIN_DATASETS
 
 
 #: the metrics of :func:`terminal_summary`: the ranking metrics and the category F1
 MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_precision",
                 "f1_micro_c", "f1_macro_c")
+
+
+#: the title of the partial orders (melotti2009 Tables 5.1/5.2)
+PARTIAL_ORDER_TITLE = "Ordinal against the other ranking types (paired t-tests)"
+#: the title of the recommendation (melotti2009 Table 5.3)
+RECOMMENDATION_TITLE = "Ranking types to use per metric"
 
 
 class Table:
@@ -58,7 +65,7 @@ class Table:
         lines = [f"{'#' * level} {self.title}", ""]
         if self.note:
             lines += [self.note, ""]
-        def cells(values):  # a literal "|" (as in "O ≺ D|P|M") must not split the cell
+        def cells(values):  # a literal "|" (as in "O ≺ D|S|M") must not split the cell
             return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
         lines.append(cells(self.header))
         lines.append("|" + "|".join("---" for _ in self.header) + "|")
@@ -122,7 +129,7 @@ def _mean_sd_table(result, c, metrics, alpha, mark_significance):
 
 def _partial_order_table(result, metrics, alpha):
     return Table(
-        "Summary of the t-tests (Tables 5.1/5.2)",
+        PARTIAL_ORDER_TITLE,
         ["metric"] + [display_name(c) for c in result.classifiers],
         [[metric_name(m)] + [result.partial_order(c, m, alpha) for c in result.classifiers]
          for m in metrics],
@@ -134,8 +141,9 @@ def _partial_order_table(result, metrics, alpha):
 
 def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> list[Table]:
     """The report's tables, in order: data set, configuration, tie statistics, means,
-    t statistics per metric (Tables 4.x), partial orders (Tables 5.1/5.2), recommendation
-    (Table 5.3) and, optionally, timings.
+    t statistics per metric (melotti2009 Tables 4.x), partial orders (Tables 5.1/5.2),
+    ranking types to use (Table 5.3: what this study supports, and the thesis' choice) and,
+    optionally, timings.
 
     Parameters
     ----------
@@ -162,11 +170,11 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
     >>> result = run_study(datasets.load("yeast").take(range(300)), classifiers=("knn",),
     ...                    folds=3)
     >>> print(tables(result, timings=False)[-1].text())    # doctest: +ELLIPSIS
-    Appropriate ranking per metric (Table 5.3)
-    metric                       better is  experiments  choice (thesis)
-    ---------------------------  ---------  -----------  ---------------
-    One-error                    lower      D/P/M        M
-    Coverage                     lower      M            M
+    Ranking types to use per metric
+    metric                       better is  this study  Melotti (2009)
+    ---------------------------  ---------  ----------  --------------
+    One-error                    lower      D/S/M       M
+    Coverage                     lower      M           M
     ...
     """
     out = []
@@ -207,10 +215,17 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
                      f"df = {result.folds - 1}; * significant at α = {alpha:g}."))
         out.append(_partial_order_table(result, result.metrics, alpha))
         out.append(Table(
-            "Appropriate ranking per metric (Table 5.3)",
-            ["metric", "better is", "experiments", "choice (thesis)"],
+            RECOMMENDATION_TITLE,
+            ["metric", "better is", "this study", "Melotti (2009)"],
             [[metric_name(m), "lower" if m in LOWER_IS_BETTER else "higher",
-              result.recommendation(m, alpha), "M"] for m in result.metrics]))
+              result.recommendation(m, alpha), "M"] for m in result.metrics],
+            note="This study: every type when no classifier's t-test finds a significant "
+                 "difference for the metric; otherwise the tie-aware types, keeping, where "
+                 "they disagree, those that never favour tied rankings over ordinal. "
+                 "Melotti (2009): the modified ranking for every metric, the choice of the "
+                 "study this one repeats. "
+                 + ", ".join(f"{TIE_LETTERS[t]} = {TIE_NAMES[t]}" for t in result.ties)
+                 + "."))
     if timings and result.timings:
         stages = ("fit", "predict", "evaluate")
         out.append(Table(
@@ -230,6 +245,38 @@ def _stat(x):
     """A test statistic to 2 decimals; "∞" for the infinite F of data sets that all rank
     the classifiers alike (:func:`fastrank.stats.friedman`)."""
     return "∞" if np.isinf(x) else f"{x:.2f}"
+
+
+def few_datasets_warning(bench):
+    """The warning shown with the tests across data sets when there are fewer than
+    :data:`fastrank.study.compare.MIN_DATASETS` of them (two at least; with one there are no
+    tests), else ``""``."""
+    n = len(bench.datasets)
+    if not 2 <= n < MIN_DATASETS or len(bench.classifiers) < 2:
+        return ""
+    return (f"Only {n} data sets: too few for the Friedman test and the tests after it to "
+            f"mean much (at least {MIN_DATASETS} are advised); read the average ranks and "
+            "p-values as a description, not as evidence.")
+
+
+def benchmark_summary_table(bench, alpha=0.05, metrics=MAIN_METRICS):
+    """Per metric of ``metrics`` (those the benchmark has) and ranking type: the classifier
+    with the best average rank over the data sets (every tied one) and the Iman–Davenport
+    p-value of the Friedman test (``*`` below ``alpha``)."""
+    rows = []
+    for m in (m for m in metrics if m in bench.metrics):
+        row = [metric_name(m)]
+        for t in bench.ties:
+            res = bench.friedman(m, t, alpha)
+            best = res.mean_ranks == res.mean_ranks.min()
+            row.append("/".join(display_name(c) for c, b in zip(bench.classifiers, best) if b)
+                       + f" {_p(res.f_pvalue)}{'*' if res.significant else ''}")
+        rows.append(row)
+    return Table("Best classifier by average rank (Friedman p)",
+                 ["metric", *(TIE_NAMES[t] for t in bench.ties)], rows,
+                 note=f"Average rank over the {len(bench.datasets)} data sets (1 = the most "
+                      f"favourable mean over the folds); p: Iman–Davenport F test of the "
+                      f"Friedman ranks, * p < {alpha:g}.")
 
 
 def benchmark_tables(bench, alpha=0.05):

@@ -7,7 +7,8 @@ from .._typing import PathLikeStr
 from ..metrics import ESTIMATED_KEYS
 from ..study import StudyResult
 from ._tables import MAIN_METRICS, Table, _compares_ordinal, _mean_sd_table, \
-    _partial_order_table, benchmark_tables, tables
+    _partial_order_table, benchmark_summary_table, benchmark_tables, few_datasets_warning, \
+    tables
 
 
 def render_markdown(result: StudyResult, alpha: float = 0.05,
@@ -99,9 +100,29 @@ def terminal_summary(result: StudyResult, alpha: float = 0.05,
 
 
 def render_benchmark_markdown(bench, alpha=0.05, built=None):
-    """:func:`benchmark_tables` as Markdown; ``built`` is that list at the same ``alpha``
-    (built here when None)."""
+    """:func:`benchmark_tables` as Markdown, after the warning of
+    :func:`few_datasets_warning` when there is one; ``built`` is that list at the same
+    ``alpha`` (built here when None)."""
     if built is None:
         built = benchmark_tables(bench, alpha)
+    warning = few_datasets_warning(bench)
     return ("# fastrank tie study on many data sets\n\n"
+            + (f"**Warning.** {warning}\n\n" if warning else "")
             + "\n".join(t.markdown() for t in built))
+
+
+def benchmark_summary(bench, alpha=0.05, report_path=None):
+    """A plain-text summary of a benchmark for the terminal: its data sets, per main metric
+    and ranking type the best classifier with the Friedman test's p-value
+    (:func:`benchmark_summary_table`, with two data sets and two classifiers at least), the
+    warning of :func:`few_datasets_warning` when there is one, and a last line
+    :data:`REPORT_LINE` followed by ``report_path`` (as :func:`terminal_summary`)."""
+    parts = [f"fastrank tie study on {len(bench.datasets)} data sets: "
+             + ", ".join(bench.datasets)]
+    if len(bench.datasets) >= 2 and len(bench.classifiers) >= 2:
+        parts.append(benchmark_summary_table(bench, alpha).text())
+    warning = few_datasets_warning(bench)
+    if warning:
+        parts.append("Warning. " + warning)
+    return "\n\n".join(parts) + "\n\n" + REPORT_LINE + (
+        "" if report_path is None else os.fsdecode(report_path))

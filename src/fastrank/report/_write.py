@@ -3,6 +3,7 @@ not at all.
 """
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .._atomic import check_regular, replace_together, tidy
@@ -90,11 +91,11 @@ def check_output_dir(path: PathLikeStr, files: tuple = OUTPUT_FILES) -> None:
                 check_regular(os.path.join(figures, entry))
 
 
-def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
-                ) -> list[str]:
+def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05, *,
+                pdf: bool = True, progress: Callable[[str], Any] | None = None) -> list[str]:
     """Write a study's output set into ``out_dir``: ``results.json``, ``tables.md``,
     ``tables.tex`` (:func:`render_latex`), ``report.html`` and, with matplotlib,
-    ``figures/NAME.svg`` and ``figures/NAME.pdf``.
+    ``figures/NAME.svg`` and (unless ``pdf`` is False) ``figures/NAME.pdf``.
 
     All or nothing (:func:`fastrank._atomic.replace_together`): everything is rendered in
     memory, written to temporary files in the output folders, and only then renamed over
@@ -111,6 +112,11 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
         The output folder (made when missing).
     alpha : float, default 0.05
         Significance level of the t-tests.
+    pdf : bool, default True
+        Write each figure as PDF too (for a paper); the HTML report needs only the SVG.
+        Embedding the fonts makes the PDFs about a third of the writing time.
+    progress : callable(str), optional
+        Told what is being made, before each figure and before the tables and the files.
 
     Returns
     -------
@@ -140,20 +146,22 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05
     ['cd-ranking-types.pdf', 'cd-ranking-types.svg', 'metric-average_precision.pdf']
     """
     check_output_dir(out_dir)
-    figures = render_figures(result, alpha)
+    figures = render_figures(result, alpha, pdf=pdf, progress=progress)
+    if progress:
+        progress("report: tables (Markdown, LaTeX, HTML)")
     built = tables(result, alpha)
     return _write_outputs(out_dir, {"results.json": result.to_json(),
                                     "tables.md": render_markdown(result, alpha, built),
                                     "tables.tex": render_latex(result, alpha),
                                     "report.html": render_html(result, alpha, figures, built)},
-                          figures)
+                          figures, progress)
 
 
-def _write_outputs(out_dir, texts, figures):
-    """Write ``texts`` (file name -> text) and the rendered ``figures`` (SVG and PDF in
-    ``figures/``) into ``out_dir`` all together or not at all, removing the figures of an
-    earlier run that this one does not draw; the paths written (files, then the figure
-    folder when there are figures)."""
+def _write_outputs(out_dir, texts, figures, progress=None):
+    """Write ``texts`` (file name -> text) and the rendered ``figures`` (SVG and, where
+    drawn, PDF in ``figures/``) into ``out_dir`` all together or not at all, removing the
+    figure files of an earlier run that this one does not make; the paths written (files,
+    then the figure folder when there are figures)."""
     out_dir = os.fsdecode(out_dir)
     contents: dict[str, Any] = {os.path.join(out_dir, name): text.encode()
                                 for name, text in texts.items()}
@@ -161,20 +169,24 @@ def _write_outputs(out_dir, texts, figures):
     for spec, svg, pdf in figures:
         if svg is not None:
             contents[os.path.join(fig_dir, spec.name + ".svg")] = svg.encode()
+        if pdf is not None:
             contents[os.path.join(fig_dir, spec.name + ".pdf")] = pdf
     stale = [os.path.join(fig_dir, f) for f in
              (os.listdir(fig_dir) if os.path.isdir(fig_dir) else ())
              if _FIGURE_FILE.fullmatch(f) and os.path.join(fig_dir, f) not in contents]
+    if progress:
+        progress(f"report: writing {len(contents)} files into {out_dir}")
     replace_together(contents, remove=stale)
     paths = [os.path.join(out_dir, name) for name in texts]
     return paths + ([fig_dir] if len(contents) > len(texts) else [])
 
 
-def write_benchmark(bench, out_dir, alpha=0.05):
+def write_benchmark(bench, out_dir, alpha=0.05, *, pdf=True, progress=None):
     """Write a benchmark's across-data-set outputs into ``out_dir``: ``benchmark.json``
     (:meth:`BenchmarkResult.to_json`), ``tables.md``, ``tables.tex``
     (:func:`render_benchmark_latex`), ``report.html`` and, with matplotlib,
-    ``figures/cd-METRIC-TIES.svg|pdf``; all or nothing, as :func:`write_study`. Each data
+    ``figures/cd-METRIC-TIES.svg|pdf``; all or nothing, with ``pdf`` and ``progress`` as
+    :func:`write_study`. Each data
     set's own output set is written by :func:`fastrank.study.compare.run_benchmark` into
     ``out_dir/NAME/``.
 
@@ -190,11 +202,13 @@ def write_benchmark(bench, out_dir, alpha=0.05):
         As :func:`check_output_dir`.
     """
     check_output_dir(out_dir, BENCHMARK_FILES)
-    figures = _render_specs(benchmark_figure_specs(bench, alpha))
+    figures = _render_specs(benchmark_figure_specs(bench, alpha), pdf, progress)
+    if progress:
+        progress("report: tables (Markdown, LaTeX, HTML)")
     built = benchmark_tables(bench, alpha)
     return _write_outputs(out_dir, {"benchmark.json": bench.to_json(),
                                     "tables.md": render_benchmark_markdown(bench, alpha, built),
                                     "tables.tex": render_benchmark_latex(bench, alpha),
                                     "report.html": render_benchmark_html(bench, alpha, figures,
                                                                          built)},
-                          figures)
+                          figures, progress)

@@ -38,13 +38,16 @@ Conventions chosen here (the thesis is silent or specific to its data):
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).
-* Table 5.3 "experiments" column (judged on ordinal against dense, standard and modified;
-  "expected" is reported but not part of it): ``O/D/P/M`` when no classifier shows a
+* The ranking types to use per metric, the report's "this study" column (the thesis'
+  Table 5.3 "experiments" column; judged on ordinal against dense, standard and modified;
+  "expected" is reported but not part of it): ``O/D/S/M`` when no classifier shows a
   significant difference for the metric; otherwise the tie-aware types, keeping — where they
   disagree
   among themselves (coverage) — only those that never favour tied rankings relative to
-  ordinal (a loss not significantly smaller, a gain not significantly larger). The "choice"
-  column is the thesis' choice, modified (``M``), for every metric.
+  ordinal (a loss not significantly smaller, a gain not significantly larger). The "Melotti
+  (2009)" column is the thesis' choice, modified (``M``), for every metric.
+* Letters: O, D, S, M, E for ordinal, dense, standard, modified, expected (the thesis
+  writes P, for "Padrão", where the standard ranking has S).
 * Timings are measurements, not results: they are kept in :attr:`StudyResult.timings` and
   the report, but not in ``results.json``, so that a seed gives a byte-identical file on
   any number of threads.

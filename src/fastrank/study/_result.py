@@ -66,11 +66,11 @@ class StudyResult:
     >>> result.values["knn"].shape              # (ranking types, metrics, folds)
     (4, 19, 3)
     >>> result.partial_order("knn", "coverage")  # Tables 5.1/5.2 notation
-    'O ≻ D|P; O ≺ M'
+    'O ≻ D|S; O ≺ M'
     >>> result.partial_order("mlknn", "coverage")
-    'O ≡ D|P|M'
+    'O ≡ D|S|M'
     >>> result.recommendation("one_error")       # Table 5.3, "experiments" column
-    'D/P/M'
+    'D/S/M'
     """
 
     dataset: dict
@@ -178,7 +178,7 @@ class StudyResult:
 
     def partial_order(self, classifier: str, metric: str, alpha: float = 0.05) -> str:
         """Ordinal against the other ranking types in the notation of Tables 5.1/5.2, e.g.
-        'O ≺ D|P|M' or 'O ≻ D|P; O ≺ M'.
+        'O ≺ D|S|M' or 'O ≻ D|S; O ≺ M'.
 
         Raises
         ------
@@ -193,7 +193,7 @@ class StudyResult:
 
     def recommendation(self, metric: str, alpha: float = 0.05) -> str:
         """Table 5.3 'experiments' column for ``metric``: the ranking types to use, e.g.
-        'O/D/P/M' or 'M' (the rule is in :mod:`fastrank.study`).
+        'O/D/S/M' or 'M' (the rule is in :mod:`fastrank.study`).
 
         Raises
         ------

@@ -126,7 +126,7 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     >>> [round(result.mean("knn", t, "coverage"), 3) for t in result.ties]
     [6.672, 1.759, 4.933, 6.904, 6.661]
     >>> result.partial_order("knn", "coverage")
-    'O ≻ D|P; O ≺ M; O ≡ E'
+    'O ≻ D|S; O ≺ M; O ≡ E'
     """
     if not isinstance(dataset, (str, os.PathLike, Dataset)):
         raise TypeError(f"dataset must be a fastrank.datasets.Dataset or a name/path, got "

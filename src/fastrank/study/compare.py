@@ -20,6 +20,11 @@ classifiers across the data sets, separately for every metric and ranking type:
   classifier differs between them;
   :meth:`BenchmarkResult.significance_changes`: the pairs whose Nemenyi verdict differs.
 
+With fewer than :data:`MIN_DATASETS` (10) data sets these tests say little: Demšar (2006)
+advises more than about ten, for the power of the Friedman test and for the χ² and F
+approximations of its distribution. The tests are still computed, and the outputs
+(terminal, ``tables.md``, ``report.html``) say so beside them.
+
 Resuming (:func:`run_benchmark` with ``out_dir``): each finished data set's output set is
 written atomically into ``out_dir/<data set>/`` as it finishes. A run into the same folder
 loads every data set whose ``results.json`` is there and was made with the same
@@ -49,6 +54,10 @@ from ._result import RESULT_FORMAT, StudyResult, _pandas, memoised, read_only
 from ._run import _planned_record, run_study
 
 __all__ = ["run_benchmark", "BenchmarkResult", "PairwiseComparison"]
+
+#: Below this many data sets the outputs warn that the tests across data sets mean little
+#: (Demšar 2006 advises more than about ten).
+MIN_DATASETS = 10
 
 #: The ``format`` field of ``benchmark.json``.
 BENCHMARK_FORMAT = "fastrank-benchmark/1"
@@ -388,7 +397,7 @@ def _out_of_range(result):
 
 
 def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
-                  alpha=0.05, progress=None, **study_options):
+                  alpha=0.05, pdf=True, progress=None, **study_options):
     """Run the tie study on several data sets and compare the classifiers across them.
 
     Parameters
@@ -405,10 +414,14 @@ def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
         across-data-set outputs are written by :func:`fastrank.report.write_benchmark`.
     alpha : float, default 0.05
         Significance level of the per-data-set reports written to ``out_dir``.
+    pdf : bool, default True
+        Write the figures of those reports as PDF too (see
+        :func:`fastrank.report.write_study`).
     progress : callable(str, int), optional
         Called with a message (prefixed by the data set's name) and the number of
-        classifier × fold tasks done so far, after each task and once per data set loaded
-        from ``out_dir`` (``"<name>: done earlier"``, counting all of its tasks).
+        classifier × fold tasks done so far, after each task, once per data set loaded
+        from ``out_dir`` (``"<name>: done earlier"``, counting all of its tasks), and
+        before each part of a data set's report written to ``out_dir``.
     **study_options
         ``folds``, ``ties``, ``cutoff``, ``calibrate``, ``random_state``, ``n_jobs``,
         ``params``, ``scheduler``: as for :func:`fastrank.study.run_study`, the same for
@@ -512,7 +525,9 @@ def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
         result = run_study(dataset, classifiers=classifiers, progress=step, **study_options)
         t2 = time.perf_counter()
         if out_dir is not None:
-            write_study(result, os.path.join(out_dir, n), alpha=alpha)
+            write_study(result, os.path.join(out_dir, n), alpha=alpha, pdf=pdf,
+                        progress=progress and (lambda msg, n=n, count=count:
+                                               progress(f"{n}: {msg}", count[0])))
         timings[n] = {"load": t1 - t0, "study": t2 - t1, "write": time.perf_counter() - t2}
         studies[n] = result
     return BenchmarkResult(studies, timings)
