@@ -451,6 +451,35 @@ def test_progress_lines_without_a_terminal(tmp_path, data_dir):
     assert lines[-1] == f"report: writing {4 + 2 * 21} files into {tmp_path / 'o'}"
 
 
+def _read_terminal(master):
+    """Every byte written before the terminal's other end closed (then EIO), as text with
+    the terminal's line ends undone; closes ``master``."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_no_bar_is_drawn_before_the_first_task():
+    """A study refused before its first fold (a classifier failing its trial fit) leaves no
+    empty bar above its error line: the bar is drawn at the first task."""
+    import pty
+
+    from fastrank._cli._study import _Progress
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as stream:
+        _Progress(4, quiet=False, stream=stream).close()
+        stream.write("error\n")
+    assert _read_terminal(master) == "error\n"
+
+
 def test_progress_falls_back_to_lines_without_tqdm(monkeypatch):
     import pty
 
@@ -463,18 +492,7 @@ def test_progress_falls_back_to_lines_without_tqdm(monkeypatch):
         progress("first")
         progress("second", done=2)
         progress.close()
-    chunks = []
-    while True:  # every byte written before the terminal's other end closed, then EIO
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    text = b"".join(chunks).decode().replace("\r\n", "\n")
-    assert text == "[1/2] first\n[2/2] second\n"
+    assert _read_terminal(master) == "[1/2] first\n[2/2] second\n"
 
 
 def test_an_abandoned_computation_prints_no_more_progress():

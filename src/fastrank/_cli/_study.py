@@ -163,20 +163,26 @@ def _own_classifiers(args):
 class _Progress:
     """Progress of the study's classifier × fold tasks on stderr: a live bar with ETA when
     stderr is a terminal and tqdm is installed, plain lines otherwise, nothing with
-    --quiet."""
+    --quiet. The bar is drawn at the first task, so that a study refused before its first
+    fold (a classifier failing its trial fit) prints its error line alone."""
 
     def __init__(self, total, quiet, stream=None):
         self.total, self.done, self.quiet = total, 0, quiet
         self.stream = sys.stderr if stream is None else stream
-        self.bar = None
+        self._tqdm = self._bar = None
         if not quiet and self.stream.isatty():
             try:
                 from tqdm import tqdm
             except ImportError:
                 tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, file=self.stream, unit="task", dynamic_ncols=True,
-                                smoothing=0.1)
+            self._tqdm = tqdm
+
+    @property
+    def bar(self):
+        if self._bar is None and self._tqdm is not None:
+            self._bar = self._tqdm(total=self.total, file=self.stream, unit="task",
+                                   dynamic_ncols=True, smoothing=0.1)
+        return self._bar
 
     def __call__(self, msg, done=None):
         step = 1 if done is None else done - self.done
@@ -205,8 +211,8 @@ class _Progress:
                 self.stream.flush()
 
     def close(self):
-        if self.bar is not None:
-            self.bar.close()
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _cmd_study(args):
