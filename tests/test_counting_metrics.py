@@ -157,3 +157,30 @@ def test_the_kernel_refuses_a_pair_it_does_not_count():
     with pytest.raises(ValueError, match="no counting form"):
         tie_counts.values(*score_args(s), y, tie_counts.METRICS["coverage"],
                           tie_counts.TIES["ordinal"], 0, 0, np.empty(1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(tied_case(), st.sampled_from(tuple(tie_counts.TIES)), st.booleans(),
+       st.sampled_from([2, 255]), st.data())
+def test_bad_input_found_by_the_counting_passes(case, ties, in_truth, bad_value, data):
+    """The counting kernel reads the inputs unscanned and finds a NaN belief or a truth
+    value other than 0/1 wherever it lies (a row with or without relevant labels, stored or
+    not in a CSR matrix): the error is the checks' own, the one evaluate raises."""
+    y, s = case
+    i = data.draw(st.integers(0, y.shape[0] - 1))
+    j = data.draw(st.integers(0, y.shape[1] - 1))
+    if in_truth:
+        y = y.copy()
+        y[i, j] = bad_value
+    else:
+        s = s.copy()
+        s[i, j] = np.nan
+    with pytest.raises(ValueError) as want:
+        M.evaluate(y, s)
+    for name, f in PUBLIC.items():
+        if (name, ties) not in tie_counts.SERVED:
+            continue
+        for S in layouts(s).values():
+            with pytest.raises(ValueError) as got:
+                f(y, S, ties=ties)
+            assert str(got.value) == str(want.value), (name, ties)

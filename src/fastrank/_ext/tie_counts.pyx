@@ -21,6 +21,9 @@ The values are then formed with the same floating-point operations, in the same 
 ranking type only one-error is counted (its random order shuffles the top tie group first,
 which is found without a sort); the other ordinal values stay with the sort-based kernel.
 
+Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
+truth value 0 or 1), so the Python layer does not scan the inputs before the call.
+
 Rows run in parallel (OpenMP, GIL released); each thread owns its scratch.
 """
 from cython.parallel cimport parallel, prange
@@ -29,15 +32,15 @@ from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from "tie_counting.h" nogil:
     void fr_count_level_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
-                            int64_t* gt, int64_t* eq)
+                            int64_t* gt, int64_t* eq, int64_t* nan)
     void fr_count_level_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
-                            int64_t* gt, int64_t* eq)
+                            int64_t* gt, int64_t* eq, int64_t* nan)
     Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out)
+                             Py_ssize_t m, double* out, unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out)
-    float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
-    double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
+                             Py_ssize_t m, double* out, unsigned* seen)
+    float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, int* nan)
+    double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, int* nan)
     Py_ssize_t fr_where_equal_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
                                   int32_t* out)
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
@@ -88,6 +91,7 @@ cdef struct Scratch:
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
     uint32_t stamp
     int tab_bits
+    bint bad             # a NaN belief or a truth value other than 0/1 was seen
 
 
 cdef Scratch* _scratch_new(Py_ssize_t q) noexcept nogil:
@@ -127,14 +131,19 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
 # ---- one row: its beliefs as (stored values, stride, implicit zeros) ------------------------
 
 cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m,
-                              Py_ssize_t n_zero, double v, int64_t* gt,
-                              int64_t* eq) noexcept nogil:
+                              Py_ssize_t n_zero, double v, int64_t* gt, int64_t* eq,
+                              Scratch* check) noexcept nogil:
     """gt <- labels with belief > v, eq <- labels with belief == v (m stored values, then
-    n_zero implicit zeros)."""
+    n_zero implicit zeros). With ``check`` (the row's first pass), check.bad <- True when a
+    stored belief is NaN."""
+    cdef int64_t nan = 0
+    cdef int64_t* p_nan = &nan if check != NULL else NULL
     if floating is float:  # exact: v is one of the row's beliefs (or 0)
-        fr_count_level_f32(x, stride, m, <float> v, gt, eq)
+        fr_count_level_f32(x, stride, m, <float> v, gt, eq, p_nan)
     else:
-        fr_count_level_f64(x, stride, m, v, gt, eq)
+        fr_count_level_f64(x, stride, m, v, gt, eq, p_nan)
+    if nan:
+        check.bad = True
     if 0.0 > v:
         gt[0] += n_zero
     elif v == 0.0:
@@ -175,22 +184,29 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
 
 cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, uint64_t* keys,
-                               Py_ssize_t* n_rel) noexcept nogil:
+                               Py_ssize_t* n_rel, Scratch* s) noexcept nogil:
     """keys <- the keys (_tiesort.desc_key) of the relevant labels' stored beliefs (label
     j = idx[p] for a CSR row, p for a dense one, whose idx is NULL); n_rel <- the relevant
-    labels of the row. Returns the number of keys written."""
+    labels of the row; s.bad <- True when a truth value is neither 0 nor 1. Returns the
+    number of keys written."""
     cdef Py_ssize_t j, k = 0, r = 0
+    cdef unsigned seen = 0
     if m == q and idx == NULL:
         if floating is float:
-            k = fr_gather_f32(x, stride, y, m, <double*> keys)
+            k = fr_gather_f32(x, stride, y, m, <double*> keys, &seen)
         else:
-            k = fr_gather_f64(x, stride, y, m, <double*> keys)
+            k = fr_gather_f64(x, stride, y, m, <double*> keys, &seen)
         for j in range(k):
             keys[j] = desc_key((<double*> keys)[j])
         n_rel[0] = k
+        if seen > 1:
+            s.bad = True
         return k
     for j in range(q):
         r += y[j]
+        seen |= y[j]
+    if seen > 1:
+        s.bad = True
     for j in range(m):
         if y[idx[j]]:
             keys[k] = desc_key(<double> x[j])
@@ -217,9 +233,10 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     cdef uint64_t* keys = s.w.keys
     cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
     cdef uint64_t zkey = desc_key(0.0), kk, best
-    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel)
+    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel, s)
     n_imp = n_rel[0] - n_stored
-    if n_rel[0] == 0:
+    if n_rel[0] == 0:  # no level to count: the row's NaN check alone
+        _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s)
         return 0
     if n_imp > 0:  # relevant labels with an implicit belief of 0
         keys[n_stored] = zkey
@@ -238,7 +255,7 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
             s.rel[0] += n_imp - 1  # the one zero key above stood for all of them
         s.zero[0] = best == zkey
         low[0] = _key_value(best)
-        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0])
+        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s)
         return 1
     sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs
     i = 0
@@ -253,7 +270,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         if kk == zkey and n_imp > 0:
             s.rel[n_lev] += n_imp - 1
         s.zero[n_lev] = kk == zkey
-        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev])
+        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev],
+                     s if n_lev == 0 else NULL)
         n_lev += 1
     low[0] = _key_value(keys[n_stored - 1])
     return n_lev
@@ -349,11 +367,18 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     cdef Py_ssize_t j, n_top = 0, n_zero = q - m
     cdef double top = 0.0
     cdef uint64_t state = row_state(seed, row)
+    cdef int nan = 0
+    cdef unsigned seen = 0
+    for j in range(q):
+        seen |= y[j]
     if m > 0:
         if floating is float:
-            top = fr_max_f32(x, stride, m)
+            top = fr_max_f32(x, stride, m, &nan)
         else:
-            top = fr_max_f64(x, stride, m)
+            top = fr_max_f64(x, stride, m, &nan)
+    if nan or seen > 1:
+        s.bad = True
+        return 0.0
     if n_zero > 0 and 0.0 > top:
         top = 0.0
     if n_zero > 0 and top == 0.0:  # the zero group: every label without a non-zero belief
@@ -415,18 +440,24 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES,
     a pair in SERVED) for row i of an (n, q) belief matrix given as for
     ``tie_metrics.evaluate`` (a dense flat buffer with element strides, or a canonical CSR
-    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``."""
+    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``.
+
+    The rows' passes check their input as they read it: returns False (``out`` then
+    meaningless) when a belief is NaN or a truth value is neither 0 nor 1, else True; the
+    caller need not scan the inputs for those beforehand."""
     cdef Scratch* s
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
+    cdef int bad[1]
     if not (0 <= metric <= AP_LABEL and 0 <= ties <= ORDINAL) \
             or (ties == ORDINAL and metric != ONE_ERROR):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
     failed[0] = 0
+    bad[0] = 0
     with nogil, parallel():
         s = _scratch_new(q)
         if s == NULL:
@@ -437,6 +468,9 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
                 continue
             out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties,
                           seed, first_row + i, s)
+        if s != NULL and s.bad:
+            bad[0] = 1
         _scratch_free(s)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
+    return not bad[0]

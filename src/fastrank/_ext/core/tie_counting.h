@@ -8,31 +8,41 @@
 #include <stdint.h>
 #include <string.h>
 
-/* gt <- number of x[j * stride] > v, eq <- number == v, over j < m (-0.0 == 0.0). */
+/* gt <- number of x[j * stride] > v, eq <- number == v, over j < m (-0.0 == 0.0); with
+ * nan != NULL also nan <- number of NaN (neither above, tied with nor below v): the row's
+ * NaN check, fused with its first counting pass. */
+#define FR_COUNT_LOOP(X, WITH_NAN)                                                        \
+    do {                                                                                  \
+        g32 += (X) > v;                                                                   \
+        e32 += (X) == v;                                                                  \
+        if (WITH_NAN)                                                                     \
+            l32 += (X) < v;                                                               \
+    } while (0)
 #define FR_COUNT_LEVEL(T, NAME)                                                           \
     static inline void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v, int64_t* gt,  \
-                            int64_t* eq) {                                                \
-        int64_t g = 0, e = 0;                                                             \
+                            int64_t* eq, int64_t* nan) {                                  \
+        int64_t g = 0, e = 0, l = 0;                                                      \
         ptrdiff_t j = 0;                                                                  \
-        if (stride == 1) {                                                                \
-            while (j < m) { /* blocks of at most 2^30: the 32-bit counters cannot wrap */ \
-                ptrdiff_t stop = m - j > (1 << 30) ? j + (1 << 30) : m;                   \
-                int32_t g32 = 0, e32 = 0;                                                 \
-                for (; j < stop; j++) {                                                   \
-                    g32 += x[j] > v;                                                      \
-                    e32 += x[j] == v;                                                     \
-                }                                                                         \
-                g += g32;                                                                 \
-                e += e32;                                                                 \
-            }                                                                             \
-        } else {                                                                          \
-            for (; j < m; j++) {                                                          \
-                g += x[j * stride] > v;                                                   \
-                e += x[j * stride] == v;                                                  \
-            }                                                                             \
+        while (j < m) { /* blocks of at most 2^30: the 32-bit counters cannot wrap */     \
+            ptrdiff_t stop = m - j > (1 << 30) ? j + (1 << 30) : m;                       \
+            int32_t g32 = 0, e32 = 0, l32 = 0;                                            \
+            if (stride == 1 && nan)                                                       \
+                for (; j < stop; j++)                                                     \
+                    FR_COUNT_LOOP(x[j], 1);                                               \
+            else if (stride == 1)                                                         \
+                for (; j < stop; j++)                                                     \
+                    FR_COUNT_LOOP(x[j], 0);                                               \
+            else                                                                          \
+                for (; j < stop; j++)                                                     \
+                    FR_COUNT_LOOP(x[j * stride], nan != NULL);                            \
+            g += g32;                                                                     \
+            e += e32;                                                                     \
+            l += l32;                                                                     \
         }                                                                                 \
         *gt = g;                                                                          \
         *eq = e;                                                                          \
+        if (nan)                                                                          \
+            *nan = m - g - e - l;                                                         \
     }
 
 FR_COUNT_LEVEL(float, fr_count_level_f32)
@@ -45,14 +55,16 @@ FR_COUNT_LEVEL(double, fr_count_level_f64)
 #endif
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
- * label order; returns k. A contiguous row is prefetched FR_AHEAD cache lines ahead: the
+ * label order; returns k; *seen <- the bitwise OR of every y[j] (a value other than 0/1
+ * shows in its bits above the lowest). A contiguous row is prefetched FR_AHEAD cache lines ahead: the
  * few relevant labels' beliefs, read alone, would each wait on memory. */
 #define FR_AHEAD 24
 #define FR_GATHER(T, NAME)                                                                \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
-                                 ptrdiff_t m, double* out) {                              \
+                                 ptrdiff_t m, double* out, unsigned* seen) {              \
         const ptrdiff_t line = 64 / sizeof(T);                                            \
         ptrdiff_t j0, j, k = 0;                                                           \
+        unsigned all = 0;                                                                 \
         if (stride == 1)                                                                  \
             for (j0 = 0; j0 < FR_AHEAD * line && j0 < m; j0 += line)                      \
                 FR_PREFETCH(x + j0);                                                      \
@@ -63,31 +75,44 @@ FR_COUNT_LEVEL(double, fr_count_level_f64)
                 FR_PREFETCH(x + j0 + FR_AHEAD * line);                                    \
             for (j = j0; j < stop; j++)                                                   \
                 any |= y[j];                                                              \
+            all |= any;                                                                   \
             if (!any)                                                                     \
                 continue;                                                                 \
             for (j = j0; j < stop; j++)                                                   \
                 if (y[j])                                                                 \
                     out[k++] = (double)x[j * stride];                                     \
         }                                                                                 \
+        *seen = all;                                                                      \
         return k;                                                                         \
     }
 
 FR_GATHER(float, fr_gather_f32)
 FR_GATHER(double, fr_gather_f64)
 
-/* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
- * can keep in one vector (a maximum is exact: any order gives it). */
+/* The largest of x[j * stride], j < m (m >= 1), NaN aside; eight independent maxima that
+ * the compiler can keep in one vector (a maximum is exact: any order gives it). *nan <- 1
+ * when some x is NaN, else 0. */
 #define FR_MAX(T, NAME)                                                                   \
-    static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m) {                     \
+    static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, int* nan) {           \
         T acc[8];                                                                         \
+        int bad[8];                                                                       \
         ptrdiff_t j, l;                                                                   \
-        for (l = 0; l < 8; l++)                                                           \
+        for (l = 0; l < 8; l++) {                                                         \
             acc[l] = x[0];                                                                \
+            bad[l] = 0;                                                                   \
+        }                                                                                 \
         for (j = 0; j + 8 <= m; j += 8)                                                   \
-            for (l = 0; l < 8; l++)                                                       \
+            for (l = 0; l < 8; l++) {                                                     \
                 acc[l] = x[(j + l) * stride] > acc[l] ? x[(j + l) * stride] : acc[l];     \
-        for (; j < m; j++)                                                                \
+                bad[l] |= x[(j + l) * stride] != x[(j + l) * stride];                     \
+            }                                                                             \
+        for (; j < m; j++) {                                                              \
             acc[0] = x[j * stride] > acc[0] ? x[j * stride] : acc[0];                     \
+            bad[0] |= x[j * stride] != x[j * stride];                                     \
+        }                                                                                 \
+        for (l = 1; l < 8; l++)                                                           \
+            bad[0] |= bad[l];                                                             \
+        *nan = bad[0];                                                                    \
         for (l = 1; l < 8; l++)                                                           \
             acc[0] = acc[l] > acc[0] ? acc[l] : acc[0];                                   \
         return acc[0];                                                                    \
