@@ -15,10 +15,11 @@ from fastrank.metrics._common import check_inputs, column, family, run_kernel, s
 COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
           "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
-          "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k)}
+          "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k),
+          "r_precision": M.r_precision}
 REFERENCE = {"one_error": ref.one_error, "coverage": ref.coverage,
              "ranking_loss": ref.ranking_loss, "ap_position": ref.ap_position,
-             "ap_label": ref.ap_label}
+             "ap_label": ref.ap_label, "r_precision": ref.r_precision}
 LEVELS = [0.0, -0.0, 0.1, 0.25, 0.5, 1.0, -0.5, np.inf, -np.inf]
 
 
@@ -102,6 +103,18 @@ def test_edge_rows(q):
             rows.append(s_row)
             truth.append(y_row)
     assert_same_per_document(np.array(truth, dtype=np.uint8), np.array(rows))
+
+
+@pytest.mark.parametrize("levels", [[0.0, 0.5, 1.0], [-1.0, 0.0, 0.5], [-0.5, -0.0, -2.0]])
+def test_r_precision_of_rows_with_more_relevant_labels_than_the_selection(levels):
+    """R-precision selects the top |C| beliefs for up to 64 relevant labels and sorts rows
+    with more; both agree with the sort path (belief-0 groups above, at and below the
+    boundary)."""
+    rng = np.random.default_rng(6)
+    s = rng.choice(levels, size=(40, 150))
+    y = (rng.random((40, 150)) < rng.choice([0.2, 0.43, 0.6, 0.95], size=(40, 1)))
+    assert (y.sum(1) > 64).any() and (y.sum(1) <= 64).any()
+    assert_same_per_document(y.astype(np.uint8), s)
 
 
 def test_empty_csr_rows_and_matrix():

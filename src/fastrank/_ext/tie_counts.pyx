@@ -2,9 +2,10 @@
 """Single ranking metrics without a full row sort: counting passes over the beliefs.
 
 The Python layer is ``fastrank.metrics`` (one_error, coverage, ranking_loss,
-average_precision). Under the dense, standard, modified and expected ranking types every one
-of these values is a function of a few counts per *relevant level* (a belief held by at
-least one relevant label): the labels strictly above it (``gt``), tied with it (``eq``),
+average_precision, r_precision). Under the dense, standard, modified and expected ranking
+types every one of these values is a function of a few counts per *relevant level* (a
+belief held by at least one relevant label; r-precision: the boundary belief, below): the
+labels strictly above it (``gt``), tied with it (``eq``),
 and the relevant labels at it (``rel``) -- exactly the quantities the sort-based kernel
 (``tie_metrics``) reads off each tie group holding a relevant label. This module gets them
 without sorting the row:
@@ -14,7 +15,10 @@ without sorting the row:
   above it in a hash set instead);
 * ranking loss and average precision read every relevant level: the (few) relevant beliefs
   are sorted, then one counting pass per level; a row with more than ``MAX_PASSES`` levels
-  is sorted once (``_tiesort``) and its levels read from the tie groups.
+  is sorted once (``_tiesort``) and its levels read from the tie groups;
+* r-precision reads the boundary belief, the |C|-th largest: a top-|C| selection over the
+  row finds it (a row with more than ``TOP_MAX`` relevant labels is sorted instead), then
+  one pass counts the labels above and tied with it.
 
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
@@ -45,6 +49,11 @@ cdef extern from "tie_counting.h" nogil:
                                   int32_t* out)
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
+    Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
+    Py_ssize_t fr_top_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, Py_ssize_t r,
+                          double* top, Py_ssize_t k)
+    Py_ssize_t fr_top_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, Py_ssize_t r,
+                          double* top, Py_ssize_t k)
 
 from _tiesort cimport (
     SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
@@ -58,6 +67,7 @@ cdef enum:
     RANKING_LOSS = 2
     AP_POSITION = 3
     AP_LABEL = 4
+    R_PRECISION = 5
 
 # ranking types
 cdef enum:
@@ -69,10 +79,11 @@ cdef enum:
 
 cdef enum:
     MAX_PASSES = 32  # rows with more relevant levels than this are sorted instead
+    TOP_MAX = 64  # r-precision: rows with more relevant labels than this are sorted instead
 
 #: the codes above, for the Python layer
 METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING_LOSS,
-           "ap_position": AP_POSITION, "ap_label": AP_LABEL}
+           "ap_position": AP_POSITION, "ap_label": AP_LABEL, "r_precision": R_PRECISION}
 TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED,
         "ordinal": ORDINAL}
 #: the (metric, ranking type) pairs this module computes
@@ -405,6 +416,64 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     return 1.0 - y[w.order[0]]
 
 
+cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
+                                Py_ssize_t col_stride, const index_t* ip, const index_t* pp,
+                                Py_ssize_t i, const floating* x, Py_ssize_t stride,
+                                const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                const uint8_t* y, int ties, Scratch* s) noexcept nogil:
+    """R-precision of one row: the boundary belief v (the |C|-th largest, found by a top-|C|
+    selection, or read off the sorted row when |C| > TOP_MAX) splits the row into the G
+    labels above it and the E tied with it; A and a relevant labels among them, Z labels of
+    belief 0 (Zr relevant) that the prediction drops. The values are the sort-based
+    kernel's sums, which hold integers until the boundary group's share (expected)."""
+    cdef uint64_t* rel_keys = s.tab_key  # (the sort keeps to s.w)
+    cdef Py_ssize_t n_rel, n_stored, n_imp, n_zero = q - m, k = 0, j, d
+    cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred
+    cdef uint64_t kv, zkey = desc_key(0.0)
+    cdef double v, t
+    n_stored = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
+    if n_rel == 0:  # nothing predicted: the row's NaN check alone
+        _count_level(x, stride, m, n_zero, 0.0, &g, &e, s)
+        return 0.0
+    if n_rel <= TOP_MAX:
+        if floating is float:
+            k = fr_top_f32(x, stride, m, n_rel, <double*> s.w.keys, 0)
+        else:
+            k = fr_top_f64(x, stride, m, n_rel, <double*> s.w.keys, 0)
+        for _ in range(min(n_zero, n_rel)):
+            k = fr_top_insert(<double*> s.w.keys, k, n_rel, 0.0)
+        v = (<double*> s.w.keys)[n_rel - 1]
+    else:
+        sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
+        v = _key_value(s.w.keys[n_rel - 1])
+    _count_level(x, stride, m, n_zero, v, &g, &e, s)
+    kv = desc_key(v)
+    n_imp = n_rel - n_stored
+    for j in range(n_stored):
+        a_above += rel_keys[j] < kv
+        a_at += rel_keys[j] == kv
+    if 0.0 > v:  # the belief-0 group lies above the boundary
+        a_above += n_imp
+        _count_level(x, stride, m, n_zero, 0.0, &g0, &z, <Scratch*> NULL)
+        z_rel = n_imp
+        for j in range(n_stored):
+            z_rel += rel_keys[j] == zkey
+    elif v == 0.0:
+        a_at += n_imp
+    if ties == EXPECTED:  # the first |C| positions: d of the boundary group's e labels
+        d = n_rel - g
+        if v == 0.0:
+            return <double> a_above / <double> g if g > 0 else 0.0
+        t = <double> (a_above - z_rel) + <double> d * a_at / e
+        n_pred = g - z + d
+        return t / <double> n_pred if n_pred > 0 else 0.0
+    if v == 0.0:  # whole tie groups down to the boundary one, belief-0 labels dropped
+        tp, n_pred = a_above, g
+    else:
+        tp, n_pred = a_above + a_at - z_rel, g + e - z
+    return <double> tp / n_pred if n_pred > 0 else 0.0
+
+
 cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t col_stride,
                         const index_t* ip, const index_t* pp, Py_ssize_t i, Py_ssize_t q,
                         const uint8_t* y, int metric, int ties, uint64_t seed, Py_ssize_t row,
@@ -424,6 +493,9 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
         stride = 1
     if ties == ORDINAL:
         return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
+    if metric == R_PRECISION:
+        return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
+                            ties, s)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
@@ -452,7 +524,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
     cdef int bad[1]
-    if not (0 <= metric <= AP_LABEL and 0 <= ties <= ORDINAL) \
+    if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
             or (ties == ORDINAL and metric != ONE_ERROR):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")

@@ -23,9 +23,10 @@ exactly equal to 0 (in a CSR matrix, every implicit entry).
 
 One-error, coverage, ranking loss and both average precisions under dense, standard,
 modified and expected count, per relevant belief, the labels above and tied with it instead
-of sorting each row, and form the same floating-point values as :func:`evaluate` (the same
-bits); so does one-error under ordinal (the seeded shuffle of the top tie group alone). The
-other ordinal values and r-precision sort each row as :func:`evaluate` does.
+of sorting each row; r-precision selects the ``|C_j|``-th largest belief and counts the
+labels above and tied with it. They form the same floating-point values as
+:func:`evaluate` (the same bits); so does one-error under ordinal (the seeded shuffle of the
+top tie group alone). The other ordinal values sort each row as :func:`evaluate` does.
 """
 import numbers
 from typing import Literal

@@ -136,4 +136,44 @@ FR_MAX(double, fr_max_f64)
 FR_WHERE_EQUAL(float, fr_where_equal_f32)
 FR_WHERE_EQUAL(double, fr_where_equal_f64)
 
+/* The r largest values, with multiplicity, kept in top[0:k], k <= r, in descending order:
+ * fr_top_insert adds v when it is among them (k grows to r first), returning the new k. */
+static inline ptrdiff_t fr_top_insert(double* top, ptrdiff_t k, ptrdiff_t r, double v) {
+    ptrdiff_t p;
+    if (k == r) {
+        if (!(v > top[r - 1]))
+            return k;
+        k--;
+    }
+    for (p = k; p > 0 && top[p - 1] < v; p--)
+        top[p] = top[p - 1];
+    top[p] = v;
+    return k + 1;
+}
+
+/* fr_top_insert of every x[j * stride], j < m; once r values are held, blocks of FR_TOP_BLOCK
+ * values none of which beats the smallest of them are passed over in one vectorised test. */
+#define FR_TOP_BLOCK 32
+#define FR_TOP(T, NAME)                                                                   \
+    static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, ptrdiff_t r,   \
+                                 double* top, ptrdiff_t k) {                              \
+        ptrdiff_t j0, j;                                                                  \
+        for (j0 = 0; j0 < m && k < r; j0++)                                               \
+            k = fr_top_insert(top, k, r, (double)x[j0 * stride]);                         \
+        for (; j0 < m; j0 += FR_TOP_BLOCK) {                                              \
+            ptrdiff_t stop = m - j0 < FR_TOP_BLOCK ? m : j0 + FR_TOP_BLOCK;               \
+            T t = (T)top[r - 1]; /* exact: a value of x */                                \
+            int any = 0;                                                                  \
+            for (j = j0; j < stop; j++)                                                   \
+                any |= x[j * stride] > t;                                                 \
+            if (any)                                                                      \
+                for (j = j0; j < stop; j++)                                               \
+                    k = fr_top_insert(top, k, r, (double)x[j * stride]);                  \
+        }                                                                                 \
+        return k;                                                                         \
+    }
+
+FR_TOP(float, fr_top_f32)
+FR_TOP(double, fr_top_f64)
+
 #endif
