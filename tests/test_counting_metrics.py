@@ -117,6 +117,23 @@ def test_r_precision_of_rows_with_more_relevant_labels_than_the_selection(levels
     assert_same_per_document(y.astype(np.uint8), s)
 
 
+def test_r_precision_boundary_in_a_gap_between_relevant_levels():
+    """The |C|-th largest belief lies between two relevant levels (implicit zeros among the
+    beliefs there in CSR), at a relevant level, or below more relevant levels than the
+    counting passes (40 distinct relevant beliefs on top: the row is sorted)."""
+    ramp = np.linspace(1.0, 0.01, 60)
+    rows = [(np.array([0.9, 0.0, 0.0, 0.5, -1.0, 0.0]), [1, 0, 0, 0, 1, 0]),
+            (np.array([0.9, 0.7, 0.7, 0.5, -1.0, 0.0]), [0, 0, 0, 1, 1, 1]),
+            (np.array([-0.5, 0.0, 0.0, -0.2, -1.0, 0.0]), [0, 0, 0, 0, 1, 1]),
+            (np.array([0.3, 0.3, 0.3, 0.3, 0.2, 0.1]), [0, 0, 0, 0, 1, 1])]
+    for s_row, y_row in rows:
+        assert_same_per_document(np.array([y_row], dtype=np.uint8), s_row[None, :])
+    y = np.zeros((2, 60), dtype=np.uint8)
+    y[0, :40] = 1
+    y[1, ::3] = 1
+    assert_same_per_document(y, np.vstack([ramp, ramp[::-1]]))
+
+
 def test_empty_csr_rows_and_matrix():
     y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
     assert_same_per_document(y, np.zeros((3, 3)))

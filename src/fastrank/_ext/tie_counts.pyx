@@ -50,10 +50,10 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
     Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
-    Py_ssize_t fr_top_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, Py_ssize_t r,
-                          double* top, Py_ssize_t k)
-    Py_ssize_t fr_top_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, Py_ssize_t r,
-                          double* top, Py_ssize_t k)
+    Py_ssize_t fr_between_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
+                              float hi, int bounded, double* out)
+    Py_ssize_t fr_between_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double lo,
+                              double hi, int bounded, double* out)
 
 from _tiesort cimport (
     SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
@@ -416,50 +416,104 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     return 1.0 - y[w.order[0]]
 
 
+cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
+                           Py_ssize_t n_zero, Py_ssize_t n_rel, const uint64_t* rel_keys,
+                           Py_ssize_t n_keys, Scratch* s, double* v, int64_t* g,
+                           int64_t* e) noexcept nogil:
+    """v <- the n_rel-th largest belief of the row, g and e <- the labels above and tied with
+    it, without sorting: the relevant levels (rel_keys, sorted) are counted from the top
+    until one has n_rel labels at or above it; v lies in that level or in the gap above it,
+    whose beliefs are gathered for a top-n selection. False when that takes more than
+    MAX_PASSES levels (the caller sorts)."""
+    cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0
+    cdef uint64_t kk
+    cdef double lv = 0.0, hi = 0.0
+    cdef bint bounded = False
+    cdef double* gap = <double*> s.w.keys_tmp
+    cdef double* top = <double*> s.w.keys
+    while True:
+        if n_pass == MAX_PASSES:
+            return False
+        lv = _key_value(rel_keys[p])
+        _count_level(x, stride, m, n_zero, lv, g, e, s if n_pass == 0 else NULL)
+        n_pass += 1
+        if g[0] + e[0] >= n_rel:
+            break
+        c_hi = g[0] + e[0]
+        hi = lv
+        bounded = True
+        kk = rel_keys[p]
+        while p < n_keys and rel_keys[p] == kk:
+            p += 1
+        if p == n_keys:  # only with NaN beliefs, which the caller's check reports
+            return False
+    v[0] = lv
+    if g[0] < n_rel:  # the boundary is this level
+        return True
+    if floating is float:  # exact: lv and hi are beliefs of the row (or 0)
+        k = fr_between_f32(x, stride, m, <float> lv, <float> hi, bounded, gap)
+    else:
+        k = fr_between_f64(x, stride, m, lv, hi, bounded, gap)
+    for j in range(k):
+        t = fr_top_insert(top, t, n_rel - c_hi, gap[j])
+    if n_zero > 0 and lv < 0.0 and (not bounded or 0.0 < hi):  # implicit zeros in the gap
+        for _ in range(min(n_zero, n_rel - c_hi)):
+            t = fr_top_insert(top, t, n_rel - c_hi, 0.0)
+    v[0] = top[n_rel - c_hi - 1]
+    g[0] = c_hi
+    e[0] = 0
+    for j in range(k):
+        g[0] += gap[j] > v[0]
+        e[0] += gap[j] == v[0]
+    if n_zero > 0 and lv < 0.0 and (not bounded or 0.0 < hi):
+        if 0.0 > v[0]:
+            g[0] += n_zero
+        elif v[0] == 0.0:
+            e[0] += n_zero
+    return True
+
+
 cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
                                 Py_ssize_t col_stride, const index_t* ip, const index_t* pp,
                                 Py_ssize_t i, const floating* x, Py_ssize_t stride,
                                 const index_t* idx, Py_ssize_t m, Py_ssize_t q,
                                 const uint8_t* y, int ties, Scratch* s) noexcept nogil:
-    """R-precision of one row: the boundary belief v (the |C|-th largest, found by a top-|C|
-    selection, or read off the sorted row when |C| > TOP_MAX) splits the row into the G
-    labels above it and the E tied with it; A and a relevant labels among them, Z labels of
-    belief 0 (Zr relevant) that the prediction drops. The values are the sort-based
-    kernel's sums, which hold integers until the boundary group's share (expected)."""
-    cdef uint64_t* rel_keys = s.tab_key  # (the sort keeps to s.w)
-    cdef Py_ssize_t n_rel, n_stored, n_imp, n_zero = q - m, k = 0, j, d
+    """R-precision of one row: the boundary belief v (the |C|-th largest: _boundary, or read
+    off the sorted row when |C| > TOP_MAX) splits the row into the g labels above it and
+    the e tied with it; a_above and a_at relevant labels among them, z labels of belief 0
+    (z_rel relevant) that the prediction drops. The values are the sort-based kernel's
+    sums, which hold integers until the boundary group's share (expected)."""
+    cdef uint64_t* rel_keys = s.tab_key  # (the sort and the selection use s.w)
+    cdef Py_ssize_t n_rel, n_keys, n_imp, n_zero = q - m, j, d
     cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred
     cdef uint64_t kv, zkey = desc_key(0.0)
     cdef double v, t
-    n_stored = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
+    n_keys = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
     if n_rel == 0:  # nothing predicted: the row's NaN check alone
         _count_level(x, stride, m, n_zero, 0.0, &g, &e, s)
         return 0.0
-    if n_rel <= TOP_MAX:
-        if floating is float:
-            k = fr_top_f32(x, stride, m, n_rel, <double*> s.w.keys, 0)
-        else:
-            k = fr_top_f64(x, stride, m, n_rel, <double*> s.w.keys, 0)
-        for _ in range(min(n_zero, n_rel)):
-            k = fr_top_insert(<double*> s.w.keys, k, n_rel, 0.0)
-        v = (<double*> s.w.keys)[n_rel - 1]
-    else:
+    n_imp = n_rel - n_keys
+    if n_imp > 0:  # one key stands for the relevant labels with an implicit belief of 0
+        rel_keys[n_keys] = zkey
+        n_keys += 1
+    sort_keys(rel_keys, s.w.order, n_keys, s.w)
+    if n_rel > TOP_MAX or not _boundary(x, stride, m, n_zero, n_rel, rel_keys, n_keys, s,
+                                        &v, &g, &e):
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
         v = _key_value(s.w.keys[n_rel - 1])
-    _count_level(x, stride, m, n_zero, v, &g, &e, s)
+        _count_level(x, stride, m, n_zero, v, &g, &e, s)
     kv = desc_key(v)
-    n_imp = n_rel - n_stored
-    for j in range(n_stored):
+    for j in range(n_keys):
         a_above += rel_keys[j] < kv
         a_at += rel_keys[j] == kv
     if 0.0 > v:  # the belief-0 group lies above the boundary
-        a_above += n_imp
         _count_level(x, stride, m, n_zero, 0.0, &g0, &z, <Scratch*> NULL)
-        z_rel = n_imp
-        for j in range(n_stored):
+        for j in range(n_keys):
             z_rel += rel_keys[j] == zkey
-    elif v == 0.0:
-        a_at += n_imp
+    if n_imp > 0:  # the zero key counted once for n_imp labels
+        a_above += (n_imp - 1) * (0.0 > v)
+        a_at += (n_imp - 1) * (v == 0.0)
+        z_rel += (n_imp - 1) * (0.0 > v)
     if ties == EXPECTED:  # the first |C| positions: d of the boundary group's e labels
         d = n_rel - g
         if v == 0.0:

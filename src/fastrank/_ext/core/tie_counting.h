@@ -137,7 +137,8 @@ FR_WHERE_EQUAL(float, fr_where_equal_f32)
 FR_WHERE_EQUAL(double, fr_where_equal_f64)
 
 /* The r largest values, with multiplicity, kept in top[0:k], k <= r, in descending order:
- * fr_top_insert adds v when it is among them (k grows to r first), returning the new k. */
+ * fr_top_insert adds v when it is among them (k grows to r first), returning the new k. The
+ * callers insert few values (those of one gap between two relevant levels). */
 static inline ptrdiff_t fr_top_insert(double* top, ptrdiff_t k, ptrdiff_t r, double v) {
     ptrdiff_t p;
     if (k == r) {
@@ -151,29 +152,32 @@ static inline ptrdiff_t fr_top_insert(double* top, ptrdiff_t k, ptrdiff_t r, dou
     return k + 1;
 }
 
-/* fr_top_insert of every x[j * stride], j < m; once r values are held, blocks of FR_TOP_BLOCK
- * values none of which beats the smallest of them are passed over in one vectorised test. */
-#define FR_TOP_BLOCK 32
-#define FR_TOP(T, NAME)                                                                   \
-    static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, ptrdiff_t r,   \
-                                 double* top, ptrdiff_t k) {                              \
-        ptrdiff_t j0, j;                                                                  \
-        for (j0 = 0; j0 < m && k < r; j0++)                                               \
-            k = fr_top_insert(top, k, r, (double)x[j0 * stride]);                         \
-        for (; j0 < m; j0 += FR_TOP_BLOCK) {                                              \
-            ptrdiff_t stop = m - j0 < FR_TOP_BLOCK ? m : j0 + FR_TOP_BLOCK;               \
-            T t = (T)top[r - 1]; /* exact: a value of x */                                \
+/* out[0:k] <- the x[j * stride] (as double), j < m, with lo < x < hi (with x > lo alone
+ * when !bounded), in label order; returns k. Blocks of FR_BETWEEN_BLOCK values without one
+ * are passed over in one vectorised test, the others copied without a branch per label. */
+#define FR_BETWEEN_BLOCK 8
+#define FR_IN_GAP(v) (((v) > lo) & (((v) < hi) | !bounded))
+#define FR_BETWEEN(T, NAME)                                                               \
+    static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T lo, T hi,   \
+                                 int bounded, double* out) {                              \
+        ptrdiff_t j0, j, k = 0;                                                           \
+        for (j0 = 0; j0 < m; j0 += FR_BETWEEN_BLOCK) {                                    \
+            ptrdiff_t stop = m - j0 < FR_BETWEEN_BLOCK ? m : j0 + FR_BETWEEN_BLOCK;       \
             int any = 0;                                                                  \
             for (j = j0; j < stop; j++)                                                   \
-                any |= x[j * stride] > t;                                                 \
-            if (any)                                                                      \
-                for (j = j0; j < stop; j++)                                               \
-                    k = fr_top_insert(top, k, r, (double)x[j * stride]);                  \
+                any |= FR_IN_GAP(x[j * stride]);                                          \
+            if (!any)                                                                     \
+                continue;                                                                 \
+            for (j = j0; j < stop; j++) {                                                 \
+                T v = x[j * stride];                                                      \
+                out[k] = (double)v;                                                       \
+                k += FR_IN_GAP(v);                                                        \
+            }                                                                             \
         }                                                                                 \
         return k;                                                                         \
     }
 
-FR_TOP(float, fr_top_f32)
-FR_TOP(double, fr_top_f64)
+FR_BETWEEN(float, fr_between_f32)
+FR_BETWEEN(double, fr_between_f64)
 
 #endif
