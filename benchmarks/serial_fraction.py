@@ -16,20 +16,27 @@ Two estimates per hot path, on ``SERIAL_THREADS`` threads (default 2):
 The 1 -> T thread speed-up is printed beside them, with the load average. The default
 study runs its tasks on a Python thread pool, so it has the ``cpu`` estimate only.
 
-Hot paths: ``evaluate`` (the four ranking types), ``rank`` (standard), each single ranking
-metric (modified), VG-RAM ``decision_function`` (bibtex-shaped synthetic set), the default
-study. Sizes: ``SERIAL_ROWS`` x 1 000 float32 beliefs with 21 levels and ~1 % relevant
-labels (default 50 000 rows). ``SERIAL_SKIP_STUDY=1`` leaves the study out. Prints one JSON
-line per hot path and writes them all to the file named by the first argument.
+The file written is in pytest-benchmark's layout (``render_results.py`` reads it): one
+benchmark ``<hot path>[<threads>]`` per thread count, best of the rounds, with the
+estimates in the T-thread benchmark's extra_info.
 
-Run: ``python benchmarks/serial_fraction.py serial.json``
+Hot paths: ``evaluate`` (the four ranking types), ``rank`` (standard), each single ranking
+metric (modified), VG-RAM ``decision_function`` (bibtex-shaped synthetic set, 500 test
+documents), the default study. Sizes: ``SERIAL_ROWS`` x 1 000 float32 beliefs with 21
+levels and ~1 % relevant labels (default 50 000 rows). ``SERIAL_SKIP_STUDY=1`` leaves the
+study out. Prints one JSON line per hot path and writes them all to the file named by the
+first argument.
+
+Run: ``python benchmarks/serial_fraction.py results/xeon-2c/serial_fraction.json``
 """
 import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import datetime  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
+import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -71,11 +78,12 @@ class KernelClock:
 
 
 def measure(f, threads, clock, repeat):
-    """Best of ``repeat`` calls of ``f(threads)`` on that many threads: (wall, kernel
-    seconds, process CPU seconds) of that call."""
+    """Best of ``repeat`` calls of ``f(threads)`` on that many threads, after one call to
+    warm up when ``repeat`` > 1: (wall, kernel seconds, process CPU seconds) of that call."""
     best = None
     with _parallel.num_threads(threads):
-        f(threads)
+        if repeat > 1:
+            f(threads)
         for _ in range(repeat):
             clock.seconds = 0.0
             cpu, wall = time.process_time(), time.perf_counter()
@@ -102,30 +110,44 @@ def hot_paths():
              "r_precision": lambda t: M.r_precision(Y, S)}
     ds = fastrank.datasets.make_multilabel(7395, 159, 1836, random_state=0)
     model = fastrank.VGRAM().fit(ds.X[:4880], ds.Y[:4880])
-    paths["vgram_predict"] = lambda t: model.decision_function(ds.X[4880:])
+    paths["vgram_predict"] = lambda t: model.decision_function(ds.X[4880:5380])
     if os.environ.get("SERIAL_SKIP_STUDY") != "1":
         paths["study"] = lambda t: fastrank.run_study(n_jobs=t)
     return paths
 
 
+def machine_info():
+    info = fastrank.show_config(mode="dict")
+    cpu = info["cpu"]
+    return {"fastrank": {"fastrank": info["fastrank"], "cpu_model": cpu["model"],
+                         "logical_cpus": cpu["logical_cpus"],
+                         "kernel_paths": info["kernel_paths"], "openmp": info["openmp"]},
+            "load_average": list(os.getloadavg()),
+            "command": shlex.join(["python", *sys.argv])}
+
+
 def main():
     clock = KernelClock()
-    records = []
+    run = {"machine_info": machine_info(), "benchmarks": [],
+           "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat()}
     for name, f in hot_paths().items():
         repeat = 1 if name == "study" else 3
+        load = list(os.getloadavg())
         one = measure(f, 1, clock, repeat)
         wall, kernel, cpu = measure(f, THREADS, clock, repeat)
         parallelism = cpu / wall
-        rec = dict(op=name, threads=THREADS, rows=ROWS, seconds_1=round(one[0], 4),
-                   seconds_t=round(wall, 4), speedup=round(one[0] / wall, 3),
+        rec = dict(threads=THREADS, rows=ROWS, speedup=round(one[0] / wall, 3),
                    serial_cpu=round(max(0.0, (THREADS - parallelism) / (THREADS - 1)), 4),
-                   load=[round(x, 2) for x in os.getloadavg()])
+                   load_average_before=load)
         if name != "study":
             rec["serial_phase"] = round(max(0.0, wall - kernel) / wall, 4)
-        records.append(rec)
-        print(json.dumps(rec), flush=True)
+        print(json.dumps(dict(op=name, seconds_1=one[0], seconds_t=wall, **rec)), flush=True)
+        run["benchmarks"] += [
+            {"name": f"{name}[1]", "stats": {"min": one[0]},
+             "extra_info": {"threads": 1, "load_average_before": load}},
+            {"name": f"{name}[{THREADS}]", "stats": {"min": wall}, "extra_info": rec}]
         with open(OUT_FILE, "w") as out:
-            json.dump(records, out, indent=1)
+            json.dump(run, out, indent=1)
 
 
 if __name__ == "__main__":

@@ -43,8 +43,8 @@ cdef extern from "tie_counting.h" nogil:
                              Py_ssize_t m, double* out, unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, unsigned* seen)
-    float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, int* nan)
-    double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, int* nan)
+    float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
+    double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
     Py_ssize_t fr_where_equal_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
                                   int32_t* out)
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
@@ -378,16 +378,17 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     cdef Py_ssize_t j, n_top = 0, n_zero = q - m
     cdef double top = 0.0
     cdef uint64_t state = row_state(seed, row)
-    cdef int nan = 0
+    cdef int64_t g, e
     cdef unsigned seen = 0
     for j in range(q):
         seen |= y[j]
     if m > 0:
         if floating is float:
-            top = fr_max_f32(x, stride, m, &nan)
+            top = fr_max_f32(x, stride, m)
         else:
-            top = fr_max_f64(x, stride, m, &nan)
-    if nan or seen > 1:
+            top = fr_max_f64(x, stride, m)
+        _count_level(x, stride, m, 0, top, &g, &e, s)  # the row's NaN check
+    if s.bad or seen > 1:
         s.bad = True
         return 0.0
     if n_zero > 0 and 0.0 > top:

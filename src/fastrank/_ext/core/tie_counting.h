@@ -56,8 +56,8 @@ FR_COUNT_LEVEL(double, fr_count_level_f64)
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
  * label order; returns k; *seen <- the bitwise OR of every y[j] (a value other than 0/1
- * shows in its bits above the lowest). A contiguous row is prefetched FR_AHEAD cache lines ahead: the
- * few relevant labels' beliefs, read alone, would each wait on memory. */
+ * shows in its bits above the lowest). A contiguous row is prefetched FR_AHEAD cache lines
+ * ahead: the few relevant labels' beliefs, read alone, would each wait on memory. */
 #define FR_AHEAD 24
 #define FR_GATHER(T, NAME)                                                                \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
@@ -89,30 +89,19 @@ FR_COUNT_LEVEL(double, fr_count_level_f64)
 FR_GATHER(float, fr_gather_f32)
 FR_GATHER(double, fr_gather_f64)
 
-/* The largest of x[j * stride], j < m (m >= 1), NaN aside; eight independent maxima that
- * the compiler can keep in one vector (a maximum is exact: any order gives it). *nan <- 1
- * when some x is NaN, else 0. */
+/* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
+ * can keep in one vector (a maximum is exact: any order gives it). */
 #define FR_MAX(T, NAME)                                                                   \
-    static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, int* nan) {           \
+    static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m) {                     \
         T acc[8];                                                                         \
-        int bad[8];                                                                       \
         ptrdiff_t j, l;                                                                   \
-        for (l = 0; l < 8; l++) {                                                         \
+        for (l = 0; l < 8; l++)                                                           \
             acc[l] = x[0];                                                                \
-            bad[l] = 0;                                                                   \
-        }                                                                                 \
         for (j = 0; j + 8 <= m; j += 8)                                                   \
-            for (l = 0; l < 8; l++) {                                                     \
+            for (l = 0; l < 8; l++)                                                       \
                 acc[l] = x[(j + l) * stride] > acc[l] ? x[(j + l) * stride] : acc[l];     \
-                bad[l] |= x[(j + l) * stride] != x[(j + l) * stride];                     \
-            }                                                                             \
-        for (; j < m; j++) {                                                              \
+        for (; j < m; j++)                                                                \
             acc[0] = x[j * stride] > acc[0] ? x[j * stride] : acc[0];                     \
-            bad[0] |= x[j * stride] != x[j * stride];                                     \
-        }                                                                                 \
-        for (l = 1; l < 8; l++)                                                           \
-            bad[0] |= bad[l];                                                             \
-        *nan = bad[0];                                                                    \
         for (l = 1; l < 8; l++)                                                           \
             acc[0] = acc[l] > acc[0] ? acc[l] : acc[0];                                   \
         return acc[0];                                                                    \
