@@ -11,7 +11,7 @@ Two estimates per hot path, on ``SERIAL_THREADS`` threads (default 2):
   every moment with one busy thread counts, inside kernels too. Idle OpenMP threads must
   sleep, not spin, so the script sets ``OMP_WAIT_POLICY=PASSIVE`` before fastrank loads;
   on a machine loaded by other processes a thread waiting for a core also counts as serial,
-  so this estimate is an upper bound there.
+  so this estimate is an upper bound there (above 1: the process had less than one core).
 
 The 1 -> T thread speed-up is printed beside them, with the load average. The default
 study runs its tasks on a Python thread pool, so it has the ``cpu`` estimate only.
