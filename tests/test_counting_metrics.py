@@ -67,6 +67,15 @@ def test_counting_equals_the_sort_path_bit_for_bit(case):
     assert_same_per_document(*case)
 
 
+@settings(max_examples=25, deadline=None)
+@given(tied_case(max_q=80))
+def test_every_instruction_set_path_counts_the_same(simd_paths, case):
+    """The counting pass has a copy per instruction-set level: each gives the sort path's
+    bits (rows long enough for the vector loops and their tails)."""
+    for _ in simd_paths:
+        assert_same_per_document(*case)
+
+
 @settings(max_examples=40, deadline=None)
 @given(tied_case(), st.sampled_from(COUNTED_TIES), st.booleans())
 def test_public_functions_equal_evaluate_bit_for_bit(case, ties, weighted):

@@ -35,10 +35,10 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from "tie_counting.h" nogil:
-    void fr_count_level_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
-                            int64_t* gt, int64_t* eq, int64_t* nan)
-    void fr_count_level_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
-                            int64_t* gt, int64_t* eq, int64_t* nan)
+    void fr_count_level_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                            float v, int64_t* gt, int64_t* eq, int64_t* nan)
+    void fr_count_level_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
+                            double v, int64_t* gt, int64_t* eq, int64_t* nan)
     Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
@@ -55,6 +55,7 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_between_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double lo,
                               double hi, int bounded, double* out)
 
+from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
     SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
     sort_work_free, sort_work_new,
@@ -103,12 +104,14 @@ cdef struct Scratch:
     uint32_t stamp
     int tab_bits
     bint bad             # a NaN belief or a truth value other than 0/1 was seen
+    int level            # the instruction-set level of the counting passes (_simd)
 
 
-cdef Scratch* _scratch_new(Py_ssize_t q) noexcept nogil:
+cdef Scratch* _scratch_new(Py_ssize_t q, int level) noexcept nogil:
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     if s == NULL:
         return NULL
+    s.level = level
     s.tab_bits = 4
     while (<Py_ssize_t> 1 << s.tab_bits) < 2 * q:
         s.tab_bits += 1
@@ -143,18 +146,18 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
 
 cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                               Py_ssize_t n_zero, double v, int64_t* gt, int64_t* eq,
-                              Scratch* check) noexcept nogil:
+                              Scratch* s, bint check) noexcept nogil:
     """gt <- labels with belief > v, eq <- labels with belief == v (m stored values, then
-    n_zero implicit zeros). With ``check`` (the row's first pass), check.bad <- True when a
+    n_zero implicit zeros). With ``check`` (the row's first pass), s.bad <- True when a
     stored belief is NaN."""
     cdef int64_t nan = 0
-    cdef int64_t* p_nan = &nan if check != NULL else NULL
+    cdef int64_t* p_nan = &nan if check else NULL
     if floating is float:  # exact: v is one of the row's beliefs (or 0)
-        fr_count_level_f32(x, stride, m, <float> v, gt, eq, p_nan)
+        fr_count_level_f32(s.level, x, stride, m, <float> v, gt, eq, p_nan)
     else:
-        fr_count_level_f64(x, stride, m, v, gt, eq, p_nan)
+        fr_count_level_f64(s.level, x, stride, m, v, gt, eq, p_nan)
     if nan:
-        check.bad = True
+        s.bad = True
     if 0.0 > v:
         gt[0] += n_zero
     elif v == 0.0:
@@ -247,7 +250,7 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel, s)
     n_imp = n_rel[0] - n_stored
     if n_rel[0] == 0:  # no level to count: the row's NaN check alone
-        _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s)
+        _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s, True)
         return 0
     if n_imp > 0:  # relevant labels with an implicit belief of 0
         keys[n_stored] = zkey
@@ -266,7 +269,7 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
             s.rel[0] += n_imp - 1  # the one zero key above stood for all of them
         s.zero[0] = best == zkey
         low[0] = _key_value(best)
-        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s)
+        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s, True)
         return 1
     sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs
     i = 0
@@ -281,8 +284,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         if kk == zkey and n_imp > 0:
             s.rel[n_lev] += n_imp - 1
         s.zero[n_lev] = kk == zkey
-        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev],
-                     s if n_lev == 0 else NULL)
+        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev], s,
+                     n_lev == 0)
         n_lev += 1
     low[0] = _key_value(keys[n_stored - 1])
     return n_lev
@@ -387,7 +390,7 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
             top = fr_max_f32(x, stride, m)
         else:
             top = fr_max_f64(x, stride, m)
-        _count_level(x, stride, m, 0, top, &g, &e, s)  # the row's NaN check
+        _count_level(x, stride, m, 0, top, &g, &e, s, True)  # the row's NaN check
     if s.bad or seen > 1:
         s.bad = True
         return 0.0
@@ -436,7 +439,7 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
         if n_pass == MAX_PASSES:
             return False
         lv = _key_value(rel_keys[p])
-        _count_level(x, stride, m, n_zero, lv, g, e, s if n_pass == 0 else NULL)
+        _count_level(x, stride, m, n_zero, lv, g, e, s, n_pass == 0)
         n_pass += 1
         if g[0] + e[0] >= n_rel:
             break
@@ -491,7 +494,7 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
     cdef double v, t
     n_keys = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
     if n_rel == 0:  # nothing predicted: the row's NaN check alone
-        _count_level(x, stride, m, n_zero, 0.0, &g, &e, s)
+        _count_level(x, stride, m, n_zero, 0.0, &g, &e, s, True)
         return 0.0
     n_imp = n_rel - n_keys
     if n_imp > 0:  # one key stands for the relevant labels with an implicit belief of 0
@@ -502,13 +505,13 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
                                         &v, &g, &e):
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
         v = _key_value(s.w.keys[n_rel - 1])
-        _count_level(x, stride, m, n_zero, v, &g, &e, s)
+        _count_level(x, stride, m, n_zero, v, &g, &e, s, True)
     kv = desc_key(v)
     for j in range(n_keys):
         a_above += rel_keys[j] < kv
         a_at += rel_keys[j] == kv
     if 0.0 > v:  # the belief-0 group lies above the boundary
-        _count_level(x, stride, m, n_zero, 0.0, &g0, &z, <Scratch*> NULL)
+        _count_level(x, stride, m, n_zero, 0.0, &g0, &z, s, False)
         for j in range(n_keys):
             z_rel += rel_keys[j] == zkey
     if n_imp > 0:  # the zero key counted once for n_imp labels
@@ -579,6 +582,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
     cdef int bad[1]
+    cdef int level = current_level()
     if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
             or (ties == ORDINAL and metric != ONE_ERROR):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
@@ -586,7 +590,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     failed[0] = 0
     bad[0] = 0
     with nogil, parallel():
-        s = _scratch_new(q)
+        s = _scratch_new(q, level)
         if s == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips

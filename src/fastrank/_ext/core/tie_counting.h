@@ -1,12 +1,15 @@
 /* Counting passes over one row of beliefs, for the sort-free single ranking metrics
  * (driver: _ext/tie_counts.pyx). Plain loops the compiler vectorises on every instruction
- * set; integer counts only, so every path gives the same result. */
+ * set (the level pass, the hot one, compiled once per level of simd.h); integer counts
+ * only, so every path gives the same result. */
 #ifndef FASTRANK_TIE_COUNTING_H
 #define FASTRANK_TIE_COUNTING_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "simd.h"
 
 /* gt <- number of x[j * stride] > v, eq <- number == v, over j < m (-0.0 == 0.0); with
  * nan != NULL also nan <- number of NaN (neither above, tied with nor below v): the row's
@@ -18,9 +21,9 @@
         if (WITH_NAN)                                                                     \
             l32 += (X) < v;                                                               \
     } while (0)
-#define FR_COUNT_LEVEL(T, NAME)                                                           \
-    static inline void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v, int64_t* gt,  \
-                            int64_t* eq, int64_t* nan) {                                  \
+#define FR_COUNT_LEVEL(T, NAME, ATTR)                                                     \
+    static inline ATTR void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v,          \
+                                 int64_t* gt, int64_t* eq, int64_t* nan) {                \
         int64_t g = 0, e = 0, l = 0;                                                      \
         ptrdiff_t j = 0;                                                                  \
         while (j < m) { /* blocks of at most 2^30: the 32-bit counters cannot wrap */     \
@@ -45,8 +48,38 @@
             *nan = m - g - e - l;                                                         \
     }
 
-FR_COUNT_LEVEL(float, fr_count_level_f32)
-FR_COUNT_LEVEL(double, fr_count_level_f64)
+/* one copy per instruction-set level (integer counts: the same result on every path), and
+ * the entry point that picks the copy of the given level (_simd.current_level) */
+FR_COUNT_LEVEL(float, fr_count_level_f32_portable, )
+FR_COUNT_LEVEL(double, fr_count_level_f64_portable, )
+#ifdef FR_X86
+FR_COUNT_LEVEL(float, fr_count_level_f32_avx2, FR_TARGET_AVX2)
+FR_COUNT_LEVEL(double, fr_count_level_f64_avx2, FR_TARGET_AVX2)
+FR_COUNT_LEVEL(float, fr_count_level_f32_avx512, FR_TARGET_AVX512)
+FR_COUNT_LEVEL(double, fr_count_level_f64_avx512, FR_TARGET_AVX512)
+#endif
+#ifdef FR_X86
+#define FR_COUNT_LEVEL_VECTOR(NAME)                                                       \
+    if (level >= FR_SIMD_AVX512) {                                                        \
+        NAME##_avx512(x, stride, m, v, gt, eq, nan);                                      \
+        return;                                                                           \
+    }                                                                                     \
+    if (level >= FR_SIMD_AVX2) {                                                          \
+        NAME##_avx2(x, stride, m, v, gt, eq, nan);                                        \
+        return;                                                                           \
+    }
+#else
+#define FR_COUNT_LEVEL_VECTOR(NAME)
+#endif
+#define FR_COUNT_LEVEL_AT(T, NAME)                                                        \
+    static inline void NAME(int level, const T* x, ptrdiff_t stride, ptrdiff_t m, T v,    \
+                            int64_t* gt, int64_t* eq, int64_t* nan) {                     \
+        FR_COUNT_LEVEL_VECTOR(NAME)                                                       \
+        (void)level;                                                                      \
+        NAME##_portable(x, stride, m, v, gt, eq, nan);                                    \
+    }
+FR_COUNT_LEVEL_AT(float, fr_count_level_f32)
+FR_COUNT_LEVEL_AT(double, fr_count_level_f64)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FR_PREFETCH(p) __builtin_prefetch(p)
