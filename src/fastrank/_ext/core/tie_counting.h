@@ -22,8 +22,8 @@
             l32 += (X) < v;                                                               \
     } while (0)
 #define FR_COUNT_LEVEL(T, NAME, ATTR)                                                     \
-    static inline ATTR void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v,          \
-                                 int64_t* gt, int64_t* eq, int64_t* nan) {                \
+    static ATTR void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v, int64_t* gt,    \
+                          int64_t* eq, int64_t* nan) {                                    \
         int64_t g = 0, e = 0, l = 0;                                                      \
         ptrdiff_t j = 0;                                                                  \
         while (j < m) { /* blocks of at most 2^30: the 32-bit counters cannot wrap */     \
@@ -49,9 +49,10 @@
     }
 
 /* one copy per instruction-set level (integer counts: the same result on every path), and
- * the entry point that picks the copy of the given level (_simd.current_level) */
-FR_COUNT_LEVEL(float, fr_count_level_f32_portable, )
-FR_COUNT_LEVEL(double, fr_count_level_f64_portable, )
+ * the entry point that picks the copy of the given level (_simd.current_level); the copies
+ * are not inlined: one of each in the module, whatever calls them */
+FR_COUNT_LEVEL(float, fr_count_level_f32_portable, FR_PORTABLE_HOT)
+FR_COUNT_LEVEL(double, fr_count_level_f64_portable, FR_PORTABLE_HOT)
 #ifdef FR_X86
 FR_COUNT_LEVEL(float, fr_count_level_f32_avx2, FR_TARGET_AVX2)
 FR_COUNT_LEVEL(double, fr_count_level_f64_avx2, FR_TARGET_AVX2)
