@@ -68,8 +68,18 @@ ROWS = [
           "at most 4× the pass)", "50 000 × 1 000 float32, 21 levels",
           "bench_metrics_single", f"test_single_metric[{metric}-{ties}]",
           "test_streaming_pass", (1,))
-      for metric in ("one_error", "coverage", "ranking_loss", "ap_position")
+      for metric in ("one_error", "coverage", "ranking_loss", "ap_position", "ap_label",
+                     "r_precision")
       for ties in ("dense", "modified", "expected", "ordinal")),
+    # the 1 -> 2 thread speed-up of each hot path beside its serial fraction
+    *(Row("Thread scaling on 2 cores", f"`{name}`, 2 threads", "the same on 1 thread",
+          sizes, "serial_fraction", f"{name}[{{t}}]", f"{name}[1]", (2,))
+      for name, sizes in (
+          *((name, "50 000 × 1 000 float32, 21 levels") for name in (
+              "evaluate", "rank", "one_error", "coverage", "ranking_loss", "ap_position",
+              "ap_label", "r_precision")),
+          ("vgram_predict", "bibtex-shaped, 500 test documents"),
+          ("study", "yeast, 4 classifiers × 10 folds"))),
     *(Row("Inside other tools' loops", f"`{metric}`, 2 threads", peer,
           "10⁵ × 1 000 tied beliefs", "bench_torchmetrics", f"test_fastrank[{metric}]",
           f"{bench}[{metric}]", (2,))

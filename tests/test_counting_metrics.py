@@ -15,10 +15,11 @@ from fastrank.metrics._common import check_inputs, column, family, run_kernel, s
 COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
           "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
-          "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k)}
+          "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k),
+          "r_precision": M.r_precision}
 REFERENCE = {"one_error": ref.one_error, "coverage": ref.coverage,
              "ranking_loss": ref.ranking_loss, "ap_position": ref.ap_position,
-             "ap_label": ref.ap_label}
+             "ap_label": ref.ap_label, "r_precision": ref.r_precision}
 LEVELS = [0.0, -0.0, 0.1, 0.25, 0.5, 1.0, -0.5, np.inf, -np.inf]
 
 
@@ -66,6 +67,15 @@ def test_counting_equals_the_sort_path_bit_for_bit(case):
     assert_same_per_document(*case)
 
 
+@settings(max_examples=25, deadline=None)
+@given(tied_case(max_q=80))
+def test_every_instruction_set_path_counts_the_same(simd_paths, case):
+    """The counting pass has a copy per instruction-set level: each gives the sort path's
+    bits (rows long enough for the vector loops and their tails)."""
+    for _ in simd_paths:
+        assert_same_per_document(*case)
+
+
 @settings(max_examples=40, deadline=None)
 @given(tied_case(), st.sampled_from(COUNTED_TIES), st.booleans())
 def test_public_functions_equal_evaluate_bit_for_bit(case, ties, weighted):
@@ -102,6 +112,35 @@ def test_edge_rows(q):
             rows.append(s_row)
             truth.append(y_row)
     assert_same_per_document(np.array(truth, dtype=np.uint8), np.array(rows))
+
+
+@pytest.mark.parametrize("levels", [[0.0, 0.5, 1.0], [-1.0, 0.0, 0.5], [-0.5, -0.0, -2.0]])
+def test_r_precision_of_rows_with_more_relevant_labels_than_the_selection(levels):
+    """R-precision selects the top |C| beliefs for up to 64 relevant labels and sorts rows
+    with more; both agree with the sort path (belief-0 groups above, at and below the
+    boundary)."""
+    rng = np.random.default_rng(6)
+    s = rng.choice(levels, size=(40, 150))
+    y = (rng.random((40, 150)) < rng.choice([0.2, 0.43, 0.6, 0.95], size=(40, 1)))
+    assert (y.sum(1) > 64).any() and (y.sum(1) <= 64).any()
+    assert_same_per_document(y.astype(np.uint8), s)
+
+
+def test_r_precision_boundary_in_a_gap_between_relevant_levels():
+    """The |C|-th largest belief lies between two relevant levels (implicit zeros among the
+    beliefs there in CSR), at a relevant level, or below more relevant levels than the
+    counting passes (40 distinct relevant beliefs on top: the row is sorted)."""
+    ramp = np.linspace(1.0, 0.01, 60)
+    rows = [(np.array([0.9, 0.0, 0.0, 0.5, -1.0, 0.0]), [1, 0, 0, 0, 1, 0]),
+            (np.array([0.9, 0.7, 0.7, 0.5, -1.0, 0.0]), [0, 0, 0, 1, 1, 1]),
+            (np.array([-0.5, 0.0, 0.0, -0.2, -1.0, 0.0]), [0, 0, 0, 0, 1, 1]),
+            (np.array([0.3, 0.3, 0.3, 0.3, 0.2, 0.1]), [0, 0, 0, 0, 1, 1])]
+    for s_row, y_row in rows:
+        assert_same_per_document(np.array([y_row], dtype=np.uint8), s_row[None, :])
+    y = np.zeros((2, 60), dtype=np.uint8)
+    y[0, :40] = 1
+    y[1, ::3] = 1
+    assert_same_per_document(y, np.vstack([ramp, ramp[::-1]]))
 
 
 def test_empty_csr_rows_and_matrix():
@@ -157,3 +196,30 @@ def test_the_kernel_refuses_a_pair_it_does_not_count():
     with pytest.raises(ValueError, match="no counting form"):
         tie_counts.values(*score_args(s), y, tie_counts.METRICS["coverage"],
                           tie_counts.TIES["ordinal"], 0, 0, np.empty(1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(tied_case(), st.sampled_from(tuple(tie_counts.TIES)), st.booleans(),
+       st.sampled_from([2, 255]), st.data())
+def test_bad_input_found_by_the_counting_passes(case, ties, in_truth, bad_value, data):
+    """The counting kernel reads the inputs unscanned and finds a NaN belief or a truth
+    value other than 0/1 wherever it lies (a row with or without relevant labels, stored or
+    not in a CSR matrix): the error is the checks' own, the one evaluate raises."""
+    y, s = case
+    i = data.draw(st.integers(0, y.shape[0] - 1))
+    j = data.draw(st.integers(0, y.shape[1] - 1))
+    if in_truth:
+        y = y.copy()
+        y[i, j] = bad_value
+    else:
+        s = s.copy()
+        s[i, j] = np.nan
+    with pytest.raises(ValueError) as want:
+        M.evaluate(y, s)
+    for name, f in PUBLIC.items():
+        if (name, ties) not in tie_counts.SERVED:
+            continue
+        for S in layouts(s).values():
+            with pytest.raises(ValueError) as got:
+                f(y, S, ties=ties)
+            assert str(got.value) == str(want.value), (name, ties)

@@ -316,13 +316,15 @@ def _check_columns(shape, name, columns):
         raise ValueError(f"{name} has {shape[1]} {columns}; at most {MAX_COLUMNS} are supported")
 
 
-def check_scores(scores, name="y_score", allow_sparse=True):
+def check_scores(scores, name="y_score", allow_sparse=True, scan=True):
     """Validate a 2-D belief matrix without copying when it is already usable.
 
     Returns a float32/float64 ndarray (C or Fortran order kept) or a canonical CSR matrix
     from :func:`check_csr` (its structure checked). Other numeric dtypes are converted to
     float64. Raises ValueError for non-2-D, empty or NaN input, more than ``MAX_COLUMNS``
     labels or a malformed sparse matrix, TypeError for non-numeric (or complex) input.
+    ``scan=False`` leaves out the pass over the values that looks for NaN: for a caller
+    whose kernel finds NaN as it reads the beliefs (and then checks again with ``scan``).
     """
     if sp.issparse(scores):
         if not allow_sparse:
@@ -332,6 +334,8 @@ def check_scores(scores, name="y_score", allow_sparse=True):
         _check_columns(csr.shape, name, "labels")
         if csr.dtype not in FLOAT_DTYPES:
             csr = csr.astype(np.float64)
+        if not scan:
+            return csr
         row = _first_nan_row(csr.data, lambda k: np.searchsorted(csr.indptr, k, side="right") - 1)
         if row is not None:
             raise ValueError(f"{name} contains NaN (first in row {row})")
@@ -344,6 +348,8 @@ def check_scores(scores, name="y_score", allow_sparse=True):
         arr = arr.astype(np.float64)
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         arr = np.ascontiguousarray(arr)
+    if not scan:
+        return arr
     q = arr.shape[1]
     row_of = (lambda k: k // q) if arr.flags.c_contiguous else (lambda k: k % arr.shape[0])
     row = _first_nan_row(arr.ravel(order="K"), row_of)
@@ -387,7 +393,7 @@ def check_binary_csr(y_true, name="y_true"):
     return csr
 
 
-def check_truth(y_true, n_labels=None, name="y_true", against=None):
+def check_truth(y_true, n_labels=None, name="y_true", against=None, scan=True):
     """Return the truth as a C-contiguous uint8 0/1 matrix (n_documents, n_labels).
 
     Accepts a dense 0/1 (or boolean) array, a SciPy sparse matrix (structure checked by
@@ -395,7 +401,9 @@ def check_truth(y_true, n_labels=None, name="y_true", against=None):
     inferred as max index + 1; see :func:`label_sets_to_matrix`).
     Raises ValueError for non-binary values or a wrong shape, TypeError for non-numeric or
     complex values. ``against`` names the argument ``n_labels`` was taken from (e.g.
-    "y_score"), so that a width mismatch names both.
+    "y_score"), so that a width mismatch names both. ``scan=False`` takes a C-contiguous
+    uint8 matrix as it is, unread: for a caller whose kernel checks the 0/1 values as it
+    reads them (and then checks again with ``scan``); other input is converted and checked.
     """
     if sp.issparse(y_true):
         csr = check_binary_csr(y_true, name)
@@ -410,7 +418,8 @@ def check_truth(y_true, n_labels=None, name="y_true", against=None):
         check_nonempty_2d(arr.shape, name)
         if arr.dtype != bool:
             check_real_dtype(arr.dtype, name)
-        dense = _binary_uint8(arr)
+        unread = not scan and arr.dtype == np.uint8 and arr.flags.c_contiguous
+        dense = arr if unread else _binary_uint8(arr)
         if dense is None:
             bad = np.unique(arr[(arr != 0) & (arr != 1)])[:5]
             hint = " (to pass label sets, give a list of sets)" \

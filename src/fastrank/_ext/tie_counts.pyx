@@ -2,9 +2,10 @@
 """Single ranking metrics without a full row sort: counting passes over the beliefs.
 
 The Python layer is ``fastrank.metrics`` (one_error, coverage, ranking_loss,
-average_precision). Under the dense, standard, modified and expected ranking types every one
-of these values is a function of a few counts per *relevant level* (a belief held by at
-least one relevant label): the labels strictly above it (``gt``), tied with it (``eq``),
+average_precision, r_precision). Under the dense, standard, modified and expected ranking
+types every one of these values is a function of a few counts per *relevant level* (a
+belief held by at least one relevant label; r-precision: the boundary belief, below): the
+labels strictly above it (``gt``), tied with it (``eq``),
 and the relevant labels at it (``rel``) -- exactly the quantities the sort-based kernel
 (``tie_metrics``) reads off each tie group holding a relevant label. This module gets them
 without sorting the row:
@@ -14,12 +15,18 @@ without sorting the row:
   above it in a hash set instead);
 * ranking loss and average precision read every relevant level: the (few) relevant beliefs
   are sorted, then one counting pass per level; a row with more than ``MAX_PASSES`` levels
-  is sorted once (``_tiesort``) and its levels read from the tie groups.
+  is sorted once (``_tiesort``) and its levels read from the tie groups;
+* r-precision reads the boundary belief, the |C|-th largest: a top-|C| selection over the
+  row finds it (a row with more than ``TOP_MAX`` relevant labels is sorted instead), then
+  one pass counts the labels above and tied with it.
 
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
 ranking type only one-error is counted (its random order shuffles the top tie group first,
 which is found without a sort); the other ordinal values stay with the sort-based kernel.
+
+Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
+truth value 0 or 1), so the Python layer does not scan the inputs before the call.
 
 Rows run in parallel (OpenMP, GIL released); each thread owns its scratch.
 """
@@ -28,21 +35,27 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
 cdef extern from "tie_counting.h" nogil:
-    void fr_count_level_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
-                            int64_t* gt, int64_t* eq)
-    void fr_count_level_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
-                            int64_t* gt, int64_t* eq)
+    void fr_count_level_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                            float v, int64_t* gt, int64_t* eq, int64_t* nan)
+    void fr_count_level_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
+                            double v, int64_t* gt, int64_t* eq, int64_t* nan)
     Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out)
+                             Py_ssize_t m, double* out, unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out)
+                             Py_ssize_t m, double* out, unsigned* seen)
     float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
     double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
     Py_ssize_t fr_where_equal_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
                                   int32_t* out)
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
+    Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
+    Py_ssize_t fr_between_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
+                              float hi, int bounded, double* out)
+    Py_ssize_t fr_between_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double lo,
+                              double hi, int bounded, double* out)
 
+from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
     SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
     sort_work_free, sort_work_new,
@@ -55,6 +68,7 @@ cdef enum:
     RANKING_LOSS = 2
     AP_POSITION = 3
     AP_LABEL = 4
+    R_PRECISION = 5
 
 # ranking types
 cdef enum:
@@ -66,10 +80,11 @@ cdef enum:
 
 cdef enum:
     MAX_PASSES = 32  # rows with more relevant levels than this are sorted instead
+    TOP_MAX = 64  # r-precision: rows with more relevant labels than this are sorted instead
 
 #: the codes above, for the Python layer
 METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING_LOSS,
-           "ap_position": AP_POSITION, "ap_label": AP_LABEL}
+           "ap_position": AP_POSITION, "ap_label": AP_LABEL, "r_precision": R_PRECISION}
 TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED,
         "ordinal": ORDINAL}
 #: the (metric, ranking type) pairs this module computes
@@ -88,12 +103,15 @@ cdef struct Scratch:
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
     uint32_t stamp
     int tab_bits
+    bint bad             # a NaN belief or a truth value other than 0/1 was seen
+    int level            # the instruction-set level of the counting passes (_simd)
 
 
-cdef Scratch* _scratch_new(Py_ssize_t q) noexcept nogil:
+cdef Scratch* _scratch_new(Py_ssize_t q, int level) noexcept nogil:
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     if s == NULL:
         return NULL
+    s.level = level
     s.tab_bits = 4
     while (<Py_ssize_t> 1 << s.tab_bits) < 2 * q:
         s.tab_bits += 1
@@ -127,14 +145,19 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
 # ---- one row: its beliefs as (stored values, stride, implicit zeros) ------------------------
 
 cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m,
-                              Py_ssize_t n_zero, double v, int64_t* gt,
-                              int64_t* eq) noexcept nogil:
+                              Py_ssize_t n_zero, double v, int64_t* gt, int64_t* eq,
+                              Scratch* s, bint check) noexcept nogil:
     """gt <- labels with belief > v, eq <- labels with belief == v (m stored values, then
-    n_zero implicit zeros)."""
+    n_zero implicit zeros). With ``check`` (the row's first pass), s.bad <- True when a
+    stored belief is NaN."""
+    cdef int64_t nan = 0
+    cdef int64_t* p_nan = &nan if check else NULL
     if floating is float:  # exact: v is one of the row's beliefs (or 0)
-        fr_count_level_f32(x, stride, m, <float> v, gt, eq)
+        fr_count_level_f32(s.level, x, stride, m, <float> v, gt, eq, p_nan)
     else:
-        fr_count_level_f64(x, stride, m, v, gt, eq)
+        fr_count_level_f64(s.level, x, stride, m, v, gt, eq, p_nan)
+    if nan:
+        s.bad = True
     if 0.0 > v:
         gt[0] += n_zero
     elif v == 0.0:
@@ -175,22 +198,29 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
 
 cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, uint64_t* keys,
-                               Py_ssize_t* n_rel) noexcept nogil:
+                               Py_ssize_t* n_rel, Scratch* s) noexcept nogil:
     """keys <- the keys (_tiesort.desc_key) of the relevant labels' stored beliefs (label
     j = idx[p] for a CSR row, p for a dense one, whose idx is NULL); n_rel <- the relevant
-    labels of the row. Returns the number of keys written."""
+    labels of the row; s.bad <- True when a truth value is neither 0 nor 1. Returns the
+    number of keys written."""
     cdef Py_ssize_t j, k = 0, r = 0
+    cdef unsigned seen = 0
     if m == q and idx == NULL:
         if floating is float:
-            k = fr_gather_f32(x, stride, y, m, <double*> keys)
+            k = fr_gather_f32(x, stride, y, m, <double*> keys, &seen)
         else:
-            k = fr_gather_f64(x, stride, y, m, <double*> keys)
+            k = fr_gather_f64(x, stride, y, m, <double*> keys, &seen)
         for j in range(k):
             keys[j] = desc_key((<double*> keys)[j])
         n_rel[0] = k
+        if seen > 1:
+            s.bad = True
         return k
     for j in range(q):
         r += y[j]
+        seen |= y[j]
+    if seen > 1:
+        s.bad = True
     for j in range(m):
         if y[idx[j]]:
             keys[k] = desc_key(<double> x[j])
@@ -217,9 +247,10 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     cdef uint64_t* keys = s.w.keys
     cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
     cdef uint64_t zkey = desc_key(0.0), kk, best
-    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel)
+    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel, s)
     n_imp = n_rel[0] - n_stored
-    if n_rel[0] == 0:
+    if n_rel[0] == 0:  # no level to count: the row's NaN check alone
+        _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s, True)
         return 0
     if n_imp > 0:  # relevant labels with an implicit belief of 0
         keys[n_stored] = zkey
@@ -238,7 +269,7 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
             s.rel[0] += n_imp - 1  # the one zero key above stood for all of them
         s.zero[0] = best == zkey
         low[0] = _key_value(best)
-        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0])
+        _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s, True)
         return 1
     sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs
     i = 0
@@ -253,7 +284,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         if kk == zkey and n_imp > 0:
             s.rel[n_lev] += n_imp - 1
         s.zero[n_lev] = kk == zkey
-        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev])
+        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev], s,
+                     n_lev == 0)
         n_lev += 1
     low[0] = _key_value(keys[n_stored - 1])
     return n_lev
@@ -349,11 +381,19 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     cdef Py_ssize_t j, n_top = 0, n_zero = q - m
     cdef double top = 0.0
     cdef uint64_t state = row_state(seed, row)
+    cdef int64_t g, e
+    cdef unsigned seen = 0
+    for j in range(q):
+        seen |= y[j]
     if m > 0:
         if floating is float:
             top = fr_max_f32(x, stride, m)
         else:
             top = fr_max_f64(x, stride, m)
+        _count_level(x, stride, m, 0, top, &g, &e, s, True)  # the row's NaN check
+    if s.bad or seen > 1:
+        s.bad = True
+        return 0.0
     if n_zero > 0 and 0.0 > top:
         top = 0.0
     if n_zero > 0 and top == 0.0:  # the zero group: every label without a non-zero belief
@@ -380,6 +420,118 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     return 1.0 - y[w.order[0]]
 
 
+cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
+                           Py_ssize_t n_zero, Py_ssize_t n_rel, const uint64_t* rel_keys,
+                           Py_ssize_t n_keys, Scratch* s, double* v, int64_t* g,
+                           int64_t* e) noexcept nogil:
+    """v <- the n_rel-th largest belief of the row, g and e <- the labels above and tied with
+    it, without sorting: the relevant levels (rel_keys, sorted) are counted from the top
+    until one has n_rel labels at or above it; v lies in that level or in the gap above it,
+    whose beliefs are gathered for a top-n selection. False when that takes more than
+    MAX_PASSES levels (the caller sorts)."""
+    cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0
+    cdef uint64_t kk
+    cdef double lv = 0.0, hi = 0.0
+    cdef bint bounded = False
+    cdef double* gap = <double*> s.w.keys_tmp
+    cdef double* top = <double*> s.w.keys
+    while True:
+        if n_pass == MAX_PASSES:
+            return False
+        lv = _key_value(rel_keys[p])
+        _count_level(x, stride, m, n_zero, lv, g, e, s, n_pass == 0)
+        n_pass += 1
+        if g[0] + e[0] >= n_rel:
+            break
+        c_hi = g[0] + e[0]
+        hi = lv
+        bounded = True
+        kk = rel_keys[p]
+        while p < n_keys and rel_keys[p] == kk:
+            p += 1
+        if p == n_keys:  # only with NaN beliefs, which the caller's check reports
+            return False
+    v[0] = lv
+    if g[0] < n_rel:  # the boundary is this level
+        return True
+    if floating is float:  # exact: lv and hi are beliefs of the row (or 0)
+        k = fr_between_f32(x, stride, m, <float> lv, <float> hi, bounded, gap)
+    else:
+        k = fr_between_f64(x, stride, m, lv, hi, bounded, gap)
+    for j in range(k):
+        t = fr_top_insert(top, t, n_rel - c_hi, gap[j])
+    if n_zero > 0 and lv < 0.0 and (not bounded or 0.0 < hi):  # implicit zeros in the gap
+        for _ in range(min(n_zero, n_rel - c_hi)):
+            t = fr_top_insert(top, t, n_rel - c_hi, 0.0)
+    v[0] = top[n_rel - c_hi - 1]
+    g[0] = c_hi
+    e[0] = 0
+    for j in range(k):
+        g[0] += gap[j] > v[0]
+        e[0] += gap[j] == v[0]
+    if n_zero > 0 and lv < 0.0 and (not bounded or 0.0 < hi):
+        if 0.0 > v[0]:
+            g[0] += n_zero
+        elif v[0] == 0.0:
+            e[0] += n_zero
+    return True
+
+
+cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
+                                Py_ssize_t col_stride, const index_t* ip, const index_t* pp,
+                                Py_ssize_t i, const floating* x, Py_ssize_t stride,
+                                const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                const uint8_t* y, int ties, Scratch* s) noexcept nogil:
+    """R-precision of one row: the boundary belief v (the |C|-th largest: _boundary, or read
+    off the sorted row when |C| > TOP_MAX) splits the row into the g labels above it and
+    the e tied with it; a_above and a_at relevant labels among them, z labels of belief 0
+    (z_rel relevant) that the prediction drops. The values are the sort-based kernel's
+    sums, which hold integers until the boundary group's share (expected)."""
+    cdef uint64_t* rel_keys = s.tab_key  # (the sort and the selection use s.w)
+    cdef Py_ssize_t n_rel, n_keys, n_imp, n_zero = q - m, j, d
+    cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred
+    cdef uint64_t kv, zkey = desc_key(0.0)
+    cdef double v, t
+    n_keys = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
+    if n_rel == 0:  # nothing predicted: the row's NaN check alone
+        _count_level(x, stride, m, n_zero, 0.0, &g, &e, s, True)
+        return 0.0
+    n_imp = n_rel - n_keys
+    if n_imp > 0:  # one key stands for the relevant labels with an implicit belief of 0
+        rel_keys[n_keys] = zkey
+        n_keys += 1
+    sort_keys(rel_keys, s.w.order, n_keys, s.w)
+    if n_rel > TOP_MAX or not _boundary(x, stride, m, n_zero, n_rel, rel_keys, n_keys, s,
+                                        &v, &g, &e):
+        sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
+        v = _key_value(s.w.keys[n_rel - 1])
+        _count_level(x, stride, m, n_zero, v, &g, &e, s, True)
+    kv = desc_key(v)
+    for j in range(n_keys):
+        a_above += rel_keys[j] < kv
+        a_at += rel_keys[j] == kv
+    if 0.0 > v:  # the belief-0 group lies above the boundary
+        _count_level(x, stride, m, n_zero, 0.0, &g0, &z, s, False)
+        for j in range(n_keys):
+            z_rel += rel_keys[j] == zkey
+    if n_imp > 0:  # the zero key counted once for n_imp labels
+        a_above += (n_imp - 1) * (0.0 > v)
+        a_at += (n_imp - 1) * (v == 0.0)
+        z_rel += (n_imp - 1) * (0.0 > v)
+    if ties == EXPECTED:  # the first |C| positions: d of the boundary group's e labels
+        d = n_rel - g
+        if v == 0.0:
+            return <double> a_above / <double> g if g > 0 else 0.0
+        t = <double> (a_above - z_rel) + <double> d * a_at / e
+        n_pred = g - z + d
+        return t / <double> n_pred if n_pred > 0 else 0.0
+    if v == 0.0:  # whole tie groups down to the boundary one, belief-0 labels dropped
+        tp, n_pred = a_above, g
+    else:
+        tp, n_pred = a_above + a_at - z_rel, g + e - z
+    return <double> tp / n_pred if n_pred > 0 else 0.0
+
+
 cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t col_stride,
                         const index_t* ip, const index_t* pp, Py_ssize_t i, Py_ssize_t q,
                         const uint8_t* y, int metric, int ties, uint64_t seed, Py_ssize_t row,
@@ -399,6 +551,9 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
         stride = 1
     if ties == ORDINAL:
         return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
+    if metric == R_PRECISION:
+        return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
+                            ties, s)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
@@ -415,20 +570,27 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES,
     a pair in SERVED) for row i of an (n, q) belief matrix given as for
     ``tie_metrics.evaluate`` (a dense flat buffer with element strides, or a canonical CSR
-    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``."""
+    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``.
+
+    The rows' passes check their input as they read it: returns False (``out`` then
+    meaningless) when a belief is NaN or a truth value is neither 0 nor 1, else True; the
+    caller need not scan the inputs for those beforehand."""
     cdef Scratch* s
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef int failed[1]
-    if not (0 <= metric <= AP_LABEL and 0 <= ties <= ORDINAL) \
+    cdef int bad[1]
+    cdef int level = current_level()
+    if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
             or (ties == ORDINAL and metric != ONE_ERROR):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
     failed[0] = 0
+    bad[0] = 0
     with nogil, parallel():
-        s = _scratch_new(q)
+        s = _scratch_new(q, level)
         if s == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
@@ -437,6 +599,9 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
                 continue
             out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties,
                           seed, first_row + i, s)
+        if s != NULL and s.bad:
+            bad[0] = 1
         _scratch_free(s)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
+    return not bad[0]

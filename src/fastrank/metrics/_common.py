@@ -60,7 +60,7 @@ def column(ties, name):
     return (_ORDINAL_COLS if ties == "ordinal" else _GROUP_COLS)[name]
 
 
-def check_inputs(y_true, y_score, n_draws=0, held=0):
+def check_inputs(y_true, y_score, n_draws=0, held=0, scan=True):
     """Validated (y_true uint8 C-contiguous, y_score float ndarray or canonical CSR).
 
     Per-label counts are inherent to the category-oriented (macro) averages, and a sparse
@@ -68,12 +68,12 @@ def check_inputs(y_true, y_score, n_draws=0, held=0):
     naming q when the counts :func:`run_kernel` makes for ``n_draws`` random orders (and
     ``held`` more sets of them that the caller keeps) and the sorting scratch need more
     memory than the process can allocate."""
-    y_score = check_scores(y_score)
+    y_score = check_scores(y_score, scan=scan)
     n, q = y_score.shape
     chunks = _n_chunks(min(n, BLOCK_ROWS), q, n_draws)
     check_memory(8 * q * (N_LAB + 2 * n_draws) * (chunks + held) + sort_scratch_bytes(chunks, q),
                  f"the per-label counts of {q} labels (n_labels)")
-    y_true = check_truth(y_true, n_labels=y_score.shape[1], against="y_score")
+    y_true = check_truth(y_true, n_labels=y_score.shape[1], against="y_score", scan=scan)
     check_same_shape(y_true.shape, y_score.shape)
     return y_true, y_score
 

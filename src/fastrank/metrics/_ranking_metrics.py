@@ -23,9 +23,10 @@ exactly equal to 0 (in a CSR matrix, every implicit entry).
 
 One-error, coverage, ranking loss and both average precisions under dense, standard,
 modified and expected count, per relevant belief, the labels above and tied with it instead
-of sorting each row, and form the same floating-point values as :func:`evaluate` (the same
-bits); so does one-error under ordinal (the seeded shuffle of the top tie group alone). The
-other ordinal values and r-precision sort each row as :func:`evaluate` does.
+of sorting each row; r-precision selects the ``|C_j|``-th largest belief and counts the
+labels above and tied with it. They form the same floating-point values as
+:func:`evaluate` (the same bits); so does one-error under ordinal (the seeded shuffle of the
+top tie group alone). The other ordinal values sort each row as :func:`evaluate` does.
 """
 import numbers
 from typing import Literal
@@ -100,17 +101,24 @@ def _documented(extra=""):
 
 def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     ties = resolve_ties(ties)
-    y_true, y_score = check_inputs(y_true, y_score)
+    counted = (name, ties) in _counts.SERVED
+    # the counting kernel finds NaN beliefs and non-0/1 truth as it reads them: no pass
+    # over the inputs beforehand; what it flags is checked again, for the error message
+    given = y_true, y_score
+    y_true, y_score = check_inputs(y_true, y_score, scan=not counted)
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
-    counted = (name, ties) in _counts.SERVED
     col = 0 if counted else column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
         if counted:  # the same values as the sort-based kernel's, without sorting rows
             doc = np.empty((hi - lo, 1))
-            _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
-                           _counts.METRICS[name], _counts.TIES[ties], seed, lo, doc[:, 0])
+            if not _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
+                                  _counts.METRICS[name], _counts.TIES[ties], seed, lo,
+                                  doc[:, 0]):
+                check_inputs(*given)  # raises, naming the first bad row or value
+                raise RuntimeError("fastrank: the counting kernel flagged inputs that "
+                                   "the checks accept")
         else:
             doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
                                    first_row=lo)
