@@ -47,8 +47,9 @@ depend on the thread count.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, frexp, ldexp, sqrt
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 
 from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
@@ -339,41 +340,59 @@ cdef inline void _heap_offer_dot(floating* hv, int64_t* hi, Py_ssize_t* size, Py
 
 cdef inline double _pow2_scale(const floating* x, Py_ssize_t m) noexcept nogil:
     """The power of two 2^-e that brings max |x[0..m)| into [1/2, 1); 0 for a zero vector.
-    Multiplying by it is exact (barring underflow below the smallest normal number)."""
+    Multiplying by it is exact (barring underflow below the smallest normal number). The
+    maximum is taken on the bit patterns with the sign cleared, which order as the
+    absolute values of finite numbers do (an integer maximum: the compiler vectorizes it)."""
     cdef Py_ssize_t j
-    cdef double top = 0, t
+    cdef int32_t b32, top32 = 0
+    cdef int64_t b64, top64 = 0
+    cdef float t32
+    cdef double top
     cdef int e
-    for j in range(m):
-        t = fabs(x[j])
-        if t > top:
-            top = t
+    if floating is float:
+        for j in range(m):
+            memcpy(&b32, &x[j], 4)
+            b32 = b32 & 0x7fffffff
+            top32 = b32 if b32 > top32 else top32
+        memcpy(&t32, &top32, 4)
+        top = t32
+    else:
+        for j in range(m):
+            memcpy(&b64, &x[j], 8)
+            b64 = b64 & 0x7fffffffffffffffLL
+            top64 = b64 if b64 > top64 else top64
+        memcpy(&top, &top64, 8)
     if top == 0:
         return 0.0
     frexp(top, &e)
     return ldexp(1.0, -e)
 
 
+cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noexcept nogil:
+    """out[0..m) <- x[0..m) times _pow2_scale(x, m)."""
+    cdef Py_ssize_t j
+    cdef double s = _pow2_scale(x, m)
+    for j in range(m):
+        out[j] = <floating> (x[j] * s)
+
+
 def scale_dense(const floating[:, ::1] X, floating[:, ::1] out):
     """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero)."""
-    cdef Py_ssize_t i, j, n = X.shape[0], m = X.shape[1]
-    cdef double s
+    cdef Py_ssize_t i, n = X.shape[0], m = X.shape[1]
+    if m == 0:
+        return
     for i in prange(n, nogil=True, schedule="static"):
-        s = _pow2_scale(&X[i, 0], m)
-        for j in range(m):
-            out[i, j] = <floating> (X[i, j] * s)
+        _scale_row(&X[i, 0], &out[i, 0], m)
 
 
 def scale_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
     """The data array of a CSR matrix with rows scaled as in scale_dense."""
-    cdef Py_ssize_t i, p, lo, hi, n = indptr.shape[0] - 1
-    cdef double s
+    cdef Py_ssize_t i, lo, hi, n = indptr.shape[0] - 1
     for i in prange(n, nogil=True, schedule="static"):
         lo = indptr[i]
         hi = indptr[i + 1]
         if hi > lo:
-            s = _pow2_scale(&data[lo], hi - lo)
-            for p in range(lo, hi):
-                out[p] = <floating> (data[p] * s)
+            _scale_row(&data[lo], &out[lo], hi - lo)
 
 
 def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
@@ -397,7 +416,14 @@ cdef extern from "cosine.h":
     void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s,
                      int64_t mq, int64_t mb, int64_t d) noexcept nogil
     fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
+    uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* binv,
+                              int64_t n, double qinv, double err, double bar) noexcept nogil
+    uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const double* binv,
+                              int64_t n, double qinv, double err, double bar) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
+
+cdef extern from "bits.h":
+    unsigned FR_CTZ64(uint64_t x) noexcept nogil
 
 cdef extern from "fma_emulated.h":
     double fr_fma_emulated(double a, double b, double c) noexcept nogil
@@ -441,6 +467,16 @@ cdef inline void _dots(fr_simd_level lv, const floating* b, const floating* q, f
         fr_dots_f64(lv, q, b, s, mq, mb, d)
 
 
+cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const double* binv,
+                                Py_ssize_t n, double qinv, double bar) noexcept nogil:
+    """Bit j set (j < n <= 64) when base row j may reach bar: its approximate cosine
+    (_approx), raised by its error bound, is not below it (fr_may_enter)."""
+    if floating is float:
+        return fr_may_enter_f32(lv, dot, binv, n, qinv, APPROX, bar)
+    else:
+        return fr_may_enter_f64(lv, dot, binv, n, qinv, APPROX, bar)
+
+
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
     """out[i] <- the squared norm of X[i], the dot product of X[i] with itself as the dense
     search computes it (so the two are equal)."""
@@ -471,9 +507,11 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
     (mq x block_b) dot products of each block of B with _dots, offered to the query's heap
     (_heap_offer_dot); with exclude_self, j == i is never a candidate. S (mq x block_b)
     and size (mq) are scratch."""
-    cdef Py_ssize_t b0 = 0, mb, r, i, j
+    cdef Py_ssize_t b0 = 0, mb, r, i, j, c0, n
     cdef double qinv
     cdef floating* row
+    cdef floating* hv
+    cdef uint64_t m
     for r in range(mq):
         size[r] = 0
     while b0 < nb:
@@ -482,11 +520,20 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
         for r in range(mq):
             i = q0 + r
             row = S + r * mb
+            hv = out_sim + i * k
             qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
-            for j in range(mb):
-                if not (exclude_self and b0 + j == i):
-                    _heap_offer_dot(out_sim + i * k, out_idx + i * k, &size[r], k, row[j],
-                                    qa[i], qinv, ba + b0, binv + b0, j, b0)
+            for c0 in range(0, mb, 64):
+                n = min(64, mb - c0)
+                # a full heap: the rows of the chunk whose approximation may reach its
+                # root (_heap_offer_dot checks again, as the root rises)
+                m = _may_enter(lv, row + c0, binv + b0 + c0, n, qinv, hv[0]) \
+                    if size[r] == k else (<uint64_t> -1) >> (64 - n)
+                while m:
+                    j = c0 + FR_CTZ64(m)
+                    m &= m - 1
+                    if not (exclude_self and b0 + j == i):
+                        _heap_offer_dot(hv, out_idx + i * k, &size[r], k, row[j], qa[i],
+                                        qinv, ba + b0, binv + b0, j, b0)
         b0 = b0 + block_b
     for r in range(mq):
         _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
@@ -538,7 +585,7 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     squared norms (sqnorms_dense) and B's inverse norms (inv_norms), then topk_dense's search
     with blocks of its own size (the results do not depend on them). The C API's search
     (fastrank._ext.capi); returns -1 when out of memory, else 0."""
-    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, j, q0, r
+    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, q0, r
     cdef fr_simd_level lv = current_level()
     cdef double* Qs = <double*> malloc(nq * d * sizeof(double))
     cdef double* Bs = <double*> malloc(nb * d * sizeof(double))
@@ -547,21 +594,16 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     cdef double* binv = <double*> malloc(nb * sizeof(double))
     cdef double* S = <double*> malloc(bq * bb * sizeof(double))
     cdef Py_ssize_t* size = <Py_ssize_t*> malloc(bq * sizeof(Py_ssize_t))
-    cdef double s
     cdef int status = -1
     if Qs != NULL and Bs != NULL and qa != NULL and ba != NULL and binv != NULL \
             and S != NULL and size != NULL:
         for i in range(nq + nb):
             if i < nq:
-                s = _pow2_scale(Q + i * d, d)
-                for j in range(d):
-                    Qs[i * d + j] = Q[i * d + j] * s
+                _scale_row(Q + i * d, Qs + i * d, d)
                 _dots(lv, Qs + i * d, Qs + i * d, qa + i, 1, 1, d)
             else:
                 r = i - nq
-                s = _pow2_scale(B + r * d, d)
-                for j in range(d):
-                    Bs[r * d + j] = B[r * d + j] * s
+                _scale_row(B + r * d, Bs + r * d, d)
                 _dots(lv, Bs + r * d, Bs + r * d, ba + r, 1, 1, d)
                 binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
         q0 = 0

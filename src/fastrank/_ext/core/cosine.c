@@ -50,3 +50,26 @@ void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s, 
                  int64_t mb, int64_t d) {
     FR_DOTS_DISPATCH(float, f32)
 }
+
+#ifdef FR_X86
+#define FR_MAY_ENTER_DISPATCH(SFX)                                                         \
+    switch (fr_dots_path(level)) {                                                         \
+    case FR_SIMD_AVX512: return fr_may_enter_##SFX##_avx512(dot, binv, n, qinv, err, bar); \
+    case FR_SIMD_AVX2: return fr_may_enter_##SFX##_avx2(dot, binv, n, qinv, err, bar);     \
+    default: return fr_may_enter_##SFX##_portable(dot, binv, n, qinv, err, bar);           \
+    }
+#else
+#define FR_MAY_ENTER_DISPATCH(SFX)                                                         \
+    (void) level;                                                                          \
+    return fr_may_enter_##SFX##_portable(dot, binv, n, qinv, err, bar);
+#endif
+
+uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* binv,
+                          int64_t n, double qinv, double err, double bar) {
+    FR_MAY_ENTER_DISPATCH(f64)
+}
+
+uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const double* binv,
+                          int64_t n, double qinv, double err, double bar) {
+    FR_MAY_ENTER_DISPATCH(f32)
+}

@@ -29,6 +29,21 @@
             }                                                                               \
         }                                                                                   \
     }
+/* fr_may_enter (cosine.h) in portable C */
+#define FR_MAY_ENTER(NAME, T)                                                              \
+    static uint64_t NAME(const T* dot, const double* binv, int64_t n, double qinv,         \
+                         double err, double bar) {                                         \
+        uint64_t m = 0;                                                                    \
+        int64_t j;                                                                         \
+        double a;                                                                          \
+        for (j = 0; j < n; j++) {                                                          \
+            a = (double) dot[j] * qinv * binv[j];                                          \
+            m |= (uint64_t) !(a + fabs(a) * err < bar) << j;                               \
+        }                                                                                  \
+        return m;                                                                          \
+    }
+FR_MAY_ENTER(fr_may_enter_f64_portable, double)
+FR_MAY_ENTER(fr_may_enter_f32_portable, float)
 FR_DOTS(fr_dots_f64_portable, double, fma)
 FR_DOTS(fr_dots_f32_portable, float, fmaf)
 #ifdef FR_X86
