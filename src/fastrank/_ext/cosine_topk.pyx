@@ -23,7 +23,10 @@ Both searches compute the exact cosine only for the candidates that may enter: t
 approximation dot * (1/|q|) * (1/|b|) (``_approx``), within a relative APPROX of the exact
 cosine, is compared first with the k-th best so far, and a candidate whose approximation,
 raised by its error bound, stays below it cannot enter; the others get their exact cosine
-(``fr_cosine``). So the results are those of computing every cosine exactly.
+(``fr_cosine``). So the results are those of computing every cosine exactly. In the dense
+search a coarser sieve runs first, 64 base rows per call in vector registers
+(``fr_may_enter``: dot * (1/|b|) in the search's type against the k-th best divided by
+1/|q|, widened to cover its roundings), and only the rows it passes reach that filter.
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
 (query block x base block) block of dot products with ``fr_dots`` (``core/cosine.h``; the
@@ -69,6 +72,9 @@ AGGREGATES = {"max": AGG_MAX, "sum": AGG_SUM, "count": AGG_COUNT}
 # relative error bound of _approx against fr_cosine (float32 rounding 2^-24, plus float64
 # roundings), with room to spare
 cdef double APPROX = 2.0 ** -20
+# the widening of the dense search's sieve (_may_enter), relative and absolute
+cdef double SIEVE = 2.0 ** -17
+cdef double SIEVE_ABS = 2.0 ** -120
 
 cdef enum:
     PAD = 64       # a cache line
@@ -96,15 +102,19 @@ cdef inline bint _after(floating va, int64_t ia, floating vb, int64_t ib) noexce
 
 cdef inline void _sift_down(floating* hv, int64_t* hi, Py_ssize_t size,
                             Py_ssize_t pos) noexcept nogil:
+    """The pair at pos moved down to its place. The child ranked after the other is picked
+    without a branch (bitwise, not short-circuit, operators: the compiler emits flag
+    arithmetic), as the pick is a coin toss that a branch would mispredict half the time."""
     cdef Py_ssize_t child
     cdef floating v = hv[pos]
     cdef int64_t j = hi[pos]
     while True:
         child = 2 * pos + 1
-        if child >= size:
+        if child + 1 < size:
+            child += (hv[child + 1] < hv[child]) | ((hv[child + 1] == hv[child])
+                                                    & (hi[child + 1] > hi[child]))
+        elif child >= size:
             break
-        if child + 1 < size and _after(hv[child + 1], hi[child + 1], hv[child], hi[child]):
-            child += 1
         if not _after(hv[child], hi[child], v, j):
             break
         hv[pos] = hv[child]
@@ -416,10 +426,10 @@ cdef extern from "cosine.h":
     void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s,
                      int64_t mq, int64_t mb, int64_t d) noexcept nogil
     fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
-    uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* binv,
-                              int64_t n, double qinv, double err, double bar) noexcept nogil
-    uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const double* binv,
-                              int64_t n, double qinv, double err, double bar) noexcept nogil
+    uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* w,
+                              int64_t n, double lo) noexcept nogil
+    uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
+                              int64_t n, float lo) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
 
 cdef extern from "bits.h":
@@ -467,14 +477,24 @@ cdef inline void _dots(fr_simd_level lv, const floating* b, const floating* q, f
         fr_dots_f64(lv, q, b, s, mq, mb, d)
 
 
-cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const double* binv,
-                                Py_ssize_t n, double qinv, double bar) noexcept nogil:
-    """Bit j set (j < n <= 64) when base row j may reach bar: its approximate cosine
-    (_approx), raised by its error bound, is not below it (fr_may_enter)."""
+cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const floating* w,
+                                Py_ssize_t n, double qinv, floating bar) noexcept nogil:
+    """Bit j set (j < n <= 64) unless base row j is proven unable to reach bar, a cosine:
+    dot[j] * w[j] (w: the inverse norms of the base rows, rounded to the search's type) is
+    below bar / qinv widened by SIEVE relative and SIEVE_ABS absolute (fr_may_enter). The
+    filter of _heap_offer_dot keeps a row only if its x = dot * binv reaches T = bar / qinv
+    less 2 APPROX |T|; dot * w is within 2^-23 |x| + 2^-149 of x and the bound's
+    conversion to float within 2^-24 of it, all inside the widening: every row that filter
+    keeps is kept here. A zero query (qinv 0) keeps every row."""
+    cdef double t, lo
+    if qinv == 0:
+        return (<uint64_t> -1) >> (64 - n)
+    t = bar / qinv
+    lo = t - fabs(t) * SIEVE - SIEVE_ABS
     if floating is float:
-        return fr_may_enter_f32(lv, dot, binv, n, qinv, APPROX, bar)
+        return fr_may_enter_f32(lv, dot, w, n, <float> lo)
     else:
-        return fr_may_enter_f64(lv, dot, binv, n, qinv, APPROX, bar)
+        return fr_may_enter_f64(lv, dot, w, n, lo)
 
 
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
@@ -498,16 +518,17 @@ def inv_norms(const floating[::1] sqnorms, double[::1] out):
 
 cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floating* B,
                                const floating* qa, const floating* ba, const double* binv,
-                               floating* out_sim, int64_t* out_idx, Py_ssize_t q0,
-                               Py_ssize_t mq, Py_ssize_t nb, Py_ssize_t d, Py_ssize_t k,
-                               Py_ssize_t block_b, bint exclude_self, floating* S,
+                               const floating* w, floating* out_sim, int64_t* out_idx,
+                               Py_ssize_t q0, Py_ssize_t mq, Py_ssize_t nb, Py_ssize_t d,
+                               Py_ssize_t k, Py_ssize_t block_b, bint exclude_self, floating* S,
                                Py_ssize_t* size) noexcept nogil:
     """Queries q0 .. q0 + mq - 1 of Q (rows of d features) against the nb rows of B: each
     one's k best (cos, j) into its row of out_sim / out_idx (k per row), sorted. The
     (mq x block_b) dot products of each block of B with _dots, offered to the query's heap
-    (_heap_offer_dot); with exclude_self, j == i is never a candidate. S (mq x block_b)
-    and size (mq) are scratch."""
-    cdef Py_ssize_t b0 = 0, mb, r, i, j, c0, n
+    (_heap_offer_dot) once the heap is full only by the rows that pass the sieve
+    (_may_enter, 64 rows per call; w: binv in the search's type); with exclude_self,
+    j == i is never a candidate. S (mq x block_b) and size (mq) are scratch."""
+    cdef Py_ssize_t b0 = 0, mb, r, i, j, c0, n, chunk
     cdef double qinv
     cdef floating* row
     cdef floating* hv
@@ -522,18 +543,23 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
             row = S + r * mb
             hv = out_sim + i * k
             qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
-            for c0 in range(0, mb, 64):
-                n = min(64, mb - c0)
-                # a full heap: the rows of the chunk whose approximation may reach its
-                # root (_heap_offer_dot checks again, as the root rises)
-                m = _may_enter(lv, row + c0, binv + b0 + c0, n, qinv, hv[0]) \
-                    if size[r] == k else (<uint64_t> -1) >> (64 - n)
-                while m:
+            c0 = 0
+            chunk = 8 if b0 == 0 else 64
+            while c0 < mb:
+                if size[r] < k:     # filling the heap: every row enters
+                    n = 1
+                    m = 1
+                else:               # the next rows that may reach its root, 64 at a time
+                    n = min(chunk, mb - c0)   # (fewer while the root rises fast)
+                    chunk = min(2 * chunk, 64)
+                    m = _may_enter(lv, row + c0, w + b0 + c0, n, qinv, hv[0])
+                while m:            # _heap_offer_dot checks again, as the root rises
                     j = c0 + FR_CTZ64(m)
                     m &= m - 1
                     if not (exclude_self and b0 + j == i):
                         _heap_offer_dot(hv, out_idx + i * k, &size[r], k, row[j], qa[i],
                                         qinv, ba + b0, binv + b0, j, b0)
+                c0 += n
         b0 = b0 + block_b
     for r in range(mq):
         _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
@@ -556,7 +582,14 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef fr_simd_level lv = current_level()
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
+    cdef floating* w = <floating*> malloc(nb * sizeof(floating)) if floating is float \
+        else <floating*> &binv[0]
     cdef int failed[1]
+    if w == NULL:
+        raise MemoryError("fastrank: cannot allocate the inverse norms of the base")
+    if floating is float:
+        for blk in range(nb):
+            w[blk] = <float> binv[blk]
     failed[0] = 0
     with nogil, parallel():
         S = <floating*> _scratch(block_q * block_b * sizeof(floating))
@@ -568,11 +601,13 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             if S == NULL or size == NULL:
                 continue
             q0 = blk * block_q
-            _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], &out_sim[0, 0],
-                          &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k, block_b,
-                          exclude_self, S, size)
+            _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], w,
+                          &out_sim[0, 0], &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k,
+                          block_b, exclude_self, S, size)
         _scratch_free(S)
         _scratch_free(size)
+    if floating is float:
+        free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the similarity blocks")
 
@@ -608,8 +643,8 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
                 binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
         q0 = 0
         while q0 < nq:
-            _search_block(lv, Qs, Bs, qa, ba, binv, out_sim, out_idx, q0, min(bq, nq - q0), nb,
-                          d, k, bb, False, S, size)
+            _search_block(lv, Qs, Bs, qa, ba, binv, binv, out_sim, out_idx, q0,
+                          min(bq, nq - q0), nb, d, k, bb, False, S, size)
             q0 += bq
         status = 0
     free(Qs)

@@ -127,28 +127,24 @@ FR_DOTS_BLOCKED(fr_dots_f32_avx2, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3x4, f
                 fr_f32_1x4, fr_f32_1x1)
 FR_DOTS_BLOCKED(fr_dots_f64_avx2, FR_TARGET_AVX2_FMA, double, 2, 2, fr_f64_2x2, fr_f64_2x1,
                 fr_f64_1x2, fr_f64_1x1)
-/* fr_may_enter (cosine.h): 4 rows at a time in float64, the same operations as the
-   portable code; the last n % 4 rows there */
-#define FR_MAY_ENTER_AVX2(NAME, T, LOAD4)                                                   \
-    FR_TARGET_AVX2_FMA static uint64_t NAME(const T* dot, const double* binv, int64_t n,    \
-                                            double qinv, double err, double bar) {          \
-        const __m256d q = _mm256_set1_pd(qinv), e = _mm256_set1_pd(err),                   \
-                      t = _mm256_set1_pd(bar), sign = _mm256_set1_pd(-0.0);                \
-        __m256d a;                                                                          \
+/* fr_may_enter (cosine.h): a vector of rows at a time, the last n % (its width) rows in
+   portable code */
+#define FR_MAY_ENTER_AVX2(NAME, T, W, V, LOAD, MUL, SET1, CMP, MOVEMASK)                    \
+    FR_TARGET_AVX2_FMA static uint64_t NAME(const T* dot, const T* w, int64_t n, T lo) {    \
+        const V t = SET1(lo);                                                               \
         uint64_t m = 0;                                                                     \
         int64_t j;                                                                          \
-        for (j = 0; j + 4 <= n; j += 4) {                                                   \
-            a = _mm256_mul_pd(_mm256_mul_pd(LOAD4(dot + j), q), _mm256_loadu_pd(binv + j)); \
-            a = _mm256_add_pd(a, _mm256_mul_pd(_mm256_andnot_pd(sign, a), e));              \
-            m |= (uint64_t) _mm256_movemask_pd(_mm256_cmp_pd(a, t, _CMP_NLT_UQ)) << j;      \
-        }                                                                                   \
-        return j < n ? m | NAME##_tail(dot + j, binv + j, n - j, qinv, err, bar) << j : m;  \
+        for (j = 0; j + (W) <= n; j += (W))                                                 \
+            m |= (uint64_t) MOVEMASK(CMP(MUL(LOAD(dot + j), LOAD(w + j)), t, _CMP_GE_OQ))   \
+                 << j;                                                                      \
+        return j < n ? m | NAME##_tail(dot + j, w + j, n - j, lo) << j : m;                 \
     }
-#define FR_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
 #define fr_may_enter_f64_avx2_tail fr_may_enter_f64_portable
 #define fr_may_enter_f32_avx2_tail fr_may_enter_f32_portable
-FR_MAY_ENTER_AVX2(fr_may_enter_f64_avx2, double, _mm256_loadu_pd)
-FR_MAY_ENTER_AVX2(fr_may_enter_f32_avx2, float, FR_LOAD4_F32)
+FR_MAY_ENTER_AVX2(fr_may_enter_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _mm256_mul_pd,
+                  _mm256_set1_pd, _mm256_cmp_pd, _mm256_movemask_pd)
+FR_MAY_ENTER_AVX2(fr_may_enter_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_mul_ps,
+                  _mm256_set1_ps, _mm256_cmp_ps, _mm256_movemask_ps)
 #endif
 
 #endif

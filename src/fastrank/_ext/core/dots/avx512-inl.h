@@ -189,30 +189,23 @@ FR_TARGET_AVX512_FMA static void fr_dots_f32_avx512(const float* q, const float*
     free(pk);
     free(acc);
 }
-/* fr_may_enter (cosine.h): 8 rows at a time in float64 (the last ones under a mask),
-   the same operations as the portable code */
-#define FR_MAY_ENTER_AVX512(NAME, T, LOAD8)                                                 \
-    FR_TARGET_AVX512_FMA static uint64_t NAME(const T* dot, const double* binv, int64_t n,  \
-                                              double qinv, double err, double bar) {        \
-        const __m512d q = _mm512_set1_pd(qinv), e = _mm512_set1_pd(err),                   \
-                      t = _mm512_set1_pd(bar);                                              \
-        __m512d a;                                                                          \
-        __mmask8 live;                                                                      \
+/* fr_may_enter (cosine.h): a vector of rows at a time, the last ones under a mask */
+#define FR_MAY_ENTER_AVX512(NAME, T, W, K, LOAD, MUL, SET1, CMP)                            \
+    FR_TARGET_AVX512_FMA static uint64_t NAME(const T* dot, const T* w, int64_t n, T lo) {  \
         uint64_t m = 0;                                                                     \
         int64_t j;                                                                          \
-        for (j = 0; j < n; j += 8) {                                                        \
-            live = (__mmask8) (n - j >= 8 ? 0xff : (1u << (n - j)) - 1);                   \
-            a = _mm512_mul_pd(_mm512_mul_pd(LOAD8(live, dot + j), q),                       \
-                              _mm512_maskz_loadu_pd(live, binv + j));                       \
-            a = _mm512_add_pd(a, _mm512_mul_pd(_mm512_abs_pd(a), e));                       \
-            m |= (uint64_t) _mm512_mask_cmp_pd_mask(live, a, t, _CMP_NLT_UQ) << j;          \
+        K live;                                                                             \
+        for (j = 0; j < n; j += (W)) {                                                      \
+            live = (K) (n - j >= (W) ? (1u << (W)) - 1 : (1u << (n - j)) - 1);              \
+            m |= (uint64_t) CMP(live, MUL(LOAD(live, dot + j), LOAD(live, w + j)),          \
+                                SET1(lo), _CMP_GE_OQ) << j;                                 \
         }                                                                                   \
         return m;                                                                           \
     }
-#define FR_LOAD8_F32(k, p) \
-    _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16) (k), p)))
-FR_MAY_ENTER_AVX512(fr_may_enter_f64_avx512, double, _mm512_maskz_loadu_pd)
-FR_MAY_ENTER_AVX512(fr_may_enter_f32_avx512, float, FR_LOAD8_F32)
+FR_MAY_ENTER_AVX512(fr_may_enter_f64_avx512, double, 8, __mmask8, _mm512_maskz_loadu_pd,
+                    _mm512_mul_pd, _mm512_set1_pd, _mm512_mask_cmp_pd_mask)
+FR_MAY_ENTER_AVX512(fr_may_enter_f32_avx512, float, 16, __mmask16, _mm512_maskz_loadu_ps,
+                    _mm512_mul_ps, _mm512_set1_ps, _mm512_mask_cmp_ps_mask)
 FR_DOTS_BLOCKED(fr_dots_f64_avx512, FR_TARGET_AVX512_FMA, double, 4, 3, fr_f64_4x3_512,
                 fr_f64_4x1, fr_f64_1x3, fr_f64_1x1)
 #endif
