@@ -578,7 +578,7 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
-    cdef Py_ssize_t blk, q0
+    cdef Py_ssize_t blk, q0, j
     cdef fr_simd_level lv = current_level()
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
@@ -588,8 +588,8 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     if w == NULL:
         raise MemoryError("fastrank: cannot allocate the inverse norms of the base")
     if floating is float:
-        for blk in range(nb):
-            w[blk] = <float> binv[blk]
+        for j in range(nb):
+            w[j] = <float> binv[j]
     failed[0] = 0
     with nogil, parallel():
         S = <floating*> _scratch(block_q * block_b * sizeof(floating))
