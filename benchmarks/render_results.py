@@ -4,7 +4,8 @@
 Each ``results/<cpu>/<file>.json`` is the pytest-benchmark output of one benchmark module
 (``--benchmark-json``; ``conftest.py`` records the command line, the CPU, the kernels'
 instruction-set paths and the load average in it), or figures transcribed by hand from an
-earlier measurement in the same layout (a top-level ``"transcribed"`` note, ``"command"``
+earlier measurement, or written by a script that is not a pytest module
+(``topk_grid.py``), in the same layout (a top-level ``"transcribed"`` note, ``"command"``
 and ``"datetime"``, and each figure as ``{"name": ..., "stats": {"min": seconds}}``).
 ``ROWS`` says which benchmarks each table row compares; ``results/limits.md`` holds the
 hand-written paragraph per kernel on what limits it; ``results/c-core-vs-060b94f.md`` the
@@ -116,6 +117,13 @@ ROWS = [
       for name, sizes in (("reuters", "Reuters, dense, all × all"),
                           ("bibtex", "bibtex, dense, all × all"))
       for k in (10, 100)),
+    *(Row("Dense top-k against FAISS, one thread", f"`topk_cosine` dense float32, k = {k}",
+          f"`faiss.IndexFlatIP`, both on `{path}`", f"base {rows} × {d}", "topk_grid",
+          f"topk_cosine[{path}-{nb}-{d}-{k}]", f"faiss_IndexFlatIP[{path}-{nb}-{d}-{k}]", (1,))
+      for path in ("avx2", "avx512")
+      for nb, rows in ((1_000, "10³"), (10_000, "10⁴"), (100_000, "10⁵"), (1_000_000, "10⁶"))
+      for d in (32, 128, 1024) if nb * d <= 2**28       # 10⁶ × 1 024 (4 GB) left out
+      for k in (1, 10, 100)),
     Row("Neighbour search, kNN and ML-kNN", "`MLkNN` fit + predict",
         "`skmultilearn.adapt.MLkNN` (1 thread)", "bibtex 4 880 train / 2 515 test",
         "bench_neighbors", "test_mlknn_fastrank[{t}]", "test_mlknn_skmultilearn"),

@@ -128,12 +128,14 @@ def _near_ties(rng, dtype, n_base=300, n_features=37, n_queries=6):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch):
+def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch, simd_paths):
     """The search computes the exact cosine only for base documents whose approximation may
     reach the k-th best so far; its top-k must be the first k of the full sorted row (k =
     all: every cosine computed exactly, nothing filtered), bit for bit, for every k, with
-    one base block or many (the bar set by earlier blocks), and the values must match the
-    float64 reference."""
+    one base block or many (the bar set by earlier blocks; blocks of 300, 24 and 7 rows
+    cut the dense filter's chunks of 64 rows and its vectors of 4 and 8 at every offset),
+    on every instruction-set path (the dense filter has one code per path), and the values
+    must match the float64 reference."""
     import fastrank.neighbors._search as nb
     rng = np.random.default_rng(5)
     dtype = np.float32 if kind.endswith("32") else np.float64
@@ -146,18 +148,51 @@ def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch):
                                atol=1e-6 if dtype == np.float32 else 1e-13)
     # the first rows' cosines are within a few ulps of each other: a real test of the bar
     assert np.any(full_s[:, 1:20] == full_s[:, :19])
-    for blocks in [(256, 4096), (4, 24), (1, 7)]:
-        monkeypatch.setattr(nb, "BLOCK_QUERIES", blocks[0])
-        monkeypatch.setattr(nb, "BLOCK_BASE", blocks[1])
-        for k in (1, 2, 5, 17, 60, 299):
-            sims, idx = topk_cosine(Qk, Bk, k)
-            np.testing.assert_array_equal(idx, full_i[:, :k])
-            np.testing.assert_array_equal(sims, full_s[:, :k])
-        ex_s, ex_i = topk_cosine(Bk, Bk, 9, exclude_self=True)
-        all_s, all_i = topk_cosine(Bk, Bk, None)
-        keep = all_i != np.arange(B.shape[0])[:, None]
-        np.testing.assert_array_equal(ex_i, all_i[keep].reshape(B.shape[0], -1)[:, :9])
-        np.testing.assert_array_equal(ex_s, all_s[keep].reshape(B.shape[0], -1)[:, :9])
+    all_s, all_i = topk_cosine(Bk, Bk, None)
+    keep = all_i != np.arange(B.shape[0])[:, None]
+    for path in simd_paths if kind.startswith("dense") else ["default"]:
+        for blocks in [(256, 4096), (4, 24), (1, 7)]:
+            monkeypatch.setattr(nb, "BLOCK_QUERIES", blocks[0])
+            monkeypatch.setattr(nb, "BLOCK_BASE", blocks[1])
+            for k in (1, 2, 5, 17, 60, 299):
+                sims, idx = topk_cosine(Qk, Bk, k)
+                np.testing.assert_array_equal(idx, full_i[:, :k], err_msg=path)
+                np.testing.assert_array_equal(sims, full_s[:, :k], err_msg=path)
+            for k in (1, 9, 70):
+                ex_s, ex_i = topk_cosine(Bk, Bk, k, exclude_self=True)
+                np.testing.assert_array_equal(ex_i, all_i[keep].reshape(len(B), -1)[:, :k])
+                np.testing.assert_array_equal(ex_s, all_s[keep].reshape(len(B), -1)[:, :k])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
+    """Each row times 2^-e, e the exponent of its largest absolute value (frexp: that value
+    lands in [1/2, 1)), dense and CSR: against NumPy's frexp, with the largest magnitude
+    negative, positive, tied in both signs, subnormal (float32), beside a -0, in a zero
+    row, at every position of rows of 1 to 70 values."""
+    from fastrank._ext import cosine_topk as kernel
+    rng = np.random.default_rng(4)
+    tiny = np.finfo(np.float32).smallest_subnormal   # subnormal in float32
+    rows = [np.zeros(5), np.array([-0.0, 0.0]), np.array([-3.0, 3.0]), np.array([-0.0, -2.5]),
+            np.array([tiny, -3 * tiny, 0.0]), np.array([np.finfo(dtype).max, 1.0])]
+    for m in range(1, 71):
+        x = rng.standard_normal(m) * 10.0 ** rng.integers(-30, 30)
+        x[rng.integers(m)] *= -100                 # the largest magnitude, negative
+        rows.append(x)
+        rows.append(np.abs(x))
+    for x in rows:
+        x = x.astype(dtype)[None, :]
+        x64 = x.astype(np.float64)
+        top = np.abs(x64).max()
+        ref = (x64 * (np.ldexp(1.0, -np.frexp(top)[1]) if top > 0 else 0.0)).astype(dtype)
+        out = np.empty_like(x)
+        kernel.scale_dense(x, out)
+        np.testing.assert_array_equal(out, ref)
+        assert np.array_equal(np.signbit(out), np.signbit(ref))
+        csr = sp.csr_matrix(x)
+        data = np.empty_like(csr.data)
+        kernel.scale_csr(csr.data, csr.indptr, data)
+        np.testing.assert_array_equal(data, ref[x != 0])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -23,7 +23,10 @@ Both searches compute the exact cosine only for the candidates that may enter: t
 approximation dot * (1/|q|) * (1/|b|) (``_approx``), within a relative APPROX of the exact
 cosine, is compared first with the k-th best so far, and a candidate whose approximation,
 raised by its error bound, stays below it cannot enter; the others get their exact cosine
-(``fr_cosine``). So the results are those of computing every cosine exactly.
+(``fr_cosine``). So the results are those of computing every cosine exactly. In the dense
+search a coarser sieve runs first, 64 base rows per call in vector registers
+(``fr_may_enter``: dot * (1/|b|) in the search's type against the k-th best divided by
+1/|q|, widened to cover its roundings), and only the rows it passes reach that filter.
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
 (query block x base block) block of dot products with ``fr_dots`` (``core/cosine.h``; the
@@ -47,8 +50,9 @@ depend on the thread count.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, frexp, ldexp, sqrt
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 
 from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
@@ -68,6 +72,9 @@ AGGREGATES = {"max": AGG_MAX, "sum": AGG_SUM, "count": AGG_COUNT}
 # relative error bound of _approx against fr_cosine (float32 rounding 2^-24, plus float64
 # roundings), with room to spare
 cdef double APPROX = 2.0 ** -20
+# the widening of the dense search's sieve (_may_enter), relative and absolute
+cdef double SIEVE = 2.0 ** -17
+cdef double SIEVE_ABS = 2.0 ** -120
 
 cdef enum:
     PAD = 64       # a cache line
@@ -95,15 +102,19 @@ cdef inline bint _after(floating va, int64_t ia, floating vb, int64_t ib) noexce
 
 cdef inline void _sift_down(floating* hv, int64_t* hi, Py_ssize_t size,
                             Py_ssize_t pos) noexcept nogil:
+    """The pair at pos moved down to its place. The child ranked after the other is picked
+    without a branch (bitwise, not short-circuit, operators: the compiler emits flag
+    arithmetic), as the pick is a coin toss that a branch would mispredict half the time."""
     cdef Py_ssize_t child
     cdef floating v = hv[pos]
     cdef int64_t j = hi[pos]
     while True:
         child = 2 * pos + 1
-        if child >= size:
+        if child + 1 < size:
+            child += (hv[child + 1] < hv[child]) | ((hv[child + 1] == hv[child])
+                                                    & (hi[child + 1] > hi[child]))
+        elif child >= size:
             break
-        if child + 1 < size and _after(hv[child + 1], hi[child + 1], hv[child], hi[child]):
-            child += 1
         if not _after(hv[child], hi[child], v, j):
             break
         hv[pos] = hv[child]
@@ -339,41 +350,59 @@ cdef inline void _heap_offer_dot(floating* hv, int64_t* hi, Py_ssize_t* size, Py
 
 cdef inline double _pow2_scale(const floating* x, Py_ssize_t m) noexcept nogil:
     """The power of two 2^-e that brings max |x[0..m)| into [1/2, 1); 0 for a zero vector.
-    Multiplying by it is exact (barring underflow below the smallest normal number)."""
+    Multiplying by it is exact (barring underflow below the smallest normal number). The
+    maximum is taken on the bit patterns with the sign cleared, which order as the
+    absolute values of finite numbers do (an integer maximum: the compiler vectorizes it)."""
     cdef Py_ssize_t j
-    cdef double top = 0, t
+    cdef int32_t b32, top32 = 0
+    cdef int64_t b64, top64 = 0
+    cdef float t32
+    cdef double top
     cdef int e
-    for j in range(m):
-        t = fabs(x[j])
-        if t > top:
-            top = t
+    if floating is float:
+        for j in range(m):
+            memcpy(&b32, &x[j], 4)
+            b32 = b32 & 0x7fffffff
+            top32 = b32 if b32 > top32 else top32
+        memcpy(&t32, &top32, 4)
+        top = t32
+    else:
+        for j in range(m):
+            memcpy(&b64, &x[j], 8)
+            b64 = b64 & 0x7fffffffffffffffLL
+            top64 = b64 if b64 > top64 else top64
+        memcpy(&top, &top64, 8)
     if top == 0:
         return 0.0
     frexp(top, &e)
     return ldexp(1.0, -e)
 
 
+cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noexcept nogil:
+    """out[0..m) <- x[0..m) times _pow2_scale(x, m)."""
+    cdef Py_ssize_t j
+    cdef double s = _pow2_scale(x, m)
+    for j in range(m):
+        out[j] = <floating> (x[j] * s)
+
+
 def scale_dense(const floating[:, ::1] X, floating[:, ::1] out):
     """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero)."""
-    cdef Py_ssize_t i, j, n = X.shape[0], m = X.shape[1]
-    cdef double s
+    cdef Py_ssize_t i, n = X.shape[0], m = X.shape[1]
+    if m == 0:
+        return
     for i in prange(n, nogil=True, schedule="static"):
-        s = _pow2_scale(&X[i, 0], m)
-        for j in range(m):
-            out[i, j] = <floating> (X[i, j] * s)
+        _scale_row(&X[i, 0], &out[i, 0], m)
 
 
 def scale_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
     """The data array of a CSR matrix with rows scaled as in scale_dense."""
-    cdef Py_ssize_t i, p, lo, hi, n = indptr.shape[0] - 1
-    cdef double s
+    cdef Py_ssize_t i, lo, hi, n = indptr.shape[0] - 1
     for i in prange(n, nogil=True, schedule="static"):
         lo = indptr[i]
         hi = indptr[i + 1]
         if hi > lo:
-            s = _pow2_scale(&data[lo], hi - lo)
-            for p in range(lo, hi):
-                out[p] = <floating> (data[p] * s)
+            _scale_row(&data[lo], &out[lo], hi - lo)
 
 
 def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
@@ -397,7 +426,14 @@ cdef extern from "cosine.h":
     void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s,
                      int64_t mq, int64_t mb, int64_t d) noexcept nogil
     fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
+    uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* w,
+                              int64_t n, double lo) noexcept nogil
+    uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
+                              int64_t n, float lo) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
+
+cdef extern from "bits.h":
+    unsigned FR_CTZ64(uint64_t x) noexcept nogil
 
 cdef extern from "fma_emulated.h":
     double fr_fma_emulated(double a, double b, double c) noexcept nogil
@@ -441,6 +477,26 @@ cdef inline void _dots(fr_simd_level lv, const floating* b, const floating* q, f
         fr_dots_f64(lv, q, b, s, mq, mb, d)
 
 
+cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const floating* w,
+                                Py_ssize_t n, double qinv, floating bar) noexcept nogil:
+    """Bit j set (j < n <= 64) unless base row j is proven unable to reach bar, a cosine:
+    dot[j] * w[j] (w: the inverse norms of the base rows, rounded to the search's type) is
+    below bar / qinv widened by SIEVE relative and SIEVE_ABS absolute (fr_may_enter). The
+    filter of _heap_offer_dot keeps a row only if its x = dot * binv reaches T = bar / qinv
+    less 2 APPROX |T|; dot * w is within 2^-23 |x| + 2^-149 of x and the bound's
+    conversion to float within 2^-24 of it, all inside the widening: every row that filter
+    keeps is kept here. A zero query (qinv 0) keeps every row."""
+    cdef double t, lo
+    if qinv == 0:
+        return (<uint64_t> -1) >> (64 - n)
+    t = bar / qinv
+    lo = t - fabs(t) * SIEVE - SIEVE_ABS
+    if floating is float:
+        return fr_may_enter_f32(lv, dot, w, n, <float> lo)
+    else:
+        return fr_may_enter_f64(lv, dot, w, n, lo)
+
+
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
     """out[i] <- the squared norm of X[i], the dot product of X[i] with itself as the dense
     search computes it (so the two are equal)."""
@@ -462,18 +518,21 @@ def inv_norms(const floating[::1] sqnorms, double[::1] out):
 
 cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floating* B,
                                const floating* qa, const floating* ba, const double* binv,
-                               floating* out_sim, int64_t* out_idx, Py_ssize_t q0,
-                               Py_ssize_t mq, Py_ssize_t nb, Py_ssize_t d, Py_ssize_t k,
-                               Py_ssize_t block_b, bint exclude_self, floating* S,
+                               const floating* w, floating* out_sim, int64_t* out_idx,
+                               Py_ssize_t q0, Py_ssize_t mq, Py_ssize_t nb, Py_ssize_t d,
+                               Py_ssize_t k, Py_ssize_t block_b, bint exclude_self, floating* S,
                                Py_ssize_t* size) noexcept nogil:
     """Queries q0 .. q0 + mq - 1 of Q (rows of d features) against the nb rows of B: each
     one's k best (cos, j) into its row of out_sim / out_idx (k per row), sorted. The
     (mq x block_b) dot products of each block of B with _dots, offered to the query's heap
-    (_heap_offer_dot); with exclude_self, j == i is never a candidate. S (mq x block_b)
-    and size (mq) are scratch."""
-    cdef Py_ssize_t b0 = 0, mb, r, i, j
+    (_heap_offer_dot) once the heap is full only by the rows that pass the sieve
+    (_may_enter, 64 rows per call; w: binv in the search's type); with exclude_self,
+    j == i is never a candidate. S (mq x block_b) and size (mq) are scratch."""
+    cdef Py_ssize_t b0 = 0, mb, r, i, j, c0, n, chunk
     cdef double qinv
     cdef floating* row
+    cdef floating* hv
+    cdef uint64_t m
     for r in range(mq):
         size[r] = 0
     while b0 < nb:
@@ -482,11 +541,25 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
         for r in range(mq):
             i = q0 + r
             row = S + r * mb
+            hv = out_sim + i * k
             qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
-            for j in range(mb):
-                if not (exclude_self and b0 + j == i):
-                    _heap_offer_dot(out_sim + i * k, out_idx + i * k, &size[r], k, row[j],
-                                    qa[i], qinv, ba + b0, binv + b0, j, b0)
+            c0 = 0
+            chunk = 8 if b0 == 0 else 64
+            while c0 < mb:
+                if size[r] < k:     # filling the heap: every row enters
+                    n = 1
+                    m = 1
+                else:               # the next rows that may reach its root, 64 at a time
+                    n = min(chunk, mb - c0)   # (fewer while the root rises fast)
+                    chunk = min(2 * chunk, 64)
+                    m = _may_enter(lv, row + c0, w + b0 + c0, n, qinv, hv[0])
+                while m:            # _heap_offer_dot checks again, as the root rises
+                    j = c0 + FR_CTZ64(m)
+                    m &= m - 1
+                    if not (exclude_self and b0 + j == i):
+                        _heap_offer_dot(hv, out_idx + i * k, &size[r], k, row[j], qa[i],
+                                        qinv, ba + b0, binv + b0, j, b0)
+                c0 += n
         b0 = b0 + block_b
     for r in range(mq):
         _sort_heap(out_sim + (q0 + r) * k, out_idx + (q0 + r) * k, size[r])
@@ -505,11 +578,18 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
-    cdef Py_ssize_t blk, q0
+    cdef Py_ssize_t blk, q0, j
     cdef fr_simd_level lv = current_level()
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
+    cdef floating* w = <floating*> malloc(nb * sizeof(floating)) if floating is float \
+        else <floating*> &binv[0]
     cdef int failed[1]
+    if w == NULL:
+        raise MemoryError("fastrank: cannot allocate the inverse norms of the base")
+    if floating is float:
+        for j in range(nb):
+            w[j] = <float> binv[j]
     failed[0] = 0
     with nogil, parallel():
         S = <floating*> _scratch(block_q * block_b * sizeof(floating))
@@ -521,11 +601,13 @@ def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floatin
             if S == NULL or size == NULL:
                 continue
             q0 = blk * block_q
-            _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], &out_sim[0, 0],
-                          &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k, block_b,
-                          exclude_self, S, size)
+            _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], w,
+                          &out_sim[0, 0], &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k,
+                          block_b, exclude_self, S, size)
         _scratch_free(S)
         _scratch_free(size)
+    if floating is float:
+        free(w)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the similarity blocks")
 
@@ -538,7 +620,7 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     squared norms (sqnorms_dense) and B's inverse norms (inv_norms), then topk_dense's search
     with blocks of its own size (the results do not depend on them). The C API's search
     (fastrank._ext.capi); returns -1 when out of memory, else 0."""
-    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, j, q0, r
+    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, q0, r
     cdef fr_simd_level lv = current_level()
     cdef double* Qs = <double*> malloc(nq * d * sizeof(double))
     cdef double* Bs = <double*> malloc(nb * d * sizeof(double))
@@ -547,27 +629,22 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     cdef double* binv = <double*> malloc(nb * sizeof(double))
     cdef double* S = <double*> malloc(bq * bb * sizeof(double))
     cdef Py_ssize_t* size = <Py_ssize_t*> malloc(bq * sizeof(Py_ssize_t))
-    cdef double s
     cdef int status = -1
     if Qs != NULL and Bs != NULL and qa != NULL and ba != NULL and binv != NULL \
             and S != NULL and size != NULL:
         for i in range(nq + nb):
             if i < nq:
-                s = _pow2_scale(Q + i * d, d)
-                for j in range(d):
-                    Qs[i * d + j] = Q[i * d + j] * s
+                _scale_row(Q + i * d, Qs + i * d, d)
                 _dots(lv, Qs + i * d, Qs + i * d, qa + i, 1, 1, d)
             else:
                 r = i - nq
-                s = _pow2_scale(B + r * d, d)
-                for j in range(d):
-                    Bs[r * d + j] = B[r * d + j] * s
+                _scale_row(B + r * d, Bs + r * d, d)
                 _dots(lv, Bs + r * d, Bs + r * d, ba + r, 1, 1, d)
                 binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
         q0 = 0
         while q0 < nq:
-            _search_block(lv, Qs, Bs, qa, ba, binv, out_sim, out_idx, q0, min(bq, nq - q0), nb,
-                          d, k, bb, False, S, size)
+            _search_block(lv, Qs, Bs, qa, ba, binv, binv, out_sim, out_idx, q0,
+                          min(bq, nq - q0), nb, d, k, bb, False, S, size)
             q0 += bq
         status = 0
     free(Qs)

@@ -50,3 +50,26 @@ void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s, 
                  int64_t mb, int64_t d) {
     FR_DOTS_DISPATCH(float, f32)
 }
+
+#ifdef FR_X86
+#define FR_MAY_ENTER_DISPATCH(SFX)                                                  \
+    switch (fr_dots_path(level)) {                                                  \
+    case FR_SIMD_AVX512: return fr_may_enter_##SFX##_avx512(dot, w, n, lo);         \
+    case FR_SIMD_AVX2: return fr_may_enter_##SFX##_avx2(dot, w, n, lo);             \
+    default: return fr_may_enter_##SFX##_portable(dot, w, n, lo);                   \
+    }
+#else
+#define FR_MAY_ENTER_DISPATCH(SFX)                                                  \
+    (void) level;                                                                   \
+    return fr_may_enter_##SFX##_portable(dot, w, n, lo);
+#endif
+
+uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
+                          double lo) {
+    FR_MAY_ENTER_DISPATCH(f64)
+}
+
+uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
+                          float lo) {
+    FR_MAY_ENTER_DISPATCH(f32)
+}

@@ -19,6 +19,17 @@ void fr_dots_f64(fr_simd_level level, const double* q, const double* b, double* 
 void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s, int64_t mq,
                  int64_t mb, int64_t d);
 
+/* Which of n <= 64 base rows may rank among a query's best: bit j is set when
+   dot[j] * w[j] (rounded in the type of the search) is not below lo. With w the inverse
+   norms of the base rows, and lo a bound below the k-th best cosine divided by the inverse
+   norm of the query, widened by the roundings (see cosine_topk.pyx), the search's sieve
+   before its finer filter and the exact cosine (fr_cosine): it decides no result. The
+   level picks the code, as for the dot products. */
+uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
+                          double lo);
+uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
+                          float lo);
+
 /* The level whose code the dot products run at `level`: AVX-512 (F, DQ) from
    FR_SIMD_AVX512 on, AVX2 with FMA3, at FR_SIMD_POPCNT the portable sums with fma
    emulated (x86-64 CPUs without FMA3, whose C library computes fma in software), and at

@@ -10,9 +10,11 @@
 #ifdef FR_X86
 /* The same sums with 256-bit vectors: partial sums 0-7 are the lanes of one float
    vector, or of two double vectors (lanes 0-3, 4-7). A micro-kernel computes QR x BR
-   dot products at once (QR query rows, BR base rows: 8 independent accumulators for
-   the main block, enough to keep both FMA units busy); the features past the last
-   multiple of 8 go to lanes 0.. with scalar fma, as in the portable code. */
+   dot products at once (QR query rows, BR base rows: 8 independent accumulators or
+   more for the main block, enough to keep both FMA units busy; float32 takes 3 x 4, 12
+   accumulators and 7 loads per 12 fma: 40 % faster than 2 x 4 at 32 to 1 024
+   features); the features past the last multiple of 8 go to lanes 0.. with scalar fma,
+   as in the portable code. */
 #define FR_MICRO(NAME, T, V, N, LOAD, FMADD, STORE, ZERO, FMA, QR, BR)                  \
     __attribute__((target("avx2,fma"))) static inline void NAME(                        \
             const T* a, const T* b, T* s, int64_t ss, int64_t d) {                      \
@@ -57,12 +59,60 @@
             }                                                                           \
         }                                                                               \
     }
-#define FR_F32(NAME, QR, BR) FR_MICRO(NAME, float, __m256, 1, _mm256_loadu_ps,       \
-    _mm256_fmadd_ps, _mm256_storeu_ps, _mm256_setzero_ps, fmaf, QR, BR)
+/* float32: one vector of partial sums per dot product. The features past the last
+   multiple of 8 are loaded under a mask and their fma kept only in their lanes (lane l:
+   fma(a_f, b_f, p_l), the others untouched, as in the scalar code), and 4 dot products
+   are summed in registers in the order of FR_SUM8 (fr_sum8x4: the additions of the
+   same pairs) -- at few features the scalar sums cost more than the products. */
+__attribute__((target("avx2,fma"))) static inline __m128 fr_sum8x4(__m256 c0, __m256 c1,
+                                                                    __m256 c2, __m256 c3) {
+    /* hadd(c0, c1) = c0 p0+p1, p2+p3, c1 p0+p1, p2+p3 | the same of p4..p7; once more
+       with c2, c3: (p0+p1)+(p2+p3) of c0..c3 | (p4+p5)+(p6+p7) of c0..c3 */
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(c0, c1), _mm256_hadd_ps(c2, c3));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+#define FR_F32(NAME, QR, BR)                                                             \
+    __attribute__((target("avx2,fma"))) static inline void NAME(                         \
+            const float* a, const float* b, float* s, int64_t ss, int64_t d) {           \
+        __m256 c[QR][BR], x[QR], y, keep;                                                \
+        __m256i m;                                                                       \
+        float p[8];                                                                      \
+        int64_t f, u, r, d8 = d / 8 * 8;                                                 \
+        for (u = 0; u < (QR); u++)                                                       \
+            for (r = 0; r < (BR); r++) c[u][r] = _mm256_setzero_ps();                    \
+        for (f = 0; f < d8; f += 8) {                                                    \
+            for (u = 0; u < (QR); u++) x[u] = _mm256_loadu_ps(a + u * d + f);            \
+            for (r = 0; r < (BR); r++) {                                                 \
+                y = _mm256_loadu_ps(b + r * d + f);                                      \
+                for (u = 0; u < (QR); u++) c[u][r] = _mm256_fmadd_ps(x[u], y, c[u][r]);  \
+            }                                                                            \
+        }                                                                                \
+        if (d > d8) {                                                                    \
+            m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int) (d - d8)),                    \
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));           \
+            keep = _mm256_castsi256_ps(m);                                               \
+            for (u = 0; u < (QR); u++) x[u] = _mm256_maskload_ps(a + u * d + d8, m);     \
+            for (r = 0; r < (BR); r++) {                                                 \
+                y = _mm256_maskload_ps(b + r * d + d8, m);                               \
+                for (u = 0; u < (QR); u++)                                               \
+                    c[u][r] = _mm256_blendv_ps(c[u][r],                                  \
+                                               _mm256_fmadd_ps(x[u], y, c[u][r]), keep); \
+            }                                                                            \
+        }                                                                                \
+        for (u = 0; u < (QR); u++)                                                       \
+            for (r = 0; r + 4 <= (BR); r += 4)                                           \
+                _mm_storeu_ps(s + u * ss + r, fr_sum8x4(c[u][r], c[u][r + 1],            \
+                                                        c[u][r + 2], c[u][r + 3]));      \
+        for (u = 0; u < (QR); u++)                                                       \
+            for (r = (BR) / 4 * 4; r < (BR); r++) {                                      \
+                _mm256_storeu_ps(p, c[u][r]);                                            \
+                s[u * ss + r] = FR_SUM8(p);                                              \
+            }                                                                            \
+    }
 #define FR_F64(NAME, QR, BR) FR_MICRO(NAME, double, __m256d, 2, _mm256_loadu_pd,     \
     _mm256_fmadd_pd, _mm256_storeu_pd, _mm256_setzero_pd, fma, QR, BR)
-FR_F32(fr_f32_2x4, 2, 4)
-FR_F32(fr_f32_2x1, 2, 1)
+FR_F32(fr_f32_3x4, 3, 4)
+FR_F32(fr_f32_3x1, 3, 1)
 FR_F32(fr_f32_1x4, 1, 4)
 FR_F32(fr_f32_1x1, 1, 1)
 FR_F64(fr_f64_2x2, 2, 2)
@@ -73,10 +123,28 @@ FR_F64(fr_f64_1x1, 1, 1)
 FR_F32(fr_f32_4x1, 4, 1)
 FR_F64(fr_f64_4x1, 4, 1)
 FR_F64(fr_f64_1x3, 1, 3)
-FR_DOTS_BLOCKED(fr_dots_f32_avx2, FR_TARGET_AVX2_FMA, float, 2, 4, fr_f32_2x4, fr_f32_2x1,
+FR_DOTS_BLOCKED(fr_dots_f32_avx2, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3x4, fr_f32_3x1,
                 fr_f32_1x4, fr_f32_1x1)
 FR_DOTS_BLOCKED(fr_dots_f64_avx2, FR_TARGET_AVX2_FMA, double, 2, 2, fr_f64_2x2, fr_f64_2x1,
                 fr_f64_1x2, fr_f64_1x1)
+/* fr_may_enter (cosine.h): a vector of rows at a time, the last n % (its width) rows in
+   portable code */
+#define FR_MAY_ENTER_AVX2(NAME, T, W, V, LOAD, MUL, SET1, CMP, MOVEMASK)                    \
+    FR_TARGET_AVX2_FMA static uint64_t NAME(const T* dot, const T* w, int64_t n, T lo) {    \
+        const V t = SET1(lo);                                                               \
+        uint64_t m = 0;                                                                     \
+        int64_t j;                                                                          \
+        for (j = 0; j + (W) <= n; j += (W))                                                 \
+            m |= (uint64_t) MOVEMASK(CMP(MUL(LOAD(dot + j), LOAD(w + j)), t, _CMP_GE_OQ))   \
+                 << j;                                                                      \
+        return j < n ? m | NAME##_tail(dot + j, w + j, n - j, lo) << j : m;                 \
+    }
+#define fr_may_enter_f64_avx2_tail fr_may_enter_f64_portable
+#define fr_may_enter_f32_avx2_tail fr_may_enter_f32_portable
+FR_MAY_ENTER_AVX2(fr_may_enter_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _mm256_mul_pd,
+                  _mm256_set1_pd, _mm256_cmp_pd, _mm256_movemask_pd)
+FR_MAY_ENTER_AVX2(fr_may_enter_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_mul_ps,
+                  _mm256_set1_ps, _mm256_cmp_ps, _mm256_movemask_ps)
 #endif
 
 #endif

@@ -189,6 +189,23 @@ FR_TARGET_AVX512_FMA static void fr_dots_f32_avx512(const float* q, const float*
     free(pk);
     free(acc);
 }
+/* fr_may_enter (cosine.h): a vector of rows at a time, the last ones under a mask */
+#define FR_MAY_ENTER_AVX512(NAME, T, W, K, LOAD, MUL, SET1, CMP)                            \
+    FR_TARGET_AVX512_FMA static uint64_t NAME(const T* dot, const T* w, int64_t n, T lo) {  \
+        uint64_t m = 0;                                                                     \
+        int64_t j;                                                                          \
+        K live;                                                                             \
+        for (j = 0; j < n; j += (W)) {                                                      \
+            live = (K) (n - j >= (W) ? (1u << (W)) - 1 : (1u << (n - j)) - 1);              \
+            m |= (uint64_t) CMP(live, MUL(LOAD(live, dot + j), LOAD(live, w + j)),          \
+                                SET1(lo), _CMP_GE_OQ) << j;                                 \
+        }                                                                                   \
+        return m;                                                                           \
+    }
+FR_MAY_ENTER_AVX512(fr_may_enter_f64_avx512, double, 8, __mmask8, _mm512_maskz_loadu_pd,
+                    _mm512_mul_pd, _mm512_set1_pd, _mm512_mask_cmp_pd_mask)
+FR_MAY_ENTER_AVX512(fr_may_enter_f32_avx512, float, 16, __mmask16, _mm512_maskz_loadu_ps,
+                    _mm512_mul_ps, _mm512_set1_ps, _mm512_mask_cmp_ps_mask)
 FR_DOTS_BLOCKED(fr_dots_f64_avx512, FR_TARGET_AVX512_FMA, double, 4, 3, fr_f64_4x3_512,
                 fr_f64_4x1, fr_f64_1x3, fr_f64_1x1)
 #endif

@@ -29,6 +29,16 @@
             }                                                                               \
         }                                                                                   \
     }
+/* fr_may_enter (cosine.h) in portable C */
+#define FR_MAY_ENTER(NAME, T)                                                               \
+    static uint64_t NAME(const T* dot, const T* w, int64_t n, T lo) {                       \
+        uint64_t m = 0;                                                                     \
+        int64_t j;                                                                          \
+        for (j = 0; j < n; j++) m |= (uint64_t) (dot[j] * w[j] >= lo) << j;                \
+        return m;                                                                           \
+    }
+FR_MAY_ENTER(fr_may_enter_f64_portable, double)
+FR_MAY_ENTER(fr_may_enter_f32_portable, float)
 FR_DOTS(fr_dots_f64_portable, double, fma)
 FR_DOTS(fr_dots_f32_portable, float, fmaf)
 #ifdef FR_X86
