@@ -168,13 +168,15 @@ def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch, simd_pa
 def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
     """Each row times 2^-e, e the exponent of its largest absolute value (frexp: that value
     lands in [1/2, 1)), dense and CSR: against NumPy's frexp, with the largest magnitude
-    negative, positive, tied in both signs, subnormal (float32), beside a -0, in a zero
-    row, at every position of rows of 1 to 70 values."""
+    negative, positive, tied in both signs, subnormal (float32 and float64: a shift past
+    2^1023), beside a -0, in a zero row, at every position of rows of 1 to 70 values."""
     from fastrank._ext import cosine_topk as kernel
     rng = np.random.default_rng(4)
     tiny = np.finfo(np.float32).smallest_subnormal   # subnormal in float32
+    tiny64 = np.finfo(np.float64).smallest_subnormal
     rows = [np.zeros(5), np.array([-0.0, 0.0]), np.array([-3.0, 3.0]), np.array([-0.0, -2.5]),
-            np.array([tiny, -3 * tiny, 0.0]), np.array([np.finfo(dtype).max, 1.0])]
+            np.array([tiny, -3 * tiny, 0.0]), np.array([np.finfo(dtype).max, 1.0]),
+            np.array([tiny64, -7 * tiny64, 0.0]), np.array([1e-310, -2e-320])]
     for m in range(1, 71):
         x = rng.standard_normal(m) * 10.0 ** rng.integers(-30, 30)
         x[rng.integers(m)] *= -100                 # the largest magnitude, negative
@@ -184,7 +186,7 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
         x = x.astype(dtype)[None, :]
         x64 = x.astype(np.float64)
         top = np.abs(x64).max()
-        ref = (x64 * (np.ldexp(1.0, -np.frexp(top)[1]) if top > 0 else 0.0)).astype(dtype)
+        ref = np.ldexp(x64, -np.frexp(top)[1] if top > 0 else 0).astype(dtype)
         out = np.empty_like(x)
         kernel.scale_dense(x, out)
         np.testing.assert_array_equal(out, ref)
@@ -903,3 +905,20 @@ def test_mlknn_without_evidence_predicts_by_the_prior():
     query = np.array([[1.0, 0, 0.01]])
     assert model.decision_function(query)[0, 0] == pytest.approx(0.25)
     assert model.predict(query)[0, 0] == 0
+
+
+def test_rows_of_subnormal_values_have_their_cosines():
+    """A float64 row whose values are all subnormal (its scaling needs a power of two past
+    2^1023) has the cosines NumPy gives the same row scaled up exactly, dense and CSR."""
+    from fastrank import topk_cosine
+    tiny = np.finfo(np.float64).smallest_subnormal
+    X = np.array([[3 * tiny, 4 * tiny, 0.0], [3.0, 4.0, 0.0], [0.0, 1.0, 1.0],
+                  [1e-310, -2e-310, 5e-311]])
+    scaled = np.ldexp(X, -np.frexp(np.abs(X).max(axis=1, keepdims=True))[1])
+    unit = scaled / np.linalg.norm(scaled, axis=1, keepdims=True)
+    ref = unit @ unit.T
+    for Q in (X, sp.csr_matrix(X)):
+        sim, idx = topk_cosine(Q, Q, None)
+        assert np.isfinite(sim).all()
+        np.testing.assert_allclose(np.take_along_axis(ref, idx, axis=1), sim, rtol=1e-12,
+                                   atol=1e-15)

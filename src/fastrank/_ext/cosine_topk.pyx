@@ -348,11 +348,11 @@ cdef inline void _heap_offer_dot(floating* hv, int64_t* hi, Py_ssize_t* size, Py
 
 # ---- row scaling and squared norms ----------------------------------------------------------
 
-cdef inline double _pow2_scale(const floating* x, Py_ssize_t m) noexcept nogil:
-    """The power of two 2^-e that brings max |x[0..m)| into [1/2, 1); 0 for a zero vector.
-    Multiplying by it is exact (barring underflow below the smallest normal number). The
-    maximum is taken on the bit patterns with the sign cleared, which order as the
-    absolute values of finite numbers do (an integer maximum: the compiler vectorizes it)."""
+cdef inline int _pow2_shift(const floating* x, Py_ssize_t m) noexcept nogil:
+    """The exponent -e of the power of two 2^-e that brings max |x[0..m)| into [1/2, 1); 0
+    for a zero vector. The maximum is taken on the bit patterns with the sign cleared, which
+    order as the absolute values of finite numbers do (an integer maximum: the compiler
+    vectorizes it)."""
     cdef Py_ssize_t j
     cdef int32_t b32, top32 = 0
     cdef int64_t b64, top64 = 0
@@ -373,17 +373,26 @@ cdef inline double _pow2_scale(const floating* x, Py_ssize_t m) noexcept nogil:
             top64 = b64 if b64 > top64 else top64
         memcpy(&top, &top64, 8)
     if top == 0:
-        return 0.0
+        return 0
     frexp(top, &e)
-    return ldexp(1.0, -e)
+    return -e
 
 
 cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noexcept nogil:
-    """out[0..m) <- x[0..m) times _pow2_scale(x, m)."""
+    """out[0..m) <- x[0..m) times 2^_pow2_shift(x, m), exactly (barring underflow below the
+    smallest normal number). A float64 row whose largest magnitude is subnormal needs a
+    shift past 2^1023, the largest power of two a double holds: it is applied in two exact
+    steps."""
     cdef Py_ssize_t j
-    cdef double s = _pow2_scale(x, m)
-    for j in range(m):
-        out[j] = <floating> (x[j] * s)
+    cdef int shift = _pow2_shift(x, m)
+    cdef double s = ldexp(1.0, shift), low
+    if shift <= 1000:
+        for j in range(m):
+            out[j] = <floating> (x[j] * s)
+    else:
+        low, s = ldexp(1.0, shift - 1000), ldexp(1.0, 1000)
+        for j in range(m):
+            out[j] = <floating> (x[j] * low * s)
 
 
 def scale_dense(const floating[:, ::1] X, floating[:, ::1] out):
