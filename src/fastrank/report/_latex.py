@@ -2,16 +2,18 @@
 """
 import re
 
-from .._vocabulary import TIE_NAMES, best_mask, metric_name
-from ..metrics import ESTIMATED_KEYS
+from .._vocabulary import TIE_NAMES, metric_name
 from ..study import display_name
-from ._tables import _compares_ordinal, _sd, _stat, few_datasets_warning
+from ._tables import _stat, few_datasets_warning, ranking_type_tables
 
 
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                 "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                 "^": r"\textasciicircum{}", "≡": r"$\equiv$", "α": r"$\alpha$",
-                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$"}
+                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$",
+                "†": r"$^{\dagger}$"}
+#: a significance mark as a LaTeX superscript
+_TEX_MARKS = {"*": "*", "†": r"\dagger"}
 
 
 def tex_escape(text):
@@ -42,6 +44,19 @@ def _tex_table(caption, label, header, rows, align):
     lines += [" & ".join(row) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def _latex(table, label):
+    """A :class:`Table` as a booktabs table: its title and note as the caption, a best value
+    in bold, a significance mark as a superscript."""
+    rows = table.cells(tex_escape, strong=lambda v: rf"\textbf{{{v}}}",
+                       mark=rf"$^{{{_TEX_MARKS[table.mark]}}}$", tilde=r"$\sim$",
+                       pm=tex_escape(" ± "))
+    caption = re.sub(r"\$\\alpha\$ = ([0-9.e+-]*[0-9])", r"$\\alpha = \1$",  # one formula
+                     tex_escape(f"{table.title}. {table.note}"))
+    return _tex_table(caption, label,
+                      [tex_escape(h) for h in table.header], rows,
+                      "l" + "r" * (len(table.header) - 1))
 
 
 def _tex_label(text):
@@ -86,31 +101,9 @@ def render_latex(result, alpha=0.05):
     (4, 4)
     """
     parts = [_tex_head("results.json", "mean +- sd over the folds, best value per row in bold")]
-    names = [tex_escape(display_name(c)) for c in result.classifiers]
-    name = str(result.dataset.get("name", ""))
-    compare = _compares_ordinal(result)
-    for t in result.ties:
-        rows = []
-        for m in result.metrics:
-            vals = [result.fold_values(c, t, m) for c in result.classifiers]
-            best = best_mask([v.mean() for v in vals], m)
-            cells = [tex_escape(metric_name(m))]
-            for c, v, b in zip(result.classifiers, vals, best):
-                mean = f"{v.mean():.4f}"
-                mark = (r"$^{\dagger}$" if compare and t != "ordinal"
-                        and result.ttest(c, m, t, alpha).significant else "")
-                tilde = r"$\sim$" if t == "expected" and m in ESTIMATED_KEYS else ""
-                cells.append(tilde + (rf"\textbf{{{mean}}}" if b else mean)
-                             + rf" $\pm$ {_sd(v):.4f}" + mark)
-            rows.append(cells)
-        caption = (f"{tex_escape(name)}: mean $\\pm$ sd over {result.folds} folds under the "
-                   f"{TIE_NAMES[t].lower()} ranking. Bold: the best classifier of each "
-                   f"metric.")
-        if compare and t != "ordinal":
-            caption += (f" $^{{\\dagger}}$: differs significantly from the ordinal ranking "
-                        f"(paired two-tailed t-test over the folds, $\\alpha = {alpha:g}$).")
-        parts.append(_tex_table(caption, f"tab:{_tex_label(name)}-{t}",
-                                ["Metric", *names], rows, "l" + "r" * len(names)))
+    label = _tex_label(result.dataset.get("name", ""))
+    parts += [_latex(table, f"tab:{label}-{t}")
+              for t, table in zip(result.ties, ranking_type_tables(result, alpha))]
     return "\n".join(parts)
 
 
