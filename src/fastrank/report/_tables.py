@@ -22,6 +22,8 @@ MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r
 PARTIAL_ORDER_TITLE = "Ordinal against the other ranking types (paired t-tests)"
 #: the title of the recommendation (melotti2009 Table 5.3)
 RECOMMENDATION_TITLE = "Ranking types to use per metric"
+#: the start of the titles of a benchmark's average ranks, one table per ranking type
+AVERAGE_RANKS_TITLE = "Average ranks"
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,8 @@ def ranking_type_tables(result: StudyResult, alpha: float = 0.05) -> list[Table]
     :attr:`Cell.best`, and under a type other than ordinal a value that differs
     significantly from the same classifier's ordinal value (the study's paired two-tailed
     t-test at ``alpha``) is :attr:`Cell.significant`, marked ``†``. The cut of a paper's
-    tables (:func:`fastrank.report.render_latex`).
+    tables (:func:`fastrank.report.render_latex`); the Markdown and HTML reports show the
+    same values per classifier instead (:func:`tables`).
 
     Returns
     -------
@@ -202,7 +205,7 @@ def ranking_type_tables(result: StudyResult, alpha: float = 0.05) -> list[Table]
                      f"t-test over the folds, α = {alpha:g}).")
         out.append(Table(f"{name}: mean ± sd over {result.folds} folds under the "
                          f"{TIE_NAMES[t].lower()} ranking",
-                         ["Metric", *(display_name(c) for c in result.classifiers)], rows,
+                         ["metric", *(display_name(c) for c in result.classifiers)], rows,
                          note=note, mark="†"))
     return out
 
@@ -395,17 +398,20 @@ def benchmark_tables(bench, alpha=0.05):
         rows = []
         for m in bench.metrics:
             res = bench.friedman(m, t, alpha)
-            rows.append([metric_name(m)] + [f"{r:.2f}" for r in res.mean_ranks]
+            best = res.mean_ranks == res.mean_ranks.min()
+            rows.append([metric_name(m)]
+                        + [Cell(f"{r:.2f}", best=b) for r, b in zip(res.mean_ranks, best)]
                         + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), _stat(res.f),
-                           _p(res.f_pvalue) + ("*" if res.significant else "")])
+                           Cell(_p(res.f_pvalue), significant=res.significant)])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         out.append(Table(
-            f"Average ranks: {TIE_NAMES[t].lower()} ranking",
+            f"{AVERAGE_RANKS_TITLE}: {TIE_NAMES[t].lower()} ranking",
             ["metric", *names, "χ²", "p (χ²)", "F", "p (F)"],
             rows, note=f"Rank of each classifier's mean over the folds on each of the {n} "
                        "data sets (1 = the most favourable value), averaged over the data "
-                       f"sets. χ²: Friedman statistic, χ²({res0.df[0]}); F: Iman–Davenport "
-                       f"statistic, F({res0.df[0]}, {res0.df[1]}), the test that decides "
+                       f"sets; the best in bold. χ²: Friedman statistic, χ²({res0.df[0]}); "
+                       f"F: Iman–Davenport statistic, F({res0.df[0]}, {res0.df[1]}), the test "
+                       "that decides "
                        f"(* p < {alpha:g}); F = ∞ when every data set ranks the "
                        "classifiers alike, and its p-value is then the exact chance of that "
                        "under the null hypothesis. "
