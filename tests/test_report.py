@@ -625,7 +625,7 @@ def test_cell_flags_are_marked_in_each_format():
         "x_1     0.5000 ± 0.0100", "y       ~0.2500 ± 0.0200†", "z       3.00†"]
     tex = _latex(table, "tab:t").splitlines()
     assert tex[3] == r"\caption{T. N}"
-    assert tex[7:12] == [r"metric & a|b \\", r"\midrule",
+    assert tex[7:12] == [r"Metric & a|b \\", r"\midrule",  # the stub head capitalised
                          r"x\_1 & \textbf{0.5000} $\pm$ 0.0100 \\",
                          r"y & $\sim$0.2500 $\pm$ 0.0200$^{\dagger}$ \\",
                          r"z & \textbf{3.00}$^{\dagger}$ \\"]
