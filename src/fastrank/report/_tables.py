@@ -31,7 +31,16 @@ class Cell:
     """A numeric cell: its formatted ``value``, an optional ``sd`` (shown ``value ± sd``)
     and flags that each format marks in its own syntax: ``best`` (the value in bold; plain
     on a terminal), ``significant`` (the table's mark after the cell) and ``estimated``
-    (``~`` before it: a Monte-Carlo estimate)."""
+    (``~`` before it: a Monte-Carlo estimate).
+
+    Examples
+    --------
+    >>> from fastrank.report import Cell, Table
+    >>> table = Table("Toy", ["metric", "kNN"],
+    ...               [["coverage", Cell("1.5000", "0.1000", best=True, significant=True)]])
+    >>> table.markdown().splitlines()[-1], table.text().splitlines()[-1]
+    ('| coverage | **1.5000** ± 0.1000* |', 'coverage  1.5000 ± 0.1000*')
+    """
 
     value: str
     sd: str = ""
