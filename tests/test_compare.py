@@ -21,7 +21,7 @@ from fastrank.study.compare import BenchmarkResult, run_benchmark
 from fastrank.datasets import load
 from fastrank.metrics import METRIC_KEYS
 from fastrank.report import (BENCHMARK_FILES, benchmark_tables, render_benchmark_latex,
-                             write_benchmark)
+                             render_benchmark_markdown, write_benchmark)
 from fastrank.study import LOWER_IS_BETTER, STUDY_TIES, StudyResult, run_study
 
 CLFS = ("knn", "mlknn", "vgram")
@@ -226,11 +226,10 @@ def test_data_sets_that_all_rank_alike_show_an_infinite_f_readably():
     assert res.f == np.inf and res.f_pvalue == pytest.approx(6.0 ** -3)
     table = benchmark_tables(b)[2]
     assert table.title == "Average ranks: ordinal ranking"
-    row = table.rows[METRIC_KEYS.index("average_precision")]
+    row = table.cells()[METRIC_KEYS.index("average_precision")]
     assert row[1:] == ["1.00", "2.00", "3.00", "8.00", f"{ss.chi2.sf(8, 2):.3g}", "∞",
                        f"{6.0 ** -3:.3g}*"]
-    from fastrank.report import (benchmark_figure_specs, render_benchmark_html,
-                                 render_benchmark_markdown)
+    from fastrank.report import benchmark_figure_specs, render_benchmark_html
     for text in (render_benchmark_markdown(b), render_benchmark_html(b, figures=[]),
                  *(spec.caption for spec in benchmark_figure_specs(b))):
         assert "inf" not in text.replace("infinite", "")
@@ -281,6 +280,28 @@ def test_benchmark_latex_ranks_and_tables(bench):
     md = "\n".join(t.markdown() for t in benchmark_tables(bench))
     assert "Average ranks: dense ranking" in md and "Wilcoxon–Holm" in md
     assert "Cells whose best classifier changes" in md
+
+
+def test_benchmark_average_ranks_share_one_table_in_every_format(bench):
+    """tables.md and tables.tex show the same average-rank tables: the same cells, the best
+    (lowest) rank in bold in both, the significant Iman–Davenport p-value starred in both,
+    and the table's note as the LaTeX caption."""
+    md = render_benchmark_markdown(bench)
+    tex = render_benchmark_latex(bench)
+    for t, rows in zip(STUDY_TIES, latex_rows(tex)):
+        assert f"\\caption{{Average ranks: {t} ranking. Rank of each classifier's" in tex
+        for m, row in zip(METRIC_KEYS, rows):
+            res = bench.friedman(m, t)
+            best = res.mean_ranks == res.mean_ranks.min()
+            ranks = [f"**{r:.2f}**" if b else f"{r:.2f}" for r, b in zip(res.mean_ranks, best)]
+            star = "*" if res.f_pvalue < 0.05 else ""
+            f = "∞" if np.isinf(res.f) else f"{res.f:.2f}"
+            assert (f"| {_vocabulary.metric_name(m)} | " + " | ".join(ranks)
+                    + f" | {res.chi2:.2f} | {res.chi2_pvalue:.3g} | {f} | "
+                    f"{res.f_pvalue:.3g}{star} |") in md
+            assert row[1:4] == [r.replace("**", r"\textbf{", 1).replace("**", "}")
+                                for r in ranks]
+            assert row[-1] == f"{res.f_pvalue:.3g}" + (r"$^{*}$" if star else "")
 
 
 def test_benchmark_latex_head_names_benchmark_json(bench):

@@ -607,6 +607,30 @@ def test_latex_head_names_its_source_and_content(small_study):
                     "per row in bold."]
 
 
+def test_cell_flags_are_marked_in_each_format():
+    """One table of cells, each format marking best, significant and estimated its own way."""
+    from fastrank.report import Cell, Table
+    from fastrank.report._latex import _latex
+    table = Table("T", ["metric", "a|b"],
+                  [["x_1", Cell("0.5000", "0.0100", best=True)],
+                   ["y", Cell("0.2500", "0.0200", significant=True, estimated=True)],
+                   ["z", Cell("3.00", best=True, significant=True)]], note="N", mark="†")
+    assert table.markdown().splitlines()[4:] == [
+        "| metric | a\\|b |", "|---|---|", "| x_1 | **0.5000** ± 0.0100 |",
+        "| y | ~0.2500 ± 0.0200† |", "| z | **3.00**† |"]
+    assert ("<tr><td>x_1</td><td><b>0.5000</b> ± 0.0100</td></tr>"
+            "<tr><td>y</td><td>~0.2500 ± 0.0200†</td></tr>"
+            "<tr><td>z</td><td><b>3.00</b>†</td></tr>") in table.html()
+    assert table.text().splitlines()[3:6] == [
+        "x_1     0.5000 ± 0.0100", "y       ~0.2500 ± 0.0200†", "z       3.00†"]
+    tex = _latex(table, "tab:t").splitlines()
+    assert tex[3] == r"\caption{T. N}"
+    assert tex[7:12] == [r"Metric & a|b \\", r"\midrule",  # the stub head capitalised
+                         r"x\_1 & \textbf{0.5000} $\pm$ 0.0100 \\",
+                         r"y & $\sim$0.2500 $\pm$ 0.0200$^{\dagger}$ \\",
+                         r"z & \textbf{3.00}$^{\dagger}$ \\"]
+
+
 def test_tex_escape():
     from fastrank.report import tex_escape
     assert tex_escape("a_b & 50% {x} #1 $ ~ ^ \\") == (

@@ -1,11 +1,12 @@
 """Render a :class:`fastrank.study.StudyResult` as Markdown tables, a terminal summary and a
 self-contained HTML report with vector figures, and write a study's output set.
 
-Each table is built once (:func:`tables`) and rendered to either format. The figures
-(:func:`figure_specs`) are drawn with matplotlib (the ``report`` extra) as SVG, inlined in
-``report.html``, and also written as ``figures/NAME.svg`` and ``figures/NAME.pdf`` for a
-paper. Without matplotlib the HTML report keeps every table and caption and says where each
-figure would be.
+Each table is built once (:func:`tables`, :func:`ranking_type_tables`) and rendered to
+each format; a :class:`Cell` carries the flags (best, significant) each format marks in its
+own syntax. The figures (:func:`figure_specs`) are drawn with matplotlib (the ``report``
+extra) as SVG, inlined in ``report.html``, and also written as ``figures/NAME.svg`` and
+``figures/NAME.pdf`` for a paper. Without matplotlib the HTML report keeps every table and
+caption and says where each figure would be.
 
 Conventions of the figures:
 
@@ -27,13 +28,14 @@ from .._vocabulary import METRIC_NAMES, TIE_NAMES, direction, metric_name
 from ._figures import FigureSpec, benchmark_figure_specs, figure_specs, interval, render_figures
 from ._html import render_benchmark_html, render_html
 from ._latex import render_benchmark_latex, render_latex, tex_escape
-from ._tables import MAIN_METRICS, Table, benchmark_tables, tables
+from ._tables import MAIN_METRICS, Cell, Table, benchmark_tables, ranking_type_tables, tables
 from ._text import REPORT_LINE, benchmark_summary, render_benchmark_markdown, render_markdown, \
     terminal_summary
 from ._write import BENCHMARK_FILES, FIGURES_DIR, OUTPUT_FILES, check_output_dir, \
     write_benchmark, write_study
 
-__all__ = ["write_study", "tables", "Table", "render_markdown", "terminal_summary",
+__all__ = ["write_study", "tables", "Table", "Cell", "ranking_type_tables", "render_markdown",
+           "terminal_summary",
            "figure_specs", "FigureSpec", "render_figures", "render_html", "render_latex",
            "tex_escape", "interval", "write_benchmark", "benchmark_tables",
            "benchmark_figure_specs", "render_benchmark_markdown", "render_benchmark_latex",

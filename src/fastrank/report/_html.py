@@ -8,8 +8,8 @@ from .._vocabulary import TIE_NAMES
 from ..study import StudyResult, display_name
 from ._figures import FigureSpec, _render_specs, benchmark_figure_specs, metric_figures_note, \
     render_figures
-from ._tables import PARTIAL_ORDER_TITLE, RECOMMENDATION_TITLE, Table, benchmark_tables, \
-    few_datasets_warning, tables
+from ._tables import AVERAGE_RANKS_TITLE, PARTIAL_ORDER_TITLE, RECOMMENDATION_TITLE, Table, \
+    benchmark_tables, few_datasets_warning, tables
 
 
 _CSS = """
@@ -184,7 +184,7 @@ def render_benchmark_html(bench, alpha=0.05, figures=None, built=None):
         intro.append("<p class='placeholder'><strong>Figures omitted: matplotlib is not "
                       "installed (pip install 'fastrank-mlc[report]').</strong></p>")
     by_title = {t.title: t for t in built}
-    ranks = [t.html() for t in built if t.title.startswith("Average ranks")]
+    ranks = [t.html() for t in built if t.title.startswith(AVERAGE_RANKS_TITLE)]
     return _page("fastrank tie study on many data sets", intro, [
         ("Data and configuration",
          [by_title["Data sets"].html(), by_title["Configuration"].html()], []),

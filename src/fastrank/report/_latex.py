@@ -2,16 +2,19 @@
 """
 import re
 
-from .._vocabulary import TIE_NAMES, best_mask, metric_name
-from ..metrics import ESTIMATED_KEYS
-from ..study import display_name
-from ._tables import _compares_ordinal, _sd, _stat, few_datasets_warning
+from ._tables import AVERAGE_RANKS_TITLE, benchmark_tables, few_datasets_warning, \
+    ranking_type_tables
 
 
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                 "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                 "^": r"\textasciicircum{}", "≡": r"$\equiv$", "α": r"$\alpha$",
-                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$"}
+                "τ": r"$\tau$", "±": r"$\pm$", "−": "--", "∞": r"$\infty$",
+                "†": r"$^{\dagger}$", "χ²": r"$\chi^2$", "χ": r"$\chi$", "–": "--",
+                "—": "---", "<": r"$<$", ">": r"$>$"}
+_TEX_PATTERN = re.compile("|".join(map(re.escape, sorted(_TEX_SPECIAL, key=len, reverse=True))))
+#: a significance mark as a LaTeX superscript
+_TEX_MARKS = {"*": "*", "†": r"\dagger"}
 
 
 def tex_escape(text):
@@ -29,8 +32,10 @@ def tex_escape(text):
     --------
     >>> print(tex_escape("F1 (macro, category) & 50% of C_j"))
     F1 (macro, category) \\& 50\\% of C\\_j
+    >>> print(tex_escape("χ² < 3.2 – α"))
+    $\\chi^2$ $<$ 3.2 -- $\\alpha$
     """
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+    return _TEX_PATTERN.sub(lambda found: _TEX_SPECIAL[found.group()], str(text))
 
 
 def _tex_table(caption, label, header, rows, align):
@@ -42,6 +47,20 @@ def _tex_table(caption, label, header, rows, align):
     lines += [" & ".join(row) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def _latex(table, label, extra=""):
+    """A :class:`Table` as a booktabs table: its title, note and ``extra`` (LaTeX) as the
+    caption, the first column's head capitalised, a best value in bold, a significance mark
+    as a superscript."""
+    rows = table.cells(tex_escape, strong=lambda v: rf"\textbf{{{v}}}",
+                       mark=rf"$^{{{_TEX_MARKS[table.mark]}}}$", tilde=r"$\sim$",
+                       pm=tex_escape(" ± "))
+    caption = re.sub(r"\$\\alpha\$ = ([0-9.e+-]*[0-9])", r"$\\alpha = \1$",  # one formula
+                     tex_escape(f"{table.title}. {table.note}"))
+    head = [table.header[0].capitalize(), *table.header[1:]]
+    return _tex_table(" ".join(filter(None, (caption, extra))), label,
+                      [tex_escape(h) for h in head], rows, "l" + "r" * (len(head) - 1))
 
 
 def _tex_label(text):
@@ -86,40 +105,19 @@ def render_latex(result, alpha=0.05):
     (4, 4)
     """
     parts = [_tex_head("results.json", "mean +- sd over the folds, best value per row in bold")]
-    names = [tex_escape(display_name(c)) for c in result.classifiers]
-    name = str(result.dataset.get("name", ""))
-    compare = _compares_ordinal(result)
-    for t in result.ties:
-        rows = []
-        for m in result.metrics:
-            vals = [result.fold_values(c, t, m) for c in result.classifiers]
-            best = best_mask([v.mean() for v in vals], m)
-            cells = [tex_escape(metric_name(m))]
-            for c, v, b in zip(result.classifiers, vals, best):
-                mean = f"{v.mean():.4f}"
-                mark = (r"$^{\dagger}$" if compare and t != "ordinal"
-                        and result.ttest(c, m, t, alpha).significant else "")
-                tilde = r"$\sim$" if t == "expected" and m in ESTIMATED_KEYS else ""
-                cells.append(tilde + (rf"\textbf{{{mean}}}" if b else mean)
-                             + rf" $\pm$ {_sd(v):.4f}" + mark)
-            rows.append(cells)
-        caption = (f"{tex_escape(name)}: mean $\\pm$ sd over {result.folds} folds under the "
-                   f"{TIE_NAMES[t].lower()} ranking. Bold: the best classifier of each "
-                   f"metric.")
-        if compare and t != "ordinal":
-            caption += (f" $^{{\\dagger}}$: differs significantly from the ordinal ranking "
-                        f"(paired two-tailed t-test over the folds, $\\alpha = {alpha:g}$).")
-        parts.append(_tex_table(caption, f"tab:{_tex_label(name)}-{t}",
-                                ["Metric", *names], rows, "l" + "r" * len(names)))
+    label = _tex_label(result.dataset.get("name", ""))
+    parts += [_latex(table, f"tab:{label}-{t}")
+              for t, table in zip(result.ties, ranking_type_tables(result, alpha))]
     return "\n".join(parts)
 
 
-def render_benchmark_latex(bench, alpha=0.05):
-    """The average-rank tables of a benchmark as LaTeX (booktabs): one per ranking type,
-    rows the metrics, columns the classifiers' average ranks over the data sets (the best,
-    lowest, in bold), the Friedman χ² and the Iman–Davenport F with their p-values. Each data set's
-    mean ± sd
-    tables are in its own folder (:func:`render_latex`).
+def render_benchmark_latex(bench, alpha=0.05, built=None):
+    """The average-rank tables of a benchmark as LaTeX (booktabs), those of
+    :func:`benchmark_tables` (``built``, that list at the same ``alpha``; built here when
+    None): one per ranking type, rows the metrics, columns the classifiers' average ranks
+    over the data sets (the best, lowest, in bold), the Friedman χ² and the Iman–Davenport F
+    with their p-values; the warning of :func:`few_datasets_warning` ends each caption. Each
+    data set's mean ± sd tables are in its own folder (:func:`render_latex`).
 
     Returns
     -------
@@ -128,31 +126,9 @@ def render_benchmark_latex(bench, alpha=0.05):
         empty tables are not written for fewer than two data sets or classifiers.
     """
     parts = [_tex_head("benchmark.json", "average ranks over the data sets, best per row in bold")]
-    if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
-        return "\n".join(parts)
-    names = [tex_escape(display_name(c)) for c in bench.classifiers]
-    n = len(bench.datasets)
-    for t in bench.ties:
-        rows = []
-        for m in bench.metrics:
-            res = bench.friedman(m, t, alpha)
-            best = res.mean_ranks == res.mean_ranks.min()
-            rows.append([tex_escape(metric_name(m))]
-                        + [rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
-                           for r, b in zip(res.mean_ranks, best)]
-                        + [f"{res.chi2:.2f}", f"{res.chi2_pvalue:.3g}", tex_escape(_stat(res.f)),
-                           f"{res.f_pvalue:.3g}" + (r"$^{*}$" if res.significant else "")])
-        res0 = bench.friedman(bench.metrics[0], t, alpha)
-        caption = (f"Average ranks over {n} data sets under the {TIE_NAMES[t].lower()} "
-                   f"ranking (1 = best; bold: the best). $\\chi^2$: Friedman statistic, "
-                   f"$\\chi^2({res0.df[0]})$; $F$: Iman--Davenport statistic, "
-                   f"$F({res0.df[0]}, {res0.df[1]})$; each with its $p$-value ($^{{*}}$: "
-                   f"$p < {alpha:g}$ for $F$). Critical differences at $\\alpha = {alpha:g}$: "
-                   f"Nemenyi {res0.cd_nemenyi:.2f}, Bonferroni--Dunn "
-                   f"{res0.cd_bonferroni_dunn:.2f}.")
-        if few_datasets_warning(bench):
-            caption += " " + tex_escape(few_datasets_warning(bench))
-        parts.append(_tex_table(caption, f"tab:ranks-{t}",
-                                ["Metric", *names, r"$\chi^2$", "$p$", "$F$", "$p$"],
-                                rows, "l" + "r" * (len(names) + 4)))
+    if built is None:
+        built = benchmark_tables(bench, alpha)
+    warning = tex_escape(few_datasets_warning(bench))
+    ranks = [table for table in built if table.title.startswith(AVERAGE_RANKS_TITLE)]
+    parts += [_latex(table, f"tab:ranks-{t}", warning) for t, table in zip(bench.ties, ranks)]
     return "\n".join(parts)

@@ -1,11 +1,13 @@
-"""The report's tables, built once from a result and rendered to Markdown, HTML or text.
+"""The report's tables, built once from a result and rendered to Markdown, HTML, text or
+LaTeX (:mod:`._latex`).
 """
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, TIE_NAMES, metric_name
+from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, TIE_NAMES, best_mask, metric_name
 from ..metrics import ESTIMATED_KEYS
 from ..study import StudyResult, display_name
 from ..study.compare import MIN_DATASETS
@@ -20,10 +22,43 @@ MAIN_METRICS = ("one_error", "coverage", "ranking_loss", "average_precision", "r
 PARTIAL_ORDER_TITLE = "Ordinal against the other ranking types (paired t-tests)"
 #: the title of the recommendation (melotti2009 Table 5.3)
 RECOMMENDATION_TITLE = "Ranking types to use per metric"
+#: the start of the titles of a benchmark's average ranks, one table per ranking type
+AVERAGE_RANKS_TITLE = "Average ranks"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A numeric cell: its formatted ``value``, an optional ``sd`` (shown ``value ± sd``)
+    and flags that each format marks in its own syntax: ``best`` (the value in bold; plain
+    on a terminal), ``significant`` (the table's mark after the cell) and ``estimated``
+    (``~`` before it: a Monte-Carlo estimate).
+
+    Examples
+    --------
+    >>> from fastrank.report import Cell, Table
+    >>> table = Table("Toy", ["metric", "kNN"],
+    ...               [["coverage", Cell("1.5000", "0.1000", best=True, significant=True)]])
+    >>> table.markdown().splitlines()[-1], table.text().splitlines()[-1]
+    ('| coverage | **1.5000** ± 0.1000* |', 'coverage  1.5000 ± 0.1000*')
+    """
+
+    value: str
+    sd: str = ""
+    best: bool = False
+    significant: bool = False
+    estimated: bool = False
+
+    def render(self, strong=str, mark="*", tilde="~", pm=" ± "):
+        """The cell in one syntax: ``strong`` wraps a best value, ``mark`` follows a
+        significant one, ``tilde`` precedes an estimate and ``pm`` comes before the sd."""
+        return ((tilde if self.estimated else "") + (strong(self.value) if self.best
+                                                     else self.value)
+                + (pm + self.sd if self.sd else "") + (mark if self.significant else ""))
 
 
 class Table:
-    """A titled table, rendered as Markdown, HTML or plain text.
+    """A titled table, rendered as Markdown, HTML, plain text or LaTeX
+    (:func:`fastrank.report.render_latex`).
 
     Parameters
     ----------
@@ -31,10 +66,12 @@ class Table:
         The table's title.
     header : list of str
         Column names.
-    rows : list of list of str
-        The cells.
+    rows : list of list of (str or Cell)
+        The cells: text, or a :class:`Cell` whose flags each format marks in its own way.
     note : str, default ""
         A note shown with the table.
+    mark : str, default "*"
+        The mark after a significant :class:`Cell`.
 
     Examples
     --------
@@ -56,40 +93,57 @@ class Table:
     a|b       2
     """
 
-    def __init__(self, title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
-                 note: str = "") -> None:
+    def __init__(self, title: str, header: Sequence[str],
+                 rows: Sequence[Sequence[str | Cell]], note: str = "",
+                 mark: str = "*") -> None:
         self.title, self.header, self.rows, self.note = title, header, rows, note
+        self.mark = mark
+
+    def cells(self, escape=str, **style) -> list[list[str]]:
+        """The rows as text: a string cell through ``escape``, a :class:`Cell` through
+        :meth:`Cell.render` with ``style`` (the table's mark unless ``style`` names one)."""
+        style.setdefault("mark", self.mark)
+        return [[c.render(**style) if isinstance(c, Cell) else escape(c) for c in row]
+                for row in self.rows]
 
     def markdown(self, level: int = 3) -> str:
-        """The table in Markdown, under a heading of ``level`` (a literal ``|`` escaped)."""
+        """The table in Markdown, under a heading of ``level`` (a literal ``|`` escaped, a
+        best value in bold)."""
         lines = [f"{'#' * level} {self.title}", ""]
         if self.note:
             lines += [self.note, ""]
-        def cells(values):  # a literal "|" (as in "O ≺ D|S|M") must not split the cell
-            return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
-        lines.append(cells(self.header))
+        def line(values):
+            return "| " + " | ".join(values) + " |"
+        def escape(text):  # a literal "|" (as in "O ≺ D|S|M") must not split the cell
+            return text.replace("|", "\\|")
+        lines.append(line(map(escape, self.header)))
         lines.append("|" + "|".join("---" for _ in self.header) + "|")
-        lines += [cells(row) for row in self.rows]
+        lines += [line(row) for row in self.cells(escape, strong=lambda v: f"**{v}**",
+                                                   mark=escape(self.mark))]
         return "\n".join(lines) + "\n"
 
     def html(self) -> str:
-        """The table in HTML (``<h3>`` title, note, ``<table>``), text escaped."""
+        """The table in HTML (``<h3>`` title, note, ``<table>``), text escaped, a best value
+        in ``<b>``."""
         esc = html.escape
         head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
-                       for row in self.rows)
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                       for row in self.cells(esc, strong=lambda v: f"<b>{v}</b>",
+                                             mark=esc(self.mark)))
         note = f"<p class='note'>{esc(self.note)}</p>" if self.note else ""
         return (f"<h3>{esc(self.title)}</h3>{note}<table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>")
 
     def text(self) -> str:
-        """Plain-text columns for a terminal (title, rows, then the note)."""
-        widths = [max(len(r[i]) for r in (self.header, *self.rows))
+        """Plain-text columns for a terminal (title, rows, then the note; a best value
+        plain)."""
+        rows = self.cells()
+        widths = [max(len(r[i]) for r in (self.header, *rows))
                   for i in range(len(self.header))]
         def line(row):
             return "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
         out = [self.title, line(self.header), line(["-" * w for w in widths])]
-        out += [line(r) for r in self.rows]
+        out += [line(r) for r in rows]
         return "\n".join(out + ([self.note] if self.note else []))
 
 
@@ -112,19 +166,57 @@ def _others(result):
     return [t for t in result.ties if t != "ordinal"]
 
 
+def _mean_sd_cell(result, c, t, m, alpha, mark_significance, best=False):
+    """Classifier ``c``'s mean ± sd over the folds of metric ``m`` under ranking type ``t``,
+    significant where it differs from ordinal (only if ``mark_significance``)."""
+    v = result.fold_values(c, t, m)
+    return Cell(f"{v.mean():.4f}", f"{_sd(v):.4f}", best=bool(best),
+                significant=bool(mark_significance and t != "ordinal"
+                                 and result.ttest(c, m, t, alpha).significant),
+                estimated=t == "expected" and m in ESTIMATED_KEYS)
+
+
 def _mean_sd_table(result, c, metrics, alpha, mark_significance):
-    rows = []
-    for m in metrics:
-        cells = []
-        for t in result.ties:
-            v = result.fold_values(c, t, m)
-            estimated = t == "expected" and m in ESTIMATED_KEYS
-            star = "*" if (mark_significance and t != "ordinal"
-                           and result.ttest(c, m, t, alpha).significant) else ""
-            cells.append(("~" if estimated else "") + f"{v.mean():.4f} ± {_sd(v):.4f}{star}")
-        rows.append([metric_name(m)] + cells)
-    return Table(f"{display_name(c)}: mean ± sd over folds", ["metric"] +
-                 [TIE_NAMES[t] for t in result.ties], rows)
+    return Table(f"{display_name(c)}: mean ± sd over folds",
+                 ["metric"] + [TIE_NAMES[t] for t in result.ties],
+                 [[metric_name(m)] + [_mean_sd_cell(result, c, t, m, alpha, mark_significance)
+                                      for t in result.ties] for m in metrics])
+
+
+def ranking_type_tables(result: StudyResult, alpha: float = 0.05) -> list[Table]:
+    """Per ranking type of the study, a table of the mean ± sd over the folds (4 decimals,
+    sd with ``ddof=1``): rows the metrics, columns the classifiers; each row's most
+    favourable mean (lowest for a loss, highest otherwise; every tied one) is
+    :attr:`Cell.best`, and under a type other than ordinal a value that differs
+    significantly from the same classifier's ordinal value (the study's paired two-tailed
+    t-test at ``alpha``) is :attr:`Cell.significant`, marked ``†``. The cut of a paper's
+    tables (:func:`fastrank.report.render_latex`); the Markdown and HTML reports show the
+    same values per classifier instead (:func:`tables`).
+
+    Returns
+    -------
+    list of Table
+        In the order of ``result.ties``.
+    """
+    compare = _compares_ordinal(result)
+    name = result.dataset.get("name", "")
+    out = []
+    for t in result.ties:
+        rows = []
+        for m in result.metrics:
+            best = best_mask([result.fold_values(c, t, m).mean() for c in result.classifiers],
+                             m)
+            rows.append([metric_name(m)] + [_mean_sd_cell(result, c, t, m, alpha, compare, b)
+                                            for c, b in zip(result.classifiers, best)])
+        note = "Bold: the best classifier of each metric."
+        if compare and t != "ordinal":
+            note += (" †: differs significantly from the ordinal ranking (paired two-tailed "
+                     f"t-test over the folds, α = {alpha:g}).")
+        out.append(Table(f"{name}: mean ± sd over {result.folds} folds under the "
+                         f"{TIE_NAMES[t].lower()} ranking",
+                         ["metric", *(display_name(c) for c in result.classifiers)], rows,
+                         note=note, mark="†"))
+    return out
 
 
 def _partial_order_table(result, metrics, alpha):
@@ -315,17 +407,20 @@ def benchmark_tables(bench, alpha=0.05):
         rows = []
         for m in bench.metrics:
             res = bench.friedman(m, t, alpha)
-            rows.append([metric_name(m)] + [f"{r:.2f}" for r in res.mean_ranks]
+            best = res.mean_ranks == res.mean_ranks.min()
+            rows.append([metric_name(m)]
+                        + [Cell(f"{r:.2f}", best=b) for r, b in zip(res.mean_ranks, best)]
                         + [f"{res.chi2:.2f}", _p(res.chi2_pvalue), _stat(res.f),
-                           _p(res.f_pvalue) + ("*" if res.significant else "")])
+                           Cell(_p(res.f_pvalue), significant=res.significant)])
         res0 = bench.friedman(bench.metrics[0], t, alpha)
         out.append(Table(
-            f"Average ranks: {TIE_NAMES[t].lower()} ranking",
+            f"{AVERAGE_RANKS_TITLE}: {TIE_NAMES[t].lower()} ranking",
             ["metric", *names, "χ²", "p (χ²)", "F", "p (F)"],
             rows, note=f"Rank of each classifier's mean over the folds on each of the {n} "
                        "data sets (1 = the most favourable value), averaged over the data "
-                       f"sets. χ²: Friedman statistic, χ²({res0.df[0]}); F: Iman–Davenport "
-                       f"statistic, F({res0.df[0]}, {res0.df[1]}), the test that decides "
+                       f"sets; the best in bold. χ²: Friedman statistic, χ²({res0.df[0]}); "
+                       f"F: Iman–Davenport statistic, F({res0.df[0]}, {res0.df[1]}), the test "
+                       "that decides "
                        f"(* p < {alpha:g}); F = ∞ when every data set ranks the "
                        "classifiers alike, and its p-value is then the exact chance of that "
                        "under the null hypothesis. "

@@ -208,7 +208,7 @@ def write_benchmark(bench, out_dir, alpha=0.05, *, pdf=True, progress=None):
     built = benchmark_tables(bench, alpha)
     return _write_outputs(out_dir, {"benchmark.json": bench.to_json(),
                                     "tables.md": render_benchmark_markdown(bench, alpha, built),
-                                    "tables.tex": render_benchmark_latex(bench, alpha),
+                                    "tables.tex": render_benchmark_latex(bench, alpha, built),
                                     "report.html": render_benchmark_html(bench, alpha, figures,
                                                                          built)},
                           figures, progress)
