@@ -139,8 +139,8 @@ def test_metric_figures_draw_intervals_differences_and_significance(small_study)
         assert ends.min() - 0.3 * span <= y0 <= ends.min() and ends.max() <= y1 <= \
             ends.max() + 0.3 * span
         diffs, n_sig = [], 0
-        for t in r.ties[1:]:
-            for c in r.classifiers:
+        for c in r.classifiers:  # the order of the marks along the axis
+            for t in r.ties[1:]:
                 d = r.fold_values(c, t, m) - r.fold_values(c, "ordinal", m)
                 p = sps.ttest_rel(r.fold_values(c, "ordinal", m), r.fold_values(c, t, m)).pvalue
                 significant = bool(p < 0.05)  # NaN (identical samples) is not significant
@@ -148,7 +148,7 @@ def test_metric_figures_draw_intervals_differences_and_significance(small_study)
                 lo, hi = sps.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=sps.sem(d)) \
                     if d.std() > 0 else (d.mean(), d.mean())
                 diffs.append((d.mean(), lo, hi, significant))
-        drawn = [mk[1:] for mk in _errorbars(ax_b)]
+        drawn = [mk[1:] for mk in sorted(_errorbars(ax_b))]
         assert np.allclose([d[:3] for d in drawn], [d[:3] for d in diffs], atol=1e-12)
         assert [d[3] for d in drawn] == [d[3] for d in diffs]
         assert sum(t.get_text() == "*" for t in ax_a.texts) == n_sig

@@ -179,12 +179,14 @@ def _draw_metric(result, metric, alpha):
             others = _others(result)
             ax.axhline(0.0, color="#555555", linewidth=0.8, linestyle="--", zorder=2)
             for t, dx in zip(others, _offsets(len(others))):
-                for i, c in enumerate(result.classifiers):
-                    diff = (result.fold_values(c, t, metric)
-                            - result.fold_values(c, "ordinal", metric))
-                    mean, half = interval(diff, alpha)
-                    _dot_interval(ax, [x[i] + dx], [mean], [half], t,
-                                  filled=significant[c, t])
+                mh = np.array([interval(result.fold_values(c, t, metric)
+                                        - result.fold_values(c, "ordinal", metric), alpha)
+                               for c in result.classifiers])
+                filled = np.array([significant[c, t] for c in result.classifiers])
+                for marks in (filled, ~filled):  # one artist per fill, not per mark
+                    if marks.any():
+                        _dot_interval(ax, x[marks] + dx, mh[marks, 0], mh[marks, 1], t,
+                                      filled=marks is filled)
             ax.margins(y=0.12)
             _classifier_axis(ax, result)
             ax.set_ylabel("Difference from ordinal\n(type − ordinal)")
