@@ -139,8 +139,8 @@ def test_metric_figures_draw_intervals_differences_and_significance(small_study)
         assert ends.min() - 0.3 * span <= y0 <= ends.min() and ends.max() <= y1 <= \
             ends.max() + 0.3 * span
         diffs, n_sig = [], 0
-        for t in r.ties[1:]:
-            for c in r.classifiers:
+        for c in r.classifiers:  # the order of the marks along the axis
+            for t in r.ties[1:]:
                 d = r.fold_values(c, t, m) - r.fold_values(c, "ordinal", m)
                 p = sps.ttest_rel(r.fold_values(c, "ordinal", m), r.fold_values(c, t, m)).pvalue
                 significant = bool(p < 0.05)  # NaN (identical samples) is not significant
@@ -148,12 +148,48 @@ def test_metric_figures_draw_intervals_differences_and_significance(small_study)
                 lo, hi = sps.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=sps.sem(d)) \
                     if d.std() > 0 else (d.mean(), d.mean())
                 diffs.append((d.mean(), lo, hi, significant))
-        drawn = [mk[1:] for mk in _errorbars(ax_b)]
+        drawn = [mk[1:] for mk in sorted(_errorbars(ax_b))]
         assert np.allclose([d[:3] for d in drawn], [d[:3] for d in diffs], atol=1e-12)
         assert [d[3] for d in drawn] == [d[3] for d in diffs]
         assert sum(t.get_text() == "*" for t in ax_a.texts) == n_sig
         assert any(line.get_ydata()[0] == 0 for line in ax_b.get_lines()
                    if line.get_linestyle() == "--")  # the zero line of (b)
+
+
+def _text_boxes(fig):
+    """(text, box) of every text the figure draws."""
+    from matplotlib.text import Text
+    fig.draw_without_rendering()
+    return [(t.get_text(), tuple(t.get_window_extent().bounds))
+            for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+
+
+def test_figure_titles_placed_as_matplotlib_places_them(small_study):
+    """The report fixes titles at the top of their axes where nothing is above it, and
+    leaves an axes with an offset text on its y axis (``1e-7``, ``+6e-1``) to matplotlib,
+    whose placement separates the two: every text where matplotlib's own placement puts
+    it."""
+    import matplotlib
+    from matplotlib.figure import Figure
+    from fastrank.report._figures import _RC, FigureSpec
+
+    def line(y):
+        def draw(fig):
+            ax = fig.subplots()
+            ax.plot([0, 1], y)
+            ax.set_title("(a) a line", loc="left")
+        return draw
+
+    specs = [figure_specs(small_study)[1], *(
+        FigureSpec("line", "A line", "", (3.0, 2.0), line(y))
+        for y in ([0.2, 0.3], [1e-7, 3e-7], [0.6, 0.6000001]))]
+    for spec in specs:
+        with matplotlib.rc_context(_RC):
+            auto = Figure(figsize=spec.size, layout="constrained")
+            spec.draw(auto)
+            assert _text_boxes(spec._figure()) == _text_boxes(auto)
+        offsets = [ax.yaxis.offsetText.get_text() for ax in auto.axes]
+        assert any(offsets) == (spec is not specs[0] and spec is not specs[1])  # all cases
 
 
 def test_ties_figure_draws_the_tie_statistics(small_study):

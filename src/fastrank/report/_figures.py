@@ -114,11 +114,9 @@ class FigureSpec:
             matplotlib is not installed.
         """
         import matplotlib
-        from matplotlib.figure import Figure
 
         with matplotlib.rc_context(_RC):
-            fig = Figure(figsize=self.size, layout="constrained")
-            self.draw(fig)
+            fig = self._figure()
             svg = io.StringIO()
             fig.savefig(svg, format="svg", metadata={"Date": None, "Title": self.title})
             if not pdf:
@@ -128,6 +126,31 @@ class FigureSpec:
             fig.savefig(out, format="pdf", metadata={"CreationDate": None,
                                                      "Title": self.title})
         return svg.getvalue(), out.getvalue()
+
+    def _figure(self):
+        """The drawn Figure. Its titles are fixed at the top of their axes (rcParams
+        ``axes.titley = 1``) where matplotlib's automatic placement would leave them there
+        anyway (nothing above an axes: x ticks and label at the bottom, no offset text on
+        the y axis); that placement measures every tick label at each draw."""
+        from matplotlib import rc_context
+        from matplotlib.figure import Figure
+
+        with rc_context({"axes.titley": 1.0}):
+            fig = Figure(figsize=self.size, layout="constrained")
+            self.draw(fig)
+        if any(map(_something_above, fig.axes)):  # matplotlib places the titles
+            fig = Figure(figsize=self.size, layout="constrained")
+            self.draw(fig)
+        return fig
+
+
+def _something_above(ax):
+    """Whether matplotlib's automatic title placement may raise the titles of ``ax``:
+    x ticks or label at the top, or an offset text (``1e-7``, ``+0.6``) on the y axis."""
+    formatter = ax.yaxis.get_major_formatter()
+    formatter.format_ticks(ax.yaxis.get_majorticklocs())  # sets the offset
+    return (ax.xaxis.get_ticks_position() in ("top", "unknown")
+            or ax.xaxis.get_label_position() == "top" or bool(formatter.get_offset()))
 
 
 def _offsets(n, step=0.16):
@@ -179,12 +202,14 @@ def _draw_metric(result, metric, alpha):
             others = _others(result)
             ax.axhline(0.0, color="#555555", linewidth=0.8, linestyle="--", zorder=2)
             for t, dx in zip(others, _offsets(len(others))):
-                for i, c in enumerate(result.classifiers):
-                    diff = (result.fold_values(c, t, metric)
-                            - result.fold_values(c, "ordinal", metric))
-                    mean, half = interval(diff, alpha)
-                    _dot_interval(ax, [x[i] + dx], [mean], [half], t,
-                                  filled=significant[c, t])
+                mh = np.array([interval(result.fold_values(c, t, metric)
+                                        - result.fold_values(c, "ordinal", metric), alpha)
+                               for c in result.classifiers])
+                filled = np.array([significant[c, t] for c in result.classifiers])
+                for marks in (filled, ~filled):  # one artist per fill, not per mark
+                    if marks.any():
+                        _dot_interval(ax, x[marks] + dx, mh[marks, 0], mh[marks, 1], t,
+                                      filled=marks is filled)
             ax.margins(y=0.12)
             _classifier_axis(ax, result)
             ax.set_ylabel("Difference from ordinal\n(type − ordinal)")

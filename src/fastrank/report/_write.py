@@ -114,7 +114,7 @@ def write_study(result: StudyResult, out_dir: PathLikeStr, alpha: float = 0.05, 
         Significance level of the t-tests.
     pdf : bool, default True
         Write each figure as PDF too (for a paper); the HTML report needs only the SVG.
-        Embedding the fonts makes the PDFs about a third of the writing time.
+        Subsetting the embedded font makes the PDFs more than half of the writing time.
     progress : callable(str), optional
         Told what is being made, before each figure and before the tables and the files.
 
