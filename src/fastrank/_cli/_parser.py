@@ -77,7 +77,7 @@ def build_parser():
                    help="no progress (a bar with ETA on a terminal, lines otherwise)")
     p.add_argument("--no-pdf", action="store_true",
                    help="write the figures as SVG only (report.html inlines them), not also "
-                        "as PDF for a paper; the report is then written about a third faster")
+                        "as PDF for a paper; the report is then written about 2.5 times faster")
     p.set_defaults(func=_cmd_study)
 
     p = sub.add_parser("evaluate", help="the 19 metrics of a belief matrix",
