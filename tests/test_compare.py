@@ -640,7 +640,8 @@ def test_resume_refuses_results_of_another_data_set_or_out_of_range(
             "coverage": _set_value("knn", "modified", "coverage", 0, 14.0),
             "nan": _set_value("vgram", "standard", "hamming_loss", 1, float("nan")),
             "tie stats": lambda s: s["tie_stats"]["knn"].update(top=[0.5, 2.0]),
-            "stderr": lambda s: s["stderr"]["vgram"].update(f1_macro_c=[-0.1, 0.0]),
+            "stderr": lambda s: s.setdefault("stderr", {}).setdefault("vgram", {}).update(
+                f1_macro_c=[-0.1, 0.0]),
         }[damage])
     with pytest.raises(ValueError, match=f"^{path} holds (results of )?{message}"):
         run_benchmark(sets, CLFS, out_dir=out, **opts)

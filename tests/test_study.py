@@ -9,6 +9,7 @@ import scipy.stats as ss
 import fastrank
 from fastrank.datasets import Dataset, load_arff, load_text
 from fastrank.metrics import METRIC_KEYS
+from fastrank.report import terminal_summary
 from fastrank.study import STUDY_TIES, StudyResult, run_study, tie_statistics
 
 SMALL = {"vgram": {"n_neurons": 16, "n_synapses": 64},
@@ -254,15 +255,27 @@ def test_expected_as_a_fifth_ranking_type():
     assert [five.recommendation(m) for m in METRIC_KEYS] == \
         [four.recommendation(m) for m in METRIC_KEYS]
     assert five.partial_order("knn", "one_error").endswith("; O ≡ E")
+    # every expected value is exact: no standard error, nothing marked as estimated
     e = five.ties.index("expected")
-    estimated = [METRIC_KEYS.index(k) for k in fastrank.metrics.ESTIMATED_KEYS]
-    exact = [k for k in range(19) if k not in estimated]
-    assert np.isfinite(five.stderr["knn"][e, estimated]).all()
-    assert np.isnan(five.stderr["knn"][e, exact]).all()
+    assert np.isnan(five.stderr["knn"][e]).all()
+    assert not any(map(five.estimated, METRIC_KEYS))
+    assert "stderr" not in five.to_dict() or not five.to_dict()["stderr"]
+    assert "~" not in terminal_summary(five)
     back = StudyResult.from_json(five.to_json())
     assert back.to_json() == five.to_json()
-    np.testing.assert_array_equal(back.stderr["knn"][e, estimated],
-                                  five.stderr["knn"][e, estimated])
+
+
+def test_a_loaded_result_with_estimates_keeps_and_marks_them():
+    """A result file whose expected macro precision^c / F1^c carry standard errors
+    (Monte-Carlo estimates) keeps them through JSON and marks those values with ~."""
+    five = run_study("yeast", classifiers=("knn",), folds=2, random_state=4,
+                     ties=STUDY_TIES + ("expected",))
+    e, m = five.ties.index("expected"), five.metrics.index("f1_macro_c")
+    five.stderr["knn"][e, m] = [0.001, 0.002]
+    back = StudyResult.from_json(five.to_json())
+    assert back.estimated("f1_macro_c") and not back.estimated("precision_macro_c")
+    np.testing.assert_array_equal(back.stderr["knn"][e, m], [0.001, 0.002])
+    assert "~ Monte-Carlo estimate" in terminal_summary(back)
 
 
 def test_calibration_picks_the_lowest_ranking_loss():

@@ -11,7 +11,6 @@ import numpy.typing as npt
 from scipy import stats as _sps
 
 from .._vocabulary import TIE_NAMES, check_alpha, direction, metric_name
-from ..metrics import ESTIMATED_KEYS
 from ..stats import critical_difference_diagram, mean_se
 from ..study import StudyResult, display_name
 from ._tables import MAIN_METRICS, _compares_ordinal, _others, _stat
@@ -238,7 +237,7 @@ def metric_figures_note(result, alpha=0.05):
 
 def _metric_caption(result, metric):
     text = f"{metric_name(metric)}, {direction(metric)}."
-    if "expected" in result.ties and metric in ESTIMATED_KEYS:
+    if result.estimated(metric):
         text += " Expected: Monte-Carlo estimate."
     return text
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, TIE_NAMES, best_mask, metric_name
-from ..metrics import ESTIMATED_KEYS
 from ..study import StudyResult, display_name
 from ..study.compare import MIN_DATASETS
 
@@ -173,7 +172,7 @@ def _mean_sd_cell(result, c, t, m, alpha, mark_significance, best=False):
     return Cell(f"{v.mean():.4f}", f"{_sd(v):.4f}", best=bool(best),
                 significant=bool(mark_significance and t != "ordinal"
                                  and result.ttest(c, m, t, alpha).significant),
-                estimated=t == "expected" and m in ESTIMATED_KEYS)
+                estimated=t == "expected" and result.estimated(m))
 
 
 def _mean_sd_table(result, c, metrics, alpha, mark_significance):
@@ -291,7 +290,7 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
              "Means over folds."))
     for c in result.classifiers:
         table = _mean_sd_table(result, c, result.metrics, alpha, mark_significance=False)
-        if "expected" in result.ties:
+        if any(map(result.estimated, result.metrics)):
             table.note = ("~ Monte-Carlo estimate (standard errors in results.json); every "
                           "other expected value is exact.")
         out.append(table)

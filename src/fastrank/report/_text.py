@@ -4,7 +4,6 @@ import os
 from collections.abc import Sequence
 
 from .._typing import PathLikeStr
-from ..metrics import ESTIMATED_KEYS
 from ..study import StudyResult
 from ._tables import MAIN_METRICS, Table, _compares_ordinal, _mean_sd_table, \
     _partial_order_table, benchmark_summary_table, benchmark_tables, few_datasets_warning, \
@@ -89,8 +88,8 @@ def terminal_summary(result: StudyResult, alpha: float = 0.05,
              f"{result.folds} folds"
              + (f" (* differs from ordinal: paired t-test, α = {alpha:g})" if compare
                 else "")
-             + ("; ~ Monte-Carlo estimate" if "expected" in result.ties
-                and set(metrics) & set(ESTIMATED_KEYS) else "")]
+             + ("; ~ Monte-Carlo estimate" if any(map(result.estimated, metrics))
+                else "")]
     parts += [_mean_sd_table(result, c, metrics, alpha, compare).text()
               for c in result.classifiers]
     if compare:

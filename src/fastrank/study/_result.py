@@ -41,8 +41,9 @@ class StudyResult:
     """Everything a study produced.
 
     ``values[c]`` is an array (n_ties, n_metrics, n_folds) for classifier ``c``;
-    ``stderr[c]`` the same shape: the Monte-Carlo standard error of the two estimated
-    "expected" values (``fastrank.metrics.ESTIMATED_KEYS``), NaN for every exact value;
+    ``stderr[c]`` the same shape: NaN for every exact value, which is every value of a
+    study fastrank runs; a loaded result may carry the Monte-Carlo standard errors of
+    ``fastrank.metrics.ESTIMATED_KEYS`` under "expected" (see :meth:`estimated`);
     ``tie_stats[c]`` maps a statistic name to its per-fold values; ``params[c]`` the
     classifier's parameters (after calibration); ``timings[c]`` per-fold seconds of "fit",
     "predict" and "evaluate" (metrics + tie statistics), ``timings["indexing"]`` per-fold
@@ -88,6 +89,15 @@ class StudyResult:
     metrics: tuple = METRIC_KEYS
     #: the comparisons computed so far, by method and arguments (see :func:`memoised`)
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def estimated(self, metric: str) -> bool:
+        """Whether the "expected" values of ``metric`` are Monte-Carlo estimates: a finite
+        standard error on some fold. Never in a study fastrank runs (its documents weigh 1,
+        so every expected value is exact); possible in a result loaded from a file."""
+        if "expected" not in self.ties or metric not in ESTIMATED_KEYS:
+            return False
+        row, col = self.ties.index("expected"), self.metrics.index(metric)
+        return any(np.isfinite(self.stderr[c][row, col]).any() for c in self.stderr)
 
     def fold_values(self, classifier: str, ties: str, metric: str) -> np.ndarray:
         """The per-fold values of one metric under one ranking type, shape (folds,).
@@ -263,8 +273,9 @@ class StudyResult:
                            for t in self.ties} for c in self.classifiers},
             "stderr": {c: {m: self.stderr[c][self.ties.index("expected"),
                                              self.metrics.index(m)].tolist()
-                           for m in ESTIMATED_KEYS} for c in self.classifiers}
-            if "expected" in self.ties else {},
+                           for m in ESTIMATED_KEYS if self.estimated(m)}
+                       for c in self.classifiers}
+            if any(map(self.estimated, ESTIMATED_KEYS)) else {},
             "tie_stats": {c: {k: list(v) for k, v in s.items()}
                           for c, s in self.tie_stats.items()},
         }
