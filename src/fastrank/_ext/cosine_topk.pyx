@@ -385,8 +385,9 @@ cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noex
     steps."""
     cdef Py_ssize_t j
     cdef int shift = _pow2_shift(x, m)
-    cdef double s = ldexp(1.0, shift), low
+    cdef double s, low
     if shift <= 1000:
+        s = ldexp(1.0, shift)
         for j in range(m):
             out[j] = <floating> (x[j] * s)
     else:

@@ -35,12 +35,17 @@ class BoundaryCounts:
         repeats."""
         return cls(*_kernel.tabulate(np.ascontiguousarray(rows, dtype=np.int64), n_labels))
 
+    @classmethod
+    def summed(cls, parts):
+        """The counts of all ``parts`` (a non-empty sequence over the same labels: evaluators
+        of other label counts never merge), counted in one pass."""
+        n_labels = parts[0].n_labels
+        return cls.counting(n_labels, np.hstack([
+            np.vstack([np.repeat(np.arange(n_labels), np.diff(p.start)), p.classes])
+            for p in parts]))
+
     def __add__(self, other):
-        if self.n_labels != other.n_labels:
-            raise ValueError(f"boundary counts of {self.n_labels} and {other.n_labels} labels")
-        labels = [np.repeat(np.arange(x.n_labels), np.diff(x.start)) for x in (self, other)]
-        return BoundaryCounts.counting(self.n_labels, np.hstack([
-            np.vstack([labels[0], self.classes]), np.vstack([labels[1], other.classes])]))
+        return BoundaryCounts.summed([self, other])
 
     def __eq__(self, other):
         return isinstance(other, BoundaryCounts) and np.array_equal(self.start, other.start) \

@@ -254,8 +254,8 @@ class Evaluator(Mergeable):
                     if draws:
                         out["_mc"] += mc
                 if self._families & EXPECTED and not self._sampled:
-                    counts = [BoundaryCounts(*r) for r in records]
-                    out["_boundary"] = sum(counts[1:], counts[0])
+                    out["_boundary"] = BoundaryCounts.summed(
+                        [BoundaryCounts(*r) for r in records])
             if at_k is not None:
                 out["_at_k"] = at_k(start, weight)
             return out
