@@ -321,9 +321,9 @@ def _encode(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] in
     cdef const int64_t* wp = &wptr[0] if wptr.shape[0] else NULL
     cdef const int32_t* cp = &wcell[0, 0] if wcell.shape[0] else NULL
     cdef uint8_t* wiring = NULL
-    cdef floating* xbuf = NULL
-    cdef uint64_t* rowbuf = NULL
-    cdef bint ready = False
+    cdef floating* xbuf
+    cdef uint64_t* rowbuf
+    cdef bint ready
     cdef fr_simd_level lv = current_level()
     cdef int failed[1]
     failed[0] = 0
@@ -333,6 +333,10 @@ def _encode(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] in
         if pp == NULL:
             wiring = wiring_new(lv, &synapses[0, 0], n_neurons, S, W, n_cols)
     with nogil, parallel():
+        # private to the thread, so assigned in every thread before any use (a private
+        # copy starts undefined: freeing an unassigned one crashed GCC 13 builds)
+        xbuf = NULL
+        rowbuf = NULL
         if pp != NULL:
             xbuf = <floating*> calloc(n_cols, sizeof(floating))
             rowbuf = <uint64_t*> malloc(n_neurons * W * sizeof(uint64_t))
