@@ -27,8 +27,10 @@ EXT_DIR = Path("src") / "fastrank" / "_ext"
 # the target has a fused multiply-add (AArch64, or a function compiled for AVX2/AVX-512), so
 # results are the same bits on every CPU and code path. Symbols: a module exports its
 # PyInit_ function only, so the C core's functions are called directly (no PLT) and inlined
-# within their file like static ones.
-KERNEL_FLAGS = ["-ffp-contract=off", "-fvisibility=hidden"]
+# within their file like static ones. Aliasing: the kernels read beliefs' bits as sort keys
+# and reuse one scratch buffer for keys and for doubles, so the compiler must not assume that
+# a store through one type leaves a load through the other unchanged.
+KERNEL_FLAGS = ["-ffp-contract=off", "-fvisibility=hidden", "-fno-strict-aliasing"]
 # Modules with no kernel loop, only call-time work, trade -O3's speed for size (the wheel
 # stays under 2 MB): Cython's memoryview support at -O2 (a sixth smaller, as fast on a
 # 10 µs call), the instruction-set level at -Os (a quarter smaller)

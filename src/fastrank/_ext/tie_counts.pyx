@@ -33,6 +33,7 @@ Rows run in parallel (OpenMP, GIL released); each thread owns its scratch.
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 
 cdef extern from "tie_counting.h" nogil:
     void fr_count_level_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
@@ -179,7 +180,7 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
         s.stamp = 1
     for j in range(m):  # gather the beliefs above v without a branch per label
         xv = <double> x[j * stride] + 0.0  # -0.0 -> +0.0
-        (<double*> &above[n_above])[0] = xv
+        memcpy(&above[n_above], &xv, 8)  # its bits (memcpy: no aliasing of the two types)
         n_above += xv > v
     if n_zero > 0 and 0.0 > v:
         above[n_above] = 0  # the bits of +0.0
@@ -205,19 +206,21 @@ cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index
     number of keys written."""
     cdef Py_ssize_t j, k = 0, r = 0
     cdef unsigned seen = 0
+    cdef double xv
     if m == q and idx == NULL:
         if floating is float:
             k = fr_gather_f32(x, stride, y, m, <double*> keys, &seen)
         else:
             k = fr_gather_f64(x, stride, y, m, <double*> keys, &seen)
-        for j in range(k):
-            keys[j] = desc_key((<double*> keys)[j])
+        for j in range(k):  # the gathered doubles' bits -> their keys, in place
+            memcpy(&xv, &keys[j], 8)
+            keys[j] = desc_key(xv)
         n_rel[0] = k
         if seen > 1:
             s.bad = True
         return k
     for j in range(q):
-        r += y[j]
+        r += y[j] != 0  # (a value other than 0/1 is reported; it counts once here)
         seen |= y[j]
     if seen > 1:
         s.bad = True
@@ -233,7 +236,7 @@ cdef inline double _key_value(uint64_t k) noexcept nogil:
     """The belief of a desc_key key (inverse of desc_key, +0.0 for zero)."""
     cdef uint64_t u = k if k >> 63 else ~k & ~(<uint64_t> 1 << 63)
     cdef double v
-    (<uint64_t*> &v)[0] = u
+    memcpy(&v, &u, 8)
     return v
 
 
