@@ -20,11 +20,14 @@ The file written is in pytest-benchmark's layout (``render_results.py`` reads it
 benchmark ``<hot path>[<threads>]`` per thread count, best of the rounds, with the
 estimates in the T-thread benchmark's extra_info.
 
-Hot paths: ``evaluate`` (the four ranking types), ``rank`` (standard), each single ranking
+Hot paths: ``streaming_pass`` (the reference: ``S.sum(1)`` over T row blocks on T Python
+threads, NumPy releasing the GIL; its speed-up is what memory bandwidth allows a pass over
+the beliefs), ``evaluate`` (the four ranking types), ``rank`` (standard), each single ranking
 metric (modified), VG-RAM ``decision_function`` (bibtex-shaped synthetic set, 500 test
 documents), the default study. Sizes: ``SERIAL_ROWS`` x 1 000 float32 beliefs with 21
 levels and ~1 % relevant labels (default 50 000 rows). ``SERIAL_SKIP_STUDY=1`` leaves the
-study out. Prints one JSON line per hot path and writes them all to the file named by the
+study out; ``SERIAL_PATHS=rank,study`` runs only the hot paths named. Prints one JSON line
+per hot path and writes them all to the file named by the
 first argument.
 
 Run: ``python benchmarks/serial_fraction.py results/xeon-2c/serial_fraction.json``
@@ -39,6 +42,7 @@ import json  # noqa: E402
 import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -94,6 +98,12 @@ def measure(f, threads, clock, repeat):
     return best
 
 
+def streaming_pass(S, threads):
+    """Row sums of S, its row blocks summed side by side on ``threads`` Python threads."""
+    with ThreadPoolExecutor(threads) as pool:
+        return np.concatenate(list(pool.map(lambda b: b.sum(1), np.array_split(S, threads))))
+
+
 def hot_paths():
     rng = np.random.default_rng(0)
     S = (rng.integers(0, 21, size=(ROWS, 1_000)) / 20).astype(np.float32)
@@ -101,7 +111,8 @@ def hot_paths():
     Y[np.arange(ROWS), rng.integers(0, S.shape[1], ROWS)] = True
     Y = Y.astype(np.uint8)
     M = fastrank.metrics
-    paths = {"evaluate": lambda t: M.evaluate(Y, S),
+    paths = {"streaming_pass": lambda t: streaming_pass(S, t),
+             "evaluate": lambda t: M.evaluate(Y, S),
              "rank": lambda t: fastrank.rank(S, "standard"),
              "one_error": lambda t: M.one_error(Y, S), "coverage": lambda t: M.coverage(Y, S),
              "ranking_loss": lambda t: M.ranking_loss(Y, S),
@@ -130,7 +141,10 @@ def main():
     clock = KernelClock()
     run = {"machine_info": machine_info(), "benchmarks": [],
            "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    only = os.environ.get("SERIAL_PATHS")
     for name, f in hot_paths().items():
+        if only and name not in only.split(","):
+            continue
         repeat = 1 if name == "study" else 3
         load = list(os.getloadavg())
         one = measure(f, 1, clock, repeat)
@@ -139,7 +153,7 @@ def main():
         rec = dict(threads=THREADS, rows=ROWS, speedup=round(one[0] / wall, 3),
                    serial_cpu=round(max(0.0, (THREADS - parallelism) / (THREADS - 1)), 4),
                    load_average_before=load)
-        if name != "study":
+        if name not in ("study", "streaming_pass"):
             rec["serial_phase"] = round(max(0.0, wall - kernel) / wall, 4)
         print(json.dumps(dict(op=name, seconds_1=one[0], seconds_t=wall, **rec)), flush=True)
         run["benchmarks"] += [
