@@ -29,7 +29,8 @@ OUTPUT = HERE / "RESULTS.md"
 @dataclass(frozen=True)
 class Row:
     """One kernel against one peer: ``ours`` and ``theirs`` are benchmark names in
-    ``file``, formatted with ``t`` for each entry of ``threads``."""
+    ``file`` (of the run of ``cpu`` only, when given), formatted with ``t`` for each entry
+    of ``threads``."""
     section: str
     kernel: str
     peer: str
@@ -38,6 +39,7 @@ class Row:
     ours: str
     theirs: str
     threads: tuple = (1, 2)
+    cpu: str | None = None
 
 
 RANK = "10 000 × 1 000 float64, 21 levels"
@@ -72,11 +74,14 @@ ROWS = [
       for metric in ("one_error", "coverage", "ranking_loss", "ap_position", "ap_label",
                      "r_precision")
       for ties in ("dense", "modified", "expected", "ordinal")),
-    # the 1 -> 2 thread speed-up of each hot path beside its serial fraction
-    *(Row("Thread scaling on 2 cores", f"`{name}`, 2 threads", "the same on 1 thread",
-          sizes, "serial_fraction", f"{name}[{{t}}]", f"{name}[1]", (2,))
+    # the 1 -> T thread speed-up of each hot path beside its serial fraction, on 2 and on 16
+    # cores; the streaming pass on T threads is what memory bandwidth allows
+    *(Row(f"Thread scaling on {t} cores", f"`{name}`, {t} threads", "the same on 1 thread",
+          sizes, "serial_fraction", f"{name}[{{t}}]", f"{name}[1]", (t,), cpu)
+      for t, rows, cpu in ((2, "50 000", "xeon-2c"), (16, "200 000", "xeon-spr16"))
       for name, sizes in (
-          *((name, "50 000 × 1 000 float32, 21 levels") for name in (
+          *((name, f"{rows} × 1 000 float32, 21 levels") for name in (
+              ("streaming_pass",) if t == 16 else ()) + (
               "evaluate", "rank", "one_error", "coverage", "ranking_loss", "ap_position",
               "ap_label", "r_precision")),
           ("vgram_predict", "bibtex-shaped, 500 test documents"),
@@ -242,7 +247,7 @@ def table_rows(runs):
     sections = list(dict.fromkeys(row.section for row in ROWS))
     for row in sorted(ROWS, key=lambda row: sections.index(row.section)):
         for (cpu, file), run in runs.items():
-            if file != row.file:
+            if file != row.file or row.cpu not in (None, cpu):
                 continue
             benches = {b["name"]: b for b in run["benchmarks"]}
             ours, theirs = [], []
