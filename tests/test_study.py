@@ -542,6 +542,30 @@ def test_a_label_constant_in_a_training_fold_has_the_class_it_had(small_yeast):
         np.testing.assert_array_equal(r.values[name], _reference_fold_values(data, make, 3, 1))
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.DataConversionWarning")
+def test_one_label_data_set_takes_the_class_1_column(small_yeast):
+    """With one label scikit-learn's classifiers give predict_proba as one (n, n_classes)
+    array, not a list: its class-1 column is the belief."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+    data = Dataset(small_yeast.X, small_yeast.Y[:, 2:3], name="yeast400-label2")
+    makers = {"forest": lambda: RandomForestClassifier(n_estimators=5, random_state=0),
+              "neighbours": lambda: KNeighborsClassifier(5)}
+    r = run_study(data, [(name, make()) for name, make in makers.items()], folds=3,
+                  random_state=2)
+
+    def reference(model, X):  # the column whose class is 1, found by hand
+        return model.predict_proba(X)[:, [list(model.classes_).index(1)]]
+
+    for name, make in makers.items():
+        splits = fastrank.model_selection.KFold(n_splits=3, shuffle=True, random_state=2)
+        for f, (train, test) in enumerate(splits.split(np.arange(400))):
+            model = make().fit(data.X[train], data.Y[train].ravel())
+            want = fastrank.metrics.evaluate(data.Y[test], reference(model, data.X[test]),
+                                             random_state=2 + f).values
+            np.testing.assert_array_equal(r.values[name][:, :, f], want)
+
+
 def test_to_frame_is_tidy(small_yeast, monkeypatch):
     r = run_study(small_yeast, ["knn", "mlknn"], folds=2, ties=("ordinal", "modified"))
     frame = r.to_frame()

@@ -33,8 +33,9 @@ Conventions chosen here (the thesis is silent or specific to its data):
 * A user's own estimator (``run_study(classifiers=[..., (name, estimator)])``) is cloned
   for each fold and fitted as given, keeping its own ``random_state``; its beliefs are its
   ``decision_function``, else its ``predict_proba`` (of scikit-learn's multi-output list of
-  per-label arrays, each label's class-1 column); its recorded parameters are its one-line
-  repr. A trial fit on a slice of the first training fold checks it before any fold runs.
+  per-label arrays, or of its one array for a one-label data set, each label's class-1
+  column); its recorded parameters are its one-line repr. A trial fit on a slice of the
+  first training fold checks it before any fold runs.
 * Partial order symbols compare *values*: ``O ≺ X`` means the metric is significantly
   smaller under ordinal than under ``X`` (t < 0), ``O ≻ X`` significantly larger,
   ``O ≡ X`` not significant or identical samples (α = 5 %, df = folds − 1).

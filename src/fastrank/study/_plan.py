@@ -97,11 +97,15 @@ def _beliefs(model, X, n_labels, name):
     """The (n_documents, n_labels) belief matrix of a fitted classifier: its
     ``decision_function``, else its ``predict_proba``. That is one (n_documents, n_labels)
     matrix, or scikit-learn's multi-output list of one (n_documents, n_classes) array per
-    label (:func:`_positive_columns`)."""
+    label (:func:`_positive_columns`), or for a one-label data set its single
+    (n_documents, n_classes) array, read the same way."""
     method = "decision_function" if hasattr(model, "decision_function") else "predict_proba"
     scores = getattr(model, method)(X)
     if isinstance(scores, list):  # scikit-learn's multi-output predict_proba
         scores = _positive_columns(model, scores, X.shape[0], n_labels, name)
+    elif method == "predict_proba" and n_labels == 1 and np.ndim(scores) == 2 \
+            and np.shape(scores)[1] > 1:  # one label: scikit-learn gives one class array
+        scores = _positive_columns(model, [scores], X.shape[0], 1, name)
     scores = scores.toarray() if hasattr(scores, "toarray") else np.asarray(scores)
     expected = (X.shape[0], n_labels)
     if scores.shape != expected:
@@ -120,6 +124,8 @@ def _positive_columns(model, per_label, n_documents, n_labels, name):
                         f"{len(per_label)} per-label arrays, expected {n_labels} (one per "
                         "label)")
     classes = getattr(model, "classes_", None)  # a list of arrays when multi-output
+    if n_labels == 1 and isinstance(classes, np.ndarray) and classes.ndim == 1:
+        classes = [classes]  # one output: one array of classes
     if classes is None and hasattr(model, "estimators_"):  # a per-label meta-estimator
         classes = [getattr(e, "classes_", None) for e in model.estimators_]
     if not isinstance(classes, list) or len(classes) != n_labels or \

@@ -60,7 +60,8 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
         Pipeline, or scikit-learn's multi-output list of one (n_documents, n_classes)
         ``predict_proba`` array per label (``RandomForestClassifier``,
         ``KNeighborsClassifier``, ``MultiOutputClassifier(...)``), of which each label's
-        class-1 column is its belief (zeros where the training fold lacks the label). It
+        class-1 column is its belief (zeros where the training fold lacks the label; with
+        one label, the single (n_documents, n_classes) array they give is read so). It
         is cloned (:func:`sklearn.base.clone`) and fitted on each training fold as given
         (its own ``random_state`` is kept); its parameters are recorded as its one-line
         repr. Before any fold, a trial fit on a slice of the first training fold checks
