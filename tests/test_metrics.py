@@ -518,6 +518,21 @@ def test_cutoff_top_k_type_and_range():
     assert M.cutoff(FIG21, top_k=0).tolist() == [[0, 0, 0, 0]]
 
 
+def test_cutoff_too_wide_to_hold_is_refused_up_front(monkeypatch):
+    """A sparse matrix declares its width and the 0/1 prediction is dense: when it (and the
+    sorting scratch) needs more than the process can allocate (here 1 MiB), every policy
+    raises ValueError naming the shape and both sizes; what fits is cut as dense input is."""
+    import fastrank._validation as validation
+    monkeypatch.setattr(validation, "available_memory", lambda: 2**20)
+    wide = sp.csr_matrix(([0.5], [1_999_999], [0, 1]), shape=(1, 2_000_000))
+    for kwargs in ({"y_true": [{1_999_999}]}, {"top_k": 1}, {"threshold": 0.4}):
+        with pytest.raises(ValueError, match=r"the 0/1 prediction of a 1 x 2000000 matrix "
+                           r"needs [\d.]+ MiB, more than the 1\.0 MiB"):
+            M.cutoff(wide, **kwargs)
+    narrow = sp.csr_matrix(([0.5, 0.25], [2, 7], [0, 2]), shape=(1, 10))
+    np.testing.assert_array_equal(M.cutoff(narrow, top_k=1), M.cutoff(narrow.toarray(), top_k=1))
+
+
 def test_threshold_cutoff_sparse_and_per_label():
     s = np.array([[0.0, 0.4, -0.2], [0.6, 0.0, 0.1]])
     csr = sp.csr_matrix(s)

@@ -38,7 +38,8 @@ import scipy.sparse as sp
 from .._ext import tie_counts as _counts
 from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
-from .._validation import as_real_array, check_option, check_scores, check_truth
+from .._validation import as_real_array, check_memory, check_option, check_scores, \
+    check_truth, sort_scratch_bytes
 from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
     family, resolve_ties, row_blocks, run_kernel, score_args
 
@@ -352,6 +353,10 @@ def cutoff(y_score: MatrixLike, y_true: LabelsLike | None = None,
                          f"used by policy={policy!r}, which only takes {used}")
     y_score = check_scores(y_score)
     n, q = y_score.shape
+    # the prediction is dense (a sparse matrix declares its width), and the other policies
+    # sort rows
+    check_memory(n * q + (0 if policy == "threshold" else sort_scratch_bytes(n, q)),
+                 f"the 0/1 prediction of a {n} x {q} matrix")
     if policy == "threshold":
         return _threshold(y_score, threshold)
     if policy == "perfect":
