@@ -520,10 +520,11 @@ def chunk_ordered_reference(model, kind, X_train, Y, X_test):
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
 def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy, simd_paths):
-    """1 to 8 documents (and up to 64: one batch) split the neurons among the threads in
-    chunks; the votes are added chunk after chunk, so 1, 2 and 3 threads give the same bits,
-    equal to the rows of a call of 150 documents (batches of documents, one per task), to
-    the reference summed in the same order, for dense and CSR input and every code path."""
+    """Fewer than 64 documents per thread (1 to 8, 64, and 100 or 150 on 2 or 3 threads:
+    batches of 64 in turn) split the neurons among the threads in chunks; the votes are
+    added chunk after chunk, so 1, 2 and 3 threads give the same bits, equal to the rows of
+    a call of 150 documents on 2 threads (batches of documents, one per task), to the
+    reference summed in the same order, for dense and CSR input and every code path."""
     X, Y, _ = tie_heavy_data(13, n_train=120, n_test=0, n_features=20)
     X_test = np.random.default_rng(3).integers(0, 3, size=(150, 20)).astype(np.float64)
     n_neurons = 3 * kernel.NEURONS_PER_CHUNK + 5          # 4 chunks, the last one short
@@ -535,7 +536,7 @@ def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy, si
         np.testing.assert_array_equal(F_many[:8], chunk_ordered_reference(model, kind, X, Y,
                                                                           X_test[:8]))
     for _ in simd_paths:
-        for n_docs in (1, 2, 5, 8, 64):
+        for n_docs in (1, 2, 5, 8, 64, 100, 150):
             for threads in (1, 2, 3):
                 with threadpool_limits(threads, user_api="openmp"):
                     F = model.decision_function(X_test[:n_docs])

@@ -41,13 +41,14 @@ the cells with a synapse on one of its stored entries are evaluated (found throu
 
 Search
 ------
-More than MAX_BATCH test documents are processed in batches, one batch per task (OpenMP,
-dynamic schedule, GIL released): a task encodes its batch, then for every neuron finds,
-for each document of the batch, the minimum Hamming distance to the neuron's memory and the
-stored documents at it, and votes from that list. Up to MAX_BATCH documents (a few
-documents: a search bound by memory bandwidth) are one batch whose neurons, in chunks of
-NEURON_CHUNK, are the tasks. Two searches give the same minimum and the same entries in
-the same (ascending) order:
+With at least MAX_BATCH test documents per thread, they are processed in batches of
+MAX_BATCH, one batch per task (OpenMP, dynamic schedule, GIL released): a task encodes its
+batch, then for every neuron finds, for each document of the batch, the minimum Hamming
+distance to the neuron's memory and the stored documents at it, and votes from that list.
+With fewer (a few documents per thread: a search bound by memory bandwidth, which smaller
+batches would read once more per batch), batches of MAX_BATCH documents run one after
+another, each with its neurons, in chunks of NEURON_CHUNK, as the tasks. Two searches
+give the same minimum and the same entries in the same (ascending) order:
 
 * bit-sliced (AVX2 and AVX-512 paths, patterns of 4 to 32 words, a multiple of 4, batches
   of at least 6 test documents; with VPOPCNTDQ and a multiple of 8 words, only where its
@@ -672,13 +673,6 @@ cdef Search search_of(const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
     return s
 
 
-def batch_size(Py_ssize_t n_docs):
-    """Test documents per task when the documents are split into batches: up to
-    MAX_BATCH, fewer so that every thread gets a task."""
-    cdef Py_ssize_t threads = fr_get_max_threads()
-    return max(1, min(MAX_BATCH, (n_docs + threads - 1) // threads))
-
-
 cdef struct FewDocs:
     # shared scratch of a prediction of at most MAX_BATCH documents, whose neurons are split
     # among the threads
@@ -707,18 +701,20 @@ cdef void few_free(FewDocs* few) noexcept nogil:
 
 
 cdef inline void search_few_chunk(Work* w, const Search* s, FewDocs* few, Py_ssize_t B,
-                                  Py_ssize_t c) noexcept nogil:
-    """Chunk c of the neurons for all B documents (patterns in few.codes), its votes into
-    its own part of few.parts."""
+                                  Py_ssize_t doc0, Py_ssize_t c) noexcept nogil:
+    """Chunk c of the neurons for the B documents doc0 .. doc0+B-1 (patterns in
+    few.codes), its votes into its own part of few.parts."""
     cdef Py_ssize_t n0 = c * NEURON_CHUNK
     cdef double* part = few.parts + c * B * (s.q + 1)
-    search_chunk(w, s, few.codes + n0 * B * s.W, B, 0, n0,
+    search_chunk(w, s, few.codes + n0 * B * s.W, B, doc0, n0,
                  min(n0 + NEURON_CHUNK, s.n_neurons), part, part + B * s.q)
 
 
-cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B) noexcept nogil:
-    """The chunks' votes added to the rows chunk after chunk, then normalised: the sums
-    search_batch makes, whichever thread searched a chunk."""
+cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B,
+                    Py_ssize_t doc0) noexcept nogil:
+    """The chunks' votes added to the rows of documents doc0 .. doc0+B-1 chunk after
+    chunk, then normalised: the sums search_batch makes, whichever thread searched a
+    chunk."""
     cdef Py_ssize_t c, b
     cdef double* part
     if s.summary.dist != NULL:
@@ -727,8 +723,8 @@ cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B) noexcept nogil:
         few.total[b] = 0.0
     for c in range(few.n_chunks):
         part = few.parts + c * B * (s.q + 1)
-        add_chunk(s, B, 0, part, part + B * s.q, few.total)
-    normalise(s, B, 0, few.total)
+        add_chunk(s, B, doc0, part, part + B * s.q, few.total)
+    normalise(s, B, doc0, few.total)
 
 
 def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
@@ -741,10 +737,11 @@ def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
     test document row0 + i and stored document t is number entry0 + t for the random keys
     (0 and 0 for a whole memory and query set).
 
-    Up to MAX_BATCH rows are one batch whose neurons, in chunks of NEURON_CHUNK, are split
-    among the threads (a few documents are a search bound by the memory's bandwidth); more
-    rows are split into batches, one per task, each searching every neuron. Each row's
-    votes are added chunk after chunk in both cases: the same beliefs."""
+    With fewer than MAX_BATCH rows per thread, batches of MAX_BATCH rows are searched one
+    after another, each with its neurons, in chunks of NEURON_CHUNK, split among the
+    threads (a few documents are a search bound by the memory's bandwidth); more rows are
+    split into batches, one per task, each searching every neuron. Each row's votes are
+    added chunk after chunk in both cases: the same beliefs."""
     _predict(*_input(X, synapses), synapses, mem, lab_ptr, lab_idx, model, policy, seed, out,
              row0, entry0, summary)
 
@@ -775,36 +772,42 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
     failed[0] = 0
     if n_docs == 0:
         return
-    if n_docs <= MAX_BATCH:
-        B = n_docs
-        few = few_new(n_neurons, B, W, q)
-        with nogil, parallel():
-            w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, False)
-            if w == NULL:
-                failed[0] = 1
-            if pp == NULL:
-                for c in prange(few.n_chunks, schedule="static"):
-                    n0 = c * NEURON_CHUNK
-                    encode_docs(s.level, vp, n_cols, ip, pp, NULL, 0, B, &synapses[n0, 0],
-                                min(NEURON_CHUNK, n_neurons - n0), S, W,
-                                few.codes + n0 * B * W, B * W, False, NULL, NULL, NULL, wp,
-                                cp)
-            else:
-                for i in prange(B, schedule="static"):
+    if n_docs < MAX_BATCH * fr_get_max_threads():
+        # fewer than MAX_BATCH documents per thread: batches of MAX_BATCH one after another,
+        # each with its neurons split among the threads, so that the memory is read once
+        # per batch rather than once per thread
+        few = few_new(n_neurons, min(n_docs, MAX_BATCH), W, q)
+        for doc0 in range(0, n_docs, MAX_BATCH):
+            B = min(MAX_BATCH, n_docs - doc0)
+            with nogil, parallel():
+                w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, False)
+                if w == NULL:
+                    failed[0] = 1
+                if pp == NULL:
+                    for c in prange(few.n_chunks, schedule="static"):
+                        n0 = c * NEURON_CHUNK
+                        encode_docs(s.level, vp, n_cols, ip, pp, NULL, doc0, B,
+                                    &synapses[n0, 0], min(NEURON_CHUNK, n_neurons - n0), S, W,
+                                    few.codes + n0 * B * W, B * W, False, NULL, NULL, NULL,
+                                    wp, cp)
+                else:
+                    for i in prange(B, schedule="static"):
+                        if w != NULL:
+                            encode_docs(s.level, vp, n_cols, ip, pp, NULL, doc0 + i, 1,
+                                        &synapses[0, 0], n_neurons, S, W, few.codes + i * W,
+                                        B * W, False, NULL, <floating*> w.xbuf, w.rowbuf, wp,
+                                        cp)
+                # every thread must reach the worksharing loop; one without scratch skips
+                for c in prange(few.n_chunks, schedule="dynamic"):
                     if w != NULL:
-                        encode_docs(s.level, vp, n_cols, ip, pp, NULL, i, 1, &synapses[0, 0],
-                                    n_neurons, S, W, few.codes + i * W, B * W, False, NULL,
-                                    <floating*> w.xbuf, w.rowbuf, wp, cp)
-            # every thread must reach the worksharing loop; one without scratch skips its tasks
-            for c in prange(few.n_chunks, schedule="dynamic"):
-                if w != NULL:
-                    search_few_chunk(w, &s, &few, B, c)
-            work_free(w)
-        if not failed[0]:
-            merge_few(&s, &few, B)
+                        search_few_chunk(w, &s, &few, B, doc0, c)
+                work_free(w)
+            if failed[0]:
+                break
+            merge_few(&s, &few, B, doc0)
         few_free(&few)
     else:
-        B = batch_size(n_docs)
+        B = MAX_BATCH
         n_batches = (n_docs + B - 1) // B
         with nogil, parallel():
             w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, True)
