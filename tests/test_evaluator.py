@@ -383,3 +383,50 @@ def test_label_state_that_cannot_fit_is_refused_up_front(monkeypatch):
     with pytest.raises(ValueError, match=r"y_true: a 20000 x 100 indicator matrix needs "
                                          r"1\.9 MiB, more than the 1\.0 MiB"):
         M.coverage(tall, np.ones((20_000, 100)))
+
+
+def _numpy_document_sums(doc, cols, q, zd, weight):
+    """The per-document sums written with NumPy: each value array summed alone by np.sum
+    (pairwise), the set metrics' values computed elementwise as NumPy computes them."""
+    out = []
+    for c in cols:
+        tp, npred, rel = doc[:, c[5]], doc[:, c[6]], doc[:, 0]
+
+        def ratio(num, den):
+            r = np.full(num.shape, zd)
+            np.divide(num, den, out=r, where=den > 0)
+            return r
+
+        exact = doc[:, c[7]] if c[7] >= 0 else ((npred == rel) & (tp == rel)).astype(float)
+        values = [doc[:, c[k]] for k in range(5)] + [
+            (npred + rel - 2.0 * tp) / q, exact, ratio(tp, npred), ratio(tp, rel),
+            ratio(2.0 * tp, rel + npred), tp, npred, rel]
+        out.append([(v if weight is None else v * weight).sum() for v in values])
+    return np.array(out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.sampled_from([0, 1, 7, 8, 9, 127, 128, 129, 1000, 70_001]),
+       seed=st.integers(0, 2**32 - 1), weighted=st.booleans(),
+       zd=st.sampled_from([0.0, 1.0, 0.25]), threads=st.sampled_from([1, 2, 3]))
+def test_document_sums_have_numpy_bits(n, seed, weighted, zd, threads):
+    """The kernel sums a block's per-document values per ranking type in parallel with the
+    bits of NumPy's pairwise sums, whatever the thread count; zero denominators give
+    zero_division, a ranking type without an exact column compares the counts."""
+    from threadpoolctl import threadpool_limits
+
+    from fastrank._ext import tie_metrics
+    rng = np.random.default_rng(seed)
+    doc = rng.random((n, _common.N_SLOTS)) * rng.integers(1, 50, size=(n, _common.N_SLOTS))
+    counts = rng.integers(0, 4, size=(n, 3)).astype(float)  # |C|, tp, npred, some zero
+    cols = np.array([[1, 2, 3, 4, 5, 6, 7, -1], [9, 10, 11, 12, 13, 14, 15, 16]])
+    doc[:, 0], doc[:, 6], doc[:, 7] = counts[:, 0], np.minimum(counts[:, 1], counts[:, 0]), \
+        counts[:, 2]
+    doc[:, 14], doc[:, 15] = doc[:, 6], doc[:, 7]
+    weight = rng.random(n) * 3 if weighted else None
+    out = np.empty((2, 13))
+    with threadpool_limits(threads, user_api="openmp"):
+        tie_metrics.document_sums(doc, cols, 17, zd, np.empty(0) if weight is None else weight,
+                                  out)
+    want = _numpy_document_sums(doc, cols, 17, zd, weight)
+    np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))

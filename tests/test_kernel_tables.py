@@ -40,7 +40,6 @@ def test_the_python_layer_uses_the_kernels_objects():
                          (_common._COVERAGE_COLS, "group_coverage"),
                          (_common._EXPECTED_COLS, "expected")]:
         assert mine is tie_metrics.DOC_COLUMNS[kernel]
-    assert _common.N_REL == tie_metrics.DOC_COLUMNS["n_rel"]
     assert _common.N_SLOTS == tie_metrics.N_DOC_COLUMNS
     assert _common.N_LAB == tie_metrics.N_LAB_ROWS
     assert (_common.LAB_REL, _common.LAB_FIXED) == (tie_metrics.LAB_ROWS["relevant"],

@@ -35,6 +35,9 @@ mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the 
 returned                        the boundary records of the rows of weight 1 (label, s, d
                                 with d/s in lowest terms, relevant or not), counted as
                                 ``tabulate`` returns them.
+
+``document_sums`` then sums a block's per-document values per ranking type, in parallel
+and in numpy's summation order.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
@@ -49,6 +52,13 @@ from _tiesort cimport (
     SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_row_at,
     sort_work_free, sort_work_new,
 )
+
+cdef extern from "document_sums.h":
+    enum: FR_DOCUMENT_SUMS
+    void fr_document_values(const double* doc, int64_t n, int64_t n_cols, const int64_t* cols,
+                            int64_t nrel, int k, double q, double zd, const double* w,
+                            double* v) noexcept nogil
+    double fr_pairwise_sum(const double* a, long long n) noexcept nogil
 
 # family flags
 cdef enum:
@@ -725,6 +735,35 @@ cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
         out_f[k * stride] = acc_f
     free(buf)
     return 0
+
+
+def document_sums(const double[:, ::1] doc, const int64_t[:, ::1] cols, Py_ssize_t q,
+                  double zero_division, const double[::1] weight, double[:, ::1] out):
+    """out[t, k] <- sum k (document_sums.h: the five ranking metrics, Hamming loss, exact
+    match, precision, recall, F1, tp, npred, |C|) of the rows of doc for the ranking type
+    whose columns are cols[t] (its five ranking metrics, tp, npred, exact or -1), each
+    document's value times its weight when ``weight`` is not empty. The (t, k) sums run in
+    parallel, each in numpy's order: the bits of summing the same values with numpy."""
+    cdef Py_ssize_t n = doc.shape[0], n_sums = cols.shape[0] * FR_DOCUMENT_SUMS, task
+    cdef const double* w = &weight[0] if weight.shape[0] else NULL
+    cdef const double* d = &doc[0, 0] if n else NULL
+    cdef double* v
+    cdef int failed[1]
+    failed[0] = 0
+    with nogil, parallel():
+        v = <double*> malloc(max(n, 1) * sizeof(double))
+        if v == NULL:
+            failed[0] = 1
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
+        for task in prange(n_sums, schedule="dynamic"):
+            if v == NULL:
+                continue
+            fr_document_values(d, n, doc.shape[1], &cols[task // FR_DOCUMENT_SUMS, 0], N_REL,
+                               task % FR_DOCUMENT_SUMS, <double> q, zero_division, w, v)
+            out[task // FR_DOCUMENT_SUMS, task % FR_DOCUMENT_SUMS] = fr_pairwise_sum(v, n)
+        free(v)
+    if failed[0]:
+        raise MemoryError("fastrank: cannot allocate metric scratch")
 
 
 def boundary_expectations(const int64_t[::1] start, const int64_t[:, ::1] classes,

@@ -21,7 +21,6 @@ _TIE_ALIASES = {"min": "standard", "max": "modified"}
 
 # the kernel's family flags, per-document columns and label-count rows (its own tables)
 ORDINAL, GROUP, EXPECTED = (_kernel.FAMILIES[f] for f in ("ordinal", "group", "expected"))
-N_REL = _kernel.DOC_COLUMNS["n_rel"]
 _ORDINAL_COLS = _kernel.DOC_COLUMNS["ordinal"]
 _GROUP_COLS = _kernel.DOC_COLUMNS["group"]
 _COVERAGE_COLS = _kernel.DOC_COLUMNS["group_coverage"]

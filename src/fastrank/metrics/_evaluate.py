@@ -8,12 +8,13 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arrays import converted
+from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
 from ._boundary import BoundaryCounts
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_LAB, \
-    N_REL, ORDINAL, TIES, check_inputs, check_sample_weight, column, column_sums, draw_seed, \
-    family, resolve_ties, row_blocks, run_kernel
+    ORDINAL, TIES, check_inputs, check_sample_weight, column, draw_seed, family, \
+    resolve_ties, row_blocks, run_kernel
 from ._evaluation import METRIC_KEYS, Evaluation
 from ._mergeable import Mergeable, empty_chunk_labels
 from ._set_counts import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
@@ -37,6 +38,7 @@ _DOC_SUMS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_pr
              "hamming_loss", "exact_match", "precision_d", "recall_d", "f1_d", "tp", "npred",
              "nrel")
 _HAMMING, _EXACT, _PRECISION_D, _RECALL_D, _F1_D, _TP, _NPRED, _NREL = range(5, 13)
+_NO_WEIGHT = np.empty(0)
 
 
 def _check_ties(ties, at_k):
@@ -265,21 +267,15 @@ class Evaluator(Mergeable):
 
     def _document_sums(self, doc, q, weight):
         """(len(ties), len(_DOC_SUMS)) sums over one block's documents, each document's
-        values times its weight when weights are given."""
-        zd = self.zero_division
+        values times its weight when weights are given: summed in parallel by the kernel,
+        each sum in numpy's order (the bits of summing the same values with numpy)."""
+        cols = np.array([[column(t, _RANKING_KEYS[k]) for k in METRIC_KEYS[:5]]
+                         + [column(t, "tp"), column(t, "npred"),
+                            column(t, "exact") if t == EXPECTED_TIES else -1]
+                         for t in self.ties], dtype=np.int64)
         out = np.empty((len(self.ties), len(_DOC_SUMS)))
-        n_rel = doc[:, N_REL]
-        for row, t in enumerate(self.ties):
-            out[row, :5] = column_sums(doc, [column(t, _RANKING_KEYS[k])
-                                             for k in METRIC_KEYS[:5]], weight)
-            tp, npred = doc[:, column(t, "tp")], doc[:, column(t, "npred")]
-            exact = doc[:, column(t, "exact")] if t == EXPECTED_TIES \
-                else (npred == n_rel) & (tp == n_rel)
-            per_doc = [(npred + n_rel - 2.0 * tp) / q, exact, _ratio(tp, npred, zd),
-                       _ratio(tp, n_rel, zd), _f_from_counts(tp, npred, n_rel, 1.0, zd),
-                       tp, npred, n_rel]
-            out[row, 5:] = [np.sum(v, dtype=np.float64) if weight is None else (v * weight).sum()
-                            for v in per_doc]
+        _kernel.document_sums(doc, cols, q, float(self.zero_division),
+                              _NO_WEIGHT if weight is None else weight, out)
         return out
 
     def merge(self, other: "Evaluator") -> "Evaluator":
