@@ -312,7 +312,9 @@ def cutoff(y_score: MatrixLike, y_true: LabelsLike | None = None,
     ValueError
         An unknown ``policy`` or ``ties`` (``"expected"`` has no 0/1 form), a missing input
         of the policy or a stray input of another one, a negative ``top_k``, a threshold of
-        the wrong shape or holding NaN, shapes that differ.
+        the wrong shape or holding NaN, shapes that differ; a prediction (dense, also for
+        sparse beliefs) larger than the memory this process can allocate, before any of it
+        is allocated.
     TypeError
         A non-integer ``top_k``, non-numeric beliefs or threshold.
 
