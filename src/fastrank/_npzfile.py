@@ -44,7 +44,7 @@ _NPY_HEADER_ERRORS = (ValueError, TypeError, SyntaxError, NotImplementedError, R
                       tokenize.TokenError)
 
 
-ALIGN = 64  # the file offset of each array's data in a file write_npz writes: a multiple
+ALIGN = 64  # write_npz puts each array's data at a file offset that is a multiple of it
 _PAD_FIELD = 0xD935  # the extra field that pads a local header (the one of Android's zipalign)
 
 
