@@ -53,6 +53,30 @@ def test_round_trip_is_memory_mapped(tmp_path, data):
     np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
 
 
+def test_arrays_load_aligned_mapped_or_else_copied(tmp_path, data):
+    """The kernels read a model's arrays as C types, so save writes each array's data at a
+    file offset that is a multiple of 64 and load maps it there; a file written by
+    numpy.savez, whose arrays lie wherever the zip headers end, loads aligned copies."""
+    X, Y = data
+    model = VGRAM(n_neurons=16, n_synapses=64, random_state=0).fit(X, Y)
+    model.save(tmp_path / "m.npz")
+    names = ("classes_", "synapses_", "memory_", "label_indptr_", "label_indices_")
+    back = VGRAM.load(tmp_path / "m.npz")
+    for name in names:
+        array = getattr(back, name)
+        assert array.ctypes.data % 64 == 0 and isinstance(array.base, np.memmap), name
+    with np.load(tmp_path / "m.npz") as saved:
+        np.savez(tmp_path / "savez.npz", **saved)
+    with open(tmp_path / "savez.npz", "rb") as f:  # (that numpy.savez does not align them)
+        offset = f.read().index(back.memory_.tobytes())
+    assert offset % 8 != 0
+    copied = VGRAM.load(tmp_path / "savez.npz")
+    for name in names:
+        array = getattr(copied, name)
+        assert array.flags.aligned and not array.flags.writeable, name
+    np.testing.assert_array_equal(copied.decision_function(X), model.decision_function(X))
+
+
 def test_a_large_model_loads_without_copying(tmp_path):
     rng = np.random.default_rng(1)
     X = rng.random((4000, 64))

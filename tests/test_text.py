@@ -265,7 +265,7 @@ TRICKY = ("aé\u0301ÉİßΣσς٣５²½Ⅻ‿_कि中한😀𝔸\ud800 1,.-'
                 max_size=10),
        st.lists(st.text(alphabet=TRICKY, max_size=30) | st.text(max_size=30), max_size=5))
 def test_property_compiled_scanner_equals_regex_path(strip_accents, train, test):
-    stop = ["σ", "ǆ", "ab"]
+    stop = ["", "σ", "ǆ", "ab"]  # the empty word first: the compiled table's first key
     if not any(analyze(t, stop, strip_accents) for t in train):
         return  # empty lexicon (its error is tested elsewhere)
     idx = TfidfIndexer(stop_words=stop, strip_accents=strip_accents)

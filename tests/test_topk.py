@@ -327,6 +327,21 @@ def test_unscored_labels_are_one_group_below_every_scored_one():
     assert r["optimistic"]["precision@1"] == 0.0 and r["optimistic"]["precision@2"] == 0.5
 
 
+@pytest.mark.parametrize("dtype, index", [(np.float64, np.int32), (np.float32, np.int32),
+                                          (np.float64, np.int64)])
+def test_a_sparse_matrix_without_stored_scores_is_one_unscored_group(dtype, index):
+    """No stored entry at all: every label of every row is in the unscored tie group."""
+    y_score = sp.csr_matrix((2, 4), dtype=dtype)
+    y_score.indices = y_score.indices.astype(index)
+    y_score.indptr = y_score.indptr.astype(index)
+    r = evaluate_at_k([[1, 0, 0, 0], [0, 1, 1, 0]], y_score, k=(1, 4),
+                      ties=("expected", "optimistic", "pessimistic", "stable"))
+    assert r["expected"]["precision@1"] == pytest.approx((1 / 4 + 2 / 4) / 2, abs=1e-15)
+    assert r["optimistic"]["precision@1"] == 1.0 and r["pessimistic"]["precision@1"] == 0.0
+    assert r["stable"]["precision@1"] == 0.5  # label 0 first: relevant in the first row only
+    assert r["stable"]["recall@4"] == 1.0
+
+
 @pytest.mark.parametrize("y_score, match", [
     ((np.array([[0, 1, 1]]), np.array([[.3, .2, .1]])), "row 0 lists a label twice"),
     ((np.array([[0, 5]]), np.array([[.3, .2]])), r"row 0 has a label index out of \[0, 4\)"),

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fastrank._validation import check_random_state, check_scores, check_truth
+from fastrank._validation import as_real_array, check_random_state, check_scores, \
+    check_truth
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float32, bool, np.uint16])
@@ -132,11 +133,11 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     KNN().fit(X, Y).save(tmp_path / "m.npz")
     before = (tmp_path / "m.npz").read_bytes()
 
-    def half_then_fail(f, **arrays):
+    def half_then_fail(f, arrays):
         f.write(b"PK\x03\x04 partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(base.np, "savez", half_then_fail)
+    monkeypatch.setattr(base, "write_npz", half_then_fail)
     with pytest.raises(OSError, match="disk full"):
         KNN(k=2).fit(X, Y).save(tmp_path / "m.npz")
     assert (tmp_path / "m.npz").read_bytes() == before
@@ -582,3 +583,33 @@ def test_check_csr_does_not_check_scipy_conversions_again(monkeypatch, form, cal
     out = validation.check_csr(m, "S")
     assert len(seen) == calls
     np.testing.assert_array_equal(out.toarray(), m.toarray())
+
+
+def _unaligned(a):
+    """A copy of ``a`` whose elements lie one byte off their alignment (a view of a byte
+    buffer at offset 1)."""
+    out = np.ndarray(a.shape, a.dtype, buffer=np.zeros(a.nbytes + 1, np.uint8), offset=1)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+def test_unaligned_arrays_reach_the_kernels_aligned_copies():
+    """The kernels read the elements as C types, which must be aligned: the input checks
+    copy a view whose elements are not."""
+    rng = np.random.default_rng(0)
+    x = rng.random((5, 4))
+    y = (x > 0.5).astype(np.int64)
+    dense = [(check_scores(_unaligned(x)), x), (check_features(_unaligned(x)), x),
+             (check_truth(_unaligned(y)), y), (as_real_array(_unaligned(x[0]), "w"), x[0])]
+    for got, want in dense:
+        assert got.flags.aligned
+        np.testing.assert_array_equal(got, want)
+    csr = sp.csr_matrix(x)
+    parts = (csr.data, csr.indices, csr.indptr)
+    bad = sp.csr_matrix(x)
+    bad.data, bad.indices, bad.indptr = (_unaligned(a) for a in parts)
+    for checked in (check_scores(bad), check_features(bad)):
+        for got, want in zip((checked.data, checked.indices, checked.indptr), parts):
+            assert got.flags.aligned
+            np.testing.assert_array_equal(got, want)

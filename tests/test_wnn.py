@@ -447,6 +447,28 @@ def test_split_memory_gives_the_same_beliefs(kind, tie_policy, simd_path):
         np.testing.assert_array_equal(split_beliefs(model, X, X_test, Y, cuts), F)
 
 
+@pytest.mark.parametrize("kind", ["VGRAM", "COR"])
+@pytest.mark.parametrize("tie_policy", ["random", "all"])
+def test_a_part_storing_nothing_reports_no_entry(kind, tie_policy):
+    """The outcomes of a part of the memory without a stored document: for every (row,
+    neuron) the largest distance and no entry (no key, label or document counted)."""
+    X, Y, X_test = tie_heavy_data(3)
+    model = MODELS[kind](n_neurons=8, n_synapses=16, tie_policy=tie_policy,
+                         random_state=0).fit(X, Y)
+    part = type(model)(**model.get_params())
+    part.classes_, part.n_features_in_ = model.classes_, model.n_features_in_
+    part._memorize(X[:0], Y[:0], model.synapses_, model.seed_)
+    assert part.n_train_ == 0
+    summary = kernel.new_summary(X_test.shape[0], 8, Y.shape[1],
+                                 wnn_module._POLICY_CODES[tie_policy])
+    part._search(part._search_input(X_test), np.zeros((0, Y.shape[1])), 0, 0, summary)
+    assert np.all(summary["dist"] == 2**32 - 1)
+    if tie_policy == "random":
+        assert np.all(summary["key"] == 2**64 - 1) and np.all(summary["label"] == -1)
+    else:
+        assert not summary["ndocs"].any() and not summary["counts"].any()
+
+
 @pytest.mark.parametrize("cls", [VGRAM, VGRAMCor])
 def test_random_policy_reproducible(cls):
     X, Y, X_test = tie_heavy_data(5)

@@ -6,7 +6,9 @@ never a copy; in device memory (a GPU) it is copied to host memory once, which c
 transfer of its bytes over the device's link (PCIe: a few GB/s, so milliseconds per 10 MB)
 and as much host memory. Anything else (NumPy arrays, buffer-protocol objects, pandas and
 polars frames and series, nested lists) goes through :func:`numpy.asarray`, a view wherever the
-object's memory layout allows one. Results are always NumPy.
+object's memory layout allows one. Results are always NumPy, their elements aligned as the
+compiled kernels read them (as C types): a view whose elements are not (an array over a
+byte buffer at an odd offset) is copied.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -21,15 +23,19 @@ def as_numpy(x, name):
     memory; TypeError naming ``name`` when a DLPack producer refuses the export (a tensor
     that requires gradients, a dtype NumPy lacks such as bfloat16)."""
     if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack_device__"):
-        return np.asarray(x)
+        return _aligned(np.asarray(x))
     try:
         if x.__dlpack_device__()[0] in HOST_DEVICES:
-            return np.from_dlpack(x)
+            return _aligned(np.from_dlpack(x))
         return np.from_dlpack(x, device="cpu", copy=True)  # one copy to host memory
     except (BufferError, RuntimeError, TypeError, ValueError) as exc:
         raise TypeError(f"{name}: cannot read this {type(x).__module__}.{type(x).__name__} "
                         f"as a NumPy array ({exc}); give it detached, in a dtype NumPy has "
                         "(bool, integers, float32/float64)") from None
+
+
+def _aligned(arr):
+    return arr if arr.flags.aligned else arr.copy(order="K")
 
 
 def converted(x, name):

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._arrays import as_numpy
 from ._atomic import atomic_file
-from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_member, read_npz
+from ._npzfile import MAX_HEADER_BYTES, ModelFileError, read_member, read_npz, write_npz
 from ._validation import MAX_COLUMNS, check_csr, check_features, check_truth, is_label_sets, \
     label_sets_to_matrix, object_to_float
 from ._version import __version__
@@ -239,8 +239,8 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         if any(a.dtype == object for a in map(np.asarray, arrays.values())):
             raise TypeError("only numeric/string arrays can be saved (no pickled objects)")
         with atomic_file(path) as f:
-            np.savez(f, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                     **arrays)
+            write_npz(f, {"__header__": np.frombuffer(json.dumps(header).encode(),
+                                                      dtype=np.uint8), **arrays})
 
     @classmethod
     def _member_names(cls):

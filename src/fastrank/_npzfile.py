@@ -13,9 +13,17 @@ found before it is used. Object arrays (pickles) are refused.
 The CRC-32 is computed by reading the members once through a small buffer (the pages pass
 through the operating system's cache, not into the process), so verifying costs one
 sequential read of the file and no memory; the arrays are then mapped as before.
+
+:func:`write_npz` writes what ``numpy.savez`` writes with every array's data at a file
+offset that is a multiple of ``ALIGN`` (``numpy.savez`` leaves them wherever the zip
+headers end), so that a mapped array's elements are aligned as the compiled kernels, which
+read them as C types, require; an array of a file that does not align it (written by
+``numpy.savez``) is copied when it is read.
 """
+import io
 import os
 import struct
+import time
 import tokenize
 import zipfile
 import zlib
@@ -34,6 +42,10 @@ _CRC_CHUNK = 1 << 20
 # Python literal, and tokenizes it again for headers written by Python 2)
 _NPY_HEADER_ERRORS = (ValueError, TypeError, SyntaxError, NotImplementedError, RecursionError,
                       tokenize.TokenError)
+
+
+ALIGN = 64  # write_npz puts each array's data at a file offset that is a multiple of it
+_PAD_FIELD = 0xD935  # the extra field that pads a local header (the one of Android's zipalign)
 
 
 class ModelFileError(ValueError):
@@ -130,11 +142,30 @@ def _npy_header(f, info, start):
     return shape, fortran, dtype
 
 
+def write_npz(f, arrays):
+    """Write ``{name: array}`` to the binary file ``f`` as ``numpy.savez`` does (a stored
+    zip of ``.npy`` members, Zip64 headers), each array's data at a file offset that is a
+    multiple of ALIGN: the ``.npy`` header fills a multiple of 64 bytes, and an extra field
+    pads the member's local header (30 bytes, the name, the padding field, the 20-byte Zip64
+    field) to end on a multiple of ALIGN."""
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            npy = io.BytesIO()
+            np.lib.format.write_array(npy, np.asanyarray(value), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", time.localtime()[:6])
+            pad = -(archive.fp.tell() + _LOCAL_HEADER.size + len(info.filename.encode())
+                    + 4 + 20) % ALIGN
+            info.extra = struct.pack("<HH", _PAD_FIELD, pad) + bytes(pad)
+            with archive.open(info, "w", force_zip64=True) as member:
+                member.write(npy.getbuffer())
+
+
 def read_npz(path):
     """``{name: array}`` of the members of ``path`` (names without ``.npy``), memory-mapped
-    read-only (nothing is read into the process until used). A malformed, overlapping,
-    duplicate or damaged member raises :class:`ModelFileError` before any array is
-    mapped."""
+    read-only (nothing is read into the process until used); an array whose data the file
+    does not align to its elements (a file written by ``numpy.savez``) is copied. A
+    malformed, overlapping, duplicate or damaged member raises :class:`ModelFileError`
+    before any array is mapped."""
     file_size = os.path.getsize(path)
     with open(path, "rb") as f:
         starts = {}
@@ -160,6 +191,9 @@ def read_npz(path):
         else:
             arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape,
                                      order=order).view(np.ndarray)
+            if not arrays[name].flags.aligned:
+                arrays[name] = arrays[name].copy(order="K")
+                arrays[name].flags.writeable = False
     return arrays
 
 

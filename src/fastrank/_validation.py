@@ -131,7 +131,7 @@ MAX_COLUMNS = 2**31 - 1  # label and feature counts: positions are int32 in the 
 
 def _index_array(a, name, what):
     """A sparse matrix's index array as a 1-D ndarray of integers (not yet converted)."""
-    a = np.asarray(a)
+    a = as_numpy(a, name)
     if a.dtype == bool or a.dtype.kind not in "iu":
         raise TypeError(f"{name}: {what} must hold integers, got dtype {a.dtype}")
     if a.ndim != 1:
@@ -141,7 +141,7 @@ def _index_array(a, name, what):
 
 def _data_array(a, name, ndim=1):
     """A sparse matrix's values as an ndarray of real numbers in native byte order."""
-    a = np.asarray(a)
+    a = as_numpy(a, name)
     check_real_dtype(a.dtype, name)
     if a.ndim != ndim:
         raise ValueError(f"{name}: data must be {ndim}-D, got {a.ndim}-D")

@@ -199,7 +199,8 @@ cdef int _insert(Table* t, Py_ssize_t s, const uint32_t* key, Py_ssize_t n, uint
     """Store ``key`` with id ``ident`` in the empty slot ``s``; -1 when out of memory."""
     if _grow(<void**> &t.arena, &t.arena_cap, t.arena_len + n, sizeof(uint32_t)) < 0:
         return -1
-    memcpy(t.arena + t.arena_len, key, n * sizeof(uint32_t))
+    if n > 0:  # (an empty term, before any other, leaves the arena NULL: no memcpy to it)
+        memcpy(t.arena + t.arena_len, key, n * sizeof(uint32_t))
     t.hashes[s], t.offsets[s], t.lengths[s], t.ids[s] = h, t.arena_len, <int32_t> n, ident
     t.arena_len += n
     t.used += 1

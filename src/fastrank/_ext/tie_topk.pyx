@@ -187,10 +187,11 @@ def run_sparse(const floating[::1] data, const index_t[::1] indices,
     cdef Py_ssize_t n_chunks = out.shape[0], chunk, row, j, lo, ns
     cdef Py_ssize_t stride = out.shape[1] * out.shape[2] * out.shape[3]
     cdef Py_ssize_t ns_max = row_len
-    cdef bint direct_val = floating is double, direct_lab = index_t is int32_t
     cdef bint csr = indptr.shape[0] > 0
     cdef const floating* dp = &data[0] if data.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
+    # labels read in place unless there are none stored: a NULL label list means a dense row
+    cdef bint direct_val = floating is double, direct_lab = index_t is int32_t and ip != NULL
     cdef fr_tk_work* w = NULL  # each thread sets its own
     cdef double* vbuf = NULL
     cdef int32_t* lbuf = NULL

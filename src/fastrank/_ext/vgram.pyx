@@ -425,7 +425,7 @@ cdef struct Summary:
     int32_t* counts    # ALL: (..., q) of them carrying each label
     uint64_t* key      # RANDOM: key of the chosen entry
     int64_t* doc       # RANDOM: its stored document (global index)
-    int32_t* label     # RANDOM, VGRAM: its label
+    int32_t* label     # RANDOM, VGRAM: its label (-1: no stored entry)
 
 
 cdef inline uint64_t entry_key(uint64_t state, uint64_t entry) noexcept nogil:
@@ -512,7 +512,7 @@ cdef void summarize(Work* w, Py_ssize_t b, Py_ssize_t n_train, const int64_t* la
     if policy == RANDOM:
         out.key[e] = pick_entry(ties, k, lab_ptr, lab_idx, model, state, entry0, q, &t, &p)
         out.doc[e] = entry0 + t
-        out.label[e] = lab_idx[p] if model == VGRAM else -1
+        out.label[e] = lab_idx[p] if model == VGRAM and k > 0 else -1
         return
     out.ndocs[e] = k
     counts = out.counts + e * q
