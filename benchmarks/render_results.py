@@ -81,9 +81,8 @@ ROWS = [
       for t, rows, cpu in ((2, "50 000", "xeon-2c"), (16, "200 000", "xeon-spr16"))
       for name, sizes in (
           *((name, f"{rows} × 1 000 float32, 21 levels") for name in (
-              ("streaming_pass",) if t == 16 else ()) + (
-              "evaluate", "rank", "one_error", "coverage", "ranking_loss", "ap_position",
-              "ap_label", "r_precision")),
+              "streaming_pass", "evaluate", "rank", "one_error", "coverage", "ranking_loss",
+              "ap_position", "ap_label", "r_precision")),
           ("vgram_predict", "bibtex-shaped, 500 test documents"),
           ("study", "yeast, 4 classifiers × 10 folds"))),
     *(Row("Inside other tools' loops", f"`{metric}`, 2 threads", peer,
