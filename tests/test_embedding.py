@@ -210,6 +210,10 @@ def test_errors_carry_a_message(cy, c):
         c.rank(scores, 5, 2, 0, 0, out)
     with pytest.raises(ValueError, match="unknown ranking method 9"):
         cy.rank(scores[:1], 9, 0, 0, out[:1], np.zeros((0, 0)))
+    base = np.ones((4, 5))
+    base[1, 2] = -np.inf  # no cosine: refused as topk_cosine refuses it
+    with pytest.raises(ValueError, match="B has NaN or infinity at 7"):
+        cy.topk(np.ones((2, 5)), base, 2, np.zeros((2, 2)), np.zeros((2, 2), np.int64))
     with pytest.raises(ValueError, match="k must be from 1 to n_base = 4, got 5"):
         cy.topk(scores[:2], np.ones((4, 5)), 5, np.zeros((2, 5)), np.zeros((2, 5), np.int64))
     with pytest.raises(ValueError, match="n_draws from 2 to 100000 and its draws array, got 1"):

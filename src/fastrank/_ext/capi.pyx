@@ -105,6 +105,15 @@ cdef inline int _check_scores(const double* scores, int64_t n, const char* name)
     return FASTRANK_OK
 
 
+cdef inline int _check_finite(const double* x, int64_t n, const char* name) noexcept nogil:
+    cdef int64_t j
+    for j in range(n):
+        if not isfinite(x[j]):
+            return fr_fail(FASTRANK_EINVAL, "%s has NaN or infinity at %lld", name,
+                           <long long> j)
+    return FASTRANK_OK
+
+
 cdef inline int _check_labels(int64_t q) noexcept nogil:
     if q < 1 or q > 2147483647:
         return fr_fail(FASTRANK_EINVAL, "n_labels must be from 1 to 2**31 - 1, got %lld",
@@ -362,7 +371,10 @@ cdef int cosine_topk(const double* Q, int64_t nq, const double* B, int64_t nb, i
                        <long long> nb, <long long> k)
     if sims == NULL or indices == NULL:
         return fr_fail(FASTRANK_EINVAL, "sims or indices is NULL")
-    err = _check_scores(Q, nq * d, "Q") or _check_scores(B, nb * d, "B")
+    if Q == NULL or B == NULL:
+        return fr_fail(FASTRANK_EINVAL, "Q or B is NULL")
+    # a cosine has no value for an infinite feature (as fastrank.topk_cosine refuses it)
+    err = _check_finite(Q, nq * d, "Q") or _check_finite(B, nb * d, "B")
     if err:
         return err
     if topk_dense_f64(Q, nq, B, nb, d, k, sims, indices):

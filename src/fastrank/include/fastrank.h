@@ -131,7 +131,8 @@ typedef struct fastrank_capi {
 
     /* The k base rows most cosine-similar to each query (fastrank.topk_cosine(Q, B, k)):
        queries Q (n_queries x n_features), base B (n_base x n_features), 1 <= k <= n_base;
-       sims and indices (n_queries x k) by decreasing similarity, then increasing index. */
+       sims and indices (n_queries x k) by decreasing similarity, then increasing index;
+       a NaN or infinite feature is an error (FASTRANK_EINVAL). */
     int (*cosine_topk)(const double* Q, int64_t n_queries, const double* B, int64_t n_base,
                        int64_t n_features, int64_t k, double* sims, int64_t* indices);
 
