@@ -35,12 +35,12 @@ mc : float64 (n_chunks, n_draws, 2, q)  per draw: TP_i and TP_i + FP_i from the 
 returned                        the boundary records of the rows of weight 1 (label, s, d
                                 with d/s in lowest terms, relevant or not), counted as
                                 ``tabulate`` returns them.
-
-``document_sums`` then sums a block's per-document values per ranking type, in parallel
-and in numpy's summation order.
 Label counts (``lab``, ``mc``) add each document's weight (1 unless weights are given).
 Rows are split into n_chunks fixed chunks; each chunk owns its counters, so sums never race
 and never depend on the thread count. r-precision always cuts at |C_j|.
+
+``document_sums`` then sums a block's per-document values per ranking type, the sums side
+by side, each in numpy's summation order.
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t

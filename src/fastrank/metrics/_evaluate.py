@@ -13,8 +13,8 @@ from .._typing import LabelsLike, MatrixLike, RandomStateLike
 from .._validation import MAX_COLUMNS, check_option
 from ._boundary import BoundaryCounts
 from ._common import ALL_TIES, EXPECTED, EXPECTED_TIES, LAB_FIXED, LAB_REL, LAB_ROWS, N_LAB, \
-    ORDINAL, TIES, check_inputs, check_sample_weight, column, draw_seed, family, \
-    resolve_ties, row_blocks, run_kernel
+    ORDINAL, TIES, _NO_WEIGHTS, check_inputs, check_sample_weight, column, draw_seed, \
+    family, resolve_ties, row_blocks, run_kernel
 from ._evaluation import METRIC_KEYS, Evaluation
 from ._mergeable import Mergeable, empty_chunk_labels
 from ._set_counts import Counts, _check_n_labels, _check_zero_division, _f_from_counts, \
@@ -38,7 +38,6 @@ _DOC_SUMS = ("one_error", "coverage", "ranking_loss", "average_precision", "r_pr
              "hamming_loss", "exact_match", "precision_d", "recall_d", "f1_d", "tp", "npred",
              "nrel")
 _HAMMING, _EXACT, _PRECISION_D, _RECALL_D, _F1_D, _TP, _NPRED, _NREL = range(5, 13)
-_NO_WEIGHT = np.empty(0)
 
 
 def _check_ties(ties, at_k):
@@ -275,7 +274,7 @@ class Evaluator(Mergeable):
                          for t in self.ties], dtype=np.int64)
         out = np.empty((len(self.ties), len(_DOC_SUMS)))
         _kernel.document_sums(doc, cols, q, float(self.zero_division),
-                              _NO_WEIGHT if weight is None else weight, out)
+                              _NO_WEIGHTS if weight is None else weight, out)
         return out
 
     def merge(self, other: "Evaluator") -> "Evaluator":
