@@ -261,6 +261,43 @@ def test_figure_files_are_vector_and_reproducible(small_study, written):
                              (out / "figures" / f"{spec.name}.pdf").read_bytes())
 
 
+def test_figures_font_is_dejavu_sans_cut_short(small_study):
+    """The figures' font is DejaVu Sans cut to the characters the report uses (so that each
+    PDF's subset is made quickly): the same glyph advances for every one of them, far fewer
+    glyphs, and a character outside the cut (a user's name) drawn from DejaVu Sans itself,
+    without a missing-glyph warning."""
+    import warnings
+
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    from fastrank.report import _figures
+
+    family = _figures._font_family()
+    assert family == [_figures._FIGURE_FONT, "DejaVu Sans"]
+    cut = FT2Font(font_manager.findfont(family[0], fallback_to_default=False))
+    full = FT2Font(font_manager.findfont("DejaVu Sans", fallback_to_default=False))
+    assert cut.fname != full.fname and cut.num_glyphs < full.num_glyphs / 5
+    held = 0
+    for lo, hi in _figures._FIGURE_CHARS:
+        for code in range(lo, hi + 1):
+            if full.get_char_index(code) == 0:  # not in DejaVu Sans either
+                continue
+            assert cut.get_char_index(code) != 0, hex(code)
+            assert (cut.load_char(code).linearHoriAdvance
+                    == full.load_char(code).linearHoriAdvance), hex(code)
+            held += 1
+    assert held > 500
+    assert cut.get_char_index(ord("Ж")) == 0 != full.get_char_index(ord("Ж"))
+    spec = figure_specs(small_study)[0]
+    named = _figures.FigureSpec(spec.name, "Жук " + spec.title, spec.caption, spec.size,
+                                spec.draw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        svg, pdf = named.render()
+    assert "Жук" in svg and pdf.count(b"/FontFile2") >= 2  # the cut and DejaVu Sans
+
+
 def test_figures_without_pdf(small_study, written, tmp_path):
     """pdf=False: the same SVG files and report, no PDF; an earlier run's PDFs go."""
     out, _ = written
