@@ -298,6 +298,25 @@ def test_figures_font_is_dejavu_sans_cut_short(small_study):
     assert "Жук" in svg and pdf.count(b"/FontFile2") >= 2  # the cut and DejaVu Sans
 
 
+def test_figures_font_outlives_a_forked_child():
+    """The cut's file is removed at exit of the process that made it: a forked child that
+    exits normally leaves it to its parent, and the parent's exit removes it."""
+    script = textwrap.dedent("""
+        import os, sys
+        from matplotlib import font_manager
+        from fastrank.report import _figures
+        path = font_manager.findfont(_figures._font_family()[0], fallback_to_default=False)
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # a normal exit: atexit handlers run in the child
+        os.waitpid(pid, 0)
+        print(path, os.path.exists(path))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[1] == "True" and out[0].endswith(".ttf") and not os.path.exists(out[0])
+
+
 def test_figures_without_pdf(small_study, written, tmp_path):
     """pdf=False: the same SVG files and report, no PDF; an earlier run's PDFs go."""
     out, _ = written

@@ -93,21 +93,28 @@ def _font_family() -> list[str]:
         options = subset.Options(layout_features=[], name_IDs=["*"], name_languages=["*"],
                                  notdef_outline=True, glyph_names=True, legacy_kern=True)
         options.drop_tables += ["GSUB", "GPOS", "GDEF", "MATH", "FFTM"]
-        font = subset.load_font(font_manager.findfont("DejaVu Sans"), options)
-        cut = subset.Subsetter(options)
-        cut.populate(unicodes=[c for lo, hi in _FIGURE_CHARS for c in range(lo, hi + 1)])
-        cut.subset(font)
-        for record in font["name"].names:
-            if record.nameID in (1, 4, 16):  # family and full names; PostScript name kept
-                record.string = _FIGURE_FONT
         folder = tempfile.mkdtemp(prefix="fastrank-font-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        atexit.register(_remove_folder, folder, os.getpid())
         path = os.path.join(folder, "DejaVuSansFigures.ttf")
-        font.save(path)
+        with subset.load_font(font_manager.findfont("DejaVu Sans"), options) as font:
+            cut = subset.Subsetter(options)
+            cut.populate(unicodes=[c for lo, hi in _FIGURE_CHARS for c in range(lo, hi + 1)])
+            cut.subset(font)
+            for record in font["name"].names:
+                if record.nameID in (1, 4, 16):  # family and full names; PostScript name kept
+                    record.string = _FIGURE_FONT
+            font.save(path)
         font_manager.fontManager.addfont(path)
     except (ImportError, OSError, KeyError):
         return ["DejaVu Sans"]
     return [_FIGURE_FONT, "DejaVu Sans"]
+
+
+def _remove_folder(folder, owner):
+    """Remove ``folder`` at exit of the process that made it (not of a forked child, whose
+    parent may still draw with the font in it)."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
