@@ -1,5 +1,6 @@
 """The study in process on several threads: its tasks run side by side, each on one kernel
 thread, and the results, the calibration and the progress messages are those of one thread."""
+import concurrent.futures
 import threading
 
 import pytest
@@ -23,7 +24,7 @@ def _run(n_jobs, **kwargs):
     return result, [m.split(" (")[0] for m in messages]
 
 
-@pytest.mark.parametrize("n_jobs", [2, 3])
+@pytest.mark.parametrize("n_jobs", [2, 3, 8])
 def test_byte_identical_results_and_same_progress_order_on_any_number_of_threads(n_jobs):
     one, said_one = _run(1)
     many, said_many = _run(n_jobs)
@@ -90,3 +91,29 @@ def test_a_failing_task_stops_the_study_with_its_error(monkeypatch):
         run_study("yeast", classifiers=("knn",), folds=10, random_state=0, n_jobs=2)
     assert threading.active_count() == before  # the pool's threads are gone
     assert len(started) < 10  # the tasks queued behind the failure were dropped
+
+
+def test_tasks_start_by_blocks_of_folds_longest_first(monkeypatch):
+    """Three threads hold 12 pending outcomes: blocks of 2 folds (of 4 classifiers and the
+    features each). A block's features are queued first, then its classifiers' tasks,
+    VG-RAM first and kNN last, so that short tasks end the study; a user's estimator (of
+    unknown cost) before them all. Recorded in fold order all the same."""
+    queued = []
+
+    class Recording(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            if fn is _tasks._fold_task:
+                queued.append("features")
+            elif fn is _tasks._classifier_task_of:
+                queued.append(f"{args[1]} {args[3] - 5}")  # the name and the fold
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(_tasks.concurrent.futures, "ThreadPoolExecutor", Recording)
+    _, said = _run(3)
+    block = ["features", "features"] + [f"{c} {f}" for c in ("vgram", "vgramcor", "mlknn",
+                                                              "knn") for f in (0, 1)]
+    assert queued == block + [b.replace(" 0", " 2").replace(" 1", " 3") for b in block]
+    assert said[:4] == ["kNN: fold 1/4", "ML-kNN: fold 1/4", "VG-RAM WNN: fold 1/4",
+                        "VG-RAM WNN-COR: fold 1/4"]
+    assert _tasks._start_order(["knn", "mine", "vgram", "mlknn"]) == \
+        ["mine", "vgram", "mlknn", "knn"]

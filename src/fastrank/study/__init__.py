@@ -22,7 +22,11 @@ Conventions chosen here (the thesis is silent or specific to its data):
   features and shared by its classifiers. In process, they run side by side on ``n_jobs``
   threads (one after the other on one thread); with ``scheduler`` they are Dask tasks, running
   single-threaded unless ``n_jobs`` says
-  otherwise, since Dask runs one task per worker thread. The data set is sent to the
+  otherwise, since Dask runs one task per worker thread. Among the folds queued together
+  (in process, as many as four pending outcomes per thread allow; on Dask, all), the
+  tasks of the classifiers that usually take longest start first (a user's estimator,
+  of unknown cost, then VG-RAM WNN, WNN-COR, ML-kNN and kNN), so that short tasks end
+  the study. The data set is sent to the
   cluster once, as the value of a task (so that Dask can rebuild a fold lost with a
   worker). Calibration (``calibrate=True``) is one task per classifier there, which that
   classifier's fold tasks wait for. The same functions compute every task either way, so

@@ -161,10 +161,11 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
     With more than one thread (``n_jobs``), the tasks run side by side on a pool of that many
     Python threads, each task's kernels on one thread (the kernels release the GIL, so the
     Python between them overlaps with another task's kernels): the independent calibrations
-    first, then each fold's features and its classifiers. Outcomes are recorded on the
-    calling thread in the order of the folds and classifiers, whatever the order in which
-    they complete, so the results and the progress messages are the same on any number of
-    threads."""
+    first, then the folds in blocks of as many as the window of pending outcomes holds, each
+    block's features first and then its classifiers' tasks, longest first
+    (:func:`_start_order`). Outcomes are recorded on the calling thread in the order of the
+    folds and classifiers, whatever the order in which they complete, so the results and
+    the progress messages are the same on any number of threads."""
     n_threads = effective_n_jobs(n_jobs)
     n_workers = max(1, min(n_threads, len(splits) * len(classifiers)))
     if n_workers == 1:
@@ -182,16 +183,19 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
                          for c in classifiers}
                 for c in classifiers:
                     config[c], calibration[c] = found[c].result()
-            # tasks are queued in order and a worker takes the oldest: a fold's features
+            # tasks are queued in order and a worker takes the oldest: a block's features
             # are taken before its classifiers, which wait for them on another worker
             pending = collections.deque()
             window = 4 * n_workers  # outcomes awaiting their turn: bounds the folds in memory
-            for f, (train, test) in enumerate(splits):
-                fold = pool.submit(_fold_task, dataset, train, test, task_jobs)
-                for c in classifiers:
-                    pending.append((f, c, pool.submit(_classifier_task_of, fold, c, config[c],
-                                                      random_state + f, ties, cutoff,
-                                                      task_jobs)))
+            block = max(1, window // (len(classifiers) + 1))
+            for first in range(0, len(splits), block):
+                folds = range(first, min(first + block, len(splits)))
+                features = {f: pool.submit(_fold_task, dataset, *splits[f], task_jobs)
+                            for f in folds}
+                started = {(f, c): pool.submit(_classifier_task_of, features[f], c, config[c],
+                                               random_state + f, ties, cutoff, task_jobs)
+                           for c in _start_order(classifiers) for f in folds}
+                pending.extend((f, c, started[f, c]) for f in folds for c in classifiers)
                 while len(pending) > window:
                     f_done, c_done, outcome = pending.popleft()
                     record(f_done, c_done, outcome.result())
@@ -202,6 +206,19 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     return config, calibration
+
+
+#: the built-in classifiers by the time their tasks usually take, longest first
+_USUAL_COST = ("vgram", "vgramcor", "mlknn", "knn")
+
+
+def _start_order(classifiers):
+    """``classifiers`` in the order their tasks start: a user's estimators (of unknown cost)
+    first, then the built-in ones longest first (:data:`_USUAL_COST`), so that the tasks
+    that end a study are short ones. Started fold by fold, the longest tasks of the last
+    folds ran on alone while the other threads had nothing left to do."""
+    cost = {c: i for i, c in enumerate(_USUAL_COST)}
+    return sorted(classifiers, key=lambda c: cost.get(c, -1))
 
 
 def _classifier_task_of(fold, name, params, seed, ties, cutoff, n_jobs):
@@ -247,14 +264,16 @@ def _run_on_cluster(client, dataset, splits, classifiers, config, calibrate, ran
     best = {c: client.submit(operator.itemgetter(0), calibrated[c], pure=False)
             for c in calibrated}
     params = {**shipped, **best}
+    # no reference kept to a fold's future once its classifiers are submitted: its features
+    # are released once they are done (and recomputed by Dask if a worker holding them dies)
+    folds = [client.submit(_fold_task, data, train, test, n_jobs, pure=False)
+             for train, test in splits]
     tasks = {}
-    for f, (train, test) in enumerate(splits):
-        # no reference kept to the fold's future: its features are released once its
-        # classifiers are done (and recomputed by Dask if a worker holding them dies)
-        fold = client.submit(_fold_task, data, train, test, n_jobs, pure=False)
-        for c in classifiers:
+    for c in _start_order(classifiers):  # Dask starts the tasks submitted first first
+        for f, fold in enumerate(folds):
             tasks[client.submit(_classifier_task, fold, c, params[c], random_state + f, ties,
                                 cutoff, n_jobs, pure=False)] = (f, c)
+    del folds
     try:
         for future, outcome in as_completed(client, tasks):
             record(*tasks[future], outcome)
