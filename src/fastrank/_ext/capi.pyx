@@ -9,7 +9,7 @@ bits as the Python API. The evaluation state holds what ``fastrank.Evaluator`` h
 """
 from libc.math cimport isfinite, isnan
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from cpython.pycapsule cimport PyCapsule_New
 
@@ -314,9 +314,10 @@ cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexce
         return fr_fail(FASTRANK_EINVAL, "ranking type %d is not evaluated by this state", t)
     if not s.weight > 0:
         return fr_fail(FASTRANK_EINVAL, "no rows were added, or their total weight is 0")
-    q, n, zd, d = s.n_labels, s.weight, s.zero_division, s.doc[t]
+    q, n, zd = s.n_labels, s.weight, s.zero_division
+    d = s.doc[t]
     n_draws = s.n_draws if t == FASTRANK_TIES_EXPECTED else 0
-    buf = <double*> malloc((q * 3 + 2 * n_draws) * sizeof(double))
+    buf = <double*> calloc(q * 3 + 2 * n_draws, sizeof(double))
     if buf == NULL:
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
                        <long long> q)

@@ -578,7 +578,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     The rows' passes check their input as they read it: returns False (``out`` then
     meaningless) when a belief is NaN or a truth value is neither 0 nor 1, else True; the
     caller need not scan the inputs for those beforehand."""
-    cdef Scratch* s
+    cdef Scratch* s = NULL  # (each thread's copy starts from this value, then allocates)
     cdef Py_ssize_t i
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL

@@ -747,7 +747,7 @@ def document_sums(const double[:, ::1] doc, const int64_t[:, ::1] cols, Py_ssize
     cdef Py_ssize_t n = doc.shape[0], n_sums = cols.shape[0] * FR_DOCUMENT_SUMS, task
     cdef const double* w = &weight[0] if weight.shape[0] else NULL
     cdef const double* d = &doc[0, 0] if n else NULL
-    cdef double* v
+    cdef double* v = NULL  # (each thread's copy starts from this value, then allocates)
     cdef int failed[1]
     failed[0] = 0
     with nogil, parallel():

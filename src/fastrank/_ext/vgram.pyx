@@ -322,9 +322,9 @@ def _encode(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] in
     cdef const int64_t* wp = &wptr[0] if wptr.shape[0] else NULL
     cdef const int32_t* cp = &wcell[0, 0] if wcell.shape[0] else NULL
     cdef uint8_t* wiring = NULL
-    cdef floating* xbuf
-    cdef uint64_t* rowbuf
-    cdef bint ready
+    cdef floating* xbuf = NULL  # (set here too: each thread's copy starts from these values)
+    cdef uint64_t* rowbuf = NULL
+    cdef bint ready = False
     cdef fr_simd_level lv = current_level()
     cdef int failed[1]
     failed[0] = 0
@@ -334,8 +334,8 @@ def _encode(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] in
         if pp == NULL:
             wiring = wiring_new(lv, &synapses[0, 0], n_neurons, S, W, n_cols)
     with nogil, parallel():
-        # private to the thread, so assigned in every thread before any use (a private
-        # copy starts undefined: freeing an unassigned one crashed GCC 13 builds)
+        # private to the thread, and assigned in every thread before any use (freeing an
+        # unassigned copy crashed GCC 13 builds)
         xbuf = NULL
         rowbuf = NULL
         if pp != NULL:
