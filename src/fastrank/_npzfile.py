@@ -20,7 +20,6 @@ headers end), so that a mapped array's elements are aligned as the compiled kern
 read them as C types, require; an array of a file that does not align it (written by
 ``numpy.savez``) is copied when it is read.
 """
-import io
 import os
 import struct
 import time
@@ -150,14 +149,12 @@ def write_npz(f, arrays):
     field) to end on a multiple of ALIGN."""
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, value in arrays.items():
-            npy = io.BytesIO()
-            np.lib.format.write_array(npy, np.asanyarray(value), allow_pickle=False)
             info = zipfile.ZipInfo(f"{name}.npy", time.localtime()[:6])
             pad = -(archive.fp.tell() + _LOCAL_HEADER.size + len(info.filename.encode())
                     + 4 + 20) % ALIGN
             info.extra = struct.pack("<HH", _PAD_FIELD, pad) + bytes(pad)
-            with archive.open(info, "w", force_zip64=True) as member:
-                member.write(npy.getbuffer())
+            with archive.open(info, "w", force_zip64=True) as member:  # streamed, no copy
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 def read_npz(path):
