@@ -541,24 +541,25 @@ def chunk_ordered_reference(model, kind, X_train, Y, X_test):
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])
 @pytest.mark.parametrize("tie_policy", ["all", "random"])
-def test_few_documents_split_neurons_independent_of_threads(kind, tie_policy, simd_paths):
-    """Fewer than 64 documents per thread (1 to 8, 64, and 100 or 150 on 2 or 3 threads:
-    batches of 64 in turn) split the neurons among the threads in chunks; the votes are
-    added chunk after chunk, so 1, 2 and 3 threads give the same bits, equal to the rows of
-    a call of 150 documents on 2 threads (batches of documents, one per task), to the
-    reference summed in the same order, for dense and CSR input and every code path."""
+def test_shared_batches_split_neurons_independent_of_threads(kind, tie_policy, simd_paths):
+    """A network of 4 chunks of neurons on 1 to 3 threads searches shared batches (1 to 150
+    documents: one batch; 1 100: three, searched in turn), its chunks split among the
+    threads; the votes are added chunk after chunk, so every thread count gives the same
+    bits, equal to the rows of the same 1 100 documents on 8 threads (more threads than
+    chunks: batches of documents, one per task), to the reference summed in the same
+    order, for dense and CSR input and every code path."""
     X, Y, _ = tie_heavy_data(13, n_train=120, n_test=0, n_features=20)
-    X_test = np.random.default_rng(3).integers(0, 3, size=(150, 20)).astype(np.float64)
+    X_test = np.random.default_rng(3).integers(0, 3, size=(1100, 20)).astype(np.float64)
     n_neurons = 3 * kernel.NEURONS_PER_CHUNK + 5          # 4 chunks, the last one short
     model = MODELS[kind](n_neurons=n_neurons, n_synapses=256, tie_policy=tie_policy,
                          random_state=4).fit(X, Y)
-    with threadpool_limits(2, user_api="openmp"):
+    with threadpool_limits(8, user_api="openmp"):
         F_many = model.decision_function(X_test)
     if tie_policy == "all":
         np.testing.assert_array_equal(F_many[:8], chunk_ordered_reference(model, kind, X, Y,
                                                                           X_test[:8]))
     for _ in simd_paths:
-        for n_docs in (1, 2, 5, 8, 64, 100, 150):
+        for n_docs in (1, 2, 5, 8, 64, 100, 150, 1100):
             for threads in (1, 2, 3):
                 with threadpool_limits(threads, user_api="openmp"):
                     F = model.decision_function(X_test[:n_docs])

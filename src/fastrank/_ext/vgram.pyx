@@ -41,14 +41,16 @@ the cells with a synapse on one of its stored entries are evaluated (found throu
 
 Search
 ------
-With at least MAX_BATCH test documents per thread, they are processed in batches of
-MAX_BATCH, one batch per task (OpenMP, dynamic schedule, GIL released): a task encodes its
-batch, then for every neuron finds, for each document of the batch, the minimum Hamming
-distance to the neuron's memory and the stored documents at it, and votes from that list.
-With fewer (a few documents per thread: a search bound by memory bandwidth, which smaller
-batches would read once more per batch), batches of MAX_BATCH documents run one after
-another, each with its neurons, in chunks of NEURON_CHUNK, as the tasks. Two searches
-give the same minimum and the same entries in the same (ascending) order:
+Test documents are searched in shared batches, one after another: a batch is encoded,
+then its neurons, in chunks of NEURON_CHUNK, are the tasks (OpenMP, dynamic schedule, GIL
+released), each finding, for every document of the batch, the minimum Hamming distance to
+the neuron's memory and the stored documents at it, and voting from that list. A batch
+reads the memory once and transposes each stored tile once whatever its size, so batches
+are large: up to SHARED_BATCH documents, fewer where the batch's patterns and votes or a
+thread's tie lists would pass their bounds (SHARED_BYTES, TIES_BYTES). Only where the
+chunks of neurons are fewer than the threads and every thread has TASK_BATCH documents
+or more does each task search its own batch of TASK_BATCH documents with every neuron.
+Two searches give the same minimum and the same entries in the same (ascending) order:
 
 * bit-sliced (AVX2 and AVX-512 paths, patterns of 4 to 32 words, a multiple of 4, batches
   of at least 6 test documents; with VPOPCNTDQ and a multiple of 8 words, only where its
@@ -132,9 +134,12 @@ cdef enum:
     RANDOM = 0     # the entry at the minimum distance with the smallest key (uniform)
     ALL = 1        # the vote split evenly over every entry at the minimum distance
     ROW_CHUNK = 64      # training rows per encoding task
-    MAX_BATCH = 64      # test documents searched together (one batch per task)
+    TASK_BATCH = 64     # test documents per task where each thread searches its own batches
+    SHARED_BATCH = 512  # most test documents searched together with the neurons split
+    SHARED_BYTES = 64 << 20  # bound on a shared batch's patterns and per-chunk votes
+    TIES_BYTES = 16 << 20    # bound on a thread's tie lists for a shared batch
     # neurons whose votes are added in order into a partial row, the partial rows then
-    # added in order: the split of the neurons among threads for a few documents
+    # added in order: the tasks of a shared batch
     NEURON_CHUNK = 32
 
 
@@ -216,7 +221,7 @@ cdef int search_nearest(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C
     how many are at it and the first of them, into distance, count and nearest[t * n_neurons
     + n], on the calling thread: the C API's search (fastrank._ext.capi). Returns -1 when
     out of memory, else 0."""
-    cdef Py_ssize_t B = min(<Py_ssize_t> MAX_BATCH, n_tests), n, t0, b, r
+    cdef Py_ssize_t B = min(<Py_ssize_t> TASK_BATCH, n_tests), n, t0, b, r
     cdef fr_simd_level lv = current_level()
     cdef Scratch* scratch = scratch_new(W, B)
     cdef int32_t* ties = <int32_t*> malloc(B * n_train * sizeof(int32_t))
@@ -594,7 +599,7 @@ cdef void search_batch(Work* w, const Search* s, Py_ssize_t B, Py_ssize_t doc0) 
     """Beliefs of test documents doc0 .. doc0+B-1 (their patterns in w.codes, neuron-major)
     into out, or their neurons' outcomes into the summary: chunk after chunk of
     NEURON_CHUNK neurons, each chunk's votes added to the rows in turn (as
-    merge_few adds them)."""
+    merge_shared adds them)."""
     cdef Py_ssize_t n0, n1, b
     for b in range(B):
         w.total[b] = 0.0
@@ -673,58 +678,69 @@ cdef Search search_of(const uint64_t[:, :, ::1] mem, const int64_t[::1] lab_ptr,
     return s
 
 
-cdef struct FewDocs:
-    # shared scratch of a prediction of at most MAX_BATCH documents, whose neurons are split
-    # among the threads
+cdef struct SharedBatch:
+    # scratch of a batch of documents searched by all the threads, the neurons split among
+    # them in chunks of NEURON_CHUNK
     uint64_t* codes    # (n_neurons, B, W) every neuron's patterns of the documents
-    double* parts      # per chunk of NEURON_CHUNK neurons: votes (B, q), labels output (B)
-    double* total      # (B,) labels output by all neurons
+    double* parts      # per chunk of neurons: votes (B, q), then labels output (B)
     Py_ssize_t n_chunks
 
 
-cdef FewDocs few_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W, Py_ssize_t q) except *:
-    cdef FewDocs few
-    few.n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
-    few.codes = <uint64_t*> malloc(max(1, n_neurons * B * W) * sizeof(uint64_t))
-    few.parts = <double*> malloc(max(1, few.n_chunks * B * (q + 1)) * sizeof(double))
-    few.total = <double*> malloc(max(1, B) * sizeof(double))
-    if few.codes == NULL or few.parts == NULL or few.total == NULL:
-        few_free(&few)
+cdef Py_ssize_t shared_batch_size(Py_ssize_t n_docs, Py_ssize_t n_neurons, Py_ssize_t n_train,
+                                  Py_ssize_t W, Py_ssize_t q) noexcept nogil:
+    """Documents per shared batch: as many as SHARED_BATCH (each batch reads the memory once
+    and transposes each stored tile once, so larger batches cost less per document), fewer
+    where the batch's patterns and votes would pass SHARED_BYTES or a thread's tie lists
+    TIES_BYTES, never under TASK_BATCH; the documents are then split evenly among the
+    batches."""
+    cdef Py_ssize_t n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    cdef Py_ssize_t B = min(<Py_ssize_t> SHARED_BATCH,
+                            SHARED_BYTES // (8 * (n_neurons * W + n_chunks * (q + 1))),
+                            TIES_BYTES // (4 * max(1, n_train)))
+    cdef Py_ssize_t n_batches
+    B = max(B, <Py_ssize_t> TASK_BATCH)
+    n_batches = (n_docs + B - 1) // B
+    return (n_docs + n_batches - 1) // n_batches
+
+
+cdef SharedBatch shared_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W,
+                            Py_ssize_t q) except *:
+    cdef SharedBatch sb
+    sb.n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    sb.codes = <uint64_t*> malloc(max(1, n_neurons * B * W) * sizeof(uint64_t))
+    sb.parts = <double*> malloc(max(1, sb.n_chunks * B * (q + 1)) * sizeof(double))
+    if sb.codes == NULL or sb.parts == NULL:
+        shared_free(&sb)
         raise MemoryError("fastrank: cannot allocate the VG-RAM search scratch")
-    return few
+    return sb
 
 
-cdef void few_free(FewDocs* few) noexcept nogil:
-    free(few.codes)
-    free(few.parts)
-    free(few.total)
+cdef void shared_free(SharedBatch* sb) noexcept nogil:
+    free(sb.codes)
+    free(sb.parts)
 
 
-cdef inline void search_few_chunk(Work* w, const Search* s, FewDocs* few, Py_ssize_t B,
-                                  Py_ssize_t doc0, Py_ssize_t c) noexcept nogil:
+cdef inline void search_shared_chunk(Work* w, const Search* s, SharedBatch* sb, Py_ssize_t B,
+                                     Py_ssize_t doc0, Py_ssize_t c) noexcept nogil:
     """Chunk c of the neurons for the B documents doc0 .. doc0+B-1 (patterns in
-    few.codes), its votes into its own part of few.parts."""
+    sb.codes), its votes into its own part of sb.parts."""
     cdef Py_ssize_t n0 = c * NEURON_CHUNK
-    cdef double* part = few.parts + c * B * (s.q + 1)
-    search_chunk(w, s, few.codes + n0 * B * s.W, B, doc0, n0,
+    cdef double* part = sb.parts + c * B * (s.q + 1)
+    search_chunk(w, s, sb.codes + n0 * B * s.W, B, doc0, n0,
                  min(n0 + NEURON_CHUNK, s.n_neurons), part, part + B * s.q)
 
 
-cdef void merge_few(const Search* s, FewDocs* few, Py_ssize_t B,
-                    Py_ssize_t doc0) noexcept nogil:
-    """The chunks' votes added to the rows of documents doc0 .. doc0+B-1 chunk after
-    chunk, then normalised: the sums search_batch makes, whichever thread searched a
-    chunk."""
-    cdef Py_ssize_t c, b
-    cdef double* part
-    if s.summary.dist != NULL:
-        return
-    for b in range(B):
-        few.total[b] = 0.0
-    for c in range(few.n_chunks):
-        part = few.parts + c * B * (s.q + 1)
-        add_chunk(s, B, doc0, part, part + B * s.q, few.total)
-    normalise(s, B, doc0, few.total)
+cdef void merge_shared(const Search* s, const SharedBatch* sb, Py_ssize_t B, Py_ssize_t doc0,
+                       Py_ssize_t b) noexcept nogil:
+    """The chunks' votes added to the row of document doc0 + b chunk after chunk, then
+    normalised: the sums search_batch makes, whichever thread searched a chunk."""
+    cdef Py_ssize_t c
+    cdef const double* part
+    cdef double total = 0.0
+    for c in range(sb.n_chunks):
+        part = sb.parts + c * B * (s.q + 1)
+        add_chunk(s, 1, doc0 + b, part + b * s.q, part + B * s.q + b, &total)
+    normalise(s, 1, doc0 + b, &total)
 
 
 def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
@@ -737,11 +753,10 @@ def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
     test document row0 + i and stored document t is number entry0 + t for the random keys
     (0 and 0 for a whole memory and query set).
 
-    With fewer than MAX_BATCH rows per thread, batches of MAX_BATCH rows are searched one
-    after another, each with its neurons, in chunks of NEURON_CHUNK, split among the
-    threads (a few documents are a search bound by the memory's bandwidth); more rows are
-    split into batches, one per task, each searching every neuron. Each row's votes are
-    added chunk after chunk in both cases: the same beliefs."""
+    Rows are searched in shared batches, each batch's neurons split among the threads in
+    chunks of NEURON_CHUNK; where the chunks are fewer than the threads and the rows many,
+    in batches of TASK_BATCH rows, one per task, each searching every neuron. Each row's
+    votes are added chunk after chunk in both cases: the same beliefs."""
     _predict(*_input(X, synapses), synapses, mem, lab_ptr, lab_idx, model, policy, seed, out,
              row0, entry0, summary)
 
@@ -751,8 +766,8 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
              const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
              const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model, int policy,
              uint64_t seed, double[:, ::1] out, int64_t row0, int64_t entry0, summary):
-    """predict for the input _input describes. The patterns of a batch of up to MAX_BATCH
-    documents are encoded by chunks of neurons (dense rows: up to 64 at once through their
+    """predict for the input _input describes. The patterns of a batch of documents are
+    encoded by chunks of neurons (dense rows: up to 64 at once through their
     ranks) or by documents (CSR rows: each scattered once into the thread's dense buffer)."""
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
@@ -767,47 +782,51 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
     cdef Work* w = NULL
     cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
                               n_docs, summary)
-    cdef FewDocs few
+    cdef Py_ssize_t n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    cdef SharedBatch sb
     cdef int failed[1]
     failed[0] = 0
     if n_docs == 0:
         return
-    if n_docs < MAX_BATCH * fr_get_max_threads():
-        # fewer than MAX_BATCH documents per thread: batches of MAX_BATCH one after another,
-        # each with its neurons split among the threads, so that the memory is read once
-        # per batch rather than once per thread
-        few = few_new(n_neurons, min(n_docs, MAX_BATCH), W, q)
-        for doc0 in range(0, n_docs, MAX_BATCH):
-            B = min(MAX_BATCH, n_docs - doc0)
+    if n_chunks >= fr_get_max_threads() or n_docs < TASK_BATCH * fr_get_max_threads():
+        # enough chunks of neurons to share among the threads, or too few documents for a
+        # batch per thread: shared batches one after another, so that the memory is read
+        # and its tiles transposed once per shared batch rather than once per thread
+        B = shared_batch_size(n_docs, n_neurons, n_train, W, q)
+        sb = shared_new(n_neurons, B, W, q)
+        for doc0 in range(0, n_docs, B):
+            nb = min(B, n_docs - doc0)
             with nogil, parallel():
-                w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, False)
+                w = work_new(n_neurons, nb, W, n_train, q, xbuf_bytes, False)
                 if w == NULL:
                     failed[0] = 1
                 if pp == NULL:
-                    for c in prange(few.n_chunks, schedule="static"):
+                    for c in prange(n_chunks, schedule="static"):
                         n0 = c * NEURON_CHUNK
-                        encode_docs(s.level, vp, n_cols, ip, pp, NULL, doc0, B,
+                        encode_docs(s.level, vp, n_cols, ip, pp, NULL, doc0, nb,
                                     &synapses[n0, 0], min(NEURON_CHUNK, n_neurons - n0), S, W,
-                                    few.codes + n0 * B * W, B * W, False, NULL, NULL, NULL,
+                                    sb.codes + n0 * nb * W, nb * W, False, NULL, NULL, NULL,
                                     wp, cp)
                 else:
-                    for i in prange(B, schedule="static"):
+                    for i in prange(nb, schedule="static"):
                         if w != NULL:
                             encode_docs(s.level, vp, n_cols, ip, pp, NULL, doc0 + i, 1,
-                                        &synapses[0, 0], n_neurons, S, W, few.codes + i * W,
-                                        B * W, False, NULL, <floating*> w.xbuf, w.rowbuf, wp,
+                                        &synapses[0, 0], n_neurons, S, W, sb.codes + i * W,
+                                        nb * W, False, NULL, <floating*> w.xbuf, w.rowbuf, wp,
                                         cp)
-                # every thread must reach the worksharing loop; one without scratch skips
-                for c in prange(few.n_chunks, schedule="dynamic"):
+                # every thread must reach the worksharing loops; one without scratch skips
+                for c in prange(n_chunks, schedule="dynamic"):
                     if w != NULL:
-                        search_few_chunk(w, &s, &few, B, doc0, c)
+                        search_shared_chunk(w, &s, &sb, nb, doc0, c)
+                if s.summary.dist == NULL:
+                    for i in prange(nb, schedule="static"):
+                        merge_shared(&s, &sb, nb, doc0, i)
                 work_free(w)
             if failed[0]:
                 break
-            merge_few(&s, &few, B, doc0)
-        few_free(&few)
+        shared_free(&sb)
     else:
-        B = MAX_BATCH
+        B = TASK_BATCH
         n_batches = (n_docs + B - 1) // B
         with nogil, parallel():
             w = work_new(n_neurons, B, W, n_train, q, xbuf_bytes, True)
