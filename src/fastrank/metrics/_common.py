@@ -31,7 +31,11 @@ LAB_ROWS = {ORDINAL: _kernel.LAB_ROWS["ordinal"], GROUP: _kernel.LAB_ROWS["group
             EXPECTED: _kernel.LAB_ROWS["expected"]}
 LAB_REL, LAB_FIXED = _kernel.LAB_ROWS["relevant"], _kernel.LAB_ROWS["fixed"]
 N_LAB = _kernel.N_LAB_ROWS
-_N_CHUNKS = 16  # fixed row chunks, each with its own label counters (thread-count independent)
+# row chunks of a kernel call, each with its own label counters; their number depends on the
+# shapes only, never on the thread count
+_MAX_CHUNKS = 64  # enough for 16 threads to balance: 4 chunks each, taken dynamically
+_MIN_CHUNKS = 16
+_LAB_BYTES = 32 * 2**20  # label counters beyond which a call has fewer (not under _MIN_CHUNKS)
 _MC_BYTES = 64 * 2**20  # bound on the per-chunk Monte-Carlo counters: fewer chunks beyond it
 _MC_SALT = 0x5851F42D4C957F2D  # decorrelates the Monte-Carlo draws from the ordinal shuffle
 _NO_WEIGHTS = np.empty(0)
@@ -134,8 +138,9 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
 def _n_chunks(n, q, n_draws):
     """Row chunks of a kernel call on n rows: each has its own label counts, ``lab`` (N_LAB, q)
     and, for ``n_draws`` random orders, ``mc`` (n_draws, 2, q). Depends on the shapes only,
-    never on the thread count."""
-    chunks = min(n, _N_CHUNKS)
+    never on the thread count: ``_MAX_CHUNKS``, fewer where the label counts would pass
+    ``_LAB_BYTES`` (not under ``_MIN_CHUNKS``), or the Monte-Carlo ones ``_MC_BYTES``."""
+    chunks = min(n, max(_MIN_CHUNKS, min(_MAX_CHUNKS, _LAB_BYTES // (8 * N_LAB * q))))
     if n_draws:
         chunks = max(1, min(chunks, _MC_BYTES // (n_draws * 2 * q * 8)))
     return chunks
