@@ -134,14 +134,14 @@ ROWS = [
     *(Row("VG-RAM WNN", f"`VGRAM.decision_function`{label}", "`faiss.IndexBinaryFlat` per "
           "neuron, pre-encoded queries", f"bibtex, 1 024 neurons × {syn} synapses, 64 queries",
           "bench_wnn", f"test_vs_faiss[{{t}}-{syn}-bibtex-{impl}]",
-          f"test_vs_faiss[{{t}}-{syn}-bibtex-faiss]", (1,))
+          f"test_vs_faiss[{{t}}-{syn}-bibtex-faiss]")
       for syn in (512, 1024)
       for impl, label in (("fastrank", ""), ("fastrank-avx512", ", `avx512` path forced"),
                           ("fastrank-avx2", ", `avx2` path forced"))),
     *(Row("VG-RAM WNN", f"`VGRAM.decision_function`{label}", "`faiss.IndexBinaryFlat` per "
           "neuron, pre-encoded queries", "yeast (dense), 1 024 × 1 024, 2 175 stored, "
           "242 queries", "bench_wnn", f"test_vs_faiss_dense_yeast[{{t}}-{impl}]",
-          "test_vs_faiss_dense_yeast[{t}-faiss]", (1,))
+          "test_vs_faiss_dense_yeast[{t}-faiss]")
       for impl, label in (("fastrank", ""), ("fastrank-avx512", ", `avx512` path forced"),
                           ("fastrank-avx2", ", `avx2` path forced"))),
     Row("VG-RAM WNN", "Minchinton encoding (VG-RAM fit)", "writing the output alone "
@@ -298,9 +298,7 @@ def render(runs=None):
            "fastrank is faster); threads are OpenMP threads limited with threadpoolctl. "
            "Values separated by / follow the threads column. Each run gives the load average "
            "it saw: above the number of logical CPUs, other work shared the cores and the "
-           "times are noisy, 2-thread times most of all. The VG-RAM rows against FAISS show "
-           "one thread: in the `xeon-2c/bench_wnn` run, FAISS's two threads took 16 to 20 "
-           "times its one-thread time (its JSON keeps those figures).", "",
+           "times are noisy, 2-thread times most of all.", "",
            "## Current ratios", "",
            "| kernel | peer | sizes | threads | fastrank | peer | ratio | run |",
            "|---|---|---|---|---|---|---|---|", *table_rows(runs), "",
