@@ -9,8 +9,9 @@ and the next one form a Minchinton cell: bit ``i`` of neuron ``n``'s pattern of 
 
 Training stores every training document's pattern in every neuron; testing finds, per neuron,
 the stored entries at minimum Hamming distance from the test pattern and lets the neuron
-output their label(s). The search runs in a compiled kernel (OpenMP over batches of test
-documents, or over chunks of neurons for up to 64 documents; GIL released), on the code
+output their label(s). The search runs in a compiled kernel (OpenMP over chunks of neurons
+for batches of up to 512 test documents, each batch reading the memory once; GIL
+released), on the code
 path chosen at run time for the CPU (:func:`fastrank.use_simd`: portable C, POPCNT,
 AVX2, AVX-512, AVX-512 with VPOPCNTDQ and VBMI). On x86 CPUs with AVX2, when
 ``ceil(n_synapses / 64)`` is
