@@ -191,6 +191,12 @@ def test_vgram_equals_python(cy, c):
     ref = _hamming_reference(model.memory_, patterns[:, 60:])
     for got, want in zip((dist, count, near), ref):
         np.testing.assert_array_equal(got, want)
+    # more test patterns than a batch holds (up to 512): the same 30 again and again
+    many = np.ascontiguousarray(np.concatenate([patterns[:, 60:]] * 37, axis=1)[:, :1100])
+    got = [np.zeros((1100, 16), t) for t in (np.uint32, np.int64, np.int64)]
+    cy.vgram_search(model.memory_, many, *got)
+    for g, want in zip(got, ref):
+        np.testing.assert_array_equal(g, np.concatenate([want] * 37)[:1100])
     # the C extension: encode and search in one call, from several threads at once
     outs = [[np.zeros((16, 90, 2), np.uint64), *(np.zeros((30, 16), t)
              for t in (np.uint32, np.int64, np.int64))] for _ in range(THREADS)]

@@ -137,7 +137,7 @@ cdef enum:
     TASK_BATCH = 64     # test documents per task where each thread searches its own batches
     SHARED_BATCH = 512  # most test documents searched together with the neurons split
     SHARED_BYTES = 64 << 20  # bound on a shared batch's patterns and per-chunk votes
-    TIES_BYTES = 16 << 20    # bound on a thread's tie lists for a shared batch
+    TIES_BYTES = 16 << 20    # bound on a thread's tie lists for a batch
     # neurons whose votes are added in order into a partial row, the partial rows then
     # added in order: the tasks of a shared batch
     NEURON_CHUNK = 32
@@ -219,9 +219,9 @@ cdef int search_nearest(const uint64_t* M, Py_ssize_t n_train, const uint64_t* C
     """For each test pattern t (C: n_neurons x n_tests x W words) and neuron n, the minimum
     Hamming distance over the neuron's n_train stored patterns (M: n_neurons x n_train x W),
     how many are at it and the first of them, into distance, count and nearest[t * n_neurons
-    + n], on the calling thread: the C API's search (fastrank._ext.capi). Returns -1 when
-    out of memory, else 0."""
-    cdef Py_ssize_t B = min(<Py_ssize_t> TASK_BATCH, n_tests), n, t0, b, r
+    + n], on the calling thread, the tests in batches (batch_size): the C API's search
+    (fastrank._ext.capi). Returns -1 when out of memory, else 0."""
+    cdef Py_ssize_t B = batch_size(n_tests, 0, n_train), n, t0, b, r
     cdef fr_simd_level lv = current_level()
     cdef Scratch* scratch = scratch_new(W, B)
     cdef int32_t* ties = <int32_t*> malloc(B * n_train * sizeof(int32_t))
@@ -686,18 +686,16 @@ cdef struct SharedBatch:
     Py_ssize_t n_chunks
 
 
-cdef Py_ssize_t shared_batch_size(Py_ssize_t n_docs, Py_ssize_t n_neurons, Py_ssize_t n_train,
-                                  Py_ssize_t W, Py_ssize_t q) noexcept nogil:
-    """Documents per shared batch: as many as SHARED_BATCH (each batch reads the memory once
+cdef Py_ssize_t batch_size(Py_ssize_t n_docs, Py_ssize_t shared_per_doc,
+                           Py_ssize_t n_train) noexcept nogil:
+    """Documents searched together: as many as SHARED_BATCH (a batch reads the memory once
     and transposes each stored tile once, so larger batches cost less per document), fewer
-    where the batch's patterns and votes would pass SHARED_BYTES or a thread's tie lists
-    TIES_BYTES, never under TASK_BATCH; the documents are then split evenly among the
-    batches."""
-    cdef Py_ssize_t n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
-    cdef Py_ssize_t B = min(<Py_ssize_t> SHARED_BATCH,
-                            SHARED_BYTES // (8 * (n_neurons * W + n_chunks * (q + 1))),
-                            TIES_BYTES // (4 * max(1, n_train)))
-    cdef Py_ssize_t n_batches
+    where the batch's shared scratch (``shared_per_doc`` bytes a document) would pass
+    SHARED_BYTES or a thread's tie lists TIES_BYTES, never under TASK_BATCH; the documents
+    are then split evenly among the batches."""
+    cdef Py_ssize_t n_batches, B = min(<Py_ssize_t> SHARED_BATCH,
+                                       SHARED_BYTES // max(1, shared_per_doc),
+                                       TIES_BYTES // (4 * max(1, n_train)))
     B = max(B, <Py_ssize_t> TASK_BATCH)
     n_batches = (n_docs + B - 1) // B
     return (n_docs + n_batches - 1) // n_batches
@@ -792,7 +790,7 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
         # enough chunks of neurons to share among the threads, or too few documents for a
         # batch per thread: shared batches one after another, so that the memory is read
         # and its tiles transposed once per shared batch rather than once per thread
-        B = shared_batch_size(n_docs, n_neurons, n_train, W, q)
+        B = batch_size(n_docs, 8 * (n_neurons * W + n_chunks * (q + 1)), n_train)
         sb = shared_new(n_neurons, B, W, q)
         for doc0 in range(0, n_docs, B):
             nb = min(B, n_docs - doc0)
