@@ -47,9 +47,11 @@ released), each finding, for every document of the batch, the minimum Hamming di
 the neuron's memory and the stored documents at it, and voting from that list. A batch
 reads the memory once and transposes each stored tile once whatever its size, so batches
 are large: up to SHARED_BATCH documents, fewer where the batch's patterns and votes or a
-thread's tie lists would pass their bounds (SHARED_BYTES, TIES_BYTES). Only where the
-chunks of neurons are fewer than the threads and every thread has TASK_BATCH documents
-or more does each task search its own batch of TASK_BATCH documents with every neuron.
+thread's tie lists would pass their bounds (SHARED_BYTES, TIES_BYTES). Where every
+thread has TASK_BATCH documents or more and either the chunks of neurons are fewer than
+the threads or the votes of a shared batch of TASK_BATCH documents would pass
+SHARED_BYTES (very many labels), each task searches its own batch of TASK_BATCH
+documents with every neuron instead.
 Two searches give the same minimum and the same entries in the same (ascending) order:
 
 * bit-sliced (AVX2 and AVX-512 paths, patterns of 4 to 32 words, a multiple of 4, batches
@@ -752,9 +754,10 @@ def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
     (0 and 0 for a whole memory and query set).
 
     Rows are searched in shared batches, each batch's neurons split among the threads in
-    chunks of NEURON_CHUNK; where the chunks are fewer than the threads and the rows many,
-    in batches of TASK_BATCH rows, one per task, each searching every neuron. Each row's
-    votes are added chunk after chunk in both cases: the same beliefs."""
+    chunks of NEURON_CHUNK; where the rows are many and the chunks fewer than the threads
+    (or their votes too large to share), in batches of TASK_BATCH rows, one per task, each
+    searching every neuron. Each row's votes are added chunk after chunk in both cases: the
+    same beliefs."""
     _predict(*_input(X, synapses), synapses, mem, lab_ptr, lab_idx, model, policy, seed, out,
              row0, entry0, summary)
 
@@ -781,16 +784,18 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
     cdef Search s = search_of(mem, lab_ptr, lab_idx, model, policy, seed, out, row0, entry0,
                               n_docs, summary)
     cdef Py_ssize_t n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    cdef Py_ssize_t shared_per_doc = 8 * (n_neurons * W + n_chunks * (q + 1))
     cdef SharedBatch sb
     cdef int failed[1]
     failed[0] = 0
     if n_docs == 0:
         return
-    if n_chunks >= fr_get_max_threads() or n_docs < TASK_BATCH * fr_get_max_threads():
-        # enough chunks of neurons to share among the threads, or too few documents for a
-        # batch per thread: shared batches one after another, so that the memory is read
-        # and its tiles transposed once per shared batch rather than once per thread
-        B = batch_size(n_docs, 8 * (n_neurons * W + n_chunks * (q + 1)), n_train)
+    if n_docs < TASK_BATCH * fr_get_max_threads() or (
+            n_chunks >= fr_get_max_threads() and shared_per_doc * TASK_BATCH <= SHARED_BYTES):
+        # too few documents for a batch per thread, or enough chunks of neurons to share
+        # among the threads and room for their votes: shared batches one after another, so
+        # that the memory is read and its tiles transposed once per batch, not per thread
+        B = batch_size(n_docs, shared_per_doc, n_train)
         sb = shared_new(n_neurons, B, W, q)
         for doc0 in range(0, n_docs, B):
             nb = min(B, n_docs - doc0)
