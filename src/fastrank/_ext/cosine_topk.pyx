@@ -441,6 +441,10 @@ cdef extern from "cosine.h":
     uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
                               int64_t n, float lo) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
+    void fr_add_scaled_f64(fr_simd_level level, double* acc, double w, const double* x,
+                           int64_t n) noexcept nogil
+    void fr_add_scaled_f32(fr_simd_level level, float* acc, float w, const float* x,
+                           int64_t n) noexcept nogil
 
 cdef extern from "bits.h":
     unsigned FR_CTZ64(uint64_t x) noexcept nogil
@@ -685,6 +689,7 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     cdef Py_ssize_t i, p, r, t, work, n_touched, n_pos
     cdef int64_t j
     cdef floating w
+    cdef fr_simd_level lv = current_level()
     cdef double qinv
     cdef floating* acc = NULL
     cdef int64_t* touched = NULL
@@ -722,8 +727,14 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                 for p in range(q_indptr[i], q_indptr[i + 1]):
                     t = q_indices[p]
                     w = q_data[p]
-                    for r in range(t_indptr[t], t_indptr[t + 1]):
-                        acc[t_indices[r]] += w * t_data[r]
+                    if t_indptr[t + 1] - t_indptr[t] == nb:  # every base row: 0 .. nb-1
+                        if floating is float:
+                            fr_add_scaled_f32(lv, acc, w, &t_data[t_indptr[t]], nb)
+                        else:
+                            fr_add_scaled_f64(lv, acc, w, &t_data[t_indptr[t]], nb)
+                    else:
+                        for r in range(t_indptr[t], t_indptr[t + 1]):
+                            acc[t_indices[r]] += w * t_data[r]
                 if nb >= 2 * res.cap:
                     _res_bar_from_groups(res, bv, acc, qinv, &binv[0], nb,
                                          i if exclude_self else -1)

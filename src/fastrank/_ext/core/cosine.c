@@ -73,3 +73,36 @@ uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
                           float lo) {
     FR_MAY_ENTER_DISPATCH(f32)
 }
+
+/* fr_add_scaled: one plain loop, compiled once per vector width (the contraction of the
+   multiply and the add into an fma is off for the whole build) */
+#define FR_ADD_SCALED(T, NAME, ATTR)                                                    \
+    static ATTR void NAME(T* restrict acc, T w, const T* restrict x, int64_t n) {      \
+        int64_t j;                                                                      \
+        for (j = 0; j < n; j++) acc[j] += w * x[j];                                    \
+    }
+FR_ADD_SCALED(double, fr_add_scaled_f64_portable, )
+FR_ADD_SCALED(float, fr_add_scaled_f32_portable, )
+#ifdef FR_X86
+FR_ADD_SCALED(double, fr_add_scaled_f64_avx2, FR_TARGET_AVX2)
+FR_ADD_SCALED(float, fr_add_scaled_f32_avx2, FR_TARGET_AVX2)
+FR_ADD_SCALED(double, fr_add_scaled_f64_avx512, FR_TARGET_AVX512)
+FR_ADD_SCALED(float, fr_add_scaled_f32_avx512, FR_TARGET_AVX512)
+#define FR_ADD_SCALED_DISPATCH(SFX)                                                     \
+    if (level >= FR_SIMD_AVX512) fr_add_scaled_##SFX##_avx512(acc, w, x, n);           \
+    else if (level >= FR_SIMD_AVX2) fr_add_scaled_##SFX##_avx2(acc, w, x, n);          \
+    else fr_add_scaled_##SFX##_portable(acc, w, x, n);
+#else
+#define FR_ADD_SCALED_DISPATCH(SFX)                                                     \
+    (void) level;                                                                       \
+    fr_add_scaled_##SFX##_portable(acc, w, x, n);
+#endif
+
+void fr_add_scaled_f64(fr_simd_level level, double* acc, double w, const double* x,
+                       int64_t n) {
+    FR_ADD_SCALED_DISPATCH(f64)
+}
+
+void fr_add_scaled_f32(fr_simd_level level, float* acc, float w, const float* x, int64_t n) {
+    FR_ADD_SCALED_DISPATCH(f32)
+}

@@ -30,6 +30,13 @@ uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* 
 uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
                           float lo);
 
+/* acc[j] <- acc[j] + w * x[j] for j < n, a multiply then an add (never fused): the CSR
+   search's accumulation of a posting list that holds every base row, with the bits of its
+   scattered accumulation. The level picks the vector width, not the result. */
+void fr_add_scaled_f64(fr_simd_level level, double* acc, double w, const double* x,
+                       int64_t n);
+void fr_add_scaled_f32(fr_simd_level level, float* acc, float w, const float* x, int64_t n);
+
 /* The level whose code the dot products run at `level`: AVX-512 (F, DQ) from
    FR_SIMD_AVX512 on, AVX2 with FMA3, at FR_SIMD_POPCNT the portable sums with fma
    emulated (x86-64 CPUs without FMA3, whose C library computes fma in software), and at
