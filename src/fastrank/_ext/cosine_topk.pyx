@@ -288,6 +288,18 @@ cdef floating _kth_largest(floating* a, Py_ssize_t n, Py_ssize_t k) noexcept nog
     return a[target]
 
 
+cdef inline int _add_lists(fr_simd_level lv, floating* acc, const floating* w,
+                           const floating** x, int m, Py_ssize_t nb) noexcept nogil:
+    """Add the m pending posting lists of every base row (weights w, values x) to acc in
+    turn (fr_add_scaled); returns 0, the lists left pending."""
+    if m > 0:
+        if floating is float:
+            fr_add_scaled_f32(lv, acc, w, x, m, nb)
+        else:
+            fr_add_scaled_f64(lv, acc, w, x, m, nb)
+    return 0
+
+
 cdef inline double _approx(floating dot, double qinv, const double* binv,
                            Py_ssize_t j) noexcept nogil:
     """dot * (1/|q|) * (1/|b_j|): within a relative APPROX of the cosine fr_cosine gives."""
@@ -441,10 +453,11 @@ cdef extern from "cosine.h":
     uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
                               int64_t n, float lo) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
-    void fr_add_scaled_f64(fr_simd_level level, double* acc, double w, const double* x,
-                           int64_t n) noexcept nogil
-    void fr_add_scaled_f32(fr_simd_level level, float* acc, float w, const float* x,
-                           int64_t n) noexcept nogil
+    enum: FR_ADD_LISTS
+    void fr_add_scaled_f64(fr_simd_level level, double* acc, const double* w,
+                           const double* const* x, int m, int64_t n) noexcept nogil
+    void fr_add_scaled_f32(fr_simd_level level, float* acc, const float* w,
+                           const float* const* x, int m, int64_t n) noexcept nogil
 
 cdef extern from "bits.h":
     unsigned FR_CTZ64(uint64_t x) noexcept nogil
@@ -689,6 +702,9 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
     cdef Py_ssize_t i, p, r, t, work, n_touched, n_pos
     cdef int64_t j
     cdef floating w
+    cdef floating* wl = NULL  # pending posting lists of every base row: weights, values
+    cdef const floating** xl = NULL
+    cdef int n_lists
     cdef fr_simd_level lv = current_level()
     cdef double qinv
     cdef floating* acc = NULL
@@ -707,8 +723,10 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
         res = <Reservoir*> _scratch(sizeof(Reservoir))
         bv = <floating*> _scratch(RESERVOIR * k * sizeof(floating))
         bi = <int64_t*> _scratch(RESERVOIR * k * sizeof(int64_t))
+        wl = <floating*> _scratch(FR_ADD_LISTS * sizeof(floating))
+        xl = <const floating**> _scratch(FR_ADD_LISTS * sizeof(floating*))
         ready = acc != NULL and touched != NULL and mark != NULL and res != NULL \
-            and bv != NULL and bi != NULL
+            and bv != NULL and bi != NULL and wl != NULL and xl != NULL
         if ready:
             res.k = k
             res.cap = RESERVOIR * k
@@ -724,17 +742,21 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
                 t = q_indices[p]
                 work = work + t_indptr[t + 1] - t_indptr[t]
             if 4 * work >= nb:
+                n_lists = 0  # lists of every base row (rows 0 .. nb-1) wait to add together
                 for p in range(q_indptr[i], q_indptr[i + 1]):
                     t = q_indices[p]
                     w = q_data[p]
-                    if t_indptr[t + 1] - t_indptr[t] == nb:  # every base row: 0 .. nb-1
-                        if floating is float:
-                            fr_add_scaled_f32(lv, acc, w, &t_data[t_indptr[t]], nb)
-                        else:
-                            fr_add_scaled_f64(lv, acc, w, &t_data[t_indptr[t]], nb)
+                    if t_indptr[t + 1] - t_indptr[t] == nb:
+                        wl[n_lists] = w
+                        xl[n_lists] = &t_data[t_indptr[t]]
+                        n_lists += 1
+                        if n_lists == FR_ADD_LISTS:
+                            n_lists = _add_lists(lv, acc, wl, xl, n_lists, nb)
                     else:
+                        n_lists = _add_lists(lv, acc, wl, xl, n_lists, nb)
                         for r in range(t_indptr[t], t_indptr[t + 1]):
                             acc[t_indices[r]] += w * t_data[r]
+                n_lists = _add_lists(lv, acc, wl, xl, n_lists, nb)
                 if nb >= 2 * res.cap:
                     _res_bar_from_groups(res, bv, acc, qinv, &binv[0], nb,
                                          i if exclude_self else -1)
@@ -779,6 +801,8 @@ def topk_csr(const floating[::1] q_data, const index_t[::1] q_indices,
         _scratch_free(res)
         _scratch_free(bv)
         _scratch_free(bi)
+        _scratch_free(wl)
+        _scratch_free(xl)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the neighbour-search accumulator")
 

@@ -74,12 +74,32 @@ uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
     FR_MAY_ENTER_DISPATCH(f32)
 }
 
-/* fr_add_scaled: one plain loop, compiled once per vector width (the contraction of the
-   multiply and the add into an fma is off for the whole build) */
+/* fr_add_scaled: plain loops, one per number of lists, compiled once per vector width (the
+   contraction of a multiply and an add into an fma is off for the whole build) */
 #define FR_ADD_SCALED(T, NAME, ATTR)                                                    \
-    static ATTR void NAME(T* restrict acc, T w, const T* restrict x, int64_t n) {      \
+    static ATTR void NAME(T* restrict acc, const T* w, const T* const* x, int m,       \
+                          int64_t n) {                                                  \
+        const T* restrict x0 = x[0];                                                    \
+        const T w0 = w[0];                                                              \
         int64_t j;                                                                      \
-        for (j = 0; j < n; j++) acc[j] += w * x[j];                                    \
+        if (m == 1) {                                                                   \
+            for (j = 0; j < n; j++) acc[j] = acc[j] + w0 * x0[j];                       \
+        } else if (m == 2) {                                                            \
+            const T* restrict x1 = x[1];                                                \
+            const T w1 = w[1];                                                          \
+            for (j = 0; j < n; j++) acc[j] = (acc[j] + w0 * x0[j]) + w1 * x1[j];       \
+        } else if (m == 3) {                                                            \
+            const T *restrict x1 = x[1], *restrict x2 = x[2];                           \
+            const T w1 = w[1], w2 = w[2];                                               \
+            for (j = 0; j < n; j++)                                                     \
+                acc[j] = ((acc[j] + w0 * x0[j]) + w1 * x1[j]) + w2 * x2[j];             \
+        } else {                                                                        \
+            const T *restrict x1 = x[1], *restrict x2 = x[2], *restrict x3 = x[3];      \
+            const T w1 = w[1], w2 = w[2], w3 = w[3];                                    \
+            for (j = 0; j < n; j++)                                                     \
+                acc[j] = (((acc[j] + w0 * x0[j]) + w1 * x1[j]) + w2 * x2[j])            \
+                         + w3 * x3[j];                                                  \
+        }                                                                               \
     }
 FR_ADD_SCALED(double, fr_add_scaled_f64_portable, )
 FR_ADD_SCALED(float, fr_add_scaled_f32_portable, )
@@ -89,20 +109,21 @@ FR_ADD_SCALED(float, fr_add_scaled_f32_avx2, FR_TARGET_AVX2)
 FR_ADD_SCALED(double, fr_add_scaled_f64_avx512, FR_TARGET_AVX512)
 FR_ADD_SCALED(float, fr_add_scaled_f32_avx512, FR_TARGET_AVX512)
 #define FR_ADD_SCALED_DISPATCH(SFX)                                                     \
-    if (level >= FR_SIMD_AVX512) fr_add_scaled_##SFX##_avx512(acc, w, x, n);           \
-    else if (level >= FR_SIMD_AVX2) fr_add_scaled_##SFX##_avx2(acc, w, x, n);          \
-    else fr_add_scaled_##SFX##_portable(acc, w, x, n);
+    if (level >= FR_SIMD_AVX512) fr_add_scaled_##SFX##_avx512(acc, w, x, m, n);        \
+    else if (level >= FR_SIMD_AVX2) fr_add_scaled_##SFX##_avx2(acc, w, x, m, n);       \
+    else fr_add_scaled_##SFX##_portable(acc, w, x, m, n);
 #else
 #define FR_ADD_SCALED_DISPATCH(SFX)                                                     \
     (void) level;                                                                       \
-    fr_add_scaled_##SFX##_portable(acc, w, x, n);
+    fr_add_scaled_##SFX##_portable(acc, w, x, m, n);
 #endif
 
-void fr_add_scaled_f64(fr_simd_level level, double* acc, double w, const double* x,
-                       int64_t n) {
+void fr_add_scaled_f64(fr_simd_level level, double* acc, const double* w,
+                       const double* const* x, int m, int64_t n) {
     FR_ADD_SCALED_DISPATCH(f64)
 }
 
-void fr_add_scaled_f32(fr_simd_level level, float* acc, float w, const float* x, int64_t n) {
+void fr_add_scaled_f32(fr_simd_level level, float* acc, const float* w,
+                       const float* const* x, int m, int64_t n) {
     FR_ADD_SCALED_DISPATCH(f32)
 }

@@ -30,12 +30,16 @@ uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* 
 uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
                           float lo);
 
-/* acc[j] <- acc[j] + w * x[j] for j < n, a multiply then an add (never fused): the CSR
-   search's accumulation of a posting list that holds every base row, with the bits of its
-   scattered accumulation. The level picks the vector width, not the result. */
-void fr_add_scaled_f64(fr_simd_level level, double* acc, double w, const double* x,
-                       int64_t n);
-void fr_add_scaled_f32(fr_simd_level level, float* acc, float w, const float* x, int64_t n);
+/* acc[j] <- (((acc[j] + w[0] x[0][j]) + w[1] x[1][j]) + ...) + w[m-1] x[m-1][j] for j < n,
+   1 <= m <= FR_ADD_LISTS: the CSR search's accumulation of m posting lists that each hold
+   every base row, in one pass; each term a multiply then an add (never fused), so the bits
+   of adding the lists one after the other, as the scattered lists add. The level picks the
+   vector width, not the result. */
+#define FR_ADD_LISTS 4
+void fr_add_scaled_f64(fr_simd_level level, double* acc, const double* w,
+                       const double* const* x, int m, int64_t n);
+void fr_add_scaled_f32(fr_simd_level level, float* acc, const float* w,
+                       const float* const* x, int m, int64_t n);
 
 /* The level whose code the dot products run at `level`: AVX-512 (F, DQ) from
    FR_SIMD_AVX512 on, AVX2 with FMA3, at FR_SIMD_POPCNT the portable sums with fma
