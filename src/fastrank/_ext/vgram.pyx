@@ -703,10 +703,10 @@ cdef Py_ssize_t batch_size(Py_ssize_t n_docs, Py_ssize_t shared_per_doc,
     return (n_docs + n_batches - 1) // n_batches
 
 
-cdef SharedBatch shared_new(Py_ssize_t n_neurons, Py_ssize_t B, Py_ssize_t W,
-                            Py_ssize_t q) except *:
+cdef SharedBatch shared_new(Py_ssize_t n_neurons, Py_ssize_t n_chunks, Py_ssize_t B,
+                            Py_ssize_t W, Py_ssize_t q) except *:
     cdef SharedBatch sb
-    sb.n_chunks = (n_neurons + NEURON_CHUNK - 1) // NEURON_CHUNK
+    sb.n_chunks = n_chunks
     sb.codes = <uint64_t*> malloc(max(1, n_neurons * B * W) * sizeof(uint64_t))
     sb.parts = <double*> malloc(max(1, sb.n_chunks * B * (q + 1)) * sizeof(double))
     if sb.codes == NULL or sb.parts == NULL:
@@ -796,7 +796,7 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
         # among the threads and room for their votes: shared batches one after another, so
         # that the memory is read and its tiles transposed once per batch, not per thread
         B = batch_size(n_docs, shared_per_doc, n_train)
-        sb = shared_new(n_neurons, B, W, q)
+        sb = shared_new(n_neurons, n_chunks, B, W, q)
         for doc0 in range(0, n_docs, B):
             nb = min(B, n_docs - doc0)
             with nogil, parallel():
@@ -821,7 +821,7 @@ def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] i
                 for c in prange(n_chunks, schedule="dynamic"):
                     if w != NULL:
                         search_shared_chunk(w, &s, &sb, nb, doc0, c)
-                if s.summary.dist == NULL:
+                if s.summary.dist == NULL and not failed[0]:  # (every chunk was searched)
                     for i in prange(nb, schedule="static"):
                         merge_shared(&s, &sb, nb, doc0, i)
                 work_free(w)
