@@ -6,7 +6,9 @@ Run: pytest benchmarks/bench_neighbors.py --benchmark-only
 - ``topk_cosine(X, X, k)`` (every document against the collection, itself included) on
   Reuters-21578 ModApte test (3 019 docs, tf-idf by fastrank.text.TfidfIndexer, eq. 2.1-2.2)
   and Mulan bibtex (7 395 x 1 836, binary), k = 10 and 100, fastrank on 1 and 2 threads:
-  CSR vs scikit-learn ``NearestNeighbors(metric="cosine", algorithm="brute", n_jobs=2)``;
+  CSR (also on the embedded yeast data, 2 417 x 103, dense-ish values stored sparse: the
+  posting lists that hold every row) vs scikit-learn
+  ``NearestNeighbors(metric="cosine", algorithm="brute", n_jobs=2)``;
   dense float32 (fastrank also float64) vs ``faiss.IndexFlatIP`` (float32) on
   unit-normalised rows (FAISS on the same thread count; normalisation not timed for FAISS,
   timed for fastrank) and vs scikit-learn; ``test_topk_dense_paired_faiss`` runs fastrank
@@ -35,10 +37,11 @@ from pathlib import Path
 import faiss
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-from fastrank.datasets import load_arff, load_text, make_multilabel
+from fastrank.datasets import load, load_arff, load_text, make_multilabel
 from fastrank.neighbors import MLkNN, topk_cosine
 from fastrank.text import TfidfIndexer
 
@@ -51,7 +54,8 @@ def collections():
     reuters = load_text(DATA / "reuters" / "reuters21578-modapte-test.json")
     R = TfidfIndexer().fit_transform(reuters.texts)
     bibtex = load_arff(DATA / "mulan" / "bibtex" / "bibtex.arff")
-    return {"reuters": R, "bibtex": bibtex.X.astype(np.float64)}
+    return {"reuters": R, "bibtex": bibtex.X.astype(np.float64),
+            "yeast": sp.csr_matrix(load("yeast").X, dtype=np.float64)}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +83,7 @@ def _run(benchmark, fn, threads=None, rounds=3):
 
 # ---- topk_cosine ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("name", ["reuters", "bibtex", "yeast"])
 @pytest.mark.parametrize("k", [10, 100])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_topk_csr_fastrank(benchmark, collections, name, k, threads):
@@ -89,7 +93,7 @@ def test_topk_csr_fastrank(benchmark, collections, name, k, threads):
     _run(benchmark, lambda: topk_cosine(X, X, k), threads)
 
 
-@pytest.mark.parametrize("name", ["reuters", "bibtex"])
+@pytest.mark.parametrize("name", ["reuters", "bibtex", "yeast"])
 @pytest.mark.parametrize("k", [10, 100])
 def test_topk_csr_sklearn(benchmark, collections, name, k):
     X = collections[name]

@@ -112,7 +112,9 @@ ROWS = [
           "scikit-learn brute cosine, `n_jobs=2`", sizes, "bench_neighbors",
           f"test_topk_csr_fastrank[{{t}}-{k}-{name}]", f"test_topk_csr_sklearn[{k}-{name}]")
       for name, sizes in (("reuters", "Reuters 3 019 × 15 381 tf-idf, all × all"),
-                          ("bibtex", "bibtex 7 395 × 1 836, all × all"))
+                          ("bibtex", "bibtex 7 395 × 1 836, all × all"),
+                          ("yeast", "yeast 2 417 × 103, dense-ish values stored sparse, "
+                                    "all × all"))
       for k in (10, 100)),
     *(Row("Neighbour search, kNN and ML-kNN", f"`topk_cosine` dense float32, k = {k}",
           "`faiss.IndexFlatIP`, same threads", sizes, "bench_neighbors",
