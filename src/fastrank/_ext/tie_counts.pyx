@@ -14,8 +14,9 @@ without sorting the row:
   gathers it, a second counts ``gt`` and ``eq`` (dense coverage counts the distinct beliefs
   above it in a hash set instead);
 * ranking loss and average precision read every relevant level: the (few) relevant beliefs
-  are sorted, then one counting pass per level; a row with more than ``MAX_PASSES`` levels
-  is sorted once (``_tiesort``) and its levels read from the tie groups;
+  are sorted, then counting passes of up to four levels each; a row with more than
+  ``MAX_LEVELS`` levels is sorted once (``_tiesort``) and its levels read from the tie
+  groups;
 * r-precision reads the boundary belief, the |C|-th largest: a top-|C| selection over the
   row finds it (a row with more than ``TOP_MAX`` relevant labels is sorted instead), then
   one pass counts the labels above and tied with it.
@@ -28,7 +29,9 @@ which is found without a sort); the other ordinal values stay with the sort-base
 Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
 truth value 0 or 1), so the Python layer does not scan the inputs before the call.
 
-Rows run in parallel (OpenMP, GIL released); each thread owns its scratch.
+Rows run in parallel (OpenMP, GIL released); each thread owns its scratch. A row's
+counting passes also ask for the next row's beliefs and truth to be fetched into the cache,
+so its first reads do not each wait on memory.
 """
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -36,10 +39,12 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 cdef extern from "tie_counting.h" nogil:
-    void fr_count_level_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
-                            float v, int64_t* gt, int64_t* eq, int64_t* nan)
-    void fr_count_level_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
-                            double v, int64_t* gt, int64_t* eq, int64_t* nan)
+    void fr_count_levels_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                             const float* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
+                             int64_t* nan)
+    void fr_count_levels_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
+                             const double* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
+                             int64_t* nan)
     Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
@@ -50,6 +55,7 @@ cdef extern from "tie_counting.h" nogil:
                                   int32_t* out)
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
+    void fr_prefetch_bytes(const void* p, size_t n)
     Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
     Py_ssize_t fr_between_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
                               float hi, int bounded, double* out)
@@ -80,8 +86,9 @@ cdef enum:
     ORDINAL = 4  # one-error only: the top of the seeded random order
 
 cdef enum:
-    MAX_PASSES = 32  # rows with more relevant levels than this are sorted instead
+    MAX_LEVELS = 32  # rows with more relevant levels than this are sorted instead
     TOP_MAX = 64  # r-precision: rows with more relevant labels than this are sorted instead
+    AHEAD_PART = 1024  # bytes of the next row prefetched by each counting pass
 
 #: the codes above, for the Python layer
 METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING_LOSS,
@@ -100,12 +107,15 @@ cdef struct Scratch:
     int64_t* rel         # per level: relevant labels at it
     int64_t* gt          # per level: labels strictly above it
     int64_t* eq          # per level: labels tied with it
+    double value[MAX_LEVELS]  # per level: its belief (as float for float32 rows)
     uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
     uint32_t stamp
     int tab_bits
     bint bad             # a NaN belief or a truth value other than 0/1 was seen
     int level            # the instruction-set level of the counting passes (_simd)
+    const char* ahead    # the next row's beliefs not yet prefetched, up to ahead_end
+    const char* ahead_end
 
 
 cdef Scratch* _scratch_new(Py_ssize_t q, int level) noexcept nogil:
@@ -145,24 +155,39 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
 
 # ---- one row: its beliefs as (stored values, stride, implicit zeros) ------------------------
 
+cdef inline void _count_levels(const floating* x, Py_ssize_t stride, Py_ssize_t m,
+                               Py_ssize_t n_zero, const floating* v, Py_ssize_t n,
+                               int64_t* gt, int64_t* eq, Scratch* s, bint check) noexcept nogil:
+    """gt[l] <- labels with belief > v[l], eq[l] <- labels with belief == v[l], l < n (m
+    stored values, then n_zero implicit zeros). With ``check`` (the row's first pass),
+    s.bad <- True when a stored belief is NaN."""
+    cdef int64_t nan = 0
+    cdef int64_t* p_nan = &nan if check else NULL
+    cdef size_t part
+    cdef Py_ssize_t l
+    if s.ahead < s.ahead_end:  # a part of the next row on its way while this one is read
+        part = min(<size_t> (s.ahead_end - s.ahead), AHEAD_PART * <size_t> n)
+        fr_prefetch_bytes(s.ahead, part)
+        s.ahead += part
+    if floating is float:
+        fr_count_levels_f32(s.level, x, stride, m, v, n, gt, eq, p_nan)
+    else:
+        fr_count_levels_f64(s.level, x, stride, m, v, n, gt, eq, p_nan)
+    if nan:
+        s.bad = True
+    for l in range(n):
+        if 0.0 > v[l]:
+            gt[l] += n_zero
+        elif v[l] == 0.0:
+            eq[l] += n_zero
+
+
 cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                               Py_ssize_t n_zero, double v, int64_t* gt, int64_t* eq,
                               Scratch* s, bint check) noexcept nogil:
-    """gt <- labels with belief > v, eq <- labels with belief == v (m stored values, then
-    n_zero implicit zeros). With ``check`` (the row's first pass), s.bad <- True when a
-    stored belief is NaN."""
-    cdef int64_t nan = 0
-    cdef int64_t* p_nan = &nan if check else NULL
-    if floating is float:  # exact: v is one of the row's beliefs (or 0)
-        fr_count_level_f32(s.level, x, stride, m, <float> v, gt, eq, p_nan)
-    else:
-        fr_count_level_f64(s.level, x, stride, m, v, gt, eq, p_nan)
-    if nan:
-        s.bad = True
-    if 0.0 > v:
-        gt[0] += n_zero
-    elif v == 0.0:
-        eq[0] += n_zero
+    """_count_levels for the one level v (exact as floating: a belief of the row, or 0)."""
+    cdef floating w = <floating> v
+    _count_levels(x, stride, m, n_zero, &w, 1, gt, eq, s, check)
 
 
 cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_ssize_t m,
@@ -245,7 +270,7 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
                                Scratch* s, Py_ssize_t* n_rel, double* low) noexcept nogil:
     """Fill s.zero/rel/gt/eq for the relevant levels the metric reads, highest first
     (coverage: the lowest only; one-error: the highest only). Returns their number (0 if the
-    row has no relevant label), or -1 when there are more than MAX_PASSES: the caller sorts.
+    row has no relevant label), or -1 when there are more than MAX_LEVELS: the caller sorts.
     ``low`` <- the lowest relevant belief."""
     cdef uint64_t* keys = s.w.keys
     cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
@@ -277,7 +302,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs
     i = 0
     while i < n_stored:
-        if n_lev == MAX_PASSES:
+        if n_lev == MAX_LEVELS:  # the caller sorts; the row's NaN check alone here
+            _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s, True)
             return -1
         kk = keys[i]
         s.rel[n_lev] = 0
@@ -287,9 +313,9 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         if kk == zkey and n_imp > 0:
             s.rel[n_lev] += n_imp - 1
         s.zero[n_lev] = kk == zkey
-        _count_level(x, stride, m, n_zero, _key_value(kk), &s.gt[n_lev], &s.eq[n_lev], s,
-                     n_lev == 0)
+        (<floating*> s.value)[n_lev] = <floating> _key_value(kk)
         n_lev += 1
+    _count_levels(x, stride, m, n_zero, <floating*> s.value, n_lev, s.gt, s.eq, s, True)
     low[0] = _key_value(keys[n_stored - 1])
     return n_lev
 
@@ -431,7 +457,7 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
     it, without sorting: the relevant levels (rel_keys, sorted) are counted from the top
     until one has n_rel labels at or above it; v lies in that level or in the gap above it,
     whose beliefs are gathered for a top-n selection. False when that takes more than
-    MAX_PASSES levels (the caller sorts)."""
+    MAX_LEVELS levels (the caller sorts)."""
     cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0
     cdef uint64_t kk
     cdef double lv = 0.0, hi = 0.0
@@ -439,7 +465,7 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
     cdef double* gap = <double*> s.w.keys_tmp
     cdef double* top = <double*> s.w.keys
     while True:
-        if n_pass == MAX_PASSES:
+        if n_pass == MAX_LEVELS:
             return False
         lv = _key_value(rel_keys[p])
         _count_level(x, stride, m, n_zero, lv, g, e, s, n_pass == 0)
@@ -600,6 +626,10 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
         for i in prange(n, schedule="static"):
             if s == NULL:
                 continue
+            if pp == NULL and i + 1 < n and col_stride == 1:
+                fr_prefetch_bytes(&y[i + 1, 0], q)
+                s.ahead = <const char*> (vp + (i + 1) * row_stride)
+                s.ahead_end = s.ahead + q * sizeof(floating)
             out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties,
                           seed, first_row + i, s)
         if s != NULL and s.bad:

@@ -1,7 +1,7 @@
 /* Counting passes over one row of beliefs, for the sort-free single ranking metrics
- * (driver: _ext/tie_counts.pyx). Plain loops the compiler vectorises on every instruction
- * set (the level pass, the hot one, compiled once per level of simd.h); integer counts
- * only, so every path gives the same result. */
+ * (driver: _ext/tie_counts.pyx): the level counts, the hot passes, compiled per
+ * instruction-set level of simd.h (level_counts/), and plain loops the compiler vectorises;
+ * integer counts only, so every path gives the same result. */
 #ifndef FASTRANK_TIE_COUNTING_H
 #define FASTRANK_TIE_COUNTING_H
 
@@ -9,78 +9,52 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "level_counts/avx512-inl.h"
 #include "simd.h"
 
-/* gt <- number of x[j * stride] > v, eq <- number == v, over j < m (-0.0 == 0.0); with
- * nan != NULL also nan <- number of NaN (neither above, tied with nor below v): the row's
- * NaN check, fused with its first counting pass. */
-#define FR_COUNT_LOOP(X, WITH_NAN)                                                        \
+/* gt[l] <- the x[j * stride] > v[l], eq[l] <- those == v[l], for the n levels v[0:n] and
+ * j < m (-0.0 == 0.0), in the copies of the given instruction-set level
+ * (_simd.current_level): contiguous rows four levels (or two, or one) to a pass with AVX2
+ * or AVX-512, strided rows (portable C) one; with nan != NULL also *nan <- the NaN beliefs,
+ * counted in the first pass. Integer counts: every path gives the same result. */
+#define FR_LEVELS_PASS(P)                                                                 \
     do {                                                                                  \
-        g32 += (X) > v;                                                                   \
-        e32 += (X) == v;                                                                  \
-        if (WITH_NAN)                                                                     \
-            l32 += (X) < v;                                                               \
+        if (nl == 4)                                                                      \
+            fr_levels4_##P(x, m, v + l, gt + l, eq + l, nan);                             \
+        else if (nl == 2)                                                                 \
+            fr_levels2_##P(x, m, v + l, gt + l, eq + l, nan);                             \
+        else                                                                              \
+            fr_levels1_##P(x, m, v + l, gt + l, eq + l, nan);                             \
     } while (0)
-#define FR_COUNT_LEVEL(T, NAME, ATTR)                                                     \
-    static ATTR void NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v, int64_t* gt,    \
-                          int64_t* eq, int64_t* nan) {                                    \
-        int64_t g = 0, e = 0, l = 0;                                                      \
-        ptrdiff_t j = 0;                                                                  \
-        while (j < m) { /* blocks of at most 2^30: the 32-bit counters cannot wrap */     \
-            ptrdiff_t stop = m - j > (1 << 30) ? j + (1 << 30) : m;                       \
-            int32_t g32 = 0, e32 = 0, l32 = 0;                                            \
-            if (stride == 1 && nan)                                                       \
-                for (; j < stop; j++)                                                     \
-                    FR_COUNT_LOOP(x[j], 1);                                               \
-            else if (stride == 1)                                                         \
-                for (; j < stop; j++)                                                     \
-                    FR_COUNT_LOOP(x[j], 0);                                               \
-            else                                                                          \
-                for (; j < stop; j++)                                                     \
-                    FR_COUNT_LOOP(x[j * stride], nan != NULL);                            \
-            g += g32;                                                                     \
-            e += e32;                                                                     \
-            l += l32;                                                                     \
-        }                                                                                 \
-        *gt = g;                                                                          \
-        *eq = e;                                                                          \
-        if (nan)                                                                          \
-            *nan = m - g - e - l;                                                         \
-    }
-
-/* one copy per instruction-set level (integer counts: the same result on every path), and
- * the entry point that picks the copy of the given level (_simd.current_level); the copies
- * are not inlined: one of each in the module, whatever calls them */
-FR_COUNT_LEVEL(float, fr_count_level_f32_portable, FR_PORTABLE_HOT)
-FR_COUNT_LEVEL(double, fr_count_level_f64_portable, FR_PORTABLE_HOT)
 #ifdef FR_X86
-FR_COUNT_LEVEL(float, fr_count_level_f32_avx2, FR_TARGET_AVX2)
-FR_COUNT_LEVEL(double, fr_count_level_f64_avx2, FR_TARGET_AVX2)
-FR_COUNT_LEVEL(float, fr_count_level_f32_avx512, FR_TARGET_AVX512)
-FR_COUNT_LEVEL(double, fr_count_level_f64_avx512, FR_TARGET_AVX512)
-#endif
-#ifdef FR_X86
-#define FR_COUNT_LEVEL_VECTOR(NAME)                                                       \
-    if (level >= FR_SIMD_AVX512) {                                                        \
-        NAME##_avx512(x, stride, m, v, gt, eq, nan);                                      \
-        return;                                                                           \
+#define FR_LEVELS_VECTOR(S)                                                               \
+    if (level >= FR_SIMD_AVX512 && stride == 1) {                                         \
+        FR_LEVELS_PASS(S##_avx512);                                                       \
+        continue;                                                                         \
     }                                                                                     \
-    if (level >= FR_SIMD_AVX2) {                                                          \
-        NAME##_avx2(x, stride, m, v, gt, eq, nan);                                        \
-        return;                                                                           \
+    if (level >= FR_SIMD_AVX2 && stride == 1) {                                           \
+        FR_LEVELS_PASS(S##_avx2);                                                         \
+        continue;                                                                         \
     }
 #else
-#define FR_COUNT_LEVEL_VECTOR(NAME)
+#define FR_LEVELS_VECTOR(S)
 #endif
-#define FR_COUNT_LEVEL_AT(T, NAME)                                                        \
-    static inline void NAME(int level, const T* x, ptrdiff_t stride, ptrdiff_t m, T v,    \
-                            int64_t* gt, int64_t* eq, int64_t* nan) {                     \
-        FR_COUNT_LEVEL_VECTOR(NAME)                                                       \
+#define FR_COUNT_LEVELS(T, S)                                                             \
+    static inline void fr_count_levels_##S(int level, const T* x, ptrdiff_t stride,        \
+                                           ptrdiff_t m, const T* v, ptrdiff_t n,           \
+                                           int64_t* gt, int64_t* eq, int64_t* nan) {      \
+        ptrdiff_t l;                                                                      \
+        int nl;                                                                           \
         (void)level;                                                                      \
-        NAME##_portable(x, stride, m, v, gt, eq, nan);                                    \
+        for (l = 0; l < n; l += nl, nan = NULL) {                                         \
+            nl = n - l >= 4 ? 4 : n - l >= 2 ? 2 : 1;                                     \
+            FR_LEVELS_VECTOR(S)                                                           \
+            nl = 1;                                                                       \
+            fr_levels1_##S##_portable(x, stride, m, v + l, gt + l, eq + l, nan);          \
+        }                                                                                 \
     }
-FR_COUNT_LEVEL_AT(float, fr_count_level_f32)
-FR_COUNT_LEVEL_AT(double, fr_count_level_f64)
+FR_COUNT_LEVELS(float, f32)
+FR_COUNT_LEVELS(double, f64)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FR_PREFETCH(p) __builtin_prefetch(p)
@@ -88,35 +62,55 @@ FR_COUNT_LEVEL_AT(double, fr_count_level_f64)
 #define FR_PREFETCH(p) ((void)(p))
 #endif
 
+/* Asks for the n bytes from p in the second-level cache (one request per cache line): a
+ * row's data read while the row before it is counted. */
+static inline void fr_prefetch_bytes(const void* p, size_t n) {
+    const char* c = (const char*)p;
+    size_t i;
+    for (i = 0; i < n; i += 64)
+        __builtin_prefetch(c + i, 0, 2);
+}
+
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
  * label order; returns k; *seen <- the bitwise OR of every y[j] (a value other than 0/1
- * shows in its bits above the lowest). A contiguous row is prefetched FR_AHEAD cache lines
+ * shows in its bits above the lowest). The truth is read eight labels to a word; a cache
+ * line of beliefs holding a relevant label is copied without a branch per label (a branch
+ * per relevant label mispredicts). A contiguous row is prefetched FR_AHEAD cache lines
  * ahead: the few relevant labels' beliefs, read alone, would each wait on memory. */
 #define FR_AHEAD 24
 #define FR_GATHER(T, NAME)                                                                \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
                                  ptrdiff_t m, double* out, unsigned* seen) {              \
-        const ptrdiff_t line = 64 / sizeof(T);                                            \
+        const ptrdiff_t line = 64 / sizeof(T); /* 8 or 16 labels: whole words of y */    \
         ptrdiff_t j0, j, k = 0;                                                           \
-        unsigned all = 0;                                                                 \
+        uint64_t all = 0;                                                                 \
         if (stride == 1)                                                                  \
             for (j0 = 0; j0 < FR_AHEAD * line && j0 < m; j0 += line)                      \
                 FR_PREFETCH(x + j0);                                                      \
         for (j0 = 0; j0 < m; j0 += line) {                                                \
             ptrdiff_t stop = m - j0 < line ? m : j0 + line;                               \
-            unsigned any = 0;                                                             \
+            uint64_t any = 0, word;                                                       \
             if (stride == 1 && j0 + FR_AHEAD * line < m)                                  \
                 FR_PREFETCH(x + j0 + FR_AHEAD * line);                                    \
-            for (j = j0; j < stop; j++)                                                   \
-                any |= y[j];                                                              \
+            if (stop - j0 == line)                                                        \
+                for (j = j0; j < stop; j += 8) {                                          \
+                    memcpy(&word, y + j, 8);                                              \
+                    any |= word;                                                          \
+                }                                                                         \
+            else                                                                          \
+                for (j = j0; j < stop; j++)                                               \
+                    any |= y[j];                                                          \
             all |= any;                                                                   \
             if (!any)                                                                     \
                 continue;                                                                 \
-            for (j = j0; j < stop; j++)                                                   \
-                if (y[j])                                                                 \
-                    out[k++] = (double)x[j * stride];                                     \
+            for (j = j0; j < stop; j++) {                                                 \
+                out[k] = (double)x[j * stride];                                           \
+                k += y[j] != 0;                                                           \
+            }                                                                             \
         }                                                                                 \
-        *seen = all;                                                                      \
+        all |= all >> 32;                                                                 \
+        all |= all >> 16;                                                                 \
+        *seen = (unsigned)((all | all >> 8) & 0xff);                                      \
         return k;                                                                         \
     }
 
