@@ -40,17 +40,27 @@ cdef inline bint _bad_float(float_t v, bint nonfinite) noexcept nogil:
     return (v - v) != 0 if nonfinite else v != v
 
 
+cdef inline bint _any_bad_float(const float_t* values, Py_ssize_t lo, Py_ssize_t hi,
+                                bint nonfinite) noexcept nogil:
+    """Whether [lo, hi) holds a bad value: one loop per test, each vectorised whole."""
+    cdef Py_ssize_t i
+    cdef bint bad = False
+    if nonfinite:
+        for i in range(lo, hi):
+            bad = bad | ((values[i] - values[i]) != 0)
+    else:
+        for i in range(lo, hi):
+            bad = bad | (values[i] != values[i])
+    return bad
+
+
 cdef Py_ssize_t _first_nan_in(const float_t* values, Py_ssize_t lo, Py_ssize_t hi,
                               bint nonfinite) noexcept nogil:
     """First bad position in [lo, hi), or -1."""
     cdef Py_ssize_t b = lo, b_end, i
-    cdef bint bad
     while b < hi:
         b_end = min(b + <Py_ssize_t>BLOCK, hi)
-        bad = False
-        for i in range(b, b_end):
-            bad = bad | _bad_float(values[i], nonfinite)
-        if bad:
+        if _any_bad_float(values, b, b_end, nonfinite):
             for i in range(b, b_end):
                 if _bad_float(values[i], nonfinite):
                     return i
@@ -68,11 +78,15 @@ cdef Py_ssize_t _binary_in(const truth_t* values, uint8_t* out, Py_ssize_t lo,
     while b < hi:
         b_end = min(b + <Py_ssize_t>BLOCK, hi)
         bad = False
-        for i in range(b, b_end):
-            v = values[i]
-            bad = bad | ((v != 0) & (v != 1))
-            if out != NULL:
+        if out != NULL:  # one loop per case, each vectorised whole
+            for i in range(b, b_end):
+                v = values[i]
+                bad = bad | ((v != 0) & (v != 1))
                 out[i] = <uint8_t>(v == 1)
+        else:
+            for i in range(b, b_end):
+                v = values[i]
+                bad = bad | ((v != 0) & (v != 1))
         if bad:
             for i in range(b, b_end):
                 if values[i] != 0 and values[i] != 1:
