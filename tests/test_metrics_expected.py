@@ -2,6 +2,7 @@
 enumerating every order of every tie group (and, for the two category-macro ratios on
 larger inputs, by the per-label distributions built by plain convolution)."""
 import itertools
+from fractions import Fraction
 
 import math
 
@@ -134,6 +135,40 @@ def test_hand_example_fig21():
     assert M.one_error([{2}], s2, ties="expected") == pytest.approx(2 / 3)
     # coverage of 2 relevant among a tied top group of 3: E[max of 2 of {1,2,3}] - 1 = 8/3 - 1
     assert M.coverage([{0, 2}], s2, ties="expected") == pytest.approx(8 / 3 - 1)
+
+
+def expected_ap_label_exact(y_row, s_row):
+    """Expected average precision (per relevant label) of one row as an exact fraction: a
+    relevant label of a tie group at positions start+1..start+size, below c relevant labels,
+    sits at start + k with probability 1/size, with on average (k-1)(a-1)/(size-1) of the
+    group's other a-1 relevant labels above it."""
+    total, start, c = Fraction(0), 0, 0
+    for v in np.unique(s_row)[::-1]:
+        group = s_row == v
+        size, a = int(group.sum()), int(y_row[group].sum())
+        for k in range(1, size + 1):
+            above = Fraction((k - 1) * (a - 1), size - 1) if size > 1 else 0
+            total += Fraction(a, size) * (c + 1 + above) / (start + k)
+        start, c = start + size, c + a
+    return total / int(y_row.sum())
+
+
+@pytest.mark.parametrize("q, levels", [(3000, 6), (1000, 21), (257, 2)])
+def test_expected_average_precision_of_large_tie_groups_within_a_few_ulps(q, levels):
+    """Groups of hundreds of labels: the float sums (eight partial sums of products with
+    the positions' reciprocals) stay within the documented rounding bound of the exact
+    rational value, in evaluate and in the counting function alike."""
+    rng = np.random.default_rng(q)
+    s = np.round(rng.random((3, q)) * (levels - 1)) / (levels - 1) + 0.5
+    y = (rng.random((3, q)) < 0.1).astype(np.uint8)
+    y[:, 0] = 1
+    for i in range(3):  # no belief 0: the position form equals the label form
+        want = float(expected_ap_label_exact(y[i], s[i]))
+        row = (y[i:i + 1], s[i:i + 1])
+        got = M.average_precision(*row, ties="expected", per="label")
+        assert got == pytest.approx(want, rel=2e-14, abs=0)
+        assert got == M.average_precision(*row, ties="expected", per="position")
+        assert got == M.evaluate(*row, ties="expected")["expected"]["average_precision"]
 
 
 @settings(max_examples=40, deadline=None)

@@ -62,6 +62,11 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_between_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double lo,
                               double hi, int bounded, double* out)
 
+cdef extern from "expected_precision.h" nogil:
+    void fr_position_reciprocals(double* inv, int64_t q)
+    double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
+                                     const double* inv)
+
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
     SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
@@ -107,6 +112,7 @@ cdef struct Scratch:
     int64_t* rel         # per level: relevant labels at it
     int64_t* gt          # per level: labels strictly above it
     int64_t* eq          # per level: labels tied with it
+    double* inv          # 1/p for positions p <= q (expected average precision only)
     double value[MAX_LEVELS]  # per level: its belief (as float for float32 rows)
     uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
@@ -118,7 +124,7 @@ cdef struct Scratch:
     const char* ahead_end
 
 
-cdef Scratch* _scratch_new(Py_ssize_t q, int level) noexcept nogil:
+cdef Scratch* _scratch_new(Py_ssize_t q, int level, bint reciprocals) noexcept nogil:
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     if s == NULL:
         return NULL
@@ -133,8 +139,12 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level) noexcept nogil:
     s.eq = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
+    if reciprocals:
+        s.inv = <double*> malloc((q + 1) * sizeof(double))
+        if s.inv != NULL:
+            fr_position_reciprocals(s.inv, q)
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
-            or s.tab_key == NULL or s.tab_stamp == NULL:
+            or s.tab_key == NULL or s.tab_stamp == NULL or (reciprocals and s.inv == NULL):
         _scratch_free(s)
         return NULL
     return s
@@ -150,6 +160,7 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.eq)
     free(s.tab_key)
     free(s.tab_stamp)
+    free(s.inv)
     free(s)
 
 
@@ -345,7 +356,7 @@ cdef inline Py_ssize_t _levels_sorted(Scratch* s, Py_ssize_t q,
 
 cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, Py_ssize_t q,
                           int metric, int ties, Py_ssize_t n_distinct) noexcept nogil:
-    cdef Py_ssize_t l, k, a, sz, start, cum_rel = 0
+    cdef Py_ssize_t l, a, sz, start, cum_rel = 0
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec, t
     if metric == ONE_ERROR:
         if n_rel == 0 or s.gt[0] > 0:
@@ -371,14 +382,7 @@ cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, 
         if ties == EXPECTED:
             loss = loss + (<double> a * (start - cum_rel) + (0.5 * a) * (sz - a))
             if metric != RANKING_LOSS:
-                t = 0.0
-                for k in range(1, sz + 1):
-                    if sz > 1:
-                        t = t + ((cum_rel + 1.0) + ((k - 1.0) * (a - 1.0)) / (sz - 1.0)) \
-                            / <double> (start + k)
-                    else:
-                        t = t + (cum_rel + 1.0) / <double> (start + k)
-                t = t * (<double> a / <double> sz)
+                t = fr_expected_precision_sum(cum_rel, a, sz, start, s.inv)
                 ap_lab = ap_lab + t
                 if not s.zero[l]:
                     ap_pos = ap_pos + t
@@ -619,7 +623,8 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     failed[0] = 0
     bad[0] = 0
     with nogil, parallel():
-        s = _scratch_new(q, level)
+        s = _scratch_new(q, level, ties == EXPECTED
+                         and (metric == AP_POSITION or metric == AP_LABEL))
         if s == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips

@@ -59,6 +59,10 @@ cdef extern from "document_sums.h":
                             int64_t nrel, int k, double q, double zd, const double* w,
                             double* v) noexcept nogil
     double fr_pairwise_sum(const double* a, long long n) noexcept nogil
+cdef extern from "expected_precision.h" nogil:
+    void fr_position_reciprocals(double* inv, int64_t q)
+    double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
+                                     const double* inv)
 
 # family flags
 cdef enum:
@@ -345,8 +349,9 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
 
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
-                                Py_ssize_t n_draws, int32_t* scratch, double wt, double* out,
-                                double* lab, double* mc, Records* rec) noexcept nogil:
+                                Py_ssize_t n_draws, int32_t* scratch, const double* inv,
+                                double wt, double* out, double* lab, double* mc,
+                                Records* rec) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -392,13 +397,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
         if a > 0:
             cov = start + <double> a * (s + 1) / (a + 1) - 1.0
             loss += <double> a * cum_nonrel + 0.5 * a * (s - a)
-            t = 0.0
-            for k in range(1, s + 1):
-                if s > 1:
-                    t += (cum_rel + 1.0 + (k - 1.0) * (a - 1.0) / (s - 1.0)) / (start + k)
-                else:
-                    t += (cum_rel + 1.0) / (start + k)
-            t *= <double> a / s
+            t = fr_expected_precision_sum(cum_rel, a, s, start, inv)
             ap_lab += t
             if not is_zero:
                 ap_pos += t
@@ -466,10 +465,21 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
     out[E_EXACT] = exact if npred == n_rel else 0.0
 
 
+cdef double* _reciprocals(Py_ssize_t q, int families) noexcept nogil:
+    """1/p for the positions p <= q (fr_position_reciprocals), which the expected family's
+    average precision reads: a new array, or NULL without that family or memory."""
+    cdef double* inv = NULL
+    if families & EXPECTED:
+        inv = <double*> malloc((q + 1) * sizeof(double))
+        if inv != NULL:
+            fr_position_reciprocals(inv, q)
+    return inv
+
+
 cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
-                      int32_t* scratch, Py_ssize_t row, double wt, double* out, double* lab,
-                      double* mc, Records* rec) noexcept nogil:
+                      int32_t* scratch, const double* inv, Py_ssize_t row, double wt,
+                      double* out, double* lab, double* mc, Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
@@ -482,8 +492,8 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
         _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
     if families & EXPECTED:
-        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, wt, out,
-                       lab, mc, rec)
+        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, inv, wt,
+                       out, lab, mc, rec)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q)
@@ -540,6 +550,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
+    cdef double* inv = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
@@ -550,22 +561,25 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     with nogil, parallel():
         w = sort_work_new(q)
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
-        if w == NULL or scratch == NULL:
+        inv = _reciprocals(q, families)
+        if w == NULL or scratch == NULL or (families & EXPECTED and inv == NULL):
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for chunk in prange(n_chunks, schedule="dynamic"):
-            if w == NULL or scratch == NULL or rec == NULL:
+            if w == NULL or scratch == NULL or rec == NULL or (families & EXPECTED
+                                                               and inv == NULL):
                 continue
             mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
             for i in range(lo, hi):
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
-                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
+                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, inv,
                      first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
                      &lab[chunk, 0, 0], mcp, &rec[chunk] if record else <Records*> NULL)
         sort_work_free(w)
         free(scratch)
+        free(inv)
     return _collect(rec, n_chunks, q, failed[0])
 
 
@@ -578,14 +592,16 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     2 x q). The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0."""
     cdef SortWork* w = sort_work_new(q)
     cdef int32_t* scratch = <int32_t*> malloc(q * sizeof(int32_t))
+    cdef double* inv = _reciprocals(q, families)
     cdef int status = -1
-    if w != NULL and scratch != NULL:
+    if w != NULL and scratch != NULL and not (families & EXPECTED and inv == NULL):
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
-        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, row, wt, doc, lab, mc,
-             NULL)
+        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, inv, row, wt, doc,
+             lab, mc, NULL)
         status = 0
     sort_work_free(w)
     free(scratch)
+    free(inv)
     return status
 
 
