@@ -143,6 +143,25 @@ def test_r_precision_boundary_in_a_gap_between_relevant_levels():
     assert_same_per_document(y, np.vstack([ramp, ramp[::-1]]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_r_precision_gap_gathered_across_whole_vectors(simd_paths, dtype):
+    """The boundary lies in a gap of tied beliefs between two relevant levels (two relevant
+    labels at 1.0, the others at 0.1) that fills whole vectors (16 float32 or 8 float64
+    lanes all in the gap) and partial ones before a row tail; how many gap labels tie with
+    the boundary sets the value, so every one must be gathered: every path gives the sort
+    path's bits."""
+    rng = np.random.default_rng(7)
+    q = 61
+    s = rng.choice([0.9, 0.8, 0.7], size=(4, q))
+    y = np.zeros((4, q), dtype=np.uint8)
+    for i, n_low in enumerate([1, 9, 25, 45]):  # the boundary at 0.9, 0.9, 0.8, 0.7
+        cols = rng.permutation(q)
+        s[i, cols[:2]], y[i, cols[:2]] = 1.0, 1
+        s[i, cols[2:2 + n_low]], y[i, cols[2:2 + n_low]] = 0.1, 1
+    for _ in simd_paths:
+        assert_same_per_document(y, s.astype(dtype))
+
+
 def test_empty_csr_rows_and_matrix():
     y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
     assert_same_per_document(y, np.zeros((3, 3)))

@@ -57,10 +57,10 @@ cdef extern from "tie_counting.h" nogil:
                                   int32_t* out)
     void fr_prefetch_bytes(const void* p, size_t n)
     Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
-    Py_ssize_t fr_between_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
-                              float hi, int bounded, double* out)
-    Py_ssize_t fr_between_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double lo,
-                              double hi, int bounded, double* out)
+    Py_ssize_t fr_between_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                              float lo, float hi, int bounded, double* out)
+    Py_ssize_t fr_between_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
+                              double lo, double hi, int bounded, double* out)
 
 cdef extern from "expected_precision.h" nogil:
     void fr_position_reciprocals(double* inv, int64_t q)
@@ -462,9 +462,9 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
     until one has n_rel labels at or above it; v lies in that level or in the gap above it,
     whose beliefs are gathered for a top-n selection. False when that takes more than
     MAX_LEVELS levels (the caller sorts)."""
-    cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0
+    cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0, n_above = 0, n_at = 0
     cdef uint64_t kk
-    cdef double lv = 0.0, hi = 0.0
+    cdef double lv = 0.0, hi = 0.0, bv
     cdef bint bounded = False
     cdef double* gap = <double*> s.w.keys_tmp
     cdef double* top = <double*> s.w.keys
@@ -488,20 +488,21 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
     if g[0] < n_rel:  # the boundary is this level
         return True
     if floating is float:  # exact: lv and hi are beliefs of the row (or 0)
-        k = fr_between_f32(x, stride, m, <float> lv, <float> hi, bounded, gap)
+        k = fr_between_f32(s.level, x, stride, m, <float> lv, <float> hi, bounded, gap)
     else:
-        k = fr_between_f64(x, stride, m, lv, hi, bounded, gap)
+        k = fr_between_f64(s.level, x, stride, m, lv, hi, bounded, gap)
     for j in range(k):
         t = fr_top_insert(top, t, n_rel - c_hi, gap[j])
     if n_zero > 0 and lv < 0.0 and (not bounded or 0.0 < hi):  # implicit zeros in the gap
         for _ in range(min(n_zero, n_rel - c_hi)):
             t = fr_top_insert(top, t, n_rel - c_hi, 0.0)
     v[0] = top[n_rel - c_hi - 1]
-    g[0] = c_hi
-    e[0] = 0
-    for j in range(k):
-        g[0] += gap[j] > v[0]
-        e[0] += gap[j] == v[0]
+    bv = v[0]
+    for j in range(k):  # (in locals: the stores through g and e could alias gap)
+        n_above += gap[j] > bv
+        n_at += gap[j] == bv
+    g[0] = c_hi + n_above
+    e[0] = n_at
     if n_zero > 0 and lv < 0.0 and (not bounded or 0.0 < hi):
         if 0.0 > v[0]:
             g[0] += n_zero

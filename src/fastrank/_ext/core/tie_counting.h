@@ -1,6 +1,6 @@
 /* Counting passes over one row of beliefs, for the sort-free single ranking metrics
  * (driver: _ext/tie_counts.pyx): the level counts, the hot passes, compiled per
- * instruction-set level of simd.h (level_counts/), and plain loops the compiler vectorises;
+ * instruction-set level of simd.h (tie_counting/), and plain loops the compiler vectorises;
  * integer counts only, so every path gives the same result. */
 #ifndef FASTRANK_TIE_COUNTING_H
 #define FASTRANK_TIE_COUNTING_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "level_counts/avx512-inl.h"
+#include "tie_counting/avx512-inl.h"
 #include "simd.h"
 
 /* gt[l] <- the x[j * stride] > v[l], eq[l] <- those == v[l], for the n levels v[0:n] and
@@ -194,7 +194,26 @@ static inline ptrdiff_t fr_top_insert(double* top, ptrdiff_t k, ptrdiff_t r, dou
         return k;                                                                         \
     }
 
-FR_BETWEEN(float, fr_between_f32)
-FR_BETWEEN(double, fr_between_f64)
+FR_BETWEEN(float, fr_between_f32_portable)
+FR_BETWEEN(double, fr_between_f64_portable)
+
+/* FR_BETWEEN in the copy of the given instruction-set level (AVX-512: contiguous rows) */
+#ifdef FR_X86
+#define FR_BETWEEN_VECTOR(S)                                                              \
+    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
+        return fr_between_##S##_avx512(x, m, lo, hi, bounded, out);
+#else
+#define FR_BETWEEN_VECTOR(S)
+#endif
+#define FR_BETWEEN_AT(T, S)                                                               \
+    static inline ptrdiff_t fr_between_##S(int level, const T* x, ptrdiff_t stride,        \
+                                           ptrdiff_t m, T lo, T hi, int bounded,          \
+                                           double* out) {                                 \
+        (void)level;                                                                      \
+        FR_BETWEEN_VECTOR(S)                                                              \
+        return fr_between_##S##_portable(x, stride, m, lo, hi, bounded, out);             \
+    }
+FR_BETWEEN_AT(float, f32)
+FR_BETWEEN_AT(double, f64)
 
 #endif

@@ -1,7 +1,8 @@
-/* Level counts with AVX-512 F: each comparison gives a mask that adds one to the lanes it
-   selects (one instruction, where the vectorised C loop takes two). */
-#ifndef FR_LEVEL_COUNTS_AVX512_INL_H
-#define FR_LEVEL_COUNTS_AVX512_INL_H
+/* Counting passes with AVX-512 F: level counts, where each comparison gives a mask that
+   adds one to the lanes it selects (one instruction, where the vectorised C loop takes
+   two), and the gather of a gap's values, packed by compress. */
+#ifndef FR_TIE_COUNTING_AVX512_INL_H
+#define FR_TIE_COUNTING_AVX512_INL_H
 
 #include "avx2-inl.h"
 
@@ -73,6 +74,56 @@ FR_LEVELS_AVX512_F32(4, fr_levels4_f32_avx512)
 FR_LEVELS_AVX512_F64(1, fr_levels1_f64_avx512)
 FR_LEVELS_AVX512_F64(2, fr_levels2_f64_avx512)
 FR_LEVELS_AVX512_F64(4, fr_levels4_f64_avx512)
+
+/* As FR_BETWEEN (the same values, in the same order), for contiguous rows: each vector's
+   values in the gap packed to its low lanes (compress), widened to double and stored under
+   a mask. */
+static FR_TARGET_AVX512 ptrdiff_t fr_between_f32_avx512(const float* x, ptrdiff_t m, float lo,
+                                                        float hi, int bounded, double* out) {
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    ptrdiff_t j, k = 0;
+    for (j = 0; j < m; j += 16) {
+        __mmask16 in = m - j >= 16 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (m - j)) - 1);
+        __m512 a = _mm512_maskz_loadu_ps(in, x + j), c;
+        int n;
+        in = _mm512_mask_cmp_ps_mask(in, a, vlo, _CMP_GT_OQ);
+        if (bounded)
+            in = _mm512_mask_cmp_ps_mask(in, a, vhi, _CMP_LT_OQ);
+        if (!in)
+            continue;
+        n = __builtin_popcount(in);
+        c = _mm512_maskz_compress_ps(in, a);
+        _mm512_mask_storeu_pd(out + k, (__mmask8) ((1u << (n < 8 ? n : 8)) - 1),
+                              _mm512_cvtps_pd(_mm512_castps512_ps256(c)));
+        if (n > 8)
+            _mm512_mask_storeu_pd(out + k + 8, (__mmask8) ((1u << (n - 8)) - 1),
+                                  _mm512_cvtps_pd(_mm256_castpd_ps(
+                                      _mm512_extractf64x4_pd(_mm512_castps_pd(c), 1))));
+        k += n;
+    }
+    return k;
+}
+static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff_t m,
+                                                        double lo, double hi, int bounded,
+                                                        double* out) {
+    const __m512d vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi);
+    ptrdiff_t j, k = 0;
+    for (j = 0; j < m; j += 8) {
+        __mmask8 in = m - j >= 8 ? (__mmask8) 0xFF : (__mmask8) ((1u << (m - j)) - 1);
+        __m512d a = _mm512_maskz_loadu_pd(in, x + j);
+        int n;
+        in = _mm512_mask_cmp_pd_mask(in, a, vlo, _CMP_GT_OQ);
+        if (bounded)
+            in = _mm512_mask_cmp_pd_mask(in, a, vhi, _CMP_LT_OQ);
+        if (!in)
+            continue;
+        n = __builtin_popcount(in);
+        _mm512_mask_storeu_pd(out + k, (__mmask8) ((1u << n) - 1),
+                              _mm512_maskz_compress_pd(in, a));
+        k += n;
+    }
+    return k;
+}
 #endif
 
 #endif

@@ -1,7 +1,7 @@
 /* Level counts with AVX2: each comparison gives lanes of all ones (-1), subtracted from
    integer counters. */
-#ifndef FR_LEVEL_COUNTS_AVX2_INL_H
-#define FR_LEVEL_COUNTS_AVX2_INL_H
+#ifndef FR_TIE_COUNTING_AVX2_INL_H
+#define FR_TIE_COUNTING_AVX2_INL_H
 
 #include "generic-inl.h"
 

@@ -1,7 +1,7 @@
 /* Level counts in plain C, one level a pass: the portable path, and every path's for
    strided rows (a column-major matrix's), whose values no vector load reads at once. */
-#ifndef FR_LEVEL_COUNTS_GENERIC_INL_H
-#define FR_LEVEL_COUNTS_GENERIC_INL_H
+#ifndef FR_TIE_COUNTING_GENERIC_INL_H
+#define FR_TIE_COUNTING_GENERIC_INL_H
 
 #include <stddef.h>
 #include <stdint.h>
