@@ -56,6 +56,10 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
     void fr_prefetch_bytes(const void* p, size_t n)
+    Py_ssize_t fr_few_distinct_above_f32(int level, const float* x, Py_ssize_t stride,
+                                         Py_ssize_t m, float v, float* seen)
+    Py_ssize_t fr_few_distinct_above_f64(int level, const double* x, Py_ssize_t stride,
+                                         Py_ssize_t m, double v, double* seen)
     Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
     Py_ssize_t fr_between_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
                               float lo, float hi, int bounded, double* out)
@@ -203,12 +207,26 @@ cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m
 
 cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                                        Py_ssize_t n_zero, double v, Scratch* s) noexcept nogil:
-    """Number of distinct beliefs > v in the row (a hash set of their keys)."""
+    """Number of distinct beliefs > v in the row (v exact as floating): while they are few,
+    compared a vector at a time; else a hash set of their keys."""
     cdef Py_ssize_t j, n_above = 0, count = 0
     cdef uint64_t k
     cdef uint64_t* above = s.w.keys
     cdef uint32_t slot, mask = (<uint32_t> 1 << s.tab_bits) - 1
     cdef double xv
+    cdef floating* seen = <floating*> s.w.keys
+    if floating is float:
+        count = fr_few_distinct_above_f32(s.level, x, stride, m, <float> v, seen)
+    else:
+        count = fr_few_distinct_above_f64(s.level, x, stride, m, v, seen)
+    if count >= 0:
+        if n_zero > 0 and 0.0 > v:  # the implicit zeros: one more value, unless seen
+            for j in range(count):
+                if seen[j] == 0.0:
+                    return count
+            count += 1
+        return count
+    count = 0
     s.stamp += 1
     if s.stamp == 0:  # wrapped: forget every earlier row explicitly
         for j in range(mask + 1):

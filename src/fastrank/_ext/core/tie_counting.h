@@ -216,4 +216,25 @@ FR_BETWEEN(double, fr_between_f64_portable)
 FR_BETWEEN_AT(float, f32)
 FR_BETWEEN_AT(double, f64)
 
+/* The distinct values of x[j * stride] (j < m) above v while there are few (AVX-512,
+ * contiguous rows: fr_distinct_above_*_avx512); -1 where there are more or on another
+ * path (the caller counts them in a hash set) */
+#ifdef FR_X86
+#define FR_FEW_DISTINCT_VECTOR(S)                                                         \
+    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
+        return fr_distinct_above_##S##_avx512(x, m, v, seen);
+#else
+#define FR_FEW_DISTINCT_VECTOR(S)
+#endif
+#define FR_FEW_DISTINCT_AT(T, S)                                                          \
+    static inline ptrdiff_t fr_few_distinct_above_##S(int level, const T* x,               \
+                                                      ptrdiff_t stride, ptrdiff_t m, T v,  \
+                                                      T* seen) {                          \
+        (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen;                 \
+        FR_FEW_DISTINCT_VECTOR(S)                                                         \
+        return -1;                                                                        \
+    }
+FR_FEW_DISTINCT_AT(float, f32)
+FR_FEW_DISTINCT_AT(double, f64)
+
 #endif
