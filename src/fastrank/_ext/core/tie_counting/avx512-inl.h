@@ -128,15 +128,16 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
 /* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
    FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
    (the caller counts another way). Each vector is compared with every value seen so far
-   (comparisons side by side, their masks ORed); its unseen lanes join one by one. Few
-   distinct values (ties) cost a few comparisons a vector, where a hash set costs a probe
-   a label. */
+   (comparisons side by side, their masks ORed); its unseen lanes join one by one,
+   compared only with those that joined from the same vector. Few distinct values (ties)
+   cost a few comparisons a vector, where a hash set costs a probe a label; a row of
+   distinct values costs about three vectors' comparisons before the caller's hash set. */
 #define FR_FEW_DISTINCT 32
 #define FR_DISTINCT_ABOVE_AVX512(T, VT, W, MASK, LOADZ, SET1, CMP, STORE, NAME)           \
     static FR_TARGET_AVX512 ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, T* seen) {       \
         const VT vv = SET1(v);                                                            \
         T lane[W];                                                                        \
-        ptrdiff_t j, n = 0, i, l;                                                         \
+        ptrdiff_t j, n = 0, i, l, old;                                                    \
         for (j = 0; j < m; j += W) {                                                      \
             MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1);             \
             MASK f0 = 0, f1 = 0, f2 = 0, f3 = 0;                                          \
@@ -155,9 +156,10 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
             if (!left)                                                                    \
                 continue;                                                                 \
             STORE(lane, a);                                                               \
-            for (; left; left &= left - 1) { /* the unseen lanes, lowest first */         \
+            old = n; /* the unseen lanes, lowest first: new, unless one before had it */  \
+            for (; left; left &= left - 1) {                                              \
                 l = __builtin_ctz(left);                                                  \
-                for (i = 0; i < n && seen[i] != lane[l]; i++)                             \
+                for (i = old; i < n && seen[i] != lane[l]; i++)                           \
                     ;                                                                     \
                 if (i < n)                                                                \
                     continue;                                                             \
