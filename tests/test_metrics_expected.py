@@ -171,6 +171,24 @@ def test_expected_average_precision_of_large_tie_groups_within_a_few_ulps(q, lev
         assert got == M.evaluate(*row, ties="expected")["expected"]["average_precision"]
 
 
+def test_expected_values_have_the_same_bits_on_every_path(simd_paths):
+    """The expected average precision's sums run in vector lanes on AVX2 and AVX-512 and in
+    a loop on the portable path, in evaluate and in the counting function: one set of bits
+    (groups of every size modulo 8, tails included)."""
+    rng = np.random.default_rng(11)
+    s = np.round(rng.random((60, 203)) * rng.choice([2, 7, 40], size=(60, 1))) + 1.0
+    y = (rng.random((60, 203)) < 0.2).astype(np.uint8)
+    results = []
+    for _ in simd_paths:
+        values = M.evaluate(y, s, ties="expected").values
+        per_row = [M.average_precision(y[i:i + 1], s[i:i + 1], ties="expected", per=per)
+                   for i in range(len(y)) for per in ("label", "position")]
+        results.append((values.view(np.int64), np.array(per_row).view(np.int64)))
+    for values, per_row in results[1:]:
+        assert np.array_equal(values, results[0][0])
+        assert np.array_equal(per_row, results[0][1])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 8), st.integers(0, 2**32 - 1))
 def test_without_ties_expected_is_every_type(n, q, seed):

@@ -68,8 +68,8 @@ cdef extern from "tie_counting.h" nogil:
 
 cdef extern from "expected_precision.h" nogil:
     void fr_position_reciprocals(double* inv, int64_t q)
-    double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
-                                     const double* inv)
+    double fr_expected_precision_sum(int level, int64_t c, int64_t a, int64_t s,
+                                     int64_t start, const double* inv)
 
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
@@ -400,7 +400,7 @@ cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, 
         if ties == EXPECTED:
             loss = loss + (<double> a * (start - cum_rel) + (0.5 * a) * (sz - a))
             if metric != RANKING_LOSS:
-                t = fr_expected_precision_sum(cum_rel, a, sz, start, s.inv)
+                t = fr_expected_precision_sum(s.level, cum_rel, a, sz, start, s.inv)
                 ap_lab = ap_lab + t
                 if not s.zero[l]:
                     ap_pos = ap_pos + t

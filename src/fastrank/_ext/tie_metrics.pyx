@@ -48,6 +48,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
 
+from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_row_at,
     sort_work_free, sort_work_new,
@@ -61,8 +62,8 @@ cdef extern from "document_sums.h":
     double fr_pairwise_sum(const double* a, long long n) noexcept nogil
 cdef extern from "expected_precision.h" nogil:
     void fr_position_reciprocals(double* inv, int64_t q)
-    double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
-                                     const double* inv)
+    double fr_expected_precision_sum(int level, int64_t c, int64_t a, int64_t s,
+                                     int64_t start, const double* inv)
 
 # family flags
 cdef enum:
@@ -350,7 +351,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, const double* inv,
-                                double wt, double* out, double* lab, double* mc,
+                                int level, double wt, double* out, double* lab, double* mc,
                                 Records* rec) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
@@ -397,7 +398,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
         if a > 0:
             cov = start + <double> a * (s + 1) / (a + 1) - 1.0
             loss += <double> a * cum_nonrel + 0.5 * a * (s - a)
-            t = fr_expected_precision_sum(cum_rel, a, s, start, inv)
+            t = fr_expected_precision_sum(level, cum_rel, a, s, start, inv)
             ap_lab += t
             if not is_zero:
                 ap_pos += t
@@ -478,8 +479,9 @@ cdef double* _reciprocals(Py_ssize_t q, int families) noexcept nogil:
 
 cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                       Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
-                      int32_t* scratch, const double* inv, Py_ssize_t row, double wt,
-                      double* out, double* lab, double* mc, Records* rec) noexcept nogil:
+                      int32_t* scratch, const double* inv, int level, Py_ssize_t row,
+                      double wt, double* out, double* lab, double* mc,
+                      Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
     cdef Py_ssize_t c, n_rel = 0
@@ -492,8 +494,8 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
         _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
     if families & EXPECTED:
-        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, inv, wt,
-                       out, lab, mc, rec)
+        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, inv,
+                       level, wt, out, lab, mc, rec)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q)
@@ -551,6 +553,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
     cdef double* inv = NULL
+    cdef int level = current_level()
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
@@ -575,7 +578,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
             for i in range(lo, hi):
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, inv,
-                     first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
+                     level, first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
                      &lab[chunk, 0, 0], mcp, &rec[chunk] if record else <Records*> NULL)
         sort_work_free(w)
         free(scratch)
@@ -596,8 +599,8 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     cdef int status = -1
     if w != NULL and scratch != NULL and not (families & EXPECTED and inv == NULL):
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
-        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, inv, row, wt, doc,
-             lab, mc, NULL)
+        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, inv, current_level(),
+             row, wt, doc, lab, mc, NULL)
         status = 0
     sort_work_free(w)
     free(scratch)
