@@ -27,7 +27,7 @@
             fr_levels1_##P(x, m, v + l, gt + l, eq + l, nan);                             \
     } while (0)
 #ifdef FR_X86
-#define FR_LEVELS_VECTOR(S)                                                               \
+#define FR_LEVELS_DISPATCH(S)                                                             \
     if (level >= FR_SIMD_AVX512 && stride == 1) {                                         \
         FR_LEVELS_PASS(S##_avx512);                                                       \
         continue;                                                                         \
@@ -37,7 +37,7 @@
         continue;                                                                         \
     }
 #else
-#define FR_LEVELS_VECTOR(S)
+#define FR_LEVELS_DISPATCH(S)
 #endif
 #define FR_COUNT_LEVELS(T, S)                                                             \
     static inline void fr_count_levels_##S(int level, const T* x, ptrdiff_t stride,        \
@@ -48,7 +48,7 @@
         (void)level;                                                                      \
         for (l = 0; l < n; l += nl, nan = NULL) {                                         \
             nl = n - l >= 4 ? 4 : n - l >= 2 ? 2 : 1;                                     \
-            FR_LEVELS_VECTOR(S)                                                           \
+            FR_LEVELS_DISPATCH(S)                                                         \
             nl = 1;                                                                       \
             fr_levels1_##S##_portable(x, stride, m, v + l, gt + l, eq + l, nan);          \
         }                                                                                 \
