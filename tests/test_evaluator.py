@@ -430,3 +430,38 @@ def test_document_sums_have_numpy_bits(n, seed, weighted, zd, threads):
                                   out)
     want = _numpy_document_sums(doc, cols, 17, zd, weight)
     np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 300), st.integers(2, 40), st.booleans(), st.sampled_from([2, 255]),
+       st.sampled_from(["C", "F", "CSR"]), st.sampled_from([np.float32, np.float64]),
+       st.data())
+def test_evaluate_finds_bad_input_as_its_kernel_reads_it(n, q, in_truth, bad_value, layout,
+                                                         dtype, data):
+    """evaluate does not scan its inputs before the kernel: the kernel finds a NaN belief
+    (stored or not in a CSR matrix) or a truth value other than 0/1 wherever it lies, in
+    any row of any chunk, and the error is the scanning checks' own."""
+    rng = np.random.default_rng(n * q)
+    s = np.round(rng.random((n, q)) * 4) / 4 - 0.25
+    y = (rng.random((n, q)) < 0.3).astype(np.uint8)
+    i, j = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, q - 1))
+    if in_truth:
+        y[i, j] = bad_value
+    else:
+        s[i, j] = np.nan
+    s = s.astype(dtype)
+    S = {"C": s, "F": np.asfortranarray(s), "CSR": sp.csr_matrix(s)}[layout]
+    with pytest.raises(ValueError) as want:
+        _common.check_inputs(y, S)
+    for ties in (M.TIES, "expected", ("dense", "ordinal")):
+        with pytest.raises(ValueError) as got:
+            M.evaluate(y, S, ties=ties)
+        assert str(got.value) == str(want.value)
+    ev = M.Evaluator(ties="modified")
+    if i:
+        ev.update(y[:i], S[:i])
+    with pytest.raises(ValueError) as got:  # a later chunk: the rows of that chunk
+        ev.update(y[i:], S[i:], first_row=i)
+    with pytest.raises(ValueError) as want:
+        _common.check_inputs(y[i:], S[i:])
+    assert str(got.value) == str(want.value)

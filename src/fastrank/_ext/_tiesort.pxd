@@ -12,7 +12,9 @@ Conventions
 * The sort is stable: inside a tie group labels keep ascending label index ("stable" order).
   LSD radix sort on bytes, skipping bytes that are constant over the row; insertion sort for
   short rows.
-* NaN is rejected by the Python layer before a kernel runs.
+* NaN is rejected by the Python layer, before a kernel runs or, for a kernel that reports
+  ``SortWork.nan_seen``, after it: a NaN gets a key like any other value (a CSR row's with
+  the stored positives), so a row holding one is sorted safely, to no purpose.
 * Randomness (ordinal ranks) comes from a counter-based generator seeded per row
   (splitmix64 of base seed and row index), so results never depend on the thread count.
 """
@@ -49,6 +51,7 @@ cdef struct SortWork:
     int32_t* slot_of    # q: table slot of each input element
     uint64_t few_key[FEW_MAX]
     int32_t few_slot[FEW_MAX]
+    bint nan_seen       # a row sorted with this scratch held a NaN score
 
 
 cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
@@ -235,9 +238,14 @@ cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize
     w.keys[p] <- the key of the label at position p; w.end <- tie-group ends."""
     cdef Py_ssize_t j
     cdef int32_t* order = w.order
+    cdef bint nan = False
+    cdef double v
     for j in range(q):
-        w.keys[j] = desc_key(<double> row[j * stride])
+        v = <double> row[j * stride]
+        nan |= v != v
+        w.keys[j] = desc_key(v)
         order[j] = <int32_t> j
+    w.nan_seen |= nan
     sort_keys(w.keys, order, q, w)
     group_ends(w.keys, q, w.end)
 
@@ -250,10 +258,12 @@ cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_s
     cdef int32_t* order = w.order
     cdef double v
     cdef uint64_t zkey = desc_key(0.0)
-    # stored non-zeros: positives to the front of keys, negatives after them
+    # stored non-zeros: positives (and NaN, a stored non-zero too) to the front of keys,
+    # negatives after them
     for p in range(nnz):
         v = <double> data[p]
-        if v > 0.0:
+        if v > 0.0 or v != v:
+            w.nan_seen |= v != v
             w.keys[n_pos] = desc_key(v)
             order[n_pos] = <int32_t> indices[p]
             n_pos += 1

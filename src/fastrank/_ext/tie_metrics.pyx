@@ -477,17 +477,21 @@ cdef double* _reciprocals(Py_ssize_t q, int families) noexcept nogil:
     return inv
 
 
-cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
-                      Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
-                      int32_t* scratch, const double* inv, int level, Py_ssize_t row,
-                      double wt, double* out, double* lab, double* mc,
-                      Records* rec) noexcept nogil:
+cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
+                          Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed,
+                          Py_ssize_t n_draws, int32_t* scratch, const double* inv, int level,
+                          Py_ssize_t row, double wt, double* out, double* lab, double* mc,
+                          Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
-    metrics use the perfect cutoff (top_k < 0) or the first top_k positions."""
+    metrics use the perfect cutoff (top_k < 0) or the first top_k positions. Returns the
+    bitwise OR of the row's truth values (above 1: one is neither 0 nor 1, and the values
+    are meaningless)."""
     cdef Py_ssize_t c, n_rel = 0
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + LAB_REL * q
+    cdef unsigned seen = 0
     for c in range(q):
+        seen |= y[c]
         n_rel += y[c]
         rel[c] += wt * y[c]
     out[N_REL] = n_rel
@@ -499,6 +503,7 @@ cdef inline void _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q)
+    return seen
 
 
 cdef object _collect(Records* rec, Py_ssize_t n_chunks, Py_ssize_t q, bint failed):
@@ -546,8 +551,10 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
     ``first_row + i``; its label counts weigh ``weight[i]`` (1 when ``weight`` is empty).
     ``doc`` is never weighted. Returns the boundary records of the expected family counted
-    as :func:`tabulate` does; without ``record``, none: every row's cut group is drawn
-    into ``mc``."""
+    as :func:`tabulate` does (without ``record``, none: every row's cut group is drawn
+    into ``mc``), and whether the inputs were sound: False (and the outputs meaningless)
+    when a belief is NaN or a truth value is neither 0 nor 1, which the rows' passes find
+    as they read them, so the caller need not scan the inputs beforehand."""
     cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
@@ -559,8 +566,10 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef unsigned char* bad = <unsigned char*> calloc(n_chunks, 1)  # per chunk
     cdef int failed[1]
-    failed[0] = rec == NULL
+    cdef bint sound = True
+    failed[0] = rec == NULL or bad == NULL
     with nogil, parallel():
         w = sort_work_new(q)
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
@@ -569,21 +578,29 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for chunk in prange(n_chunks, schedule="dynamic"):
-            if w == NULL or scratch == NULL or rec == NULL or (families & EXPECTED
-                                                               and inv == NULL):
+            if w == NULL or scratch == NULL or rec == NULL or bad == NULL \
+                    or (families & EXPECTED and inv == NULL):
                 continue
             mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
+            w.nan_seen = False
             for i in range(lo, hi):
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
-                _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch, inv,
-                     level, first_row + i, weight[i] if weighted else 1.0, &doc[i, 0],
-                     &lab[chunk, 0, 0], mcp, &rec[chunk] if record else <Records*> NULL)
+                if _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
+                        inv, level, first_row + i, weight[i] if weighted else 1.0,
+                        &doc[i, 0], &lab[chunk, 0, 0], mcp,
+                        &rec[chunk] if record else <Records*> NULL) > 1:
+                    bad[chunk] = 1
+            if w.nan_seen:
+                bad[chunk] = 1
         sort_work_free(w)
         free(scratch)
         free(inv)
-    return _collect(rec, n_chunks, q, failed[0])
+    for chunk in range(n_chunks if bad != NULL else 0):
+        sound &= not bad[chunk]
+    free(bad)
+    return _collect(rec, n_chunks, q, failed[0]), sound
 
 
 cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
@@ -600,7 +617,7 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     if w != NULL and scratch != NULL and not (families & EXPECTED and inv == NULL):
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
         _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, inv, current_level(),
-             row, wt, doc, lab, mc, NULL)
+             row, wt, doc, lab, mc, NULL)  # (its inputs are checked by the C API)
         status = 0
     sort_work_free(w)
     free(scratch)

@@ -100,9 +100,12 @@ def score_args(y_score, rows=None):
 
 
 def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None, first_row=0,
-               sample_weight=None, records=None):
+               sample_weight=None, records=None, given=None):
     """Run the metric kernel on rows ``rows = (lo, hi)`` (default: all); inputs must come
-    from :func:`check_inputs` (and :func:`check_sample_weight`). The set metrics' counts use
+    from :func:`check_inputs` (and :func:`check_sample_weight`), which need not have scanned
+    them when ``given`` holds the inputs it was given: the kernel finds NaN beliefs and
+    truth values other than 0/1 as it reads them, and :func:`check_inputs` of ``given``
+    then raises its error. The set metrics' counts use
     the perfect cutoff, or the first ``top_k`` positions when it is given. Row ``lo + i``
     draws its random orders as global row ``first_row + i``; the label counts add its
     weight ``sample_weight[lo + i]`` (1 without weights). Returns
@@ -127,9 +130,13 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     lab = np.zeros((n_chunks, N_LAB, q), dtype=np.float64)
     mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
     weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
-    counted = _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
-                               -1 if top_k is None else top_k, seed, seed ^ _MC_SALT, first_row,
-                               weight, doc, lab, mc, records is not None)
+    counted, sound = _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
+                                      -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
+                                      first_row, weight, doc, lab, mc, records is not None)
+    if not sound:
+        if given is not None:
+            check_inputs(*given)  # raises, naming the first bad row or value
+        raise RuntimeError("fastrank: the metric kernel flagged inputs that the checks accept")
     if records is not None:
         records.append(counted)
     return doc, lab.sum(axis=0), mc.sum(axis=0)

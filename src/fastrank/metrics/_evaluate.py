@@ -223,10 +223,12 @@ class Evaluator(Mergeable):
             q = empty_chunk_labels(y_true, y_score)
             if q is None:
                 # the chunk's counts and the state's updated copy are held beside the
-                # kernel's
+                # kernel's; the kernel finds NaN beliefs and non-0/1 truth as it reads them
+                # (no pass over the inputs beforehand), then run_kernel checks ``given``
                 y_true, y_score = check_inputs(
                     y_true, y_score,
-                    self.n_draws if self._sampled or sample_weight is not None else 0, held=2)
+                    self.n_draws if self._sampled or sample_weight is not None else 0, held=2,
+                    scan=False)
                 n, q = y_true.shape
         at_k = None
         if self.at_k is not None and (n or not self.ties):
@@ -248,7 +250,7 @@ class Evaluator(Mergeable):
                     doc, lab, mc = run_kernel(
                         y_true, y_score, self._families, self.seed, draws, self._top_k,
                         rows=(lo, hi), first_row=start + lo, sample_weight=weight,
-                        records=None if self._sampled else records)
+                        records=None if self._sampled else records, given=given)
                     out["_doc"] += self._document_sums(
                         doc, q, None if weight is None else weight[lo:hi])
                     out["_lab"] += lab
