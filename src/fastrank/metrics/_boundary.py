@@ -38,7 +38,10 @@ class BoundaryCounts:
     @classmethod
     def summed(cls, parts):
         """The counts of all ``parts`` (a non-empty sequence over the same labels: evaluators
-        of other label counts never merge), counted in one pass."""
+        of other label counts never merge), counted in one pass; one part is already
+        counted, and is returned as it is."""
+        if len(parts) == 1:
+            return parts[0]
         n_labels = parts[0].n_labels
         return cls.counting(n_labels, np.hstack([
             np.vstack([np.repeat(np.arange(n_labels), np.diff(p.start)), p.classes])
