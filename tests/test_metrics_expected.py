@@ -346,6 +346,30 @@ def test_macro_c_chunks_and_merges_equal_one_call(cutoff):
     assert np.isnan(got.stderr).all()
 
 
+@pytest.mark.parametrize("n, q, s_max", [(0, 3, 5), (50, 7, 4), (20_000, 30, 70),
+                                          (70_000, 2_000, 300), (9_000, 1, 2**20)])
+def test_boundary_records_counted_as_a_plain_reference(n, q, s_max):
+    """The kernel's count of boundary records (blocks of entries counted in parallel, each
+    label's sorted by (s, d)) against numpy: one class per distinct (label, s, d), sorted
+    by it, its n_rel and n_irr summed; labels with many or few entries, large s."""
+    from fastrank._ext import tie_metrics
+    rng = np.random.default_rng(n + q)
+    label = rng.integers(0, q, n)
+    s_ = rng.integers(1, s_max + 1, n)
+    d = rng.integers(1, s_ + 1)
+    if n:  # some labels hold most of the entries
+        label[: n // 2] = rng.integers(0, min(q, 3), n // 2)
+        s_[: n // 3], d[: n // 3] = s_max, 1
+    rel = rng.integers(0, 3, n)
+    rows = np.ascontiguousarray(np.vstack([label, s_, d, rel, 2 - rel]), dtype=np.int64)
+    start, classes = tie_metrics.tabulate(rows, q)
+    keys, where = np.unique(rows[:3].T, axis=0, return_inverse=True)
+    want = np.zeros((len(keys), 2), dtype=np.int64)
+    np.add.at(want, where.ravel(), rows[3:].T)
+    assert np.array_equal(start, np.searchsorted(keys[:, 0], np.arange(q + 1)))
+    assert np.array_equal(classes, np.vstack([keys[:, 1:].T, want.T]))
+
+
 def test_many_tied_records_are_counted_alike():
     # 32 000 rows of 40 tied labels: the kernel's chunks (2 000 rows, 80 000 tied labels
     # each) count their records in a hash table; chunks of 500 rows keep them as they come

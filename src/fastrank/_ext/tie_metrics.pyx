@@ -50,8 +50,8 @@ import numpy as np
 
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
-    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_row_at,
-    sort_work_free, sort_work_new,
+    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys,
+    sort_row_at, sort_work_free, sort_work_new,
 )
 
 cdef extern from "document_sums.h":
@@ -507,32 +507,37 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
 
 
 cdef object _collect(Records* rec, Py_ssize_t n_chunks, Py_ssize_t q, bint failed):
-    """The chunks' boundary records (rec, freed here) counted by :func:`_tabulated`;
-    MemoryError when a chunk (or anything before, ``failed``) ran out of memory."""
-    cdef Py_ssize_t chunk, i, total = 0
+    """The chunks' boundary records (rec, freed here) counted by :func:`_tabulated`, each
+    chunk's copied to its place in parallel; MemoryError when a chunk (or anything before,
+    ``failed``) ran out of memory."""
+    cdef Py_ssize_t chunk, i, t, total = 0
+    cdef Py_ssize_t* at = <Py_ssize_t*> malloc((n_chunks + 1) * sizeof(Py_ssize_t))
     cdef Entry* e = NULL
-    for chunk in range(n_chunks if rec != NULL else 0):
+    failed |= at == NULL
+    for chunk in range(n_chunks if rec != NULL and at != NULL else 0):
         failed |= rec[chunk].failed
+        at[chunk] = total
         total += rec[chunk].n + rec[chunk].n_raw
     if not failed:
-        e = <Entry*> calloc(2 * total + 1, sizeof(Entry))
+        e = <Entry*> malloc((2 * total + 1) * sizeof(Entry))
         failed = e == NULL
-    total = 0
-    for chunk in range(n_chunks if rec != NULL else 0):
+    for chunk in prange(n_chunks if rec != NULL else 0, nogil=True, schedule="dynamic"):
+        t = at[chunk] if not failed else 0
         for i in range(rec[chunk].n_raw if not failed else 0):
-            e[total].label = rec[chunk].raw[4 * i]
-            e[total].s = rec[chunk].raw[4 * i + 1]
-            e[total].d = rec[chunk].raw[4 * i + 2]
-            e[total].n_rel = rec[chunk].raw[4 * i + 3]
-            e[total].n_irr = 1 - rec[chunk].raw[4 * i + 3]
-            total += 1
+            e[t].label = rec[chunk].raw[4 * i]
+            e[t].s = rec[chunk].raw[4 * i + 1]
+            e[t].d = rec[chunk].raw[4 * i + 2]
+            e[t].n_rel = rec[chunk].raw[4 * i + 3]
+            e[t].n_irr = 1 - rec[chunk].raw[4 * i + 3]
+            t = t + 1
         free(rec[chunk].raw)
         for i in range(rec[chunk].cap if not failed else 0):
             if rec[chunk].slot[i].label >= 0:
-                e[total] = rec[chunk].slot[i]
-                total += 1
+                e[t] = rec[chunk].slot[i]
+                t = t + 1
         free(rec[chunk].slot)
     free(rec)
+    free(at)
     if failed:
         free(e)
         raise MemoryError("fastrank: cannot allocate metric scratch")
@@ -832,37 +837,9 @@ def boundary_expectations(const int64_t[::1] start, const int64_t[:, ::1] classe
 
 
 cdef enum:
-    BY_LABEL = 0
-    BY_S = 1
-    BY_D = 2
-    BY_PAIR = 3
-
-
-cdef inline int64_t _key(const Entry* e, int by, int64_t n_s) noexcept nogil:
-    if by == BY_LABEL:
-        return e.label
-    if by == BY_S:
-        return e.s
-    if by == BY_D:
-        return e.d
-    return e.s * n_s + e.d
-
-
-cdef void _stable_by(const Entry* src, Entry* dst, Py_ssize_t n, int by, int64_t n_s,
-                     int64_t* count, Py_ssize_t n_keys) noexcept nogil:
-    """dst <- src ordered by one key (from 0 to n_keys - 1), stably (a counting sort)."""
-    cdef Py_ssize_t i
-    cdef int64_t k
-    for i in range(n_keys + 1):
-        count[i] = 0
-    for i in range(n):
-        count[_key(&src[i], by, n_s) + 1] += 1
-    for i in range(n_keys):
-        count[i + 1] += count[i]
-    for i in range(n):
-        k = _key(&src[i], by, n_s)
-        dst[count[k]] = src[i]
-        count[k] += 1
+    SORT_BLOCKS = 64            # blocks of the entries counted side by side, at most
+    SORT_BLOCK_MIN = 4096       # entries a block, at least
+    SORT_COUNTERS = 1 << 22     # label counters of all blocks together, at most
 
 
 def tabulate(const int64_t[:, ::1] rows, Py_ssize_t q):
@@ -882,49 +859,97 @@ def tabulate(const int64_t[:, ::1] rows, Py_ssize_t q):
 
 
 cdef object _tabulated(Entry* a, Py_ssize_t n, Py_ssize_t q):
-    """:func:`tabulate` of the n entries a[:n] (a holds 2n + 1, and is freed): counting
-    sorts, least significant key first (by (s, d) at once when s is small, else d then s;
-    then by label), then equal classes added up in place."""
-    cdef Py_ssize_t i, m = 0, n_keys
-    cdef int64_t n_s = 1
+    """:func:`tabulate` of the n entries a[:n] (a holds 2n + 1, and is freed): a stable
+    counting sort by label (the entries cut into blocks fixed by n and q, whose label
+    counts and writes run in parallel), then each label's entries sorted by (s, d) and the
+    equal ones added up, labels in parallel. The classes are the same, in the same order,
+    however many threads run."""
+    cdef Py_ssize_t i, j, k, lo, hi, blk, c, m = 0, max_k = 0
+    cdef Py_ssize_t n_blocks = max(1, min(<Py_ssize_t> SORT_BLOCKS, n // SORT_BLOCK_MIN,
+                                          SORT_COUNTERS // (q + 1)))
     cdef Entry* b = a + n
-    for i in range(n):
-        n_s = a[i].s + 1 if a[i].s >= n_s else n_s
-    cdef bint pairs = n_s * n_s <= 4 * (n + q)  # (s, d) as one key s * n_s + d
-    n_keys = max(q, n_s * n_s if pairs else n_s)
-    cdef int64_t* count = <int64_t*> malloc((n_keys + 2) * sizeof(int64_t))
-    if count == NULL:
+    cdef int64_t* count = <int64_t*> calloc(n_blocks * q + 1, sizeof(int64_t))
+    cdef int64_t* first = <int64_t*> malloc((q + 1) * sizeof(int64_t))  # label i: b[first[i]:]
+    cdef int64_t* kept = <int64_t*> malloc((q + 1) * sizeof(int64_t))  # its classes
+    cdef int64_t total = 0, t
+    cdef SortWork* w = NULL
+    cdef int failed[1]
+    failed[0] = count == NULL or first == NULL or kept == NULL
+    if failed[0]:
         free(a)
+        free(count)
+        free(first)
+        free(kept)
         raise MemoryError("fastrank: cannot allocate the boundary record classes")
     with nogil:
-        if pairs:
-            _stable_by(a, b, n, BY_PAIR, n_s, count, n_keys)
-            _stable_by(b, a, n, BY_LABEL, n_s, count, n_keys)
-        else:
-            _stable_by(a, b, n, BY_D, n_s, count, n_keys)
-            _stable_by(b, a, n, BY_S, n_s, count, n_keys)
-            _stable_by(a, b, n, BY_LABEL, n_s, count, n_keys)
-            for i in range(n):
-                a[i] = b[i]
-        for i in range(n):  # add up equal rows, in place
-            if m and a[i].label == a[m - 1].label and a[i].s == a[m - 1].s \
-                    and a[i].d == a[m - 1].d:
-                a[m - 1].n_rel += a[i].n_rel
-                a[m - 1].n_irr += a[i].n_irr
-            else:
-                a[m] = a[i]
-                m += 1
+        for blk in prange(n_blocks, schedule="static"):  # each block's label counts
+            for i in range(blk * n // n_blocks, (blk + 1) * n // n_blocks):
+                count[blk * q + a[i].label] += 1
+        for c in range(q):  # each block's place for each label, label by label
+            first[c] = total
+            for blk in range(n_blocks):
+                t = count[blk * q + c]
+                count[blk * q + c] = total
+                total = total + t
+            max_k = max(max_k, total - first[c])
+        first[q] = total
+        for blk in prange(n_blocks, schedule="static"):  # stable: block by block
+            for i in range(blk * n // n_blocks, (blk + 1) * n // n_blocks):
+                b[count[blk * q + a[i].label]] = a[i]
+                count[blk * q + a[i].label] += 1
+        with parallel():
+            w = sort_work_new(max(max_k, 1))
+            if w == NULL:
+                failed[0] = 1
+            # every thread must reach the work-shared loop (OpenMP); one without scratch
+            # skips
+            for c in prange(q, schedule="dynamic"):
+                kept[c] = 0
+                if w == NULL:
+                    continue
+                lo = first[c]
+                hi = first[c + 1]
+                for i in range(hi - lo):  # by (s, d): keys and positions, stably
+                    w.keys[i] = (<uint64_t> <uint32_t> b[lo + i].s << 32) \
+                        | <uint64_t> <uint32_t> b[lo + i].d
+                    w.order[i] = <int32_t> i
+                sort_keys(w.keys, w.order, hi - lo, w)
+                k = 0  # the label's classes, added up, into a[lo:lo + k]
+                for i in range(hi - lo):
+                    j = lo + w.order[i]
+                    if k and w.keys[i] == w.keys[i - 1]:
+                        a[lo + k - 1].n_rel += b[j].n_rel
+                        a[lo + k - 1].n_irr += b[j].n_irr
+                    else:
+                        a[lo + k] = b[j]
+                        k = k + 1
+                kept[c] = k
+            sort_work_free(w)
     free(count)
-    start = np.zeros(q + 1, dtype=np.int64)
-    out = np.empty((4, m), dtype=np.int64)
+    if failed[0]:
+        free(a)
+        free(first)
+        free(kept)
+        raise MemoryError("fastrank: cannot allocate the boundary record classes")
+    start = np.empty(q + 1, dtype=np.int64)
     cdef int64_t[::1] st = start
+    st[0] = 0
+    for c in range(q):
+        st[c + 1] = st[c] + kept[c]
+    m = st[q]
+    out = np.empty((4, m), dtype=np.int64)
     cdef int64_t[:, ::1] o = out
-    for i in range(m):
-        st[a[i].label + 1] += 1
-        o[0, i], o[1, i], o[2, i], o[3, i] = a[i].s, a[i].d, a[i].n_rel, a[i].n_irr
-    for i in range(q):
-        st[i + 1] += st[i]
+    for c in prange(q, nogil=True, schedule="static"):
+        for i in range(kept[c]):
+            j = first[c] + i
+            k = st[c] + i
+            o[0, k] = a[j].s
+            o[1, k] = a[j].d
+            o[2, k] = a[j].n_rel
+            o[3, k] = a[j].n_irr
     free(a)
+    free(first)
+    free(kept)
     return start, out
 
 
