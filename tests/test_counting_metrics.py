@@ -144,20 +144,23 @@ def test_r_precision_boundary_in_a_gap_between_relevant_levels():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_r_precision_gap_gathered_across_whole_vectors(simd_paths, dtype):
+def test_r_precision_boundary_among_tied_beliefs_of_a_gap(simd_paths, dtype):
     """The boundary lies in a gap of tied beliefs between two relevant levels (two relevant
     labels at 1.0, the others at 0.1) that fills whole vectors (16 float32 or 8 float64
     lanes all in the gap) and partial ones before a row tail; how many gap labels tie with
-    the boundary sets the value, so every one must be gathered: every path gives the sort
-    path's bits."""
+    the boundary sets the value. The gap's values are walked down from its largest (rows
+    whose gap starts with tied values) or gathered (rows whose gap starts with one untied
+    value, 0.95): every path gives the sort path's bits."""
     rng = np.random.default_rng(7)
     q = 61
-    s = rng.choice([0.9, 0.8, 0.7], size=(4, q))
-    y = np.zeros((4, q), dtype=np.uint8)
-    for i, n_low in enumerate([1, 9, 25, 45]):  # the boundary at 0.9, 0.9, 0.8, 0.7
+    s = rng.choice([0.9, 0.8, 0.7], size=(8, q))
+    y = np.zeros((8, q), dtype=np.uint8)
+    for i, n_low in enumerate([1, 9, 25, 45] * 2):  # the boundary at 0.9, 0.9, 0.8, 0.7
         cols = rng.permutation(q)
         s[i, cols[:2]], y[i, cols[:2]] = 1.0, 1
         s[i, cols[2:2 + n_low]], y[i, cols[2:2 + n_low]] = 0.1, 1
+        if i >= 4:
+            s[i, cols[-1]] = 0.95
     for _ in simd_paths:
         assert_same_per_document(y, s.astype(dtype))
 

@@ -56,6 +56,12 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
     void fr_prefetch_bytes(const void* p, size_t n)
+    int fr_gap_top_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
+                       float hi, int bounded, int64_t r, float* v, int64_t* above,
+                       int64_t* at)
+    int fr_gap_top_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
+                       double lo, double hi, int bounded, int64_t r, double* v,
+                       int64_t* above, int64_t* at)
     Py_ssize_t fr_few_distinct_above_f32(int level, const float* x, Py_ssize_t stride,
                                          Py_ssize_t m, float v, float* seen)
     Py_ssize_t fr_few_distinct_above_f64(int level, const double* x, Py_ssize_t stride,
@@ -478,11 +484,15 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
     """v <- the n_rel-th largest belief of the row, g and e <- the labels above and tied with
     it, without sorting: the relevant levels (rel_keys, sorted) are counted from the top
     until one has n_rel labels at or above it; v lies in that level or in the gap above it,
-    whose beliefs are gathered for a top-n selection. False when that takes more than
-    MAX_LEVELS levels (the caller sorts)."""
-    cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0, n_above = 0, n_at = 0
+    whose few tied values at the top are walked down (fr_gap_top), or else its beliefs
+    gathered for a top-n selection. False when that takes more than MAX_LEVELS levels (the
+    caller sorts)."""
+    cdef Py_ssize_t p = 0, n_pass = 0, k, t = 0, j, c_hi = 0
+    cdef int64_t n_above = 0, n_at = 0
     cdef uint64_t kk
-    cdef double lv = 0.0, hi = 0.0, bv
+    cdef double lv = 0.0, hi = 0.0, bv = 0.0
+    cdef float top_f32 = 0.0
+    cdef int found
     cdef bint bounded = False
     cdef double* gap = <double*> s.w.keys_tmp
     cdef double* top = <double*> s.w.keys
@@ -505,6 +515,19 @@ cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
     v[0] = lv
     if g[0] < n_rel:  # the boundary is this level
         return True
+    if n_zero == 0:  # few tied values at the top of the gap: walked down, not gathered
+        if floating is float:
+            found = fr_gap_top_f32(s.level, x, stride, m, <float> lv, <float> hi, bounded,
+                                   n_rel - c_hi, &top_f32, &n_above, &n_at)
+            bv = top_f32
+        else:
+            found = fr_gap_top_f64(s.level, x, stride, m, lv, hi, bounded, n_rel - c_hi,
+                                   &bv, &n_above, &n_at)
+        if found:
+            v[0] = bv
+            g[0] = c_hi + n_above
+            e[0] = n_at
+            return True
     if floating is float:  # exact: lv and hi are beliefs of the row (or 0)
         k = fr_between_f32(s.level, x, stride, m, <float> lv, <float> hi, bounded, gap)
     else:

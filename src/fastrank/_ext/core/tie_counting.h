@@ -216,6 +216,28 @@ FR_BETWEEN(double, fr_between_f64_portable)
 FR_BETWEEN_AT(float, f32)
 FR_BETWEEN_AT(double, f64)
 
+/* The r-th largest of a gap, while it lies among few tied values (AVX-512, contiguous
+ * rows: fr_gap_top_*_avx512); 0 where it does not or on another path (the caller gathers
+ * the gap) */
+#ifdef FR_X86
+#define FR_GAP_TOP_VECTOR(S)                                                              \
+    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
+        return fr_gap_top_##S##_avx512(x, m, lo, hi, bounded, r, v, above, at);
+#else
+#define FR_GAP_TOP_VECTOR(S)
+#endif
+#define FR_GAP_TOP_AT(T, S)                                                               \
+    static inline int fr_gap_top_##S(int level, const T* x, ptrdiff_t stride, ptrdiff_t m, \
+                                     T lo, T hi, int bounded, int64_t r, T* v,            \
+                                     int64_t* above, int64_t* at) {                       \
+        (void)level, (void)x, (void)stride, (void)m, (void)lo, (void)hi, (void)bounded;   \
+        (void)r, (void)v, (void)above, (void)at;                                          \
+        FR_GAP_TOP_VECTOR(S)                                                              \
+        return 0;                                                                         \
+    }
+FR_GAP_TOP_AT(float, f32)
+FR_GAP_TOP_AT(double, f64)
+
 /* The distinct values of x[j * stride] (j < m) above v while there are few (AVX-512,
  * contiguous rows: fr_distinct_above_*_avx512); -1 where there are more or on another
  * path (the caller counts them in a hash set) */
