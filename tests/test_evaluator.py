@@ -465,3 +465,10 @@ def test_evaluate_finds_bad_input_as_its_kernel_reads_it(n, q, in_truth, bad_val
     with pytest.raises(ValueError) as want:
         _common.check_inputs(y[i:], S[i:])
     assert str(got.value) == str(want.value)
+    y[i, j] = 0  # the failed chunk's rows were given back: sound rows take their place
+    s[i, j] = 0.5
+    s = s.astype(dtype)
+    S = {"C": s, "F": np.asfortranarray(s), "CSR": sp.csr_matrix(s)}[layout]
+    ev.update(y[i:], S[i:], first_row=i)
+    np.testing.assert_allclose(ev.result().values, M.evaluate(y, S, ties="modified").values,
+                               rtol=1e-12, atol=1e-15)  # (chunk sums: to rounding)
