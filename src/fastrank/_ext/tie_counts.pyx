@@ -12,14 +12,15 @@ without sorting the row:
 
 * coverage reads the lowest relevant level, one-error the highest: one pass over the row
   gathers it, a second counts ``gt`` and ``eq`` (dense coverage counts the distinct beliefs
-  above it in a hash set instead);
+  above it: compared a vector at a time while they are few, else in a hash set);
 * ranking loss and average precision read every relevant level: the (few) relevant beliefs
   are sorted, then counting passes of up to four levels each; a row with more than
   ``MAX_LEVELS`` levels is sorted once (``_tiesort``) and its levels read from the tie
   groups;
-* r-precision reads the boundary belief, the |C|-th largest: a top-|C| selection over the
-  row finds it (a row with more than ``TOP_MAX`` relevant labels is sorted instead), then
-  one pass counts the labels above and tied with it.
+* r-precision reads the boundary belief, the |C|-th largest: counting passes down the
+  relevant levels find the level or the gap above one that holds it; a gap's few tied
+  values are walked down from the largest, else its beliefs gathered for a top-|C|
+  selection (a row with more than ``TOP_MAX`` relevant labels is sorted instead).
 
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
