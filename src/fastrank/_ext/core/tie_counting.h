@@ -58,8 +58,10 @@ FR_COUNT_LEVELS(double, f64)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FR_PREFETCH(p) __builtin_prefetch(p)
+#define FR_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 #else
 #define FR_PREFETCH(p) ((void)(p))
+#define FR_PREFETCH_L2(p) ((void)(p))
 #endif
 
 /* Asks for the n bytes from p in the second-level cache (one request per cache line): a
@@ -68,7 +70,7 @@ static inline void fr_prefetch_bytes(const void* p, size_t n) {
     const char* c = (const char*)p;
     size_t i;
     for (i = 0; i < n; i += 64)
-        __builtin_prefetch(c + i, 0, 2);
+        FR_PREFETCH_L2(c + i);
 }
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in

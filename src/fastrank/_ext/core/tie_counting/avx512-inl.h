@@ -5,6 +5,8 @@
 #ifndef FR_TIE_COUNTING_AVX512_INL_H
 #define FR_TIE_COUNTING_AVX512_INL_H
 
+#include <math.h>
+
 #include "avx2-inl.h"
 
 #ifdef FR_X86
