@@ -218,13 +218,15 @@ FR_BETWEEN(double, fr_between_f64_portable)
 FR_BETWEEN_AT(float, f32)
 FR_BETWEEN_AT(double, f64)
 
-/* The r-th largest of a gap, while it lies among few tied values (AVX-512, contiguous
- * rows: fr_gap_top_*_avx512); 0 where it does not or on another path (the caller gathers
- * the gap) */
+/* The r-th largest of a gap, while it lies among few tied values (AVX2 and AVX-512,
+ * contiguous rows: fr_gap_top_*); 0 where it does not or on another path (the caller
+ * gathers the gap) */
 #ifdef FR_X86
 #define FR_GAP_TOP_VECTOR(S)                                                              \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
-        return fr_gap_top_##S##_avx512(x, m, lo, hi, bounded, r, v, above, at);
+        return fr_gap_top_##S##_avx512(x, m, lo, hi, bounded, r, v, above, at);           \
+    if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
+        return fr_gap_top_##S##_avx2(x, m, lo, hi, bounded, r, v, above, at);
 #else
 #define FR_GAP_TOP_VECTOR(S)
 #endif

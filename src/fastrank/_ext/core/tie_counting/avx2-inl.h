@@ -1,7 +1,10 @@
-/* Level counts with AVX2 (FR_LEVELS_VECTOR, for 1, 2 and 4 levels a pass): each
-   comparison gives lanes of all ones (-1), subtracted from integer counters. */
+/* Counting passes with AVX2: level counts (FR_LEVELS_VECTOR, for 1, 2 and 4 levels a
+   pass), each comparison giving lanes of all ones (-1), subtracted from integer counters;
+   the walk down a gap's values. */
 #ifndef FR_TIE_COUNTING_AVX2_INL_H
 #define FR_TIE_COUNTING_AVX2_INL_H
+
+#include <math.h>
 
 #include "common-inl.h"
 #include "generic-inl.h"
@@ -47,6 +50,73 @@ FR_LEVELS_AVX2(float, __m256, s, S, 8, 4, fr_levels4_f32_avx2)
 FR_LEVELS_AVX2(double, __m256d, d, D, 4, 1, fr_levels1_f64_avx2)
 FR_LEVELS_AVX2(double, __m256d, d, D, 4, 2, fr_levels2_f64_avx2)
 FR_LEVELS_AVX2(double, __m256d, d, D, 4, 4, fr_levels4_f64_avx2)
+
+/* the largest of the lanes of v */
+static FR_TARGET_AVX2 inline float fr_lane_max_s(__m256 v) {
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_max_ps(h, _mm_shuffle_ps(h, h, 0x4E));
+    return _mm_cvtss_f32(_mm_max_ps(h, _mm_shuffle_ps(h, h, 0xB1)));
+}
+static FR_TARGET_AVX2 inline double fr_lane_max_d(__m256d v) {
+    __m128d h = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_max_pd(h, _mm_unpackhi_pd(h, h)));
+}
+
+/* fr_gap_top (avx512-inl.h) with AVX2: the same walk, comparisons as lanes of all ones
+   (blends keep each lane's largest value and its count; a tied lane subtracts -1) */
+#define FR_GAP_WALK 4 /* passes at most */
+#define FR_GAP_TOP_AVX2(T, VT, S, W, SUB, ONE, NAME)                                      \
+    static FR_TARGET_AVX2 int NAME(const T* x, ptrdiff_t m, T lo, T hi, int bounded,      \
+                                   int64_t r, T* v, int64_t* above, int64_t* at) {        \
+        const VT vlo = _mm256_set1_p##S(lo);                                              \
+        const __m256i one = ONE;                                                          \
+        int64_t n_above = 0, c;                                                           \
+        int pass;                                                                         \
+        for (pass = 0; pass < FR_GAP_WALK; pass++) {                                      \
+            const VT ceiling = _mm256_set1_p##S(hi);                                      \
+            VT best = _mm256_set1_p##S(-INFINITY);                                        \
+            __m256i count = _mm256_setzero_si256();                                       \
+            T top;                                                                        \
+            ptrdiff_t j;                                                                  \
+            for (j = 0; j < m; j += W) {                                                  \
+                __m256i in = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j); \
+                VT a = _mm256_maskload_p##S(x + j, in), gt, eq;                           \
+                in = _mm256_and_si256(in, _mm256_castp##S##_si256(                        \
+                    _mm256_cmp_p##S(a, vlo, _CMP_GT_OQ)));                                \
+                if (bounded)                                                              \
+                    in = _mm256_and_si256(in, _mm256_castp##S##_si256(                    \
+                        _mm256_cmp_p##S(a, ceiling, _CMP_LT_OQ)));                        \
+                gt = _mm256_and_p##S(_mm256_castsi256_p##S(in),                           \
+                                     _mm256_cmp_p##S(a, best, _CMP_GT_OQ));               \
+                eq = _mm256_and_p##S(_mm256_castsi256_p##S(in),                           \
+                                     _mm256_cmp_p##S(a, best, _CMP_EQ_OQ));               \
+                best = _mm256_blendv_p##S(best, a, gt);                                   \
+                count = _mm256_blendv_epi8(count, one, _mm256_castp##S##_si256(gt));       \
+                count = SUB(count, _mm256_castp##S##_si256(eq));                          \
+            }                                                                             \
+            top = fr_lane_max_##S(best);                                                  \
+            if (!(top > lo)) /* an empty gap: only with NaN beliefs */                    \
+                return 0;                                                                 \
+            c = fr_lane_sum_##S(_mm256_and_si256(count, _mm256_castp##S##_si256(           \
+                _mm256_cmp_p##S(best, _mm256_set1_p##S(top), _CMP_EQ_OQ))));               \
+            if (n_above + c >= r) {                                                       \
+                *v = top;                                                                 \
+                *above = n_above;                                                         \
+                *at = c;                                                                  \
+                return 1;                                                                 \
+            }                                                                             \
+            if (c < 2)                                                                    \
+                return 0;                                                                 \
+            n_above += c;                                                                 \
+            hi = top;                                                                     \
+            bounded = 1;                                                                  \
+        }                                                                                 \
+        return 0;                                                                         \
+    }
+FR_GAP_TOP_AVX2(float, __m256, s, 8, _mm256_sub_epi32, _mm256_set1_epi32(1),
+                fr_gap_top_f32_avx2)
+FR_GAP_TOP_AVX2(double, __m256d, d, 4, _mm256_sub_epi64, _mm256_set1_epi64x(1),
+                fr_gap_top_f64_avx2)
 #endif
 
 #endif

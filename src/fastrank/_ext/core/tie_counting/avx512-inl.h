@@ -92,7 +92,6 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
    it. Returns 1 with *v <- it, *above <- the gap's values above it, *at <- those equal to
    it; 0 (the caller gathers the gap) after FR_GAP_WALK passes, or after a pass whose value
    was not tied (a gap of distinct values would take a pass for each of its r largest). */
-#define FR_GAP_WALK 4
 #define FR_GAP_TOP_AVX512(T, VT, W, MASK, LOADZ, SET1, CMP, MOV, REDUCE_MAX, NAME)          \
     static FR_TARGET_AVX512 int NAME(const T* x, ptrdiff_t m, T lo, T hi, int bounded,     \
                                      int64_t r, T* v, int64_t* above, int64_t* at) {       \
