@@ -165,6 +165,25 @@ def test_r_precision_boundary_among_tied_beliefs_of_a_gap(simd_paths, dtype):
         assert_same_per_document(y, s.astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("q", [5, 13, 21, 37, 70])
+def test_dense_coverage_distinct_beliefs_in_every_lane(simd_paths, dtype, q):
+    """Dense coverage counts the distinct beliefs above the lowest relevant one, a vector at
+    a time while they are at most 32 (then a hash set): negative beliefs with no zero among
+    them (a row's last, partial vector must not count its unused lanes), 1 to 40 distinct
+    values, rows of every length modulo the vector widths, on every path."""
+    rng = np.random.default_rng(q)
+    rows = []
+    for n_levels in (1, 3, 12, 13, 31, 32, 33, 40):
+        levels = -1.0 - np.arange(n_levels) / 8
+        rows.append(rng.choice(levels, size=q))
+    s = np.array(rows)
+    y = np.zeros(s.shape, dtype=np.uint8)
+    y[np.arange(len(s)), np.argmin(s, axis=1)] = 1  # the lowest belief relevant
+    for _ in simd_paths:
+        assert_same_per_document(y, s.astype(dtype))
+
+
 def test_empty_csr_rows_and_matrix():
     y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
     assert_same_per_document(y, np.zeros((3, 3)))

@@ -242,13 +242,15 @@ FR_BETWEEN_AT(double, f64)
 FR_GAP_TOP_AT(float, f32)
 FR_GAP_TOP_AT(double, f64)
 
-/* The distinct values of x[j * stride] (j < m) above v while there are few (AVX-512,
- * contiguous rows: fr_distinct_above_*_avx512); -1 where there are more or on another
+/* The distinct values of x[j * stride] (j < m) above v while there are few (AVX2 and
+ * AVX-512, contiguous rows: fr_distinct_above_*); -1 where there are more or on another
  * path (the caller counts them in a hash set) */
 #ifdef FR_X86
 #define FR_FEW_DISTINCT_VECTOR(S)                                                         \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
-        return fr_distinct_above_##S##_avx512(x, m, v, seen);
+        return fr_distinct_above_##S##_avx512(x, m, v, seen);                             \
+    if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
+        return fr_distinct_above_##S##_avx2(x, m, v, seen);
 #else
 #define FR_FEW_DISTINCT_VECTOR(S)
 #endif

@@ -1,6 +1,6 @@
 /* Counting passes with AVX2: level counts (FR_LEVELS_VECTOR, for 1, 2 and 4 levels a
    pass), each comparison giving lanes of all ones (-1), subtracted from integer counters;
-   the walk down a gap's values. */
+   the distinct values above a level, while few; the walk down a gap's values. */
 #ifndef FR_TIE_COUNTING_AVX2_INL_H
 #define FR_TIE_COUNTING_AVX2_INL_H
 
@@ -113,6 +113,40 @@ static FR_TARGET_AVX2 inline double fr_lane_max_d(__m256d v) {
         }                                                                                 \
         return 0;                                                                         \
     }
+/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX2: lanes of all ones, ORed four chains
+   side by side, their sign bits taken as the lanes' bits */
+#define FR_UNSEEN_AVX2(VT, S, W)                                                          \
+    do {                                                                                  \
+        __m256i tail = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j);      \
+        VT f0 = _mm256_setzero_p##S(), f1 = f0, f2 = f0, f3 = f0;                         \
+        unsigned in;                                                                      \
+        a = _mm256_maskload_p##S(x + j, tail);                                            \
+        in = (unsigned) _mm256_movemask_p##S(_mm256_and_p##S(                             \
+            _mm256_castsi256_p##S(tail), _mm256_cmp_p##S(a, _mm256_set1_p##S(v),          \
+                                                         _CMP_GT_OQ)));                   \
+        for (i = 0; i + 4 <= n; i += 4) {                                                 \
+            f0 = _mm256_or_p##S(f0, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i]),         \
+                                                    _CMP_EQ_OQ));                         \
+            f1 = _mm256_or_p##S(f1, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i + 1]),     \
+                                                    _CMP_EQ_OQ));                         \
+            f2 = _mm256_or_p##S(f2, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i + 2]),     \
+                                                    _CMP_EQ_OQ));                         \
+            f3 = _mm256_or_p##S(f3, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i + 3]),     \
+                                                    _CMP_EQ_OQ));                         \
+        }                                                                                 \
+        for (; i < n; i++)                                                                \
+            f0 = _mm256_or_p##S(f0, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i]),         \
+                                                    _CMP_EQ_OQ));                         \
+        left = in & ~(unsigned) _mm256_movemask_p##S(                                     \
+            _mm256_or_p##S(_mm256_or_p##S(f0, f1), _mm256_or_p##S(f2, f3)));              \
+    } while (0)
+#define FR_UNSEEN_AVX2_F32() FR_UNSEEN_AVX2(__m256, s, 8)
+#define FR_UNSEEN_AVX2_F64() FR_UNSEEN_AVX2(__m256d, d, 4)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps,
+                         FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd,
+                         FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)
+
 FR_GAP_TOP_AVX2(float, __m256, s, 8, _mm256_sub_epi32, _mm256_set1_epi32(1),
                 fr_gap_top_f32_avx2)
 FR_GAP_TOP_AVX2(double, __m256d, d, 4, _mm256_sub_epi64, _mm256_set1_epi64x(1),

@@ -143,55 +143,34 @@ FR_GAP_TOP_AVX512(double, __m512d, 8, __mmask8, _mm512_maskz_loadu_pd, _mm512_se
                   _mm512_mask_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_reduce_max_pd,
                   fr_gap_top_f64_avx512)
 
-/* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
-   FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
-   (the caller counts another way). Each vector is compared with every value seen so far
-   (comparisons side by side, their masks ORed); its unseen lanes join one by one,
-   compared only with those that joined from the same vector. Few distinct values (ties)
-   cost a few comparisons a vector, where a hash set costs a probe a label; a row of
-   distinct values costs about three vectors' comparisons before the caller's hash set. */
-#define FR_FEW_DISTINCT 32
-#define FR_DISTINCT_ABOVE_AVX512(T, VT, W, MASK, LOADZ, SET1, CMP, STORE, NAME)           \
-    static FR_TARGET_AVX512 ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, T* seen) {       \
-        const VT vv = SET1(v);                                                            \
-        T lane[W];                                                                        \
-        ptrdiff_t j, n = 0, i, l, old;                                                    \
-        for (j = 0; j < m; j += W) {                                                      \
-            MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1);             \
-            MASK f0 = 0, f1 = 0, f2 = 0, f3 = 0;                                          \
-            unsigned left;                                                                \
-            VT a = LOADZ(in, x + j);                                                      \
-            in = CMP(in, a, vv, _CMP_GT_OQ);                                              \
-            for (i = 0; i + 4 <= n; i += 4) { /* four independent chains */               \
-                f0 |= CMP(in, a, SET1(seen[i]), _CMP_EQ_OQ);                              \
-                f1 |= CMP(in, a, SET1(seen[i + 1]), _CMP_EQ_OQ);                          \
-                f2 |= CMP(in, a, SET1(seen[i + 2]), _CMP_EQ_OQ);                          \
-                f3 |= CMP(in, a, SET1(seen[i + 3]), _CMP_EQ_OQ);                          \
-            }                                                                             \
-            for (; i < n; i++)                                                            \
-                f0 |= CMP(in, a, SET1(seen[i]), _CMP_EQ_OQ);                              \
-            left = in & (MASK) ~(f0 | f1 | f2 | f3);                                      \
-            if (!left)                                                                    \
-                continue;                                                                 \
-            STORE(lane, a);                                                               \
-            old = n; /* the unseen lanes, lowest first: new, unless one before had it */  \
-            for (; left; left &= left - 1) {                                              \
-                l = __builtin_ctz(left);                                                  \
-                for (i = old; i < n && seen[i] != lane[l]; i++)                           \
-                    ;                                                                     \
-                if (i < n)                                                                \
-                    continue;                                                             \
-                if (n == FR_FEW_DISTINCT)                                                 \
-                    return -1;                                                            \
-                seen[n++] = lane[l];                                                      \
-            }                                                                             \
+/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX-512: masks, ORed four chains side by
+   side */
+#define FR_UNSEEN_AVX512(VT, W, MASK, LOADZ, SET1, CMP)                                   \
+    do {                                                                                  \
+        MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1);                 \
+        MASK f0 = 0, f1 = 0, f2 = 0, f3 = 0;                                              \
+        a = LOADZ(in, x + j);                                                             \
+        in = CMP(in, a, SET1(v), _CMP_GT_OQ);                                             \
+        for (i = 0; i + 4 <= n; i += 4) {                                                 \
+            f0 |= CMP(in, a, SET1(seen[i]), _CMP_EQ_OQ);                                  \
+            f1 |= CMP(in, a, SET1(seen[i + 1]), _CMP_EQ_OQ);                              \
+            f2 |= CMP(in, a, SET1(seen[i + 2]), _CMP_EQ_OQ);                              \
+            f3 |= CMP(in, a, SET1(seen[i + 3]), _CMP_EQ_OQ);                              \
         }                                                                                 \
-        return n;                                                                         \
-    }
-FR_DISTINCT_ABOVE_AVX512(float, __m512, 16, __mmask16, _mm512_maskz_loadu_ps, _mm512_set1_ps,
-                         _mm512_mask_cmp_ps_mask, _mm512_storeu_ps, fr_distinct_above_f32_avx512)
-FR_DISTINCT_ABOVE_AVX512(double, __m512d, 8, __mmask8, _mm512_maskz_loadu_pd, _mm512_set1_pd,
-                         _mm512_mask_cmp_pd_mask, _mm512_storeu_pd, fr_distinct_above_f64_avx512)
+        for (; i < n; i++)                                                                \
+            f0 |= CMP(in, a, SET1(seen[i]), _CMP_EQ_OQ);                                  \
+        left = in & (MASK) ~(f0 | f1 | f2 | f3);                                          \
+    } while (0)
+#define FR_UNSEEN_AVX512_F32()                                                            \
+    FR_UNSEEN_AVX512(__m512, 16, __mmask16, _mm512_maskz_loadu_ps, _mm512_set1_ps,        \
+                     _mm512_mask_cmp_ps_mask)
+#define FR_UNSEEN_AVX512_F64()                                                            \
+    FR_UNSEEN_AVX512(__m512d, 8, __mmask8, _mm512_maskz_loadu_pd, _mm512_set1_pd,         \
+                     _mm512_mask_cmp_pd_mask)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, float, __m512, 16, _mm512_storeu_ps,
+                         FR_UNSEEN_AVX512_F32, fr_distinct_above_f32_avx512)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, double, __m512d, 8, _mm512_storeu_pd,
+                         FR_UNSEEN_AVX512_F64, fr_distinct_above_f64_avx512)
 #endif
 
 #endif

@@ -1,4 +1,4 @@
-/* What the vector paths of the level counts share (avx2-inl.h, avx512-inl.h). */
+/* What the vector paths of the counting passes share (avx2-inl.h, avx512-inl.h). */
 #ifndef FR_TIE_COUNTING_COMMON_INL_H
 #define FR_TIE_COUNTING_COMMON_INL_H
 
@@ -59,6 +59,43 @@
         }                                                                                 \
         if (nan)                                                                          \
             *nan = m - gs[0] - es[0] - ls;                                                \
+    }
+
+/* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
+   FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
+   (the caller counts another way). Each vector is compared with every value seen so far
+   (comparisons side by side, their masks ORed): UNSEEN() leaves the vector of x[j:j + W]
+   in a and the bits of its lanes above v that no seen value equals in left; those lanes
+   join one by one, compared only with those that joined from the same vector. Few
+   distinct values (ties) cost a few comparisons a vector, where a hash set costs a probe
+   a label; a row of distinct values costs about three vectors' comparisons before the
+   caller's hash set. On one vector path: W values of type T to a vector VT, stored to
+   memory by STORE(p, a). */
+#define FR_FEW_DISTINCT 32
+#define FR_DISTINCT_ABOVE_VECTOR(ATTR, T, VT, W, STORE, UNSEEN, NAME)                     \
+    static ATTR ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, T* seen) {                   \
+        T lane[W];                                                                        \
+        ptrdiff_t j, n = 0, i, l, old;                                                    \
+        for (j = 0; j < m; j += W) {                                                      \
+            unsigned left;                                                                \
+            VT a;                                                                         \
+            UNSEEN();                                                                     \
+            if (!left)                                                                    \
+                continue;                                                                 \
+            STORE(lane, a);                                                               \
+            old = n; /* the unseen lanes, lowest first: new, unless one before had it */  \
+            for (; left; left &= left - 1) {                                              \
+                l = __builtin_ctz(left);                                                  \
+                for (i = old; i < n && seen[i] != lane[l]; i++)                           \
+                    ;                                                                     \
+                if (i < n)                                                                \
+                    continue;                                                             \
+                if (n == FR_FEW_DISTINCT)                                                 \
+                    return -1;                                                            \
+                seen[n++] = lane[l];                                                      \
+            }                                                                             \
+        }                                                                                 \
+        return n;                                                                         \
     }
 
 #endif
