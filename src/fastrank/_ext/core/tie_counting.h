@@ -201,18 +201,18 @@ FR_BETWEEN(double, fr_between_f64_portable)
 
 /* FR_BETWEEN in the copy of the given instruction-set level (AVX-512: contiguous rows) */
 #ifdef FR_X86
-#define FR_BETWEEN_VECTOR(S)                                                              \
+#define FR_BETWEEN_DISPATCH(S)                                                            \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
         return fr_between_##S##_avx512(x, m, lo, hi, bounded, out);
 #else
-#define FR_BETWEEN_VECTOR(S)
+#define FR_BETWEEN_DISPATCH(S)
 #endif
 #define FR_BETWEEN_AT(T, S)                                                               \
     static inline ptrdiff_t fr_between_##S(int level, const T* x, ptrdiff_t stride,        \
                                            ptrdiff_t m, T lo, T hi, int bounded,          \
                                            double* out) {                                 \
         (void)level;                                                                      \
-        FR_BETWEEN_VECTOR(S)                                                              \
+        FR_BETWEEN_DISPATCH(S)                                                            \
         return fr_between_##S##_portable(x, stride, m, lo, hi, bounded, out);             \
     }
 FR_BETWEEN_AT(float, f32)
@@ -222,13 +222,13 @@ FR_BETWEEN_AT(double, f64)
  * contiguous rows: fr_gap_top_*); 0 where it does not or on another path (the caller
  * gathers the gap) */
 #ifdef FR_X86
-#define FR_GAP_TOP_VECTOR(S)                                                              \
+#define FR_GAP_TOP_DISPATCH(S)                                                            \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
         return fr_gap_top_##S##_avx512(x, m, lo, hi, bounded, r, v, above, at);           \
     if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
         return fr_gap_top_##S##_avx2(x, m, lo, hi, bounded, r, v, above, at);
 #else
-#define FR_GAP_TOP_VECTOR(S)
+#define FR_GAP_TOP_DISPATCH(S)
 #endif
 #define FR_GAP_TOP_AT(T, S)                                                               \
     static inline int fr_gap_top_##S(int level, const T* x, ptrdiff_t stride, ptrdiff_t m, \
@@ -236,7 +236,7 @@ FR_BETWEEN_AT(double, f64)
                                      int64_t* above, int64_t* at) {                       \
         (void)level, (void)x, (void)stride, (void)m, (void)lo, (void)hi, (void)bounded;   \
         (void)r, (void)v, (void)above, (void)at;                                          \
-        FR_GAP_TOP_VECTOR(S)                                                              \
+        FR_GAP_TOP_DISPATCH(S)                                                            \
         return 0;                                                                         \
     }
 FR_GAP_TOP_AT(float, f32)
@@ -246,20 +246,20 @@ FR_GAP_TOP_AT(double, f64)
  * AVX-512, contiguous rows: fr_distinct_above_*); -1 where there are more or on another
  * path (the caller counts them in a hash set) */
 #ifdef FR_X86
-#define FR_FEW_DISTINCT_VECTOR(S)                                                         \
+#define FR_FEW_DISTINCT_DISPATCH(S)                                                       \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
         return fr_distinct_above_##S##_avx512(x, m, v, seen);                             \
     if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
         return fr_distinct_above_##S##_avx2(x, m, v, seen);
 #else
-#define FR_FEW_DISTINCT_VECTOR(S)
+#define FR_FEW_DISTINCT_DISPATCH(S)
 #endif
 #define FR_FEW_DISTINCT_AT(T, S)                                                          \
     static inline ptrdiff_t fr_few_distinct_above_##S(int level, const T* x,               \
                                                       ptrdiff_t stride, ptrdiff_t m, T v,  \
                                                       T* seen) {                          \
         (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen;                 \
-        FR_FEW_DISTINCT_VECTOR(S)                                                         \
+        FR_FEW_DISTINCT_DISPATCH(S)                                                       \
         return -1;                                                                        \
     }
 FR_FEW_DISTINCT_AT(float, f32)

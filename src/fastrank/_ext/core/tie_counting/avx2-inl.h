@@ -62,57 +62,41 @@ static FR_TARGET_AVX2 inline double fr_lane_max_d(__m256d v) {
     return _mm_cvtsd_f64(_mm_max_pd(h, _mm_unpackhi_pd(h, h)));
 }
 
-/* fr_gap_top (avx512-inl.h) with AVX2: the same walk, comparisons as lanes of all ones
-   (blends keep each lane's largest value and its count; a tied lane subtracts -1) */
-#define FR_GAP_WALK 4 /* passes at most */
-#define FR_GAP_TOP_AVX2(T, VT, S, W, SUB, ONE, NAME)                                      \
-    static FR_TARGET_AVX2 int NAME(const T* x, ptrdiff_t m, T lo, T hi, int bounded,      \
-                                   int64_t r, T* v, int64_t* above, int64_t* at) {        \
-        const VT vlo = _mm256_set1_p##S(lo);                                              \
-        const __m256i one = ONE;                                                          \
-        int64_t n_above = 0, c;                                                           \
-        int pass;                                                                         \
-        for (pass = 0; pass < FR_GAP_WALK; pass++) {                                      \
-            const VT ceiling = _mm256_set1_p##S(hi);                                      \
-            VT best = _mm256_set1_p##S(-INFINITY);                                        \
-            __m256i count = _mm256_setzero_si256();                                       \
-            T top;                                                                        \
-            ptrdiff_t j;                                                                  \
-            for (j = 0; j < m; j += W) {                                                  \
-                __m256i in = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j); \
-                VT a = _mm256_maskload_p##S(x + j, in), gt, eq;                           \
+/* FR_GAP_TOP_VECTOR's pass with AVX2: comparisons as lanes of all ones, blends keeping
+   each lane's largest value and its count (a tied lane subtracts -1) */
+#define FR_GAP_PASS_AVX2(VT, S, W, SUB, ONE)                                              \
+    do {                                                                                  \
+        const VT vlo = _mm256_set1_p##S(lo), ceiling = _mm256_set1_p##S(hi);             \
+        VT best = _mm256_set1_p##S(-INFINITY);                                            \
+        __m256i count = _mm256_setzero_si256();                                           \
+        ptrdiff_t j;                                                                      \
+        for (j = 0; j < m; j += W) {                                                      \
+            __m256i in = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j);    \
+            VT a = _mm256_maskload_p##S(x + j, in), gt, eq;                               \
+            in = _mm256_and_si256(in, _mm256_castp##S##_si256(                            \
+                _mm256_cmp_p##S(a, vlo, _CMP_GT_OQ)));                                    \
+            if (bounded)                                                                  \
                 in = _mm256_and_si256(in, _mm256_castp##S##_si256(                        \
-                    _mm256_cmp_p##S(a, vlo, _CMP_GT_OQ)));                                \
-                if (bounded)                                                              \
-                    in = _mm256_and_si256(in, _mm256_castp##S##_si256(                    \
-                        _mm256_cmp_p##S(a, ceiling, _CMP_LT_OQ)));                        \
-                gt = _mm256_and_p##S(_mm256_castsi256_p##S(in),                           \
-                                     _mm256_cmp_p##S(a, best, _CMP_GT_OQ));               \
-                eq = _mm256_and_p##S(_mm256_castsi256_p##S(in),                           \
-                                     _mm256_cmp_p##S(a, best, _CMP_EQ_OQ));               \
-                best = _mm256_blendv_p##S(best, a, gt);                                   \
-                count = _mm256_blendv_epi8(count, one, _mm256_castp##S##_si256(gt));       \
-                count = SUB(count, _mm256_castp##S##_si256(eq));                          \
-            }                                                                             \
-            top = fr_lane_max_##S(best);                                                  \
-            if (!(top > lo)) /* an empty gap: only with NaN beliefs */                    \
-                return 0;                                                                 \
-            c = fr_lane_sum_##S(_mm256_and_si256(count, _mm256_castp##S##_si256(           \
-                _mm256_cmp_p##S(best, _mm256_set1_p##S(top), _CMP_EQ_OQ))));               \
-            if (n_above + c >= r) {                                                       \
-                *v = top;                                                                 \
-                *above = n_above;                                                         \
-                *at = c;                                                                  \
-                return 1;                                                                 \
-            }                                                                             \
-            if (c < 2)                                                                    \
-                return 0;                                                                 \
-            n_above += c;                                                                 \
-            hi = top;                                                                     \
-            bounded = 1;                                                                  \
+                    _mm256_cmp_p##S(a, ceiling, _CMP_LT_OQ)));                            \
+            gt = _mm256_and_p##S(_mm256_castsi256_p##S(in),                               \
+                                 _mm256_cmp_p##S(a, best, _CMP_GT_OQ));                   \
+            eq = _mm256_and_p##S(_mm256_castsi256_p##S(in),                               \
+                                 _mm256_cmp_p##S(a, best, _CMP_EQ_OQ));                   \
+            best = _mm256_blendv_p##S(best, a, gt);                                       \
+            count = _mm256_blendv_epi8(count, ONE, _mm256_castp##S##_si256(gt));          \
+            count = SUB(count, _mm256_castp##S##_si256(eq));                              \
         }                                                                                 \
-        return 0;                                                                         \
-    }
+        top = fr_lane_max_##S(best);                                                      \
+        c = fr_lane_sum_##S(_mm256_and_si256(count, _mm256_castp##S##_si256(              \
+            _mm256_cmp_p##S(best, _mm256_set1_p##S(top), _CMP_EQ_OQ))));                  \
+    } while (0)
+#define FR_GAP_PASS_AVX2_F32()                                                            \
+    FR_GAP_PASS_AVX2(__m256, s, 8, _mm256_sub_epi32, _mm256_set1_epi32(1))
+#define FR_GAP_PASS_AVX2_F64()                                                            \
+    FR_GAP_PASS_AVX2(__m256d, d, 4, _mm256_sub_epi64, _mm256_set1_epi64x(1))
+FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, float, FR_GAP_PASS_AVX2_F32, fr_gap_top_f32_avx2)
+FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_avx2)
+
 /* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX2: lanes of all ones, ORed four chains
    side by side, their sign bits taken as the lanes' bits */
 #define FR_UNSEEN_AVX2(VT, S, W)                                                          \
@@ -147,10 +131,6 @@ FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps,
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd,
                          FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)
 
-FR_GAP_TOP_AVX2(float, __m256, s, 8, _mm256_sub_epi32, _mm256_set1_epi32(1),
-                fr_gap_top_f32_avx2)
-FR_GAP_TOP_AVX2(double, __m256d, d, 4, _mm256_sub_epi64, _mm256_set1_epi64x(1),
-                fr_gap_top_f64_avx2)
 #endif
 
 #endif

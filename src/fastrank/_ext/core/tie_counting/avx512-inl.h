@@ -86,62 +86,39 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
     return k;
 }
 
-/* The r-th largest (r >= 1, with multiplicity) of the x[0:m] with lo < x < hi (x > lo
-   alone when !bounded), walking the gap's distinct values down from its largest, one pass
-   each: every lane keeps the largest value below the last one found and how often it saw
-   it. Returns 1 with *v <- it, *above <- the gap's values above it, *at <- those equal to
-   it; 0 (the caller gathers the gap) after FR_GAP_WALK passes, or after a pass whose value
-   was not tied (a gap of distinct values would take a pass for each of its r largest). */
-#define FR_GAP_TOP_AVX512(T, VT, W, MASK, LOADZ, SET1, CMP, MOV, REDUCE_MAX, NAME)          \
-    static FR_TARGET_AVX512 int NAME(const T* x, ptrdiff_t m, T lo, T hi, int bounded,     \
-                                     int64_t r, T* v, int64_t* above, int64_t* at) {       \
-        const __m512i one = _mm512_set1_epi32(1);                                          \
-        const VT vlo = SET1(lo);                                                           \
-        int64_t n_above = 0, c;                                                            \
-        int pass;                                                                          \
-        for (pass = 0; pass < FR_GAP_WALK; pass++) {                                       \
-            const VT ceiling = SET1(hi);                                                   \
-            VT best = SET1(-INFINITY);                                                     \
-            __m512i count = _mm512_setzero_si512();                                        \
-            T top;                                                                         \
-            ptrdiff_t j;                                                                   \
-            for (j = 0; j < m; j += W) {                                                   \
-                MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1), gt, eq;   \
-                VT a = LOADZ(in, x + j);                                                   \
-                in = CMP(in, a, vlo, _CMP_GT_OQ);                                          \
-                if (bounded)                                                               \
-                    in = CMP(in, a, ceiling, _CMP_LT_OQ);                                  \
-                gt = CMP(in, a, best, _CMP_GT_OQ);                                         \
-                eq = CMP(in, a, best, _CMP_EQ_OQ);                                         \
-                best = MOV(best, gt, a);                                                   \
-                count = _mm512_mask_mov_epi32(count, gt, one);                             \
-                count = _mm512_mask_add_epi32(count, eq, count, one);                      \
-            }                                                                              \
-            top = REDUCE_MAX(best);                                                        \
-            if (!(top > lo)) /* an empty gap: only with NaN beliefs */                     \
-                return 0;                                                                  \
-            c = _mm512_mask_reduce_add_epi32(                                              \
-                (__mmask16) CMP((MASK) ~0u, best, SET1(top), _CMP_EQ_OQ), count);          \
-            if (n_above + c >= r) {                                                        \
-                *v = top;                                                                  \
-                *above = n_above;                                                          \
-                *at = c;                                                                   \
-                return 1;                                                                  \
-            }                                                                              \
-            if (c < 2)                                                                     \
-                return 0;                                                                  \
-            n_above += c;                                                                  \
-            hi = top;                                                                      \
-            bounded = 1;                                                                   \
-        }                                                                                  \
-        return 0;                                                                          \
-    }
-FR_GAP_TOP_AVX512(float, __m512, 16, __mmask16, _mm512_maskz_loadu_ps, _mm512_set1_ps,
-                  _mm512_mask_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_reduce_max_ps,
-                  fr_gap_top_f32_avx512)
-FR_GAP_TOP_AVX512(double, __m512d, 8, __mmask8, _mm512_maskz_loadu_pd, _mm512_set1_pd,
-                  _mm512_mask_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_reduce_max_pd,
-                  fr_gap_top_f64_avx512)
+/* FR_GAP_TOP_VECTOR's pass with AVX-512: masks, a lane's largest value and its count
+   moved and added under them */
+#define FR_GAP_PASS_AVX512(VT, W, MASK, LOADZ, SET1, CMP, MOV, REDUCE_MAX)                \
+    do {                                                                                  \
+        const __m512i one = _mm512_set1_epi32(1);                                         \
+        const VT vlo = SET1(lo), ceiling = SET1(hi);                                      \
+        VT best = SET1(-INFINITY);                                                        \
+        __m512i count = _mm512_setzero_si512();                                           \
+        ptrdiff_t j;                                                                      \
+        for (j = 0; j < m; j += W) {                                                      \
+            MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1), gt, eq;     \
+            VT a = LOADZ(in, x + j);                                                      \
+            in = CMP(in, a, vlo, _CMP_GT_OQ);                                             \
+            if (bounded)                                                                  \
+                in = CMP(in, a, ceiling, _CMP_LT_OQ);                                     \
+            gt = CMP(in, a, best, _CMP_GT_OQ);                                            \
+            eq = CMP(in, a, best, _CMP_EQ_OQ);                                            \
+            best = MOV(best, gt, a);                                                      \
+            count = _mm512_mask_mov_epi32(count, gt, one);                                \
+            count = _mm512_mask_add_epi32(count, eq, count, one);                         \
+        }                                                                                 \
+        top = REDUCE_MAX(best);                                                           \
+        c = _mm512_mask_reduce_add_epi32(                                                 \
+            (__mmask16) CMP((MASK) ~0u, best, SET1(top), _CMP_EQ_OQ), count);             \
+    } while (0)
+#define FR_GAP_PASS_AVX512_F32()                                                          \
+    FR_GAP_PASS_AVX512(__m512, 16, __mmask16, _mm512_maskz_loadu_ps, _mm512_set1_ps,      \
+                       _mm512_mask_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_reduce_max_ps)
+#define FR_GAP_PASS_AVX512_F64()                                                          \
+    FR_GAP_PASS_AVX512(__m512d, 8, __mmask8, _mm512_maskz_loadu_pd, _mm512_set1_pd,       \
+                       _mm512_mask_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_reduce_max_pd)
+FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, float, FR_GAP_PASS_AVX512_F32, fr_gap_top_f32_avx512)
+FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, double, FR_GAP_PASS_AVX512_F64, fr_gap_top_f64_avx512)
 
 /* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX-512: masks, ORed four chains side by
    side */

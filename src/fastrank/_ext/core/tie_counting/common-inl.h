@@ -61,6 +61,40 @@
             *nan = m - gs[0] - es[0] - ls;                                                \
     }
 
+/* The r-th largest (r >= 1, with multiplicity) of the x[0:m] with lo < x < hi (x > lo
+   alone when !bounded), walking the gap's distinct values down from its largest, one pass
+   each: PASS() sets top to the largest value of the gap below the last one found and c to
+   how often it occurs (every lane keeping its own largest value and count). Returns 1
+   with *v <- it, *above <- the gap's values above it, *at <- those equal to it; 0 (the
+   caller gathers the gap) after FR_GAP_WALK passes, or after a pass whose value was not
+   tied (a gap of distinct values would take a pass for each of its r largest). On one
+   vector path, of values of type T. */
+#define FR_GAP_WALK 4
+#define FR_GAP_TOP_VECTOR(ATTR, T, PASS, NAME)                                            \
+    static ATTR int NAME(const T* x, ptrdiff_t m, T lo, T hi, int bounded, int64_t r,     \
+                         T* v, int64_t* above, int64_t* at) {                             \
+        int64_t n_above = 0, c;                                                           \
+        int pass;                                                                         \
+        T top;                                                                            \
+        for (pass = 0; pass < FR_GAP_WALK; pass++) {                                      \
+            PASS();                                                                       \
+            if (!(top > lo)) /* an empty gap: only with NaN beliefs */                    \
+                return 0;                                                                 \
+            if (n_above + c >= r) {                                                       \
+                *v = top;                                                                 \
+                *above = n_above;                                                         \
+                *at = c;                                                                  \
+                return 1;                                                                 \
+            }                                                                             \
+            if (c < 2)                                                                    \
+                return 0;                                                                 \
+            n_above += c;                                                                 \
+            hi = top;                                                                     \
+            bounded = 1;                                                                  \
+        }                                                                                 \
+        return 0;                                                                         \
+    }
+
 /* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
    FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
    (the caller counts another way). Each vector is compared with every value seen so far
