@@ -81,6 +81,16 @@ def check_inputs(y_true, y_score, n_draws=0, held=0, scan=True):
     return y_true, y_score
 
 
+def raise_flagged(given, kernel):
+    """Raise the error of the inputs a kernel flagged as it read them (a NaN belief, a truth
+    value other than 0/1): :func:`check_inputs` of ``given``, the inputs as the caller got
+    them, names the first bad row or value; RuntimeError if they pass (or ``given`` is None:
+    the caller had scanned them)."""
+    if given is not None:
+        check_inputs(*given)
+    raise RuntimeError(f"fastrank: the {kernel} kernel flagged inputs that the checks accept")
+
+
 def draw_seed(random_state):
     """64-bit base seed for the ordinal shuffle, drawn as fastrank.ranking.rank draws it."""
     return int(check_random_state(random_state).integers(0, 2**64, dtype=np.uint64))
@@ -134,9 +144,7 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
                                       -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
                                       first_row, weight, doc, lab, mc, records is not None)
     if not sound:
-        if given is not None:
-            check_inputs(*given)  # raises, naming the first bad row or value
-        raise RuntimeError("fastrank: the metric kernel flagged inputs that the checks accept")
+        raise_flagged(given, "metric")
     if records is not None:
         records.append(counted)
     return doc, lab.sum(axis=0), mc.sum(axis=0)

@@ -41,7 +41,7 @@ from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_memory, check_option, check_scores, \
     check_truth, sort_scratch_bytes
 from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
-    family, resolve_ties, row_blocks, run_kernel, score_args
+    family, raise_flagged, resolve_ties, row_blocks, run_kernel, score_args
 
 AP_PER = ("position", "label")
 CUTOFF_POLICIES = ("perfect", "threshold", "top_k")
@@ -117,9 +117,7 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
             if not _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
                                   _counts.METRICS[name], _counts.TIES[ties], seed, lo,
                                   doc[:, 0]):
-                check_inputs(*given)  # raises, naming the first bad row or value
-                raise RuntimeError("fastrank: the counting kernel flagged inputs that "
-                                   "the checks accept")
+                raise_flagged(given, "counting")
         else:
             doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
                                    first_row=lo)
