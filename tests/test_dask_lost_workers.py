@@ -186,10 +186,13 @@ def test_the_schedulers_own_timeout_gives_the_same_error():
         assert call.ended - lost <= 1 + MARGIN
 
 
-def test_values_lost_after_their_tasks_finished_fail_too():
+@pytest.mark.parametrize("noticed", [False, True], ids=["fetching", "noticed-first"])
+def test_values_lost_after_their_tasks_finished_fail_too(noticed):
     """Tasks that finished, whose values went with their workers before the caller fetched
     them: Dask computes them again, which waits for a worker; the fetch is bounded as the
-    wait is (the race of a study whose workers die between two completed folds)."""
+    wait is (the race of a study whose workers die between two completed folds), whether
+    the client learns of the loss while fetching or before; either way the futures are
+    cancelled."""
     from fastrank.dask._client import as_completed, gather
     with local_cluster() as cluster, distributed.Client(cluster) as client, \
             dask.config.set(TIMEOUT):
@@ -197,6 +200,10 @@ def test_values_lost_after_their_tasks_finished_fail_too():
         distributed.wait(futures, timeout=60)
         assert all(f.status == "finished" for f in futures)
         lost = lose_every_worker(cluster)
+        deadline = time.monotonic() + 30
+        while noticed and any(f.status == "finished" for f in futures):
+            assert time.monotonic() < deadline, "the client never learnt of the loss"
+            time.sleep(0.02)
         call = Call(lambda: gather(client, futures))
         assert_no_workers_error(call, client, lost)
         assert all(f.status == "cancelled" for f in futures)  # nothing left waiting

@@ -162,11 +162,12 @@ def require_worker(client: distributed.Client) -> None:
         raise _no_workers(client, bound) from None
 
 
-def _until(client, attempt):
+def _until(client, futures, attempt):
     """Call ``attempt(step)`` until it returns a value other than None, and return that
-    value; fail with :class:`NoWorkersError` once the cluster has had no running worker for
-    :func:`no_workers_timeout` seconds (the scheduler is asked whenever a quarter of that,
-    at most a second, passes without an attempt succeeding)."""
+    value; once the cluster has had no running worker for :func:`no_workers_timeout`
+    seconds, cancel ``futures`` (nothing is left waiting for a worker) and fail with
+    :class:`NoWorkersError`. The scheduler is asked whenever a quarter of the bound, at most
+    a second, passes without an attempt succeeding."""
     bound = no_workers_timeout()
     step = min(1.0, bound / 4)
     alone = None  # since when no worker has been running
@@ -181,6 +182,7 @@ def _until(client, attempt):
         except _TIMEOUTS:
             alone = check if alone is None else alone
             if time.monotonic() - alone >= bound:
+                client.cancel(futures)
                 raise _no_workers(client, bound) from None
 
 
@@ -192,7 +194,7 @@ def _wait(client, futures, return_when):
                 return distributed.wait(futures, timeout=step, return_when=return_when)
         except _TIMEOUTS:
             return None
-    return _until(client, attempt)
+    return _until(client, futures, attempt)
 
 
 def _fetch(client, futures, fetch):
@@ -211,12 +213,8 @@ def _fetch(client, futures, fetch):
 
     thread = threading.Thread(target=run, name="fastrank-fetch", daemon=True)
     thread.start()
-    try:
-        value, error = _until(client, lambda step: thread.join(step) or
-                              (outcome[0] if outcome else None))
-    except NoWorkersError:
-        client.cancel(futures)
-        raise
+    value, error = _until(client, futures, lambda step: thread.join(step) or
+                          (outcome[0] if outcome else None))
     if error is not None:
         raise error
     return value
