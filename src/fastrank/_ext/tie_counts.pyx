@@ -74,9 +74,9 @@ cdef extern from "tie_counting.h" nogil:
                               double lo, double hi, int bounded, double* out)
 
 cdef extern from "expected_precision.h" nogil:
-    void fr_position_reciprocals(double* inv, int64_t q)
-    double fr_expected_precision_sum(int level, int64_t c, int64_t a, int64_t s,
-                                     int64_t start, const double* inv)
+    void fr_harmonic_numbers(double* h, int64_t q)
+    double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
+                                     const double* h)
 
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
@@ -123,7 +123,7 @@ cdef struct Scratch:
     int64_t* rel         # per level: relevant labels at it
     int64_t* gt          # per level: labels strictly above it
     int64_t* eq          # per level: labels tied with it
-    double* inv          # 1/p for positions p <= q (expected average precision only)
+    double* harmonic     # H_p for p <= q (expected average precision only)
     double value[MAX_LEVELS]  # per level: its belief (as float for float32 rows)
     uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
@@ -135,7 +135,7 @@ cdef struct Scratch:
     const char* ahead_end
 
 
-cdef Scratch* _scratch_new(Py_ssize_t q, int level, bint reciprocals) noexcept nogil:
+cdef Scratch* _scratch_new(Py_ssize_t q, int level, bint harmonic) noexcept nogil:
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     if s == NULL:
         return NULL
@@ -150,12 +150,12 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level, bint reciprocals) noexcept n
     s.eq = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
-    if reciprocals:
-        s.inv = <double*> malloc((q + 1) * sizeof(double))
-        if s.inv != NULL:
-            fr_position_reciprocals(s.inv, q)
+    if harmonic:
+        s.harmonic = <double*> malloc(2 * (q + 1) * sizeof(double))
+        if s.harmonic != NULL:
+            fr_harmonic_numbers(s.harmonic, q)
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
-            or s.tab_key == NULL or s.tab_stamp == NULL or (reciprocals and s.inv == NULL):
+            or s.tab_key == NULL or s.tab_stamp == NULL or (harmonic and s.harmonic == NULL):
         _scratch_free(s)
         return NULL
     return s
@@ -171,7 +171,7 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.eq)
     free(s.tab_key)
     free(s.tab_stamp)
-    free(s.inv)
+    free(s.harmonic)
     free(s)
 
 
@@ -407,7 +407,7 @@ cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, 
         if ties == EXPECTED:
             loss = loss + (<double> a * (start - cum_rel) + (0.5 * a) * (sz - a))
             if metric != RANKING_LOSS:
-                t = fr_expected_precision_sum(s.level, cum_rel, a, sz, start, s.inv)
+                t = fr_expected_precision_sum(cum_rel, a, sz, start, s.harmonic)
                 ap_lab = ap_lab + t
                 if not s.zero[l]:
                     ap_pos = ap_pos + t

@@ -48,7 +48,6 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
 
-from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys,
     sort_row_at, sort_work_free, sort_work_new,
@@ -61,9 +60,9 @@ cdef extern from "document_sums.h":
                             double* v) noexcept nogil
     double fr_pairwise_sum(const double* a, long long n) noexcept nogil
 cdef extern from "expected_precision.h" nogil:
-    void fr_position_reciprocals(double* inv, int64_t q)
-    double fr_expected_precision_sum(int level, int64_t c, int64_t a, int64_t s,
-                                     int64_t start, const double* inv)
+    void fr_harmonic_numbers(double* h, int64_t q)
+    double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
+                                     const double* h)
 
 # family flags
 cdef enum:
@@ -350,8 +349,8 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
 
 cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
-                                Py_ssize_t n_draws, int32_t* scratch, const double* inv,
-                                int level, double wt, double* out, double* lab, double* mc,
+                                Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
+                                double wt, double* out, double* lab, double* mc,
                                 Records* rec) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
@@ -398,7 +397,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
         if a > 0:
             cov = start + <double> a * (s + 1) / (a + 1) - 1.0
             loss += <double> a * cum_nonrel + 0.5 * a * (s - a)
-            t = fr_expected_precision_sum(level, cum_rel, a, s, start, inv)
+            t = fr_expected_precision_sum(cum_rel, a, s, start, harmonic)
             ap_lab += t
             if not is_zero:
                 ap_pos += t
@@ -466,20 +465,20 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
     out[E_EXACT] = exact if npred == n_rel else 0.0
 
 
-cdef double* _reciprocals(Py_ssize_t q, int families) noexcept nogil:
-    """1/p for the positions p <= q (fr_position_reciprocals), which the expected family's
+cdef double* _harmonic_numbers(Py_ssize_t q, int families) noexcept nogil:
+    """The harmonic numbers H_p, p <= q (fr_harmonic_numbers), which the expected family's
     average precision reads: a new array, or NULL without that family or memory."""
-    cdef double* inv = NULL
+    cdef double* harmonic = NULL
     if families & EXPECTED:
-        inv = <double*> malloc((q + 1) * sizeof(double))
-        if inv != NULL:
-            fr_position_reciprocals(inv, q)
-    return inv
+        harmonic = <double*> malloc(2 * (q + 1) * sizeof(double))
+        if harmonic != NULL:
+            fr_harmonic_numbers(harmonic, q)
+    return harmonic
 
 
 cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                           Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed,
-                          Py_ssize_t n_draws, int32_t* scratch, const double* inv, int level,
+                          Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
                           Py_ssize_t row, double wt, double* out, double* lab, double* mc,
                           Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
@@ -498,8 +497,8 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
         _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
     if families & EXPECTED:
-        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, inv,
-                       level, wt, out, lab, mc, rec)
+        _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, harmonic,
+                       wt, out, lab, mc, rec)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q)
@@ -564,8 +563,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
-    cdef double* inv = NULL
-    cdef int level = current_level()
+    cdef double* harmonic = NULL
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
@@ -578,13 +576,13 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     with nogil, parallel():
         w = sort_work_new(q)
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
-        inv = _reciprocals(q, families)
-        if w == NULL or scratch == NULL or (families & EXPECTED and inv == NULL):
+        harmonic = _harmonic_numbers(q, families)
+        if w == NULL or scratch == NULL or (families & EXPECTED and harmonic == NULL):
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for chunk in prange(n_chunks, schedule="dynamic"):
             if w == NULL or scratch == NULL or rec == NULL or bad == NULL \
-                    or (families & EXPECTED and inv == NULL):
+                    or (families & EXPECTED and harmonic == NULL):
                 continue
             mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
             lo = chunk * n // n_chunks
@@ -593,7 +591,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
             for i in range(lo, hi):
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 if _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
-                        inv, level, first_row + i, weight[i] if weighted else 1.0,
+                        harmonic, first_row + i, weight[i] if weighted else 1.0,
                         &doc[i, 0], &lab[chunk, 0, 0], mcp,
                         &rec[chunk] if record else <Records*> NULL) > 1:
                     bad[chunk] = 1
@@ -601,7 +599,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                 bad[chunk] = 1
         sort_work_free(w)
         free(scratch)
-        free(inv)
+        free(harmonic)
     for chunk in range(n_chunks if bad != NULL else 0):
         sound &= not bad[chunk]
     free(bad)
@@ -617,16 +615,16 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     2 x q). The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0."""
     cdef SortWork* w = sort_work_new(q)
     cdef int32_t* scratch = <int32_t*> malloc(q * sizeof(int32_t))
-    cdef double* inv = _reciprocals(q, families)
+    cdef double* harmonic = _harmonic_numbers(q, families)
     cdef int status = -1
-    if w != NULL and scratch != NULL and not (families & EXPECTED and inv == NULL):
+    if w != NULL and scratch != NULL and not (families & EXPECTED and harmonic == NULL):
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
-        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, inv, current_level(),
+        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, harmonic,
              row, wt, doc, lab, mc, NULL)  # (its inputs are checked by the C API)
         status = 0
     sort_work_free(w)
     free(scratch)
-    free(inv)
+    free(harmonic)
     return status
 
 
