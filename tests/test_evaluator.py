@@ -433,6 +433,29 @@ def test_document_sums_have_numpy_bits(n, seed, weighted, zd, threads):
 
 
 @settings(max_examples=40, deadline=None)
+@given(n=st.sampled_from([0, 1, 7, 8, 9, 127, 128, 129, 1000, 16_383, 16_384, 70_001]),
+       seed=st.integers(0, 2**32 - 1), weighted=st.booleans(), column=st.integers(0, 4),
+       threads=st.sampled_from([1, 2, 3]))
+def test_document_total_has_numpy_bits(n, seed, weighted, column, threads):
+    """A single metric's total over its documents: one column of the per-document values
+    (strided), times the weights when given, summed in parts on the threads side by side,
+    with the bits of NumPy's pairwise sum whatever the thread count."""
+    from threadpoolctl import threadpool_limits
+
+    from fastrank._ext import tie_metrics
+    rng = np.random.default_rng(seed)
+    doc = rng.standard_normal((n, 5)) * 10.0 ** rng.integers(-6, 6, size=(n, 5))
+    weight = rng.random(n) * 3 if weighted else None
+    with threadpool_limits(threads, user_api="openmp"):
+        got = tie_metrics.document_total(doc[:, column],
+                                         np.empty(0) if weight is None else weight)
+    want = (doc[:, column] if weight is None else doc[:, column] * weight).sum()
+    assert np.float64(got).view(np.uint64) == want.view(np.uint64)
+    with pytest.raises(ValueError, match="3 weights for 2 values"):
+        tie_metrics.document_total(doc[:2, column] if n >= 2 else np.ones(2), np.ones(3))
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 300), st.integers(2, 40), st.booleans(), st.sampled_from([2, 255]),
        st.sampled_from(["C", "F", "CSR"]), st.sampled_from([np.float32, np.float64]),
        st.data())

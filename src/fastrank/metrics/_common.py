@@ -161,12 +161,11 @@ def _n_chunks(n, q, n_draws):
     return chunks
 
 
-def column_sums(doc, cols, weight=None):
-    """Sums of the per-document columns ``cols`` (each summed alone, pairwise, exactly as
-    ``np.mean`` sums a column), each value times its document's weight when given."""
-    if weight is None:
-        return np.array([doc[:, c].sum() for c in cols])
-    return np.array([(doc[:, c] * weight).sum() for c in cols])
+def column_sum(doc, col, weight=None):
+    """The sum of the per-document column ``col``, each value times its document's weight
+    when given: the bits of numpy's sum of that column (as ``np.mean`` sums it), its parts
+    summed on the threads side by side."""
+    return _kernel.document_total(doc[:, col], _NO_WEIGHTS if weight is None else weight)
 
 
 def check_sample_weight(sample_weight, n, averaged=False):

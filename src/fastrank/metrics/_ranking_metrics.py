@@ -40,7 +40,7 @@ from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_memory, check_option, check_scores, \
     check_truth, sort_scratch_bytes
-from ._common import check_inputs, check_sample_weight, column, column_sums, draw_seed, \
+from ._common import check_inputs, check_sample_weight, column, column_sum, draw_seed, \
     family, raise_flagged, resolve_ties, row_blocks, run_kernel, score_args
 
 AP_PER = ("position", "label")
@@ -121,7 +121,7 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
         else:
             doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
                                    first_row=lo)
-        total += column_sums(doc, [col], None if weight is None else weight[lo:hi])[0]
+        total += column_sum(doc, col, None if weight is None else weight[lo:hi])
     return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 
 

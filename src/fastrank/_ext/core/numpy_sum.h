@@ -2,29 +2,68 @@
 #ifndef FR_NUMPY_SUM_H
 #define FR_NUMPY_SUM_H
 
-/* numpy's sum of n doubles (pairwise: blocks of at most 128 summed with 8 accumulators),
-   so that a mean here has the bits of numpy.mean of the same values. */
-static double fr_pairwise_sum(const double* a, long long n) {
+#include <stddef.h>
+
+/* numpy's sum of the n values a[i * stride], each times w[i] when w is not NULL (the
+   products rounded: numpy's sum of the array a * w): pairwise, blocks of at most 128
+   summed with 8 accumulators, so that a mean here has the bits of numpy.mean of the same
+   values. */
+static double fr_pairwise_sum_strided(const double* a, long long stride, const double* w,
+                                      long long n) {
+#define FR_TERM(i) (w ? a[(i) * stride] * w[i] : a[(i) * stride])
     if (n < 8) {
         double r = 0.0;
         long long i;
-        for (i = 0; i < n; i++) r += a[i];
+        for (i = 0; i < n; i++) r += FR_TERM(i);
         return r;
     }
     if (n <= 128) {
         double r[8], res;
         long long i, j;
-        for (j = 0; j < 8; j++) r[j] = a[j];
+        for (j = 0; j < 8; j++) r[j] = FR_TERM(j);
         for (i = 8; i < n - (n % 8); i += 8)
-            for (j = 0; j < 8; j++) r[j] += a[i + j];
+            for (j = 0; j < 8; j++) r[j] += FR_TERM(i + j);
         res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
+        for (; i < n; i++) res += FR_TERM(i);
         return res;
     } else {
         long long n2 = n / 2;
         n2 -= n2 % 8;
-        return fr_pairwise_sum(a, n2) + fr_pairwise_sum(a + n2, n - n2);
+        return fr_pairwise_sum_strided(a, stride, w, n2)
+            + fr_pairwise_sum_strided(a + n2 * stride, stride, w ? w + n2 : NULL, n - n2);
     }
+#undef FR_TERM
+}
+
+/* numpy's sum of a[0:n] */
+static inline double fr_pairwise_sum(const double* a, long long n) {
+    return fr_pairwise_sum_strided(a, 1, NULL, n);
+}
+
+/* The same sum in parts, each summed on its own (a thread's work): the pieces of a[0:n]
+   are the halves that the pairwise sum splits off, down `depth` levels or to blocks of at
+   most 128 values. fr_pairwise_pieces writes their starts to first[0:k] and
+   first[k] = n, and returns k <= 2^depth; fr_pairwise_join adds their sums (in order) as
+   the pairwise sum does: the bits of fr_pairwise_sum_strided over the whole. */
+static long long fr_pairwise_pieces(long long n, int depth, long long start, long long* first) {
+    long long n2 = n / 2, k;
+    if (depth == 0 || n <= 128) {
+        first[0] = start;
+        first[1] = start + n;
+        return 1;
+    }
+    n2 -= n2 % 8;
+    k = fr_pairwise_pieces(n2, depth - 1, start, first);
+    return k + fr_pairwise_pieces(n - n2, depth - 1, start + n2, first + k);
+}
+static double fr_pairwise_join(const double* sums, long long n, int depth, long long* used) {
+    long long n2 = n / 2;
+    double left;
+    if (depth == 0 || n <= 128)
+        return sums[(*used)++];
+    n2 -= n2 % 8;
+    left = fr_pairwise_join(sums, n2, depth - 1, used);
+    return left + fr_pairwise_join(sums, n - n2, depth - 1, used);
 }
 
 #endif
