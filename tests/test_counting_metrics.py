@@ -42,9 +42,12 @@ def assert_same_per_document(y, s, seed=12345):
                 if (name, ties) not in tie_counts.SERVED:
                     continue
                 out = np.empty(y.shape[0])
-                tie_counts.values(*score_args(SS), yy, code, tie_counts.TIES[ties], seed, 0, out)
+                weight = np.random.default_rng(seed).random(y.shape[0])
+                _, total = tie_counts.values(*score_args(SS), yy, code, tie_counts.TIES[ties],
+                                             seed, 0, weight, out)
                 want = doc[:, column(ties, name)]
                 assert np.array_equal(bits(out), bits(want)), (name, ties, name_s, out, want)
+                assert bits(total) == bits((want * weight).sum())
 
 
 @st.composite
@@ -232,11 +235,36 @@ def test_ordinal_one_error_rows_draw_as_their_global_index():
     assert bits(M.one_error(y, s, ties="ordinal", random_state=3)) == bits(res["one_error"])
 
 
+@pytest.mark.parametrize("n", [1, 127, 128, 129, 1000, 4097])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_counting_total_has_numpy_bits(n, threads):
+    """The kernel sums its documents' values block by block as it computes them: the bits
+    of numpy's sum of the values it returns, with weights or without, on any thread
+    count (blocks split as numpy's pairwise sum splits them)."""
+    from threadpoolctl import threadpool_limits
+    rng = np.random.default_rng(n)
+    s = rng.integers(0, 4, size=(n, 7)) / 3.0
+    y = (rng.random((n, 7)) < 0.4).astype(np.uint8)
+    weight = rng.random(n) * 10.0 ** rng.integers(-3, 3, n)
+    for ties in ("modified", "expected"):
+        for code in (tie_counts.METRICS["ranking_loss"], tie_counts.METRICS["ap_label"]):
+            out = np.empty(n)
+            with threadpool_limits(threads, user_api="openmp"):
+                sound, plain = tie_counts.values(*score_args(s), y, code,
+                                                 tie_counts.TIES[ties], 0, 0, np.empty(0), out)
+                _, weighted = tie_counts.values(*score_args(s), y, code,
+                                                tie_counts.TIES[ties], 0, 0, weight, out)
+            assert sound and bits(plain) == bits(out.sum())
+            assert bits(weighted) == bits((out * weight).sum())
+    with pytest.raises(ValueError, match=f"{n} rows, {n} outputs and 2 weights"):
+        tie_counts.values(*score_args(s), y, code, 0, 0, 0, np.ones(2), out)
+
+
 def test_the_kernel_refuses_a_pair_it_does_not_count():
     y, s = np.ones((1, 3), dtype=np.uint8), np.zeros((1, 3))
     with pytest.raises(ValueError, match="no counting form"):
         tie_counts.values(*score_args(s), y, tie_counts.METRICS["coverage"],
-                          tie_counts.TIES["ordinal"], 0, 0, np.empty(1))
+                          tie_counts.TIES["ordinal"], 0, 0, np.empty(0), np.empty(1))
 
 
 @settings(max_examples=40, deadline=None)

@@ -73,6 +73,11 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_between_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                               double lo, double hi, int bounded, double* out)
 
+cdef extern from "numpy_sum.h" nogil:
+    double fr_pairwise_sum_strided(const double* a, long long stride, const double* w,
+                                   long long n)
+    long long fr_pairwise_pieces(long long n, int depth, long long start, long long* first)
+    double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
 cdef extern from "expected_precision.h" nogil:
     void fr_harmonic_numbers(double* h, int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
@@ -105,6 +110,7 @@ cdef enum:
     MAX_LEVELS = 32  # rows with more relevant levels than this are sorted instead
     TOP_MAX = 64  # r-precision: rows with more relevant labels than this are sorted instead
     AHEAD_PART = 1024  # bytes of the next row prefetched by each counting pass
+    WHOLE_TREE = 64  # fr_pairwise_pieces' depth that splits down to the pairwise sum's blocks
 
 #: the codes above, for the Python layer
 METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING_LOSS,
@@ -642,20 +648,29 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
 def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
            const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
            const uint8_t[:, ::1] y, int metric, int ties, uint64_t seed, Py_ssize_t first_row,
-           double[::1] out):
+           const double[::1] weight, double[::1] out):
     """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES,
     a pair in SERVED) for row i of an (n, q) belief matrix given as for
     ``tie_metrics.evaluate`` (a dense flat buffer with element strides, or a canonical CSR
     matrix); row i draws its random order as global row ``first_row + i`` from ``seed``.
 
-    The rows' passes check their input as they read it: returns False (``out`` then
-    meaningless) when a belief is NaN or a truth value is neither 0 nor 1, else True; the
-    caller need not scan the inputs for those beforehand."""
+    Returns ``(sound, total)``. ``total`` is numpy's sum of ``out`` (of ``out * weight`` when
+    ``weight`` is not empty), the same bits: the rows run in the blocks of at most 128 that
+    numpy's pairwise sum adds with eight accumulators, each block summed as soon as its
+    values are written, the blocks' sums joined in numpy's order. The rows' passes check
+    their input as they read it: ``sound`` is False (the values then meaningless) when a
+    belief is NaN or a truth value is neither 0 nor 1; the caller need not scan the inputs
+    for those beforehand."""
     cdef Scratch* s = NULL  # (each thread's copy starts from this value, then allocates)
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, b
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
     cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef const double* wp = &weight[0] if weight.shape[0] else NULL
+    cdef long long* first = NULL
+    cdef double* sums = NULL
+    cdef long long n_blocks, used = 0
+    cdef double total
     cdef int failed[1]
     cdef int bad[1]
     cdef int level = current_level()
@@ -663,6 +678,15 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
             or (ties == ORDINAL and metric != ONE_ERROR):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
+    if out.shape[0] != n or (wp != NULL and weight.shape[0] != n):
+        raise ValueError(f"{n} rows, {out.shape[0]} outputs and {weight.shape[0]} weights")
+    first = <long long*> malloc((n // 64 + 2) * sizeof(long long))
+    sums = <double*> malloc((n // 64 + 1) * sizeof(double))
+    if first == NULL or sums == NULL:
+        free(first)
+        free(sums)
+        raise MemoryError("fastrank: cannot allocate metric scratch")
+    n_blocks = fr_pairwise_pieces(n, WHOLE_TREE, 0, first) if n else 0
     failed[0] = 0
     bad[0] = 0
     with nogil, parallel():
@@ -671,18 +695,25 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
         if s == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for i in prange(n, schedule="static"):
+        for b in prange(n_blocks, schedule="static"):
             if s == NULL:
                 continue
-            if pp == NULL and i + 1 < n and col_stride == 1:
-                fr_prefetch_bytes(&y[i + 1, 0], q)
-                s.ahead = <const char*> (vp + (i + 1) * row_stride)
-                s.ahead_end = s.ahead + q * sizeof(floating)
-            out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric, ties,
-                          seed, first_row + i, s)
+            for i in range(first[b], first[b + 1]):
+                if pp == NULL and i + 1 < n and col_stride == 1:
+                    fr_prefetch_bytes(&y[i + 1, 0], q)
+                    s.ahead = <const char*> (vp + (i + 1) * row_stride)
+                    s.ahead_end = s.ahead + q * sizeof(floating)
+                out[i] = _row(vp, row_stride, col_stride, ip, pp, i, q, &y[i, 0], metric,
+                              ties, seed, first_row + i, s)
+            sums[b] = fr_pairwise_sum_strided(&out[first[b]], 1,
+                                              wp + first[b] if wp != NULL else NULL,
+                                              first[b + 1] - first[b])
         if s != NULL and s.bad:
             bad[0] = 1
         _scratch_free(s)
+    total = fr_pairwise_join(sums, n, WHOLE_TREE, &used) if n else 0.0
+    free(first)
+    free(sums)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
-    return not bad[0]
+    return not bad[0], total

@@ -161,11 +161,11 @@ def _n_chunks(n, q, n_draws):
     return chunks
 
 
-def column_sum(doc, col, weight=None):
+def column_sum(doc, col, weight=_NO_WEIGHTS):
     """The sum of the per-document column ``col``, each value times its document's weight
-    when given: the bits of numpy's sum of that column (as ``np.mean`` sums it), its parts
-    summed on the threads side by side."""
-    return _kernel.document_total(doc[:, col], _NO_WEIGHTS if weight is None else weight)
+    when ``weight`` is not empty: the bits of numpy's sum of that column (as ``np.mean``
+    sums it), its parts summed on the threads side by side."""
+    return _kernel.document_total(doc[:, col], weight)
 
 
 def check_sample_weight(sample_weight, n, averaged=False):

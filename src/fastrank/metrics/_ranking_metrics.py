@@ -40,8 +40,8 @@ from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_memory, check_option, check_scores, \
     check_truth, sort_scratch_bytes
-from ._common import check_inputs, check_sample_weight, column, column_sum, draw_seed, \
-    family, raise_flagged, resolve_ties, row_blocks, run_kernel, score_args
+from ._common import _NO_WEIGHTS, check_inputs, check_sample_weight, column, column_sum, \
+    draw_seed, family, raise_flagged, resolve_ties, row_blocks, run_kernel, score_args
 
 AP_PER = ("position", "label")
 CUTOFF_POLICIES = ("perfect", "threshold", "top_k")
@@ -112,16 +112,18 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     col = 0 if counted else column(ties, name)
     total = 0.0
     for lo, hi in row_blocks(y_true.shape[0]):
+        block_weight = _NO_WEIGHTS if weight is None else weight[lo:hi]
         if counted:  # the same values as the sort-based kernel's, without sorting rows
-            doc = np.empty((hi - lo, 1))
-            if not _counts.values(*score_args(y_score, (lo, hi)), y_true[lo:hi],
-                                  _counts.METRICS[name], _counts.TIES[ties], seed, lo,
-                                  doc[:, 0]):
+            sound, block_total = _counts.values(
+                *score_args(y_score, (lo, hi)), y_true[lo:hi], _counts.METRICS[name],
+                _counts.TIES[ties], seed, lo, block_weight, np.empty(hi - lo))
+            if not sound:
                 raise_flagged(given, "counting")
+            total += block_total
         else:
             doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
                                    first_row=lo)
-        total += column_sum(doc, col, None if weight is None else weight[lo:hi])
+            total += column_sum(doc, col, block_weight)
     return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 
 
