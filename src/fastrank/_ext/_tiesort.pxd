@@ -129,13 +129,14 @@ cdef inline void _radix_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
     cdef uint64_t* tk
     cdef int32_t* to
     cdef uint64_t k
-    memset(w.hist, 0, 8 * 256 * sizeof(uint32_t))
+    cdef uint32_t* hist = w.hist  # (a local: a store might alias w's fields otherwise)
+    memset(hist, 0, 8 * 256 * sizeof(uint32_t))
     for p in range(q):
         k = keys[p]
         for b in range(8):
-            w.hist[b * 256 + ((k >> (8 * b)) & 255)] += 1
+            hist[b * 256 + ((k >> (8 * b)) & 255)] += 1
     for b in range(8):
-        h = w.hist + b * 256
+        h = hist + b * 256
         if h[(keys[0] >> (8 * b)) & 255] == q:
             continue  # this byte is the same in every key: the pass would not move anything
         total = 0
@@ -180,45 +181,53 @@ cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q
                                     SortWork* w) noexcept nogil:
     """Stable counting sort when the row has at most FEW_MAX distinct keys (heavy ties):
     count keys in a small hash table, sort the distinct keys, scatter. Returns False (and
-    leaves keys/order untouched) as soon as a (FEW_MAX+1)-th distinct key shows up."""
+    leaves keys/order untouched) as soon as a (FEW_MAX+1)-th distinct key shows up. (The
+    scratch arrays are read into locals: a store through one may alias w's fields otherwise,
+    which then would be loaded again after every store.)"""
     cdef Py_ssize_t p, d, n_distinct = 0
     cdef uint64_t k
     cdef uint32_t slot, mask = (1 << FEW_BITS) - 1
     cdef int32_t total, c
+    cdef uint64_t* tab_key = w.tab_key
+    cdef int32_t* tab_count = w.tab_count
+    cdef int32_t* slot_of = w.slot_of
+    cdef int32_t* order_tmp = w.order_tmp
+    cdef uint64_t* few_key = w.few_key
+    cdef int32_t* few_slot = w.few_slot
     for p in range(q):
         k = keys[p]
         slot = <uint32_t> ((k * <uint64_t> 0x9E3779B97F4A7C15) >> (64 - FEW_BITS))
-        while w.tab_count[slot] != 0 and w.tab_key[slot] != k:
+        while tab_count[slot] != 0 and tab_key[slot] != k:
             slot = (slot + 1) & mask
-        if w.tab_count[slot] == 0:
+        if tab_count[slot] == 0:
             if n_distinct == FEW_MAX:
                 for d in range(n_distinct):
-                    w.tab_count[w.few_slot[d]] = 0
+                    tab_count[few_slot[d]] = 0
                 return False
-            w.tab_key[slot] = k
-            w.few_key[n_distinct] = k
-            w.few_slot[n_distinct] = <int32_t> slot
+            tab_key[slot] = k
+            few_key[n_distinct] = k
+            few_slot[n_distinct] = <int32_t> slot
             n_distinct += 1
-        w.tab_count[slot] += 1
-        w.slot_of[p] = <int32_t> slot
-    _insertion_sort(w.few_key, w.few_slot, n_distinct)
+        tab_count[slot] += 1
+        slot_of[p] = <int32_t> slot
+    _insertion_sort(few_key, few_slot, n_distinct)
     total = 0
     for d in range(n_distinct):  # table count -> first output position of that key
-        c = w.tab_count[w.few_slot[d]]
-        w.tab_count[w.few_slot[d]] = total
+        c = tab_count[few_slot[d]]
+        tab_count[few_slot[d]] = total
         total += c
     for p in range(q):
-        c = w.tab_count[w.slot_of[p]]
-        w.tab_count[w.slot_of[p]] = c + 1
-        w.order_tmp[c] = order[p]
-    memcpy(order, w.order_tmp, q * sizeof(int32_t))
+        c = tab_count[slot_of[p]]
+        tab_count[slot_of[p]] = c + 1
+        order_tmp[c] = order[p]
+    memcpy(order, order_tmp, q * sizeof(int32_t))
     # sorted keys are each distinct key repeated by its count: written, not scattered
     p = 0
     for d in range(n_distinct):
-        total = w.tab_count[w.few_slot[d]]  # now the end position of key d
-        w.tab_count[w.few_slot[d]] = 0
+        total = tab_count[few_slot[d]]  # now the end position of key d
+        tab_count[few_slot[d]] = 0
         while p < total:
-            keys[p] = w.few_key[d]
+            keys[p] = few_key[d]
             p += 1
     return True
 
@@ -238,16 +247,17 @@ cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize
     w.keys[p] <- the key of the label at position p; w.end <- tie-group ends."""
     cdef Py_ssize_t j
     cdef int32_t* order = w.order
+    cdef uint64_t* keys = w.keys
     cdef bint nan = False
     cdef double v
     for j in range(q):
         v = <double> row[j * stride]
         nan |= v != v
-        w.keys[j] = desc_key(v)
+        keys[j] = desc_key(v)
         order[j] = <int32_t> j
     w.nan_seen |= nan
-    sort_keys(w.keys, order, q, w)
-    group_ends(w.keys, q, w.end)
+    sort_keys(keys, order, q, w)
+    group_ends(keys, q, w.end)
 
 
 cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_ssize_t nnz,
@@ -256,6 +266,8 @@ cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_s
     and stored zeros form one tie group, filled by one scan over the columns, not sorted."""
     cdef Py_ssize_t p, j, n_pos = 0, n_neg = 0, n_zero, pos
     cdef int32_t* order = w.order
+    cdef uint64_t* keys = w.keys
+    cdef unsigned char* mark = w.mark
     cdef double v
     cdef uint64_t zkey = desc_key(0.0)
     # stored non-zeros: positives (and NaN, a stored non-zero too) to the front of keys,
@@ -264,37 +276,37 @@ cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_s
         v = <double> data[p]
         if v > 0.0 or v != v:
             w.nan_seen |= v != v
-            w.keys[n_pos] = desc_key(v)
+            keys[n_pos] = desc_key(v)
             order[n_pos] = <int32_t> indices[p]
             n_pos += 1
     for p in range(nnz):
         v = <double> data[p]
         if v < 0.0:
-            w.keys[n_pos + n_neg] = desc_key(v)
+            keys[n_pos + n_neg] = desc_key(v)
             order[n_pos + n_neg] = <int32_t> indices[p]
             n_neg += 1
-    sort_keys(w.keys, order, n_pos, w)
-    sort_keys(w.keys + n_pos, order + n_pos, n_neg, w)
+    sort_keys(keys, order, n_pos, w)
+    sort_keys(keys + n_pos, order + n_pos, n_neg, w)
     n_zero = q - n_pos - n_neg
     if n_zero == 0:
-        group_ends(w.keys, q, w.end)
+        group_ends(keys, q, w.end)
         return
     # move negatives to the tail, then fill the zero group in label order
     for p in range(n_neg - 1, -1, -1):
-        w.keys[q - n_neg + p] = w.keys[n_pos + p]
+        keys[q - n_neg + p] = keys[n_pos + p]
         order[q - n_neg + p] = order[n_pos + p]
     for p in range(nnz):
         if data[p] != 0:
-            w.mark[indices[p]] = 1
+            mark[indices[p]] = 1
     pos = n_pos
     for j in range(q):
-        if w.mark[j]:
-            w.mark[j] = 0
+        if mark[j]:
+            mark[j] = 0
         else:
-            w.keys[pos] = zkey
+            keys[pos] = zkey
             order[pos] = <int32_t> j
             pos += 1
-    group_ends(w.keys, q, w.end)
+    group_ends(keys, q, w.end)
 
 
 cdef inline void sort_csr_row_at(const floating* data, const index_t* indices,

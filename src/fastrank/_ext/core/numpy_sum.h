@@ -45,7 +45,8 @@ static inline double fr_pairwise_sum(const double* a, long long n) {
    most 128 values. fr_pairwise_pieces writes their starts to first[0:k] and
    first[k] = n, and returns k <= 2^depth; fr_pairwise_join adds their sums (in order) as
    the pairwise sum does: the bits of fr_pairwise_sum_strided over the whole. */
-static long long fr_pairwise_pieces(long long n, int depth, long long start, long long* first) {
+static inline long long fr_pairwise_pieces(long long n, int depth, long long start,
+                                           long long* first) {
     long long n2 = n / 2, k;
     if (depth == 0 || n <= 128) {
         first[0] = start;
@@ -56,7 +57,8 @@ static long long fr_pairwise_pieces(long long n, int depth, long long start, lon
     k = fr_pairwise_pieces(n2, depth - 1, start, first);
     return k + fr_pairwise_pieces(n - n2, depth - 1, start + n2, first + k);
 }
-static double fr_pairwise_join(const double* sums, long long n, int depth, long long* used) {
+static inline double fr_pairwise_join(const double* sums, long long n, int depth,
+                                      long long* used) {
     long long n2 = n / 2;
     double left;
     if (depth == 0 || n <= 128)
