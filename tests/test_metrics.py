@@ -581,3 +581,33 @@ def test_sklearn_weighted_metrics(seed):
                                                      sample_weight=w, zero_division=0)
     assert (res["precision_macro_d"], res["recall_macro_d"], res["f1_macro_d"]) == \
         pytest.approx((P, R, F))
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "CSR"])
+@pytest.mark.parametrize("name", ["coverage", "ranking_loss", "average_precision",
+                                  "r_precision"])
+def test_sorted_single_metrics_find_bad_input_as_their_kernel_reads_it(name, layout,
+                                                                       monkeypatch):
+    """Under the ordinal ranking a single metric sorts its rows, and scans nothing before:
+    a NaN belief or a truth value other than 0/1, first, middle or last row, is found as
+    the kernel reads it, with the error of the checks (naming the first bad row); clean
+    input is never scanned."""
+    import fastrank._validation as V
+    rng = np.random.default_rng(5)
+    s = rng.integers(0, 5, size=(300, 9)) / 4.0
+    y = (rng.random((300, 9)) < 0.3).astype(np.uint8)
+    as_layout = {"C": np.ascontiguousarray, "F": np.asfortranarray, "CSR": sp.csr_matrix}[layout]
+    f = RANKING_FUNCS[name]
+    for row in (0, 150, 299):
+        bad = s.copy()
+        bad[row, 4] = np.nan
+        with pytest.raises(ValueError, match=rf"y_score contains NaN \(first in row {row}\)"):
+            f(y, as_layout(bad), ties="ordinal")
+        wrong = y.copy()
+        wrong[row, 1] = 2
+        with pytest.raises(ValueError, match=r"y_true must be binary \(0/1\); found values \[2\]"):
+            f(wrong, as_layout(s), ties="ordinal")
+    scans = []
+    monkeypatch.setattr(V, "_first_nan_row", lambda *a: scans.append(a))
+    f(y, as_layout(s), ties="ordinal")
+    assert scans == []

@@ -103,10 +103,10 @@ def _documented(extra=""):
 def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     ties = resolve_ties(ties)
     counted = (name, ties) in _counts.SERVED
-    # the counting kernel finds NaN beliefs and non-0/1 truth as it reads them: no pass
-    # over the inputs beforehand; what it flags is checked again, for the error message
+    # the kernels find NaN beliefs and non-0/1 truth as they read them: no pass over the
+    # inputs beforehand; what they flag is checked again, for the error message
     given = y_true, y_score
-    y_true, y_score = check_inputs(y_true, y_score, scan=not counted)
+    y_true, y_score = check_inputs(y_true, y_score, scan=False)
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     col = 0 if counted else column(ties, name)
@@ -122,7 +122,7 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
             total += block_total
         else:
             doc, _, _ = run_kernel(y_true, y_score, family(ties), seed, rows=(lo, hi),
-                                   first_row=lo)
+                                   first_row=lo, given=given)
             total += column_sum(doc, col, block_weight)
     return float(total / (y_true.shape[0] if weight is None else weight.sum()))
 
