@@ -172,13 +172,17 @@ def test_r_precision_boundary_among_tied_beliefs_of_a_gap(simd_paths, dtype):
 @pytest.mark.parametrize("q", [5, 13, 21, 37, 70])
 def test_dense_coverage_distinct_beliefs_in_every_lane(simd_paths, dtype, q):
     """Dense coverage counts the distinct beliefs above the lowest relevant one, a vector at
-    a time while they are at most 32 (then a hash set): negative beliefs with no zero among
-    them (a row's last, partial vector must not count its unused lanes), 1 to 40 distinct
-    values, rows of every length modulo the vector widths, on every path."""
+    a time while they are at most 32 (then a hash set; with AVX-512 and float32, looked up
+    in a table of the values seen, those whose slot was taken compared one by one):
+    negative beliefs with no zero among them (a row's last, partial vector must not count
+    its unused lanes), 1 to 40 distinct values, random ones (slots shared), -0.0 and 0.0
+    (one value), rows of every length modulo the vector widths, on every path."""
     rng = np.random.default_rng(q)
     rows = []
-    for n_levels in (1, 3, 12, 13, 31, 32, 33, 40):
-        levels = -1.0 - np.arange(n_levels) / 8
+    level_sets = [-1.0 - np.arange(n_levels) / 8 for n_levels in (1, 3, 12, 13, 31, 32, 33, 40)]
+    level_sets += [np.array([-1.0, -0.0, 0.0, 0.5, 1.5]), -1.0 - rng.random(31),
+                   -1.0 - rng.random(33)]
+    for levels in level_sets:
         rows.append(rng.choice(levels, size=q))
     s = np.array(rows)
     y = np.zeros(s.shape, dtype=np.uint8)

@@ -126,10 +126,10 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_a
     } while (0)
 #define FR_UNSEEN_AVX2_F32() FR_UNSEEN_AVX2(__m256, s, 8)
 #define FR_UNSEEN_AVX2_F64() FR_UNSEEN_AVX2(__m256d, d, 4)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps,
-                         FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd,
-                         FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, FR_NO_STATE,
+                         FR_UNSEEN_AVX2_F32, FR_NO_JOIN, fr_distinct_above_f32_avx2)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, FR_NO_STATE,
+                         FR_UNSEEN_AVX2_F64, FR_NO_JOIN, fr_distinct_above_f64_avx2)
 
 #endif
 

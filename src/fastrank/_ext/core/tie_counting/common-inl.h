@@ -97,19 +97,22 @@
 
 /* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
    FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
-   (the caller counts another way). Each vector is compared with every value seen so far
-   (comparisons side by side, their masks ORed): UNSEEN() leaves the vector of x[j:j + W]
-   in a and the bits of its lanes above v that no seen value equals in left; those lanes
-   join one by one, compared only with those that joined from the same vector. Few
-   distinct values (ties) cost a few comparisons a vector, where a hash set costs a probe
-   a label; a row of distinct values costs about three vectors' comparisons before the
-   caller's hash set. On one vector path: W values of type T to a vector VT, stored to
-   memory by STORE(p, a). */
+   (the caller counts another way). Each vector is checked against the values seen so far:
+   UNSEEN() leaves the vector of x[j:j + W] in a and the bits of its lanes above v that no
+   seen value equals in left; those lanes join one by one, compared only with those that
+   joined from the same vector, each new value x then handed to JOIN(x). STATE() declares
+   what UNSEEN and JOIN share. Few distinct values (ties) cost a few operations a vector,
+   where a hash set costs a probe a label; a row of distinct values costs about three
+   vectors' checks before the caller's hash set. On one vector path: W values of type T to
+   a vector VT, stored to memory by STORE(p, a). */
 #define FR_FEW_DISTINCT 32
-#define FR_DISTINCT_ABOVE_VECTOR(ATTR, T, VT, W, STORE, UNSEEN, NAME)                     \
+#define FR_NO_STATE() do { } while (0)
+#define FR_NO_JOIN(x) do { } while (0)
+#define FR_DISTINCT_ABOVE_VECTOR(ATTR, T, VT, W, STORE, STATE, UNSEEN, JOIN, NAME)        \
     static ATTR ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, T* seen) {                   \
         T lane[W];                                                                        \
         ptrdiff_t j, n = 0, i, l, old;                                                    \
+        STATE();                                                                          \
         for (j = 0; j < m; j += W) {                                                      \
             unsigned left;                                                                \
             VT a;                                                                         \
@@ -127,6 +130,7 @@
                 if (n == FR_FEW_DISTINCT)                                                 \
                     return -1;                                                            \
                 seen[n++] = lane[l];                                                      \
+                JOIN(lane[l]);                                                            \
             }                                                                             \
         }                                                                                 \
         return n;                                                                         \
