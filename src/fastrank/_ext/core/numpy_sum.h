@@ -4,12 +4,23 @@
 
 #include <stddef.h>
 
+/* The recursive sums below stay single functions (inlined into themselves and cloned per
+   call site they cost kilobytes for nothing: the work is in their blocks of 128), which a
+   module may leave unused. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FR_SINGLE_COPY __attribute__((noinline, noclone, unused)) static
+#elif defined(__GNUC__)
+#define FR_SINGLE_COPY __attribute__((noinline, unused)) static
+#else
+#define FR_SINGLE_COPY static
+#endif
+
 /* numpy's sum of the n values a[i * stride], each times w[i] when w is not NULL (the
    products rounded: numpy's sum of the array a * w): pairwise, blocks of at most 128
    summed with 8 accumulators, so that a mean here has the bits of numpy.mean of the same
    values. */
-static double fr_pairwise_sum_strided(const double* a, long long stride, const double* w,
-                                      long long n) {
+FR_SINGLE_COPY double fr_pairwise_sum_strided(const double* a, long long stride,
+                                              const double* w, long long n) {
 #define FR_TERM(i) (w ? a[(i) * stride] * w[i] : a[(i) * stride])
     if (n < 8) {
         double r = 0.0;
@@ -45,8 +56,8 @@ static inline double fr_pairwise_sum(const double* a, long long n) {
    most 128 values. fr_pairwise_pieces writes their starts to first[0:k] and
    first[k] = n, and returns k <= 2^depth; fr_pairwise_join adds their sums (in order) as
    the pairwise sum does: the bits of fr_pairwise_sum_strided over the whole. */
-static inline long long fr_pairwise_pieces(long long n, int depth, long long start,
-                                           long long* first) {
+FR_SINGLE_COPY long long fr_pairwise_pieces(long long n, int depth, long long start,
+                                             long long* first) {
     long long n2 = n / 2, k;
     if (depth == 0 || n <= 128) {
         first[0] = start;
@@ -57,8 +68,8 @@ static inline long long fr_pairwise_pieces(long long n, int depth, long long sta
     k = fr_pairwise_pieces(n2, depth - 1, start, first);
     return k + fr_pairwise_pieces(n - n2, depth - 1, start + n2, first + k);
 }
-static inline double fr_pairwise_join(const double* sums, long long n, int depth,
-                                      long long* used) {
+FR_SINGLE_COPY double fr_pairwise_join(const double* sums, long long n, int depth,
+                                        long long* used) {
     long long n2 = n / 2;
     double left;
     if (depth == 0 || n <= 128)
