@@ -11,6 +11,7 @@ import ref_metrics as ref
 from fastrank import metrics as M
 from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
+from fastrank.metrics._ranking_metrics import _with_int32_indices
 
 COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
@@ -24,7 +25,12 @@ LEVELS = [0.0, -0.0, 0.1, 0.25, 0.5, 1.0, -0.5, np.inf, -np.inf]
 
 
 def layouts(s):
-    return {"C": np.ascontiguousarray(s), "F": np.asfortranarray(s), "CSR": sp.csr_matrix(s)}
+    """Dense C and Fortran order; CSR with int32 indices, and with int64 ones (which the
+    public functions copy to int32 for the counting kernel)."""
+    csr64 = sp.csr_matrix(s)
+    csr64.indices, csr64.indptr = csr64.indices.astype(np.int64), csr64.indptr.astype(np.int64)
+    return {"C": np.ascontiguousarray(s), "F": np.asfortranarray(s), "CSR": sp.csr_matrix(s),
+            "CSR64": csr64}
 
 
 def bits(a):
@@ -36,6 +42,7 @@ def assert_same_per_document(y, s, seed=12345):
     type it serves (ordinal: one-error, from the same seed)."""
     for name_s, S in layouts(s).items():
         yy, SS = check_inputs(y, S)
+        counted = _with_int32_indices(SS) if name_s == "CSR64" else SS
         for ties in tie_counts.TIES:
             doc, _, _ = run_kernel(yy, SS, family(ties), seed)
             for name, code in tie_counts.METRICS.items():
@@ -43,8 +50,8 @@ def assert_same_per_document(y, s, seed=12345):
                     continue
                 out = np.empty(y.shape[0])
                 weight = np.random.default_rng(seed).random(y.shape[0])
-                _, total = tie_counts.values(*score_args(SS), yy, code, tie_counts.TIES[ties],
-                                             seed, 0, weight, out)
+                _, total = tie_counts.values(*score_args(counted), yy, code,
+                                             tie_counts.TIES[ties], seed, 0, weight, out)
                 want = doc[:, column(ties, name)]
                 assert np.array_equal(bits(out), bits(want)), (name, ties, name_s, out, want)
                 assert bits(total) == bits((want * weight).sum())

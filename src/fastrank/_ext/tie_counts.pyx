@@ -646,13 +646,14 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
 
 
 def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_stride,
-           const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
+           const int32_t[::1] indices, const int32_t[::1] indptr, Py_ssize_t n, Py_ssize_t q,
            const uint8_t[:, ::1] y, int metric, int ties, uint64_t seed, Py_ssize_t first_row,
            const double[::1] weight, double[::1] out):
     """out[i] <- the per-document value of ``metric`` under ``ties`` (codes: METRICS, TIES,
     a pair in SERVED) for row i of an (n, q) belief matrix given as for
     ``tie_metrics.evaluate`` (a dense flat buffer with element strides, or a canonical CSR
-    matrix); row i draws its random order as global row ``first_row + i`` from ``seed``.
+    matrix, its indices int32 here: one copy of the kernel where two index types would take
+    two); row i draws its random order as global row ``first_row + i`` from ``seed``.
 
     Returns ``(sound, total)``. ``total`` is numpy's sum of ``out`` (of ``out * weight`` when
     ``weight`` is not empty), the same bits: the rows run in the blocks of at most 128 that
@@ -664,8 +665,8 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef Scratch* s = NULL  # (each thread's copy starts from this value, then allocates)
     cdef Py_ssize_t i, b
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
-    cdef const index_t* ip = &indices[0] if indices.shape[0] else NULL
-    cdef const index_t* pp = &indptr[0] if indptr.shape[0] else NULL
+    cdef const int32_t* ip = &indices[0] if indices.shape[0] else NULL
+    cdef const int32_t* pp = &indptr[0] if indptr.shape[0] else NULL
     cdef const double* wp = &weight[0] if weight.shape[0] else NULL
     cdef long long* first = NULL
     cdef double* sums = NULL

@@ -100,6 +100,17 @@ def _documented(extra=""):
     return decorate
 
 
+def _with_int32_indices(csr):
+    """The canonical CSR matrix ``csr`` with int32 copies of its index arrays (fewer than
+    2**31 stored values), its data shared."""
+    out = sp.csr_matrix(csr.shape, dtype=csr.dtype)
+    # assigned, not passed to the constructor, which may change the index dtype again
+    out.data, out.indices, out.indptr = (csr.data, csr.indices.astype(np.int32),
+                                         csr.indptr.astype(np.int32))
+    out.has_sorted_indices = out.has_canonical_format = True
+    return out
+
+
 def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     ties = resolve_ties(ties)
     counted = (name, ties) in _counts.SERVED
@@ -107,6 +118,13 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     # inputs beforehand; what they flag is checked again, for the error message
     given = y_true, y_score
     y_true, y_score = check_inputs(y_true, y_score, scan=False)
+    if counted and sp.issparse(y_score) and y_score.indices.dtype != np.int32:
+        # the counting kernel reads int32 indices: copies of the two index arrays, or the
+        # sorting kernel where they would not fit
+        if y_score.nnz < 2**31:
+            y_score = _with_int32_indices(y_score)
+        else:
+            counted = False
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     col = 0 if counted else column(ties, name)
