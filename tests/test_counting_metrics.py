@@ -179,7 +179,7 @@ def test_r_precision_boundary_among_tied_beliefs_of_a_gap(simd_paths, dtype):
 @pytest.mark.parametrize("q", [5, 13, 21, 37, 70])
 def test_dense_coverage_distinct_beliefs_in_every_lane(simd_paths, dtype, q):
     """Dense coverage counts the distinct beliefs above the lowest relevant one, a vector at
-    a time while they are at most 32 (then a hash set; with AVX-512 and float32, looked up
+    a time while they are at most 32 (then a hash set; float32 on AVX2 and AVX-512: looked up
     in a table of the values seen, those whose slot was taken compared one by one):
     negative beliefs with no zero among them (a row's last, partial vector must not count
     its unused lanes), 1 to 40 distinct values, random ones (slots shared), -0.0 and 0.0

@@ -1,6 +1,7 @@
 /* Counting passes with AVX2: level counts (FR_LEVELS_VECTOR, for 1, 2 and 4 levels a
    pass), each comparison giving lanes of all ones (-1), subtracted from integer counters;
-   the distinct values above a level, while few; the walk down a gap's values. */
+   the distinct values above a level, while few (float32: looked up in a table by a
+   gather); the walk down a gap's values. */
 #ifndef FR_TIE_COUNTING_AVX2_INL_H
 #define FR_TIE_COUNTING_AVX2_INL_H
 
@@ -97,8 +98,8 @@ static FR_TARGET_AVX2 inline double fr_lane_max_d(__m256d v) {
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, float, FR_GAP_PASS_AVX2_F32, fr_gap_top_f32_avx2)
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_avx2)
 
-/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX2: lanes of all ones, ORed four chains
-   side by side, their sign bits taken as the lanes' bits */
+/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX2 (float64 rows): lanes of all ones, ORed
+   four chains side by side, their sign bits taken as the lanes' bits */
 #define FR_UNSEEN_AVX2(VT, S, W)                                                          \
     do {                                                                                  \
         __m256i tail = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j);      \
@@ -124,12 +125,30 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_a
         left = in & ~(unsigned) _mm256_movemask_p##S(                                     \
             _mm256_or_p##S(_mm256_or_p##S(f0, f1), _mm256_or_p##S(f2, f3)));              \
     } while (0)
-#define FR_UNSEEN_AVX2_F32() FR_UNSEEN_AVX2(__m256, s, 8)
 #define FR_UNSEEN_AVX2_F64() FR_UNSEEN_AVX2(__m256d, d, 4)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, FR_NO_STATE,
-                         FR_UNSEEN_AVX2_F32, FR_NO_JOIN, fr_distinct_above_f32_avx2)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, FR_NO_STATE,
                          FR_UNSEEN_AVX2_F64, FR_NO_JOIN, fr_distinct_above_f64_avx2)
+
+/* float32 rows: the seen values in FR_TABLE_*'s table, looked up eight at a time by a
+   gather */
+#define FR_TABLE_UNSEEN_AVX2()                                                            \
+    do {                                                                                  \
+        __m256i tail = m - j >= 8 ? _mm256_set1_epi32(-1) : fr_tail_mask_s(m - j), slot;  \
+        __m256 in, found;                                                                 \
+        a = _mm256_maskload_ps(x + j, tail);                                              \
+        in = _mm256_and_ps(_mm256_castsi256_ps(tail),                                     \
+                           _mm256_cmp_ps(a, _mm256_set1_ps(v), _CMP_GT_OQ));              \
+        slot = _mm256_castps_si256(_mm256_add_ps(a, _mm256_setzero_ps())); /* -0 as +0 */   \
+        slot = _mm256_mullo_epi32(slot, _mm256_set1_epi32(FR_SLOT_MULTIPLIER));             \
+        slot = _mm256_srli_epi32(slot, 26);                                               \
+        found = _mm256_cmp_ps(a, _mm256_i32gather_ps(table, slot, 4), _CMP_EQ_OQ);        \
+        for (i = 0; i < n_extra; i++)                                                     \
+            found = _mm256_or_ps(found, _mm256_cmp_ps(a, _mm256_set1_ps(extra[i]),        \
+                                                      _CMP_EQ_OQ));                       \
+        left = (unsigned) _mm256_movemask_ps(_mm256_andnot_ps(found, in));                \
+    } while (0)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, FR_TABLE_STATE,
+                         FR_TABLE_UNSEEN_AVX2, FR_TABLE_JOIN, fr_distinct_above_f32_avx2)
 
 #endif
 

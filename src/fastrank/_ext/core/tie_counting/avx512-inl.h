@@ -2,12 +2,11 @@
    a pass), where each comparison gives a mask that adds one to the lanes it selects (one
    instruction, where the vectorised C loop takes two); the gather of a gap's values,
    packed by compress; the distinct values above a level, while few (float32: looked up
-   in a table). */
+   in a table by permutes). */
 #ifndef FR_TIE_COUNTING_AVX512_INL_H
 #define FR_TIE_COUNTING_AVX512_INL_H
 
 #include <math.h>
-#include <string.h>
 
 #include "avx2-inl.h"
 
@@ -122,8 +121,8 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, float, FR_GAP_PASS_AVX512_F32, fr_gap_top_f32_avx512)
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, double, FR_GAP_PASS_AVX512_F64, fr_gap_top_f64_avx512)
 
-/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX-512: masks, ORed four chains side by
-   side */
+/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX-512 (float64 rows): masks, ORed four
+   chains side by side */
 #define FR_UNSEEN_AVX512(VT, W, MASK, LOADZ, SET1, CMP)                                   \
     do {                                                                                  \
         MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1);                 \
@@ -146,28 +145,8 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, double, FR_GAP_PASS_AVX512_F64, fr_gap_top_f
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, double, __m512d, 8, _mm512_storeu_pd, FR_NO_STATE,
                          FR_UNSEEN_AVX512_F64, FR_NO_JOIN, fr_distinct_above_f64_avx512)
 
-/* float32 rows: the seen values in a table of 64 slots, slot = the top six bits of the
-   value's bits (+0.0 for -0.0) times FR_SLOT_MULTIPLIER, a value that finds its slot taken
-   in a short list of extras (a few at 21 values). A vector is looked up in the table by
-   two two-table permutes and a blend, then compared with the extras: a dozen operations
-   where a comparison with every seen value took one each. (float64 rows, eight to a
-   vector, keep the comparisons.) */
-#define FR_SLOT_MULTIPLIER 0x9E3779B1u
-static inline unsigned fr_slot_f32(float x) {
-    uint32_t bits;
-    x += 0.0f;
-    memcpy(&bits, &x, 4);
-    return (bits * FR_SLOT_MULTIPLIER) >> 26;
-}
-#define FR_TABLE_STATE_AVX512()                                                           \
-    float table[64], extra[FR_FEW_DISTINCT];                                              \
-    int n_extra = 0;                                                                      \
-    __m512 t0 = _mm512_set1_ps(NAN), t1 = t0, t2 = t0, t3 = t0;                           \
-    const __m512i multiplier = _mm512_set1_epi32((int) FR_SLOT_MULTIPLIER);               \
-    _mm512_storeu_ps(table, t0);                                                          \
-    _mm512_storeu_ps(table + 16, t0);                                                     \
-    _mm512_storeu_ps(table + 32, t0);                                                     \
-    _mm512_storeu_ps(table + 48, t0)
+/* float32 rows: the seen values in FR_TABLE_*'s table, looked up sixteen at a time by two
+   two-table permutes and a blend */
 #define FR_TABLE_UNSEEN_AVX512()                                                          \
     do {                                                                                  \
         __mmask16 in = m - j >= 16 ? (__mmask16) 0xFFFF                                   \
@@ -176,31 +155,22 @@ static inline unsigned fr_slot_f32(float x) {
         __m512 had;                                                                       \
         a = _mm512_maskz_loadu_ps(in, x + j);                                             \
         in = _mm512_mask_cmp_ps_mask(in, a, _mm512_set1_ps(v), _CMP_GT_OQ);               \
-        slot = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_castps_si512(                  \
-            _mm512_add_ps(a, _mm512_setzero_ps())), multiplier), 26);                     \
-        had = _mm512_mask_blend_ps(_mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),   \
-                                   _mm512_permutex2var_ps(t0, slot, t1),                  \
-                                   _mm512_permutex2var_ps(t2, slot, t3));                 \
+        slot = _mm512_castps_si512(_mm512_add_ps(a, _mm512_setzero_ps())); /* -0 as +0 */   \
+        slot = _mm512_mullo_epi32(slot, _mm512_set1_epi32(FR_SLOT_MULTIPLIER));             \
+        slot = _mm512_srli_epi32(slot, 26);                                               \
+        had = _mm512_mask_blend_ps(                                                       \
+            _mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),                          \
+            _mm512_permutex2var_ps(_mm512_loadu_ps(table), slot,                          \
+                                   _mm512_loadu_ps(table + 16)),                          \
+            _mm512_permutex2var_ps(_mm512_loadu_ps(table + 32), slot,                     \
+                                   _mm512_loadu_ps(table + 48)));                         \
         found = _mm512_mask_cmp_ps_mask(in, a, had, _CMP_EQ_OQ);                          \
         for (i = 0; i < n_extra; i++)                                                     \
             found |= _mm512_mask_cmp_ps_mask(in, a, _mm512_set1_ps(extra[i]), _CMP_EQ_OQ); \
         left = in & (__mmask16) ~found;                                                   \
     } while (0)
-#define FR_TABLE_JOIN_AVX512(value)                                                       \
-    do {                                                                                  \
-        unsigned s = fr_slot_f32(value);                                                  \
-        if (table[s] == table[s]) {                                                       \
-            extra[n_extra++] = value;                                                     \
-        } else {                                                                          \
-            table[s] = value;                                                             \
-            t0 = _mm512_loadu_ps(table);                                                  \
-            t1 = _mm512_loadu_ps(table + 16);                                             \
-            t2 = _mm512_loadu_ps(table + 32);                                             \
-            t3 = _mm512_loadu_ps(table + 48);                                             \
-        }                                                                                 \
-    } while (0)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, float, __m512, 16, _mm512_storeu_ps,
-                         FR_TABLE_STATE_AVX512, FR_TABLE_UNSEEN_AVX512, FR_TABLE_JOIN_AVX512,
+                         FR_TABLE_STATE, FR_TABLE_UNSEEN_AVX512, FR_TABLE_JOIN,
                          fr_distinct_above_f32_avx512)
 #endif
 
