@@ -1,7 +1,7 @@
 /* Counting passes with AVX2: level counts (FR_LEVELS_VECTOR, for 1, 2 and 4 levels a
    pass), each comparison giving lanes of all ones (-1), subtracted from integer counters;
-   the distinct values above a level, while few (float32: looked up in a table by a
-   gather); the walk down a gap's values. */
+   the distinct values above a level, while few (looked up in a table by a gather); the
+   walk down a gap's values. */
 #ifndef FR_TIE_COUNTING_AVX2_INL_H
 #define FR_TIE_COUNTING_AVX2_INL_H
 
@@ -98,58 +98,42 @@ static FR_TARGET_AVX2 inline double fr_lane_max_d(__m256d v) {
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, float, FR_GAP_PASS_AVX2_F32, fr_gap_top_f32_avx2)
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_avx2)
 
-/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX2 (float64 rows): lanes of all ones, ORed
-   four chains side by side, their sign bits taken as the lanes' bits */
-#define FR_UNSEEN_AVX2(VT, S, W)                                                          \
+/* FR_DISTINCT_ABOVE_VECTOR's lookups with AVX2: the lanes' slots computed side by side,
+   the table read by a gather; comparisons give lanes of all ones, whose sign bits are the
+   lanes' bits */
+#define FR_UNSEEN_AVX2(VT, S, W, SLOTS, GATHER)                                           \
     do {                                                                                  \
         __m256i tail = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j);      \
-        VT f0 = _mm256_setzero_p##S(), f1 = f0, f2 = f0, f3 = f0;                         \
-        unsigned in;                                                                      \
+        VT in, found;                                                                     \
         a = _mm256_maskload_p##S(x + j, tail);                                            \
-        in = (unsigned) _mm256_movemask_p##S(_mm256_and_p##S(                             \
-            _mm256_castsi256_p##S(tail), _mm256_cmp_p##S(a, _mm256_set1_p##S(v),          \
-                                                         _CMP_GT_OQ)));                   \
-        for (i = 0; i + 4 <= n; i += 4) {                                                 \
-            f0 = _mm256_or_p##S(f0, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i]),         \
-                                                    _CMP_EQ_OQ));                         \
-            f1 = _mm256_or_p##S(f1, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i + 1]),     \
-                                                    _CMP_EQ_OQ));                         \
-            f2 = _mm256_or_p##S(f2, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i + 2]),     \
-                                                    _CMP_EQ_OQ));                         \
-            f3 = _mm256_or_p##S(f3, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i + 3]),     \
-                                                    _CMP_EQ_OQ));                         \
-        }                                                                                 \
-        for (; i < n; i++)                                                                \
-            f0 = _mm256_or_p##S(f0, _mm256_cmp_p##S(a, _mm256_set1_p##S(seen[i]),         \
-                                                    _CMP_EQ_OQ));                         \
-        left = in & ~(unsigned) _mm256_movemask_p##S(                                     \
-            _mm256_or_p##S(_mm256_or_p##S(f0, f1), _mm256_or_p##S(f2, f3)));              \
-    } while (0)
-#define FR_UNSEEN_AVX2_F64() FR_UNSEEN_AVX2(__m256d, d, 4)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, FR_NO_STATE,
-                         FR_UNSEEN_AVX2_F64, FR_NO_JOIN, fr_distinct_above_f64_avx2)
-
-/* float32 rows: the seen values in FR_TABLE_*'s table, looked up eight at a time by a
-   gather */
-#define FR_TABLE_UNSEEN_AVX2()                                                            \
-    do {                                                                                  \
-        __m256i tail = m - j >= 8 ? _mm256_set1_epi32(-1) : fr_tail_mask_s(m - j), slot;  \
-        __m256 in, found;                                                                 \
-        a = _mm256_maskload_ps(x + j, tail);                                              \
-        in = _mm256_and_ps(_mm256_castsi256_ps(tail),                                     \
-                           _mm256_cmp_ps(a, _mm256_set1_ps(v), _CMP_GT_OQ));              \
-        slot = _mm256_castps_si256(_mm256_add_ps(a, _mm256_setzero_ps())); /* -0 as +0 */   \
-        slot = _mm256_mullo_epi32(slot, _mm256_set1_epi32(FR_SLOT_MULTIPLIER));             \
-        slot = _mm256_srli_epi32(slot, 26);                                               \
-        found = _mm256_cmp_ps(a, _mm256_i32gather_ps(table, slot, 4), _CMP_EQ_OQ);        \
+        in = _mm256_and_p##S(_mm256_castsi256_p##S(tail),                                 \
+                             _mm256_cmp_p##S(a, _mm256_set1_p##S(v), _CMP_GT_OQ));        \
+        found = _mm256_cmp_p##S(a, GATHER(SLOTS(_mm256_castp##S##_si256(                  \
+                    _mm256_add_p##S(a, _mm256_setzero_p##S())))), _CMP_EQ_OQ);            \
         for (i = 0; i < n_extra; i++)                                                     \
-            found = _mm256_or_ps(found, _mm256_cmp_ps(a, _mm256_set1_ps(extra[i]),        \
-                                                      _CMP_EQ_OQ));                       \
-        left = (unsigned) _mm256_movemask_ps(_mm256_andnot_ps(found, in));                \
+            found = _mm256_or_p##S(found, _mm256_cmp_p##S(a, _mm256_set1_p##S(extra[i]),  \
+                                                          _CMP_EQ_OQ));                   \
+        left = (unsigned) _mm256_movemask_p##S(_mm256_andnot_p##S(found, in));            \
     } while (0)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, FR_TABLE_STATE,
-                         FR_TABLE_UNSEEN_AVX2, FR_TABLE_JOIN, fr_distinct_above_f32_avx2)
-
+/* the slots of eight float32 values' bits (+0.0 for -0.0); of four float64 values', from
+   the exclusive or of each one's halves (fr_slot_f32, fr_slot_f64) */
+#define FR_SLOTS_AVX2_F32(bits)                                                           \
+    _mm256_srli_epi32(_mm256_mullo_epi32(bits, _mm256_set1_epi32(FR_SLOT_MULTIPLIER)), 26)
+#define FR_SLOTS_AVX2_F64(bits)                                                           \
+    _mm_srli_epi32(_mm_mullo_epi32(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(    \
+                       _mm256_xor_si256(bits, _mm256_srli_epi64(bits, 32)),               \
+                       _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6))),                       \
+                   _mm_set1_epi32(FR_SLOT_MULTIPLIER)), 26)
+#define FR_GATHER_AVX2_F32(slots) _mm256_i32gather_ps(table, slots, 4)
+#define FR_GATHER_AVX2_F64(slots) _mm256_i32gather_pd(table, slots, 8)
+#define FR_UNSEEN_AVX2_F32()                                                              \
+    FR_UNSEEN_AVX2(__m256, s, 8, FR_SLOTS_AVX2_F32, FR_GATHER_AVX2_F32)
+#define FR_UNSEEN_AVX2_F64()                                                              \
+    FR_UNSEEN_AVX2(__m256d, d, 4, FR_SLOTS_AVX2_F64, FR_GATHER_AVX2_F64)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, fr_slot_f32,
+                         FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, fr_slot_f64,
+                         FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)
 #endif
 
 #endif

@@ -1,8 +1,8 @@
 /* Counting passes with AVX-512 F: level counts (FR_LEVELS_VECTOR, for 1, 2 and 4 levels
    a pass), where each comparison gives a mask that adds one to the lanes it selects (one
    instruction, where the vectorised C loop takes two); the gather of a gap's values,
-   packed by compress; the distinct values above a level, while few (float32: looked up
-   in a table by permutes). */
+   packed by compress; the distinct values above a level, while few (looked up in a table
+   by permutes or a gather). */
 #ifndef FR_TIE_COUNTING_AVX512_INL_H
 #define FR_TIE_COUNTING_AVX512_INL_H
 
@@ -121,57 +121,49 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, float, FR_GAP_PASS_AVX512_F32, fr_gap_top_f32_avx512)
 FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, double, FR_GAP_PASS_AVX512_F64, fr_gap_top_f64_avx512)
 
-/* FR_DISTINCT_ABOVE_VECTOR's comparisons with AVX-512 (float64 rows): masks, ORed four
-   chains side by side */
-#define FR_UNSEEN_AVX512(VT, W, MASK, LOADZ, SET1, CMP)                                   \
+/* FR_DISTINCT_ABOVE_VECTOR's lookups with AVX-512: sixteen float32 values looked up by two
+   two-table permutes of the table and a blend, eight float64 values by a gather; masks */
+#define FR_UNSEEN_AVX512(VT, W, MASK, LOADZ, SET1, CMP, ADD, ZERO, LOOKUP)                \
     do {                                                                                  \
-        MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1);                 \
-        MASK f0 = 0, f1 = 0, f2 = 0, f3 = 0;                                              \
+        MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1), found;          \
         a = LOADZ(in, x + j);                                                             \
         in = CMP(in, a, SET1(v), _CMP_GT_OQ);                                             \
-        for (i = 0; i + 4 <= n; i += 4) {                                                 \
-            f0 |= CMP(in, a, SET1(seen[i]), _CMP_EQ_OQ);                                  \
-            f1 |= CMP(in, a, SET1(seen[i + 1]), _CMP_EQ_OQ);                              \
-            f2 |= CMP(in, a, SET1(seen[i + 2]), _CMP_EQ_OQ);                              \
-            f3 |= CMP(in, a, SET1(seen[i + 3]), _CMP_EQ_OQ);                              \
-        }                                                                                 \
-        for (; i < n; i++)                                                                \
-            f0 |= CMP(in, a, SET1(seen[i]), _CMP_EQ_OQ);                                  \
-        left = in & (MASK) ~(f0 | f1 | f2 | f3);                                          \
+        found = CMP(in, a, LOOKUP(ADD(a, ZERO())), _CMP_EQ_OQ); /* -0.0 as +0.0 */        \
+        for (i = 0; i < n_extra; i++)                                                     \
+            found |= CMP(in, a, SET1(extra[i]), _CMP_EQ_OQ);                              \
+        left = in & (MASK) ~found;                                                        \
     } while (0)
+static FR_TARGET_AVX512 inline __m512 fr_lookup_f32_avx512(__m512 x, const float* table) {
+    __m512i slot = _mm512_mullo_epi32(_mm512_castps_si512(x),
+                                      _mm512_set1_epi32(FR_SLOT_MULTIPLIER));
+    slot = _mm512_srli_epi32(slot, 26);
+    return _mm512_mask_blend_ps(
+        _mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),
+        _mm512_permutex2var_ps(_mm512_loadu_ps(table), slot, _mm512_loadu_ps(table + 16)),
+        _mm512_permutex2var_ps(_mm512_loadu_ps(table + 32), slot,
+                               _mm512_loadu_ps(table + 48)));
+}
+static FR_TARGET_AVX512 inline __m512d fr_lookup_f64_avx512(__m512d x, const double* table) {
+    __m512i bits = _mm512_castpd_si512(x);
+    __m256i slot = _mm512_cvtepi64_epi32(_mm512_xor_si512(bits, _mm512_srli_epi64(bits, 32)));
+    slot = _mm256_srli_epi32(_mm256_mullo_epi32(slot, _mm256_set1_epi32(FR_SLOT_MULTIPLIER)),
+                             26);
+    return _mm512_i32gather_pd(slot, table, 8);
+}
+#define FR_LOOKUP_AVX512_F32(x) fr_lookup_f32_avx512(x, table)
+#define FR_LOOKUP_AVX512_F64(x) fr_lookup_f64_avx512(x, table)
+#define FR_UNSEEN_AVX512_F32()                                                            \
+    FR_UNSEEN_AVX512(__m512, 16, __mmask16, _mm512_maskz_loadu_ps, _mm512_set1_ps,        \
+                     _mm512_mask_cmp_ps_mask, _mm512_add_ps, _mm512_setzero_ps,           \
+                     FR_LOOKUP_AVX512_F32)
 #define FR_UNSEEN_AVX512_F64()                                                            \
     FR_UNSEEN_AVX512(__m512d, 8, __mmask8, _mm512_maskz_loadu_pd, _mm512_set1_pd,         \
-                     _mm512_mask_cmp_pd_mask)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, double, __m512d, 8, _mm512_storeu_pd, FR_NO_STATE,
-                         FR_UNSEEN_AVX512_F64, FR_NO_JOIN, fr_distinct_above_f64_avx512)
-
-/* float32 rows: the seen values in FR_TABLE_*'s table, looked up sixteen at a time by two
-   two-table permutes and a blend */
-#define FR_TABLE_UNSEEN_AVX512()                                                          \
-    do {                                                                                  \
-        __mmask16 in = m - j >= 16 ? (__mmask16) 0xFFFF                                   \
-                                   : (__mmask16) ((1u << (m - j)) - 1), found;            \
-        __m512i slot;                                                                     \
-        __m512 had;                                                                       \
-        a = _mm512_maskz_loadu_ps(in, x + j);                                             \
-        in = _mm512_mask_cmp_ps_mask(in, a, _mm512_set1_ps(v), _CMP_GT_OQ);               \
-        slot = _mm512_castps_si512(_mm512_add_ps(a, _mm512_setzero_ps())); /* -0 as +0 */   \
-        slot = _mm512_mullo_epi32(slot, _mm512_set1_epi32(FR_SLOT_MULTIPLIER));             \
-        slot = _mm512_srli_epi32(slot, 26);                                               \
-        had = _mm512_mask_blend_ps(                                                       \
-            _mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),                          \
-            _mm512_permutex2var_ps(_mm512_loadu_ps(table), slot,                          \
-                                   _mm512_loadu_ps(table + 16)),                          \
-            _mm512_permutex2var_ps(_mm512_loadu_ps(table + 32), slot,                     \
-                                   _mm512_loadu_ps(table + 48)));                         \
-        found = _mm512_mask_cmp_ps_mask(in, a, had, _CMP_EQ_OQ);                          \
-        for (i = 0; i < n_extra; i++)                                                     \
-            found |= _mm512_mask_cmp_ps_mask(in, a, _mm512_set1_ps(extra[i]), _CMP_EQ_OQ); \
-        left = in & (__mmask16) ~found;                                                   \
-    } while (0)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, float, __m512, 16, _mm512_storeu_ps,
-                         FR_TABLE_STATE, FR_TABLE_UNSEEN_AVX512, FR_TABLE_JOIN,
-                         fr_distinct_above_f32_avx512)
+                     _mm512_mask_cmp_pd_mask, _mm512_add_pd, _mm512_setzero_pd,           \
+                     FR_LOOKUP_AVX512_F64)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, float, __m512, 16, _mm512_storeu_ps, fr_slot_f32,
+                         FR_UNSEEN_AVX512_F32, fr_distinct_above_f32_avx512)
+FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, double, __m512d, 8, _mm512_storeu_pd, fr_slot_f64,
+                         FR_UNSEEN_AVX512_F64, fr_distinct_above_f64_avx512)
 #endif
 
 #endif

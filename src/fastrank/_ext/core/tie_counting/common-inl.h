@@ -99,22 +99,39 @@
 
 /* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
    FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
-   (the caller counts another way). Each vector is checked against the values seen so far:
-   UNSEEN() leaves the vector of x[j:j + W] in a and the bits of its lanes above v that no
-   seen value equals in left; those lanes join one by one, compared only with those that
-   joined from the same vector, each new value x then handed to JOIN(x). STATE() declares
-   what UNSEEN and JOIN share. Few distinct values (ties) cost a few operations a vector,
-   where a hash set costs a probe a label; a row of distinct values costs about three
-   vectors' checks before the caller's hash set. On one vector path: W values of type T to
-   a vector VT, stored to memory by STORE(p, a). */
+   (the caller counts another way). The values seen so far are kept in a table of 64
+   slots, slot = SLOT(x) (the top six bits of the value's bits, -0.0 taken as +0.0, times
+   FR_SLOT_MULTIPLIER), a value that finds its slot taken in a short list of extras (a few
+   at 21 values). UNSEEN() leaves the vector of x[j:j + W] in a and in left the bits of its
+   lanes above v that neither their slot of the table nor an extra equals: a lookup and a
+   few comparisons a vector, where a comparison with every seen value took one each. Those
+   lanes join one by one, compared only with those that joined from the same vector. Few
+   distinct values (ties) cost a dozen operations a vector, where a hash set costs a probe
+   a label; a row of distinct values costs about three vectors' checks before the caller's
+   hash set. On one vector path: W values of type T to a vector VT, stored to memory by
+   STORE(p, a). */
 #define FR_FEW_DISTINCT 32
-#define FR_NO_STATE() do { } while (0)
-#define FR_NO_JOIN(x) do { } while (0)
-#define FR_DISTINCT_ABOVE_VECTOR(ATTR, T, VT, W, STORE, STATE, UNSEEN, JOIN, NAME)        \
+#define FR_SLOT_MULTIPLIER ((int) 0x9E3779B1u)
+static inline unsigned fr_slot_f32(float x) {
+    uint32_t bits;
+    x += 0.0f;
+    memcpy(&bits, &x, 4);
+    return (bits * (uint32_t) FR_SLOT_MULTIPLIER) >> 26;
+}
+static inline unsigned fr_slot_f64(double x) { /* of the two halves' exclusive or */
+    uint64_t bits;
+    x += 0.0;
+    memcpy(&bits, &x, 8);
+    return ((uint32_t) (bits ^ (bits >> 32)) * (uint32_t) FR_SLOT_MULTIPLIER) >> 26;
+}
+#define FR_DISTINCT_ABOVE_VECTOR(ATTR, T, VT, W, STORE, SLOT, UNSEEN, NAME)               \
     static ATTR ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, T* seen) {                   \
-        T lane[W];                                                                        \
+        T lane[W], table[64], extra[FR_FEW_DISTINCT];                                     \
         ptrdiff_t j, n = 0, i, l, old;                                                    \
-        STATE();                                                                          \
+        int n_extra = 0;                                                                  \
+        unsigned s;                                                                       \
+        for (i = 0; i < 64; i++)                                                          \
+            table[i] = NAN;                                                               \
         for (j = 0; j < m; j += W) {                                                      \
             unsigned left;                                                                \
             VT a;                                                                         \
@@ -132,38 +149,14 @@
                 if (n == FR_FEW_DISTINCT)                                                 \
                     return -1;                                                            \
                 seen[n++] = lane[l];                                                      \
-                JOIN(lane[l]);                                                            \
+                s = SLOT(lane[l]);                                                        \
+                if (table[s] == table[s])                                                 \
+                    extra[n_extra++] = lane[l];                                           \
+                else                                                                      \
+                    table[s] = lane[l];                                                   \
             }                                                                             \
         }                                                                                 \
         return n;                                                                         \
     }
-
-
-/* FR_DISTINCT_ABOVE_VECTOR's state and joins for float32 rows: the seen values in a table
-   of 64 slots, slot = the top six bits of the value's bits (+0.0 for -0.0) times
-   FR_SLOT_MULTIPLIER, a value that finds its slot taken in a short list of extras (a few
-   at 21 values). A vector is looked up in the table, then compared with the extras: a
-   dozen operations where a comparison with every seen value took one each. (float64 rows,
-   half as many to a vector, keep the comparisons.) */
-#define FR_SLOT_MULTIPLIER ((int) 0x9E3779B1u)
-static inline unsigned fr_slot_f32(float x) {
-    uint32_t bits;
-    x += 0.0f;
-    memcpy(&bits, &x, 4);
-    return (bits * (uint32_t) FR_SLOT_MULTIPLIER) >> 26;
-}
-#define FR_TABLE_STATE()                                                                  \
-    float table[64], extra[FR_FEW_DISTINCT];                                              \
-    int n_extra = 0;                                                                      \
-    for (i = 0; i < 64; i++)                                                              \
-        table[i] = NAN
-#define FR_TABLE_JOIN(value)                                                              \
-    do {                                                                                  \
-        unsigned s = fr_slot_f32(value);                                                  \
-        if (table[s] == table[s])                                                         \
-            extra[n_extra++] = value;                                                     \
-        else                                                                              \
-            table[s] = value;                                                             \
-    } while (0)
 
 #endif
