@@ -67,6 +67,7 @@ cdef extern from "document_sums.h":
                             long long* used) noexcept nogil
 cdef extern from "expected_precision.h" nogil:
     void fr_harmonic_numbers(double* h, int64_t q)
+    const double* fr_shared_harmonic_numbers(int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
                                      const double* h)
 
@@ -618,10 +619,13 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
                      double* mc) noexcept nogil:
     """evaluate for one dense row (q contiguous float64 scores), global row number ``row``:
     doc (N_SLOTS) overwritten, its label counts added to lab (N_LAB x q) and mc (n_draws x
-    2 x q). The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0."""
+    2 x q). The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0.
+    The harmonic numbers come from the process's one table (fr_shared_harmonic_numbers),
+    not built for each row."""
     cdef SortWork* w = sort_work_new(q)
     cdef int32_t* scratch = <int32_t*> malloc(q * sizeof(int32_t))
-    cdef double* harmonic = _harmonic_numbers(q, families)
+    cdef const double* harmonic = fr_shared_harmonic_numbers(q) if families & EXPECTED \
+        else NULL
     cdef int status = -1
     if w != NULL and scratch != NULL and not (families & EXPECTED and harmonic == NULL):
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
@@ -630,7 +634,6 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
         status = 0
     sort_work_free(w)
     free(scratch)
-    free(harmonic)
     return status
 
 

@@ -4,7 +4,9 @@
 #ifndef FASTRANK_EXPECTED_PRECISION_H
 #define FASTRANK_EXPECTED_PRECISION_H
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* Error-free transformations (Knuth's two-sum, Dekker's product; rounding to nearest, no
  * contraction into FMA): hi + lo equals the exact sum or product. */
@@ -43,6 +45,38 @@ static inline void fr_harmonic_numbers(double* h, int64_t q) {
         h[2 * p] = hi;
         h[2 * p + 1] = lo;
     }
+}
+
+/* fr_harmonic_numbers of at least q positions, one table for the process: for callers
+ * that evaluate a row at a time (the C API), which would otherwise build q of them (about
+ * 6 us at q = 1 000) for every row. Built on first use, and again with at least twice the
+ * positions when a larger q comes; a replaced table stays allocated, since another thread
+ * may still read it (all of them together are under twice the largest). NULL when out of
+ * memory. */
+typedef struct fr_harmonic_table {
+    int64_t q;
+    double h[];
+} fr_harmonic_table;
+static _Atomic(fr_harmonic_table*) fr_harmonic_shared = NULL;
+static inline const double* fr_shared_harmonic_numbers(int64_t q) {
+    fr_harmonic_table* t = atomic_load_explicit(&fr_harmonic_shared, memory_order_acquire);
+    fr_harmonic_table* fresh;
+    int64_t size;
+    while (t == NULL || t->q < q) {
+        size = t != NULL && 2 * t->q > q ? 2 * t->q : q;
+        fresh = (fr_harmonic_table*)malloc(sizeof(fr_harmonic_table)
+                                           + 2 * (size_t)(size + 1) * sizeof(double));
+        if (fresh == NULL)
+            return NULL;
+        fresh->q = size;
+        fr_harmonic_numbers(fresh->h, size);
+        if (atomic_compare_exchange_strong_explicit(&fr_harmonic_shared, &t, fresh,
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire))
+            return fresh->h;
+        free(fresh); /* another thread published one first: t is now that one */
+    }
+    return t->h;
 }
 
 /* A tie group at positions start + 1 .. start + s, holding a relevant labels, below c
