@@ -118,6 +118,60 @@ def test_ordinal_is_a_group_preserving_permutation_and_reproducible():
     assert np.array_equal(ranks, fastrank.rank(sp.csr_matrix(S), "ordinal", random_state=42))
 
 
+def reference_ordinal(row, seed, i):
+    """Slow reference of the ordinal draw of row i, written from its definition: the row's
+    splitmix64 stream starts at row_state(seed, i); the tie groups, labels in index order,
+    are shuffled in turn by Fisher-Yates (position start + m - 1 swapped with start + j, j
+    uniform in [0, m) for m = group size down to 2), each 64-bit output serving two steps
+    (its high half, then its low half), j by Lemire's multiply-shift, an output drawn again
+    (its high half) while the product's low word is below 2**32 mod m."""
+    from ref_wnn import row_state, splitmix64
+    state = [row_state(seed, i)]
+
+    def draw():
+        state[0], out = splitmix64(state[0])
+        return out
+
+    def bounded(x, m):
+        product = x * m
+        if product & 0xFFFFFFFF < m:
+            while product & 0xFFFFFFFF < (-m & 0xFFFFFFFF) % m:
+                product = (draw() >> 32) * m
+        return product >> 32
+
+    order, groups = reference_groups(row)
+    start, spare, bits = 0, False, 0
+    for group in groups:
+        for m in range(len(group), 1, -1):
+            if not spare:
+                bits = draw()
+            j = start + bounded(bits & 0xFFFFFFFF if spare else bits >> 32, m)
+            spare = not spare
+            order[start + m - 1], order[j] = order[j], order[start + m - 1]
+        start += len(group)
+    ranks = np.empty(len(row), dtype=np.int64)
+    ranks[order] = np.arange(1, len(row) + 1)
+    return ranks
+
+
+@pytest.mark.parametrize("random_state", [0, 42, 2**32 + 7])
+def test_ordinal_draw_matches_its_reference(random_state):
+    """The ordinal ranks, and the ordinal metrics that shuffle the same way, are the
+    reference's draw, bit for bit (dense and CSR, groups of 1 to 300 labels)."""
+    from fastrank.metrics._common import draw_seed
+    rng = np.random.default_rng(random_state)
+    seed = draw_seed(random_state)
+    for S in (tied_scores(rng, (40, 30), 3), tied_scores(rng, (3, 300), 2)):
+        want = np.array([reference_ordinal(row, seed, i) for i, row in enumerate(S)])
+        assert np.array_equal(fastrank.rank(S, "ordinal", random_state=random_state), want)
+        assert np.array_equal(fastrank.rank(sp.csr_matrix(S), "ordinal",
+                                            random_state=random_state), want)
+        y = (rng.random(S.shape) < 0.3).astype(np.uint8)
+        coverage = [max(want[i][y[i] == 1], default=1) - 1 for i in range(len(S))]
+        assert fastrank.metrics.coverage(y, S, ties="ordinal", random_state=random_state) == \
+            pytest.approx(np.mean(coverage), abs=0, rel=1e-15)
+
+
 def test_ordinal_does_not_depend_on_thread_count():
     rng = np.random.default_rng(7)
     S = tied_scores(rng, (3000, 40), 3)
