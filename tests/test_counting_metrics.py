@@ -11,7 +11,7 @@ import ref_metrics as ref
 from fastrank import metrics as M
 from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
-from fastrank.metrics._ranking_metrics import _with_int32_indices
+from fastrank._validation import int32_indexed
 
 COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
@@ -42,7 +42,7 @@ def assert_same_per_document(y, s, seed=12345):
     type it serves (ordinal: one-error, from the same seed)."""
     for name_s, S in layouts(s).items():
         yy, SS = check_inputs(y, S)
-        counted = _with_int32_indices(SS) if name_s == "CSR64" else SS
+        counted = int32_indexed(SS) if name_s == "CSR64" else SS
         for ties in tie_counts.TIES:
             doc, _, _ = run_kernel(yy, SS, family(ties), seed)
             for name, code in tie_counts.METRICS.items():

@@ -613,3 +613,23 @@ def test_unaligned_arrays_reach_the_kernels_aligned_copies():
         for got, want in zip((checked.data, checked.indices, checked.indptr), parts):
             assert got.flags.aligned
             np.testing.assert_array_equal(got, want)
+
+
+def test_int32_indexed_copies_only_index_arrays_and_refuses_what_int32_cannot_hold():
+    """A CSR matrix with int32 indices is returned itself; one with int64 ones gets int32
+    copies (the same structure, its data shared); one too large for int32 gives None."""
+    from types import SimpleNamespace
+
+    from fastrank._validation import int32_indexed
+    m = check_csr(sp.random(30, 40, density=0.2, format="csr", random_state=0), "m")
+    assert m.indices.dtype == np.int32 and int32_indexed(m) is m
+    wide = sp.csr_matrix(m.shape, dtype=m.dtype)
+    wide.data, wide.indices, wide.indptr = m.data, m.indices.astype(np.int64), \
+        m.indptr.astype(np.int64)
+    narrow = int32_indexed(wide)
+    assert narrow.indices.dtype == narrow.indptr.dtype == np.int32
+    assert np.shares_memory(narrow.data, wide.data)
+    assert np.array_equal(narrow.toarray(), m.toarray()) and narrow.has_canonical_format
+    huge = SimpleNamespace(indices=np.empty(0, np.int64), indptr=np.empty(0, np.int64),
+                           nnz=2**31, shape=(1, 2**31))
+    assert int32_indexed(huge) is None

@@ -285,7 +285,7 @@ def _canonical_csr(indptr, indices, data, shape, canonical, caller=None):
     matrix ``caller`` (never modified; returned itself when already usable) or, when None,
     new arrays (a SciPy conversion's output) that are summed and sorted in place."""
     n, m = shape
-    fits32 = max(indices.size, m) <= np.iinfo(np.int32).max
+    fits32 = _fits_int32(indices.size, m)
     if indptr.dtype == indices.dtype and indptr.dtype in (np.int32, np.int64) \
             and (indptr.dtype == np.int64 or fits32):
         index_dtype = indptr.dtype
@@ -302,13 +302,36 @@ def _canonical_csr(indptr, indices, data, shape, canonical, caller=None):
         if not canonical:  # summed and sorted in place below: copy what is still the caller's
             arrays = tuple(a.copy() if np.may_share_memory(a, b) else a
                            for a, b in zip(arrays, own))
-    csr = sp.csr_matrix((n, m), dtype=arrays[0].dtype)
-    # assigned, not passed to the constructor, which may change the index dtype again
-    csr.data, csr.indices, csr.indptr = arrays
-    csr.has_sorted_indices = csr.has_canonical_format = canonical
+    csr = _csr_of(arrays, (n, m), canonical)
     if not canonical:
         csr.sum_duplicates()  # sorts too; safe now that the structure is checked
     return csr
+
+
+def _fits_int32(nnz, n_columns):
+    """Whether int32 index arrays can describe a CSR matrix of these sizes."""
+    return max(nnz, n_columns) <= np.iinfo(np.int32).max
+
+
+def _csr_of(arrays, shape, canonical):
+    """The CSR matrix of the arrays (data, indices, indptr), held as they are."""
+    csr = sp.csr_matrix(shape, dtype=arrays[0].dtype)
+    # assigned, not passed to the constructor, which may change the index dtype again
+    csr.data, csr.indices, csr.indptr = arrays
+    csr.has_sorted_indices = csr.has_canonical_format = canonical
+    return csr
+
+
+def int32_indexed(csr):
+    """The canonical CSR matrix ``csr`` (from :func:`check_csr`) with int32 index arrays:
+    itself when they are, else with int32 copies of them and its data shared; None when
+    int32 cannot describe it (2**31 stored values or more)."""
+    if csr.indices.dtype == np.int32 and csr.indptr.dtype == np.int32:
+        return csr
+    if not _fits_int32(csr.nnz, csr.shape[1]):
+        return None
+    return _csr_of((csr.data, _native(csr.indices, np.int32), _native(csr.indptr, np.int32)),
+                   csr.shape, True)
 
 
 def _check_columns(shape, name, columns):

@@ -41,7 +41,7 @@ from .._ext import tie_counts as _counts
 from .._ext import tie_metrics as _kernel
 from .._typing import LabelsLike, MatrixLike, RandomStateLike, Ties
 from .._validation import as_real_array, check_memory, check_option, check_scores, \
-    check_truth, sort_scratch_bytes
+    check_truth, int32_indexed, sort_scratch_bytes
 from ._common import _NO_WEIGHTS, check_inputs, check_sample_weight, column, column_sum, \
     draw_seed, family, raise_flagged, resolve_ties, row_blocks, run_kernel, score_args
 
@@ -102,17 +102,6 @@ def _documented(extra=""):
     return decorate
 
 
-def _with_int32_indices(csr):
-    """The canonical CSR matrix ``csr`` with int32 copies of its index arrays (fewer than
-    2**31 stored values), its data shared."""
-    out = sp.csr_matrix(csr.shape, dtype=csr.dtype)
-    # assigned, not passed to the constructor, which may change the index dtype again
-    out.data, out.indices, out.indptr = (csr.data, csr.indices.astype(np.int32),
-                                         csr.indptr.astype(np.int32))
-    out.has_sorted_indices = out.has_canonical_format = True
-    return out
-
-
 def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     ties = resolve_ties(ties)
     counted = (name, ties) in _counts.SERVED
@@ -120,13 +109,10 @@ def _mean_value(name, y_true, y_score, ties, random_state, sample_weight):
     # inputs beforehand; what they flag is checked again, for the error message
     given = y_true, y_score
     y_true, y_score = check_inputs(y_true, y_score, scan=False)
-    if counted and sp.issparse(y_score) and y_score.indices.dtype != np.int32:
-        # the counting kernel reads int32 indices: copies of the two index arrays, or the
-        # sorting kernel where they would not fit
-        if y_score.nnz < 2**31:
-            y_score = _with_int32_indices(y_score)
-        else:
-            counted = False
+    if counted and sp.issparse(y_score):  # the counting kernel reads int32 indices only
+        narrow = int32_indexed(y_score)
+        counted = narrow is not None  # else the sorting kernel, which reads int64 ones too
+        y_score = y_score if narrow is None else narrow
     weight = check_sample_weight(sample_weight, y_true.shape[0], averaged=True)
     seed = draw_seed(random_state) if ties == "ordinal" else 0
     col = 0 if counted else column(ties, name)
