@@ -129,7 +129,7 @@ cdef struct Scratch:
     int64_t* rel         # per level: relevant labels at it
     int64_t* gt          # per level: labels strictly above it
     int64_t* eq          # per level: labels tied with it
-    double* harmonic     # H_p for p <= q (expected average precision only)
+    const double* harmonic  # H_p for p <= q, the call's (expected average precision only)
     double value[MAX_LEVELS]  # per level: its belief (as float for float32 rows)
     uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
@@ -141,7 +141,7 @@ cdef struct Scratch:
     const char* ahead_end
 
 
-cdef Scratch* _scratch_new(Py_ssize_t q, int level, bint harmonic) noexcept nogil:
+cdef Scratch* _scratch_new(Py_ssize_t q, int level, const double* harmonic) noexcept nogil:
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     if s == NULL:
         return NULL
@@ -156,12 +156,9 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level, bint harmonic) noexcept nogi
     s.eq = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
-    if harmonic:
-        s.harmonic = <double*> malloc(2 * (q + 1) * sizeof(double))
-        if s.harmonic != NULL:
-            fr_harmonic_numbers(s.harmonic, q)
+    s.harmonic = harmonic
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
-            or s.tab_key == NULL or s.tab_stamp == NULL or (harmonic and s.harmonic == NULL):
+            or s.tab_key == NULL or s.tab_stamp == NULL:
         _scratch_free(s)
         return NULL
     return s
@@ -177,7 +174,6 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.eq)
     free(s.tab_key)
     free(s.tab_stamp)
-    free(s.harmonic)
     free(s)
 
 
@@ -670,6 +666,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef const double* wp = &weight[0] if weight.shape[0] else NULL
     cdef long long* first = NULL
     cdef double* sums = NULL
+    cdef double* harmonic = NULL  # the call's one table, read by every thread
     cdef long long n_blocks, used = 0
     cdef double total
     cdef int failed[1]
@@ -683,16 +680,21 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
         raise ValueError(f"{n} rows, {out.shape[0]} outputs and {weight.shape[0]} weights")
     first = <long long*> malloc((n // 64 + 2) * sizeof(long long))
     sums = <double*> malloc((n // 64 + 1) * sizeof(double))
-    if first == NULL or sums == NULL:
+    cdef bint expected_ap = ties == EXPECTED and (metric == AP_POSITION or metric == AP_LABEL)
+    if expected_ap:
+        harmonic = <double*> malloc(2 * (q + 1) * sizeof(double))
+    if first == NULL or sums == NULL or (expected_ap and harmonic == NULL):
         free(first)
         free(sums)
+        free(harmonic)
         raise MemoryError("fastrank: cannot allocate metric scratch")
+    if expected_ap:
+        fr_harmonic_numbers(harmonic, q)
     n_blocks = fr_pairwise_pieces(n, WHOLE_TREE, 0, first) if n else 0
     failed[0] = 0
     bad[0] = 0
     with nogil, parallel():
-        s = _scratch_new(q, level, ties == EXPECTED
-                         and (metric == AP_POSITION or metric == AP_LABEL))
+        s = _scratch_new(q, level, harmonic)
         if s == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
@@ -715,6 +717,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     total = fr_pairwise_join(sums, n, WHOLE_TREE, &used) if n else 0.0
     free(first)
     free(sums)
+    free(harmonic)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
     return not bad[0], total

@@ -570,7 +570,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
-    cdef double* harmonic = NULL
+    cdef double* harmonic = _harmonic_numbers(q, families)  # read by every thread
     cdef double* mcp
     cdef bint weighted = weight.shape[0] > 0
     cdef const floating* vp = &values[0] if values.shape[0] else NULL
@@ -579,12 +579,11 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     cdef unsigned char* bad = <unsigned char*> calloc(n_chunks, 1)  # per chunk
     cdef int failed[1]
     cdef bint sound = True
-    failed[0] = rec == NULL or bad == NULL
+    failed[0] = rec == NULL or bad == NULL or (families & EXPECTED and harmonic == NULL)
     with nogil, parallel():
         w = sort_work_new(q)
         scratch = <int32_t*> malloc(q * sizeof(int32_t))
-        harmonic = _harmonic_numbers(q, families)
-        if w == NULL or scratch == NULL or (families & EXPECTED and harmonic == NULL):
+        if w == NULL or scratch == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for chunk in prange(n_chunks, schedule="dynamic"):
@@ -606,7 +605,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                 bad[chunk] = 1
         sort_work_free(w)
         free(scratch)
-        free(harmonic)
+    free(harmonic)
     for chunk in range(n_chunks if bad != NULL else 0):
         sound &= not bad[chunk]
     free(bad)
