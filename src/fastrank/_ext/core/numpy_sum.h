@@ -15,6 +15,12 @@
 #define FR_SINGLE_COPY static
 #endif
 
+/* Where numpy's pairwise sum splits n > 128 values: the first half, rounded down to a
+   multiple of 8 */
+static inline long long fr_pairwise_half(long long n) {
+    return n / 2 - (n / 2) % 8;
+}
+
 /* numpy's sum of the n values a[i * stride], each times w[i] when w is not NULL (the
    products rounded: numpy's sum of the array a * w): pairwise, blocks of at most 128
    summed with 8 accumulators, so that a mean here has the bits of numpy.mean of the same
@@ -38,8 +44,7 @@ FR_SINGLE_COPY double fr_pairwise_sum_strided(const double* a, long long stride,
         for (; i < n; i++) res += FR_TERM(i);
         return res;
     } else {
-        long long n2 = n / 2;
-        n2 -= n2 % 8;
+        long long n2 = fr_pairwise_half(n);
         return fr_pairwise_sum_strided(a, stride, w, n2)
             + fr_pairwise_sum_strided(a + n2 * stride, stride, w ? w + n2 : NULL, n - n2);
     }
@@ -53,28 +58,27 @@ static inline double fr_pairwise_sum(const double* a, long long n) {
 
 /* The same sum in parts, each summed on its own (a thread's work): the pieces of a[0:n]
    are the halves that the pairwise sum splits off, down `depth` levels or to blocks of at
-   most 128 values. fr_pairwise_pieces writes their starts to first[0:k] and
-   first[k] = n, and returns k <= 2^depth; fr_pairwise_join adds their sums (in order) as
-   the pairwise sum does: the bits of fr_pairwise_sum_strided over the whole. */
+   most 128 values. fr_pairwise_pieces writes their starts, offset by start, to first[0:k]
+   and their end, start + n, to first[k], and returns k <= 2^depth; fr_pairwise_join adds
+   their sums (in order) as the pairwise sum does: the bits of fr_pairwise_sum_strided over
+   the whole. */
 FR_SINGLE_COPY long long fr_pairwise_pieces(long long n, int depth, long long start,
                                              long long* first) {
-    long long n2 = n / 2, k;
+    long long n2 = fr_pairwise_half(n), k;
     if (depth == 0 || n <= 128) {
         first[0] = start;
         first[1] = start + n;
         return 1;
     }
-    n2 -= n2 % 8;
     k = fr_pairwise_pieces(n2, depth - 1, start, first);
     return k + fr_pairwise_pieces(n - n2, depth - 1, start + n2, first + k);
 }
 FR_SINGLE_COPY double fr_pairwise_join(const double* sums, long long n, int depth,
                                         long long* used) {
-    long long n2 = n / 2;
+    long long n2 = fr_pairwise_half(n);
     double left;
     if (depth == 0 || n <= 128)
         return sums[(*used)++];
-    n2 -= n2 % 8;
     left = fr_pairwise_join(sums, n2, depth - 1, used);
     return left + fr_pairwise_join(sums, n - n2, depth - 1, used);
 }
