@@ -12,7 +12,8 @@ without sorting the row:
 
 * coverage reads the lowest relevant level, one-error the highest: one pass over the row
   gathers it, a second counts ``gt`` and ``eq`` (dense coverage counts the distinct beliefs
-  above it: compared a vector at a time while they are few, else in a hash set);
+  above it: looked up a vector at a time in a small table while they are few, else in a
+  hash set);
 * ranking loss and average precision read every relevant level: the (few) relevant beliefs
   are sorted, then counting passes of up to four levels each; a row with more than
   ``MAX_LEVELS`` levels is sorted once (``_tiesort``) and its levels read from the tie
@@ -217,7 +218,8 @@ cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m
 cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                                        Py_ssize_t n_zero, double v, Scratch* s) noexcept nogil:
     """Number of distinct beliefs > v in the row (v exact as floating): while they are few,
-    compared a vector at a time; else a hash set of their keys."""
+    looked up a vector at a time in a small table (fr_few_distinct_above); else a hash set
+    of their keys."""
     cdef Py_ssize_t j, n_above = 0, count = 0
     cdef uint64_t k
     cdef uint64_t* above = s.w.keys
