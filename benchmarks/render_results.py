@@ -85,6 +85,12 @@ ROWS = [
               "ap_position", "ap_label", "r_precision")),
           ("vgram_predict", "bibtex-shaped, 500 test documents"),
           ("study", "yeast, 4 classifiers × 10 folds"))),
+    # the same machine at 4 and 8 threads: where its memory bandwidth runs out
+    *(Row("Thread scaling on 16 cores", f"`{name}`, {t} threads", "the same on 1 thread",
+          SCALING, f"serial_fraction_{t}threads", f"{name}[{{t}}]", f"{name}[1]", (t,),
+          "xeon-spr16")
+      for t in (4, 8)
+      for name in ("streaming_pass", "rank", "one_error", "coverage", "ranking_loss")),
     *(Row("Inside other tools' loops", f"`{metric}`, 2 threads", peer,
           "10⁵ × 1 000 tied beliefs", "bench_torchmetrics", f"test_fastrank[{metric}]",
           f"{bench}[{metric}]", (2,))
