@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 import ref_wnn
@@ -267,6 +268,49 @@ def test_beliefs_equal_reference_exactly(kind, fmt, tie_policy):
     F = model.decision_function(conv(X_test))
     assert F.dtype == np.float64
     np.testing.assert_array_equal(F, reference(model, kind, X, Y, X_test))
+
+
+@pytest.mark.parametrize("width", [12, 2**20])
+def test_csr_wiring_built_once_and_never_pickled(monkeypatch, width):
+    """The wiring of CSR rows (their wired positions and the wiring index) is built at fit
+    and reused by every search of rows of that width; synapses changed in place are
+    noticed (rebuilt: the beliefs of a copy that builds its own); the kept wiring is not
+    pickled. Narrow rows, and rows wider than the synapses (read at wired positions)."""
+    import pickle
+    built = []
+
+    class Counting(wnn_module._Wiring):
+        def __init__(self, synapses, width):
+            built.append(width)
+            super().__init__(synapses, width)
+
+    monkeypatch.setattr(wnn_module, "_Wiring", Counting)
+    X, Y, X_test = tie_heavy_data(6)
+    model = VGRAM(n_neurons=9, n_synapses=30, random_state=2)
+    wired = np.unique(clone(model).fit(sp.csr_matrix((X.shape[0], width)), Y).synapses_)[:12]
+
+    def rows(A):  # A's columns at wired positions
+        r, c = np.nonzero(A)
+        return sp.csr_matrix((A[r, c], (r, wired[c])), shape=(A.shape[0], width))
+    built.clear()
+    model.fit(rows(X), Y)
+    assert built == [width]
+    F = model.decision_function(rows(X_test))
+    np.testing.assert_array_equal(model.decision_function(rows(X_test)), F)
+    model.predict(rows(X_test))
+    assert built == [width]
+    if width == 12:
+        np.testing.assert_array_equal(F, reference(model, "VGRAM", X, Y, X_test))
+    back = pickle.loads(pickle.dumps(model))
+    assert "_wiring" not in back.__dict__
+    np.testing.assert_array_equal(back.decision_function(rows(X_test)), F)
+    assert built == [width, width]
+    model.synapses_[:3] = np.resize(wired[::-1], 30)  # onto the positions holding data
+    fresh = pickle.loads(pickle.dumps(model)).decision_function(rows(X_test))
+    np.testing.assert_array_equal(model.decision_function(rows(X_test)), fresh)
+    assert built == [width] * 4
+    if width == 12:  # (wide: the memory's patterns read no data, so every entry ties)
+        assert not np.array_equal(fresh, F)
 
 
 @pytest.mark.parametrize("kind", ["VGRAM", "COR"])

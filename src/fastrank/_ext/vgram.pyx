@@ -296,21 +296,24 @@ _NO_INDEX = np.empty(0, dtype=np.int32)
 _NO_WIRING = (np.empty(0, dtype=np.int64), np.empty((0, 4), dtype=np.int32))
 
 
-def _input(X, synapses):
+def _input(X, synapses, index):
     """The arguments of _encode and _predict describing the rows of X: (values, n_cols,
     indices, indptr, wptr, wcell) -- a C-contiguous dense array's flat values and empty
-    index arrays, or a canonical CSR matrix's arrays and the wiring_index of synapses."""
+    index arrays, or a canonical CSR matrix's arrays and the wiring_index of synapses
+    (``index`` when given: the caller's, for X's width)."""
     if hasattr(X, "indptr"):
-        return (X.data, X.shape[1], X.indices, X.indptr,
-                *wiring_index(synapses, X.shape[1]))
+        if index is None:
+            index = wiring_index(synapses, X.shape[1])
+        return (X.data, X.shape[1], X.indices, X.indptr, *index)
     return (X.reshape(-1), X.shape[1], _NO_INDEX, _NO_INDEX, *_NO_WIRING)
 
 
 def encode(X, const int64_t[::1] rows, const int32_t[:, ::1] synapses,
-           uint64_t[:, :, ::1] out):
+           uint64_t[:, :, ::1] out, index=None):
     """out[n, i] <- pattern of row rows[i] of X (a C-contiguous float array or a canonical
-    CSR matrix) for neuron n (out: n_neurons, len(rows), W)."""
-    _encode(*_input(X, synapses), rows, synapses, out)
+    CSR matrix) for neuron n (out: n_neurons, len(rows), W). For CSR X, ``index`` may give
+    wiring_index(synapses, X.shape[1]), which is otherwise built for the call."""
+    _encode(*_input(X, synapses, index), rows, synapses, out)
 
 
 def _encode(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] indices,
@@ -746,20 +749,20 @@ cdef void merge_shared(const Search* s, const SharedBatch* sb, Py_ssize_t B, Py_
 def predict(X, const int32_t[:, ::1] synapses, const uint64_t[:, :, ::1] mem,
             const int64_t[::1] lab_ptr, const int32_t[::1] lab_idx, int model, int policy,
             uint64_t seed, double[:, ::1] out, int64_t row0=0, int64_t entry0=0,
-            summary=None):
+            summary=None, index=None):
     """Beliefs of the rows of X (a C-contiguous float array or a canonical CSR matrix) into
     out (n_docs, q), which must be all zeros; or, with ``summary`` (from new_summary), each
     (row, neuron)'s outcome into it (out then only gives q: shape (0, q)). Row i of X is
     test document row0 + i and stored document t is number entry0 + t for the random keys
-    (0 and 0 for a whole memory and query set).
+    (0 and 0 for a whole memory and query set). ``index``: as for encode.
 
     Rows are searched in shared batches, each batch's neurons split among the threads in
     chunks of NEURON_CHUNK; where the rows are many and the chunks fewer than the threads
     (or their votes too large to share), in batches of TASK_BATCH rows, one per task, each
     searching every neuron. Each row's votes are added chunk after chunk in both cases: the
     same beliefs."""
-    _predict(*_input(X, synapses), synapses, mem, lab_ptr, lab_idx, model, policy, seed, out,
-             row0, entry0, summary)
+    _predict(*_input(X, synapses, index), synapses, mem, lab_ptr, lab_idx, model, policy, seed,
+             out, row0, entry0, summary)
 
 
 def _predict(const floating[::1] values, Py_ssize_t n_cols, const index_t[::1] indices,
