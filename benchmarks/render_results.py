@@ -85,6 +85,12 @@ ROWS = [
               "ap_position", "ap_label", "r_precision")),
           ("vgram_predict", "bibtex-shaped, 500 test documents"),
           ("study", "yeast, 4 classifiers × 10 folds"))),
+    *(Row("Thread scaling on 16 cores",
+          f"VG-RAM `decision_function`, {t} thread{'s' * (t > 1)}, CSR wiring kept by the "
+          "model", "the same, the wiring built by every call (the code before)",
+          "bibtex-shaped, 500 test documents", "vgram_wiring", "wiring_kept[{t}]",
+          "wiring_per_call[{t}]", (t,), "xeon-spr16")
+      for t in (1, 16)),
     # the same machine at 4 and 8 threads: where its memory bandwidth runs out
     *(Row("Thread scaling on 16 cores", f"`{name}`, {t} threads", "the same on 1 thread",
           SCALING, f"serial_fraction_{t}threads", f"{name}[{{t}}]", f"{name}[1]", (t,),
