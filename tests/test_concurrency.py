@@ -113,7 +113,11 @@ def test_estimators_do_not_depend_on_the_openmp_thread_count(name):
 def test_the_study_stops_at_once_during_a_long_kernel_call(tmp_path, sig, code, word):
     """Ctrl-C / SIGTERM while a VG-RAM kernel call runs (its fit, then its prediction, take
     tens of seconds each with these parameters): the command exits within a few seconds, not
-    when the kernel returns, with one line, its exit code and no output folder."""
+    when the kernel returns, with one line, its exit code and no output folder. On one
+    thread the tasks are recorded as they finish, so the first progress line comes as
+    VG-RAM's first fit starts (a pool records its outcomes in order, here all four after the
+    last task: the signal would then come during the report, or after the program ends on a
+    machine too busy to read the line in time)."""
     import signal
     import subprocess
     import sys
@@ -121,7 +125,7 @@ def test_the_study_stops_at_once_during_a_long_kernel_call(tmp_path, sig, code, 
     out = tmp_path / "o"
     proc = subprocess.Popen(
         [sys.executable, "-m", "fastrank", "study", "--classifiers", "knn,vgram", "--folds",
-         "2", "--ties", "ordinal", "--set", "vgram.n_neurons=4096", "--set",
+         "2", "--ties", "ordinal", "--n-jobs", "1", "--set", "vgram.n_neurons=4096", "--set",
          "vgram.n_synapses=2048", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
