@@ -74,17 +74,20 @@ FR_DOTS_BLOCKED(fr_dots_f32_avx512_rows, FR_TARGET_AVX512_FMA, float, 4, 4, fr_f
    copied once as pairs (b_j, b_j+1) of 8-feature chunks, so that one load gives the 16
    lanes of a pair; the micro-kernel computes 4 query rows x 8 base rows (16
    accumulator registers, 8 loads per 16 fused multiply-adds) over FR_KC chunks of
-   features at a time, keeping the tile's slice of those chunks in L1. Between passes
-   the accumulators are stored and reloaded unchanged; the last pass adds the features
-   past the last multiple of 8 with a masked fma (lane l: fma(a_f, b_f, p_l), the
-   others untouched) and sums the lanes of every dot product in registers in the
-   order of FR_SUM8 (additions of the same pairs; a + b == b + a in IEEE arithmetic).
+   features at a time, keeping the tile's slice of those chunks in L1 (8 rows of 1 024
+   features: 32 KiB); up to 1 024 features take one pass (passes of 256 features, their
+   accumulators stored and reloaded in between, took 12-20 % longer at 512 and 1 024
+   features). Between passes the accumulators are stored and reloaded unchanged; the
+   last pass adds the features past the last multiple of 8 with a masked fma (lane l:
+   fma(a_f, b_f, p_l), the others untouched) and sums the lanes of every dot product in
+   registers in the order of FR_SUM8 (additions of the same pairs; a + b == b + a in
+   IEEE arithmetic).
    Every dot product is the same fma chain and reduction as in fr_f32_4x4_512: the
    same bits. Rows left over at the edges (fewer than 4 queries or 8 base rows) go to
    the unpacked kernels. */
-#define FR_KC 32     /* 8-feature chunks per pass */
+#define FR_KC 128    /* 8-feature chunks per pass */
 #define FR_MC 64     /* query rows per pass */
-#define FR_L1 24576  /* bytes of the tile's slice of one pass */
+#define FR_L1 24576  /* bytes of the tile's slice of one pass (at least 8 rows) */
 #define FR_QBIG (4.0 * 1024 * 1024)  /* bytes of a large query block */
 FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
         const float* a, int64_t d, const float* pb, int64_t ps, int64_t t0, int64_t n,
