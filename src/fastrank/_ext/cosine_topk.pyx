@@ -26,7 +26,9 @@ raised by its error bound, stays below it cannot enter; the others get their exa
 (``fr_cosine``). So the results are those of computing every cosine exactly. In the dense
 search a coarser sieve runs first, 64 base rows per call in vector registers
 (``fr_may_enter``: dot * (1/|b|) in the search's type against the k-th best divided by
-1/|q|, widened to cover its roundings), and only the rows it passes reach that filter.
+1/|q|, widened to cover its roundings), and only the rows it passes reach that filter. At
+k = 1 the sieve runs over the whole block at once, its bar in a query's first block the
+block's largest dot * (1/|b|) times 1/|q|, lowered past its roundings (``_offer_best``).
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
 (query block x base block) block of dot products with ``fr_dots`` (``core/cosine.h``; the
@@ -78,6 +80,7 @@ cdef double SIEVE_ABS = 2.0 ** -120
 
 cdef enum:
     PAD = 64       # a cache line
+    BEST_WORDS = 64  # mask words of the rows _offer_best sieves per call (64 rows each)
     RESERVOIR = 4  # reservoir capacity in units of k (measured: 4 beats 2 on Reuters, k=100)
 
 
@@ -450,6 +453,14 @@ cdef extern from "cosine.h":
     fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
     uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* w,
                               int64_t n, double lo) noexcept nogil
+    void fr_may_enter_rows_f64(fr_simd_level level, const double* dot, const double* w,
+                               int64_t n, double lo, uint64_t* masks) noexcept nogil
+    void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w,
+                               int64_t n, float lo, uint64_t* masks) noexcept nogil
+    double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w,
+                             int64_t n) noexcept nogil
+    float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w,
+                            int64_t n) noexcept nogil
     uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
                               int64_t n, float lo) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
@@ -505,7 +516,7 @@ cdef inline void _dots(fr_simd_level lv, const floating* b, const floating* q, f
 
 
 cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const floating* w,
-                                Py_ssize_t n, double qinv, floating bar) noexcept nogil:
+                                Py_ssize_t n, double qinv, double bar) noexcept nogil:
     """Bit j set (j < n <= 64) unless base row j is proven unable to reach bar, a cosine:
     dot[j] * w[j] (w: the inverse norms of the base rows, rounded to the search's type) is
     below bar / qinv widened by SIEVE relative and SIEVE_ABS absolute (fr_may_enter). The
@@ -513,15 +524,62 @@ cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const flo
     less 2 APPROX |T|; dot * w is within 2^-23 |x| + 2^-149 of x and the bound's
     conversion to float within 2^-24 of it, all inside the widening: every row that filter
     keeps is kept here. A zero query (qinv 0) keeps every row."""
-    cdef double t, lo
+    cdef double lo
     if qinv == 0:
         return (<uint64_t> -1) >> (64 - n)
-    t = bar / qinv
-    lo = t - fabs(t) * SIEVE - SIEVE_ABS
+    lo = _sieve_lo(qinv, bar)
     if floating is float:
         return fr_may_enter_f32(lv, dot, w, n, <float> lo)
     else:
         return fr_may_enter_f64(lv, dot, w, n, lo)
+
+
+cdef inline double _sieve_lo(double qinv, double bar) noexcept nogil:
+    """The sieve's bound on dot * w for a bar (a cosine): bar / qinv widened by SIEVE relative
+    and SIEVE_ABS absolute (_may_enter). Needs qinv > 0."""
+    cdef double t = bar / qinv
+    return t - fabs(t) * SIEVE - SIEVE_ABS
+
+
+cdef inline void _offer_best(fr_simd_level lv, const floating* row, const floating* w,
+                             Py_ssize_t n, double qa, double qinv, const floating* ba,
+                             const double* binv, int64_t j0, floating* hv, int64_t* hi,
+                             Py_ssize_t* size) noexcept nogil:
+    """k = 1: offer the n rows of a block (dot products row, base rows j0 ..) that may hold
+    the query's best cosine to its heap of one. The largest row[j] * w[j]
+    (fr_max_scaled) times qinv is the cosine of the row that gives it up to its roundings
+    (float32: 2^-22 relative, 2^-148 absolute); lowered by SIEVE relative and SIEVE_ABS
+    absolute it is a cosine that row reaches: the bar of the sieve (fr_may_enter_rows, as
+    _may_enter) in the query's first block; in later ones the best kept. One or two vector
+    passes over the block, where the general search calls the sieve chunk after chunk as
+    its bar rises. Needs qinv > 0."""
+    cdef double t, bar, lo
+    cdef Py_ssize_t s0, c, j, part
+    cdef uint64_t m
+    cdef uint64_t masks[BEST_WORDS]
+    if size[0] == 1:
+        bar = hv[0]
+    else:
+        if floating is float:
+            t = fr_max_scaled_f32(lv, row, w, n) * qinv
+        else:
+            t = fr_max_scaled_f64(lv, row, w, n) * qinv
+        bar = t - fabs(t) * SIEVE - SIEVE_ABS
+    lo = _sieve_lo(qinv, bar)
+    s0 = 0
+    while s0 < n:
+        part = min(64 * <Py_ssize_t> BEST_WORDS, n - s0)
+        if floating is float:
+            fr_may_enter_rows_f32(lv, row + s0, w + s0, part, <float> lo, masks)
+        else:
+            fr_may_enter_rows_f64(lv, row + s0, w + s0, part, lo, masks)
+        for c in range((part + 63) // 64):
+            m = masks[c]
+            while m:
+                j = s0 + 64 * c + FR_CTZ64(m)
+                m &= m - 1
+                _heap_offer_dot(hv, hi, size, 1, row[j], qa, qinv, ba, binv, j, j0)
+        s0 += part
 
 
 def sqnorms_dense(const floating[:, ::1] X, floating[::1] out):
@@ -570,6 +628,10 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
             row = S + r * mb
             hv = out_sim + i * k
             qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
+            if k == 1 and not exclude_self and qinv > 0:
+                _offer_best(lv, row, w + b0, mb, qa[i], qinv, ba + b0, binv + b0, b0, hv,
+                            out_idx + i, &size[r])
+                continue
             c0 = 0
             chunk = 8 if b0 == 0 else 64
             while c0 < mb:

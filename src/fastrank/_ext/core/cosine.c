@@ -74,6 +74,56 @@ uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
     FR_MAY_ENTER_DISPATCH(f32)
 }
 
+#define FR_MAY_ENTER_ROWS(SFX, T, PATH)                                                  \
+    for (c = 0; 64 * c < n; c++)                                                         \
+        masks[c] = fr_may_enter_##SFX##_##PATH(dot + 64 * c, w + 64 * c,                 \
+                                               n - 64 * c < 64 ? n - 64 * c : 64, lo);
+#ifdef FR_X86
+#define FR_MAY_ENTER_ROWS_DISPATCH(SFX, T)                                              \
+    int64_t c;                                                                          \
+    switch (fr_dots_path(level)) {                                                      \
+    case FR_SIMD_AVX512: FR_MAY_ENTER_ROWS(SFX, T, avx512) return;                      \
+    case FR_SIMD_AVX2: FR_MAY_ENTER_ROWS(SFX, T, avx2) return;                          \
+    default: FR_MAY_ENTER_ROWS(SFX, T, portable) return;                                \
+    }
+#else
+#define FR_MAY_ENTER_ROWS_DISPATCH(SFX, T)                                              \
+    int64_t c;                                                                          \
+    (void) level;                                                                       \
+    FR_MAY_ENTER_ROWS(SFX, T, portable)
+#endif
+
+void fr_may_enter_rows_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
+                           double lo, uint64_t* masks) {
+    FR_MAY_ENTER_ROWS_DISPATCH(f64, double)
+}
+
+void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
+                           float lo, uint64_t* masks) {
+    FR_MAY_ENTER_ROWS_DISPATCH(f32, float)
+}
+
+#ifdef FR_X86
+#define FR_MAX_SCALED_DISPATCH(SFX)                                                   \
+    switch (fr_dots_path(level)) {                                                  \
+    case FR_SIMD_AVX512: return fr_max_scaled_##SFX##_avx512(dot, w, n);            \
+    case FR_SIMD_AVX2: return fr_max_scaled_##SFX##_avx2(dot, w, n);                \
+    default: return fr_max_scaled_##SFX##_portable(dot, w, n);                      \
+    }
+#else
+#define FR_MAX_SCALED_DISPATCH(SFX)                                                   \
+    (void) level;                                                                   \
+    return fr_max_scaled_##SFX##_portable(dot, w, n);
+#endif
+
+double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n) {
+    FR_MAX_SCALED_DISPATCH(f64)
+}
+
+float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n) {
+    FR_MAX_SCALED_DISPATCH(f32)
+}
+
 /* fr_add_scaled: plain loops, one per number of lists, compiled once per vector width (the
    contraction of a multiply and an add into an fma is off for the whole build) */
 #define FR_ADD_SCALED(T, NAME, ATTR)                                                    \

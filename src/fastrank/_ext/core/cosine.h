@@ -30,6 +30,20 @@ uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* 
 uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
                           float lo);
 
+/* fr_may_enter of n rows, any number: masks[c] <- fr_may_enter of rows 64 c .. 64 c + 63
+   (fewer in the last word), for c < ceil(n / 64). */
+void fr_may_enter_rows_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
+                           double lo, uint64_t* masks);
+void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
+                           float lo, uint64_t* masks);
+
+/* The largest dot[j] * w[j] (rounded in the type of the search) of n >= 1 base rows: with w
+   the inverse norms of the base rows, a query's best cosine up to the roundings, which
+   the search of its single best row turns into a bar (see cosine_topk.pyx). The level
+   picks the code. */
+double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n);
+float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n);
+
 /* acc[j] <- (((acc[j] + w[0] x[0][j]) + w[1] x[1][j]) + ...) + w[m-1] x[m-1][j] for j < n,
    1 <= m <= FR_ADD_LISTS: the CSR search's accumulation of m posting lists that each hold
    every base row, in one pass; each term a multiply then an add (never fused), so the bits

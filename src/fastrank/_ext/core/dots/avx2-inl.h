@@ -145,6 +145,31 @@ FR_MAY_ENTER_AVX2(fr_may_enter_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _m
                   _mm256_set1_pd, _mm256_cmp_pd, _mm256_movemask_pd)
 FR_MAY_ENTER_AVX2(fr_may_enter_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_mul_ps,
                   _mm256_set1_ps, _mm256_cmp_ps, _mm256_movemask_ps)
+/* fr_max_scaled (cosine.h): a vector of rows at a time, the last n % (its width) rows in
+   portable code */
+#define FR_MAX_SCALED_AVX2(NAME, T, W, V, LOAD, MUL, MAX, STORE)                            \
+    FR_TARGET_AVX2_FMA static T NAME(const T* dot, const T* w, int64_t n) {                 \
+        V v;                                                                                \
+        T lanes[W], m;                                                                      \
+        int64_t j, l;                                                                       \
+        if (n < (W)) return NAME##_tail(dot, w, n);                                         \
+        v = MUL(LOAD(dot), LOAD(w));                                                        \
+        for (j = (W); j + (W) <= n; j += (W)) v = MAX(v, MUL(LOAD(dot + j), LOAD(w + j)));  \
+        STORE(lanes, v);                                                                    \
+        m = lanes[0];                                                                       \
+        for (l = 1; l < (W); l++) m = lanes[l] > m ? lanes[l] : m;                          \
+        if (j < n) {                                                                        \
+            T rest = NAME##_tail(dot + j, w + j, n - j);                                    \
+            m = rest > m ? rest : m;                                                        \
+        }                                                                                   \
+        return m;                                                                           \
+    }
+#define fr_max_scaled_f64_avx2_tail fr_max_scaled_f64_portable
+#define fr_max_scaled_f32_avx2_tail fr_max_scaled_f32_portable
+FR_MAX_SCALED_AVX2(fr_max_scaled_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _mm256_mul_pd,
+                   _mm256_max_pd, _mm256_storeu_pd)
+FR_MAX_SCALED_AVX2(fr_max_scaled_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_mul_ps,
+                   _mm256_max_ps, _mm256_storeu_ps)
 #endif
 
 #endif

@@ -209,6 +209,24 @@ FR_MAY_ENTER_AVX512(fr_may_enter_f64_avx512, double, 8, __mmask8, _mm512_maskz_l
                     _mm512_mul_pd, _mm512_set1_pd, _mm512_mask_cmp_pd_mask)
 FR_MAY_ENTER_AVX512(fr_may_enter_f32_avx512, float, 16, __mmask16, _mm512_maskz_loadu_ps,
                     _mm512_mul_ps, _mm512_set1_ps, _mm512_mask_cmp_ps_mask)
+/* fr_max_scaled (cosine.h): a vector of rows at a time, the last ones under a mask */
+#define FR_MAX_SCALED_AVX512(NAME, T, W, K, V, LOAD, MUL, MAX, SET1, REDUCE)                \
+    FR_TARGET_AVX512_FMA static T NAME(const T* dot, const T* w, int64_t n) {               \
+        V m = SET1(-INFINITY);                                                              \
+        int64_t j;                                                                          \
+        K live;                                                                             \
+        for (j = 0; j < n; j += (W)) {                                                      \
+            live = (K) (n - j >= (W) ? (1u << (W)) - 1 : (1u << (n - j)) - 1);              \
+            m = MAX(m, live, m, MUL(LOAD(live, dot + j), LOAD(live, w + j)));               \
+        }                                                                                   \
+        return REDUCE(m);                                                                   \
+    }
+FR_MAX_SCALED_AVX512(fr_max_scaled_f64_avx512, double, 8, __mmask8, __m512d,
+                     _mm512_maskz_loadu_pd, _mm512_mul_pd, _mm512_mask_max_pd, _mm512_set1_pd,
+                     _mm512_reduce_max_pd)
+FR_MAX_SCALED_AVX512(fr_max_scaled_f32_avx512, float, 16, __mmask16, __m512,
+                     _mm512_maskz_loadu_ps, _mm512_mul_ps, _mm512_mask_max_ps, _mm512_set1_ps,
+                     _mm512_reduce_max_ps)
 FR_DOTS_BLOCKED(fr_dots_f64_avx512, FR_TARGET_AVX512_FMA, double, 4, 3, fr_f64_4x3_512,
                 fr_f64_4x1, fr_f64_1x3, fr_f64_1x1)
 #endif

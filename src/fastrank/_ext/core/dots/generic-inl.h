@@ -39,6 +39,19 @@
     }
 FR_MAY_ENTER(fr_may_enter_f64_portable, double)
 FR_MAY_ENTER(fr_may_enter_f32_portable, float)
+/* fr_max_scaled (cosine.h) in portable C */
+#define FR_MAX_SCALED(NAME, T)                                                              \
+    static T NAME(const T* dot, const T* w, int64_t n) {                                    \
+        T m = dot[0] * w[0], x;                                                             \
+        int64_t j;                                                                          \
+        for (j = 1; j < n; j++) {                                                           \
+            x = dot[j] * w[j];                                                              \
+            m = x > m ? x : m;                                                              \
+        }                                                                                   \
+        return m;                                                                           \
+    }
+FR_MAX_SCALED(fr_max_scaled_f64_portable, double)
+FR_MAX_SCALED(fr_max_scaled_f32_portable, float)
 FR_DOTS(fr_dots_f64_portable, double, fma)
 FR_DOTS(fr_dots_f32_portable, float, fmaf)
 #ifdef FR_X86
