@@ -98,9 +98,10 @@ cdef inline uint64_t desc_key(double x) noexcept nogil:
     cdef uint64_t u
     x = x + 0.0  # -0.0 -> +0.0
     memcpy(&u, &x, 8)
-    if u >> 63:
-        return u          # negative: ascending key would be ~u; descending is its complement
-    return ~(u | (<uint64_t>1 << 63))
+    # negative: u itself (an ascending key would be ~u; descending is its complement);
+    # positive: ~(u | sign bit), u with its 63 low bits flipped -- no branch, so that the
+    # loops making keys run in vector lanes (u >> 63 is 1 for a negative: the mask is 0)
+    return u ^ (((u >> 63) - 1) & <uint64_t> 0x7FFFFFFFFFFFFFFF)
 
 
 cdef inline Py_ssize_t group_ends(const uint64_t* keys, Py_ssize_t q,
