@@ -179,9 +179,9 @@ class _VGRAMBase(MultiLabelEstimator):
         rows = self._stored_rows(Y)
         memory = np.empty((synapses.shape[0], rows.size, -(-synapses.shape[1] // 64)),
                           dtype=np.uint64)
-        self.synapses_ = synapses
-        X, wired, index = self._kernel_wiring(X)
+        X, wired, index = self._kernel_wiring(X, synapses)
         _kernel.encode(X, rows, wired, memory, index)
+        self.synapses_ = synapses
         self.memory_ = memory
         self.label_indptr_, self.label_indices_ = self._label_lists(Y[rows])
         self.seed_ = seed
@@ -293,22 +293,22 @@ class _VGRAMBase(MultiLabelEstimator):
         each (row, neuron)'s outcome into ``summary`` (``_kernel.new_summary``; ``out`` then
         of shape (0, q)), row i being test row ``row0 + i`` and stored document t number
         ``entry0 + t`` for the tie keys."""
-        X, synapses, index = self._kernel_wiring(X)
+        X, synapses, index = self._kernel_wiring(X, self.synapses_)
         _kernel.predict(X, synapses, self.memory_, self.label_indptr_, self.label_indices_,
                         self._model, _POLICY_CODES[self.tie_policy], self.seed_, out, row0,
                         entry0, summary, index)
 
-    def _kernel_wiring(self, X):
-        """X (kernel input) and ``synapses_`` as the kernels take them, with the wiring index
+    def _kernel_wiring(self, X, synapses):
+        """X (kernel input) and ``synapses`` as the kernels take them, with the wiring index
         of CSR X (None for dense X; see :class:`_Wiring`). The wiring of CSR rows is built
         once per synapses and width and kept for the next calls (compared by content, so
         synapses changed in place are noticed), neither saved nor pickled: a serial step
         of every search otherwise (4-7 ms for 1 024 x 1 024 synapses)."""
         if not sp.issparse(X):
-            return X, self.synapses_, None
+            return X, synapses, None
         kept = self.__dict__.get("_wiring")  # absent after unpickling
-        if kept is None or not kept.fits(self.synapses_, X.shape[1]):
-            kept = self._wiring = _Wiring(self.synapses_, X.shape[1])
+        if kept is None or not kept.fits(synapses, X.shape[1]):
+            kept = self._wiring = _Wiring(synapses, X.shape[1])
         return kept.rows(X), kept.wired, kept.index
 
     def __getstate__(self):

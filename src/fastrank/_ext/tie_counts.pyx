@@ -80,7 +80,7 @@ cdef extern from "numpy_sum.h" nogil:
     long long fr_pairwise_pieces(long long n, int depth, long long start, long long* first)
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
 cdef extern from "expected_precision.h" nogil:
-    void fr_harmonic_numbers(double* h, int64_t q)
+    double* fr_harmonic_numbers_new(int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
                                      const double* h)
 
@@ -684,14 +684,12 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     sums = <double*> malloc((n // 64 + 1) * sizeof(double))
     cdef bint expected_ap = ties == EXPECTED and (metric == AP_POSITION or metric == AP_LABEL)
     if expected_ap:
-        harmonic = <double*> malloc(2 * (q + 1) * sizeof(double))
+        harmonic = fr_harmonic_numbers_new(q)
     if first == NULL or sums == NULL or (expected_ap and harmonic == NULL):
         free(first)
         free(sums)
         free(harmonic)
         raise MemoryError("fastrank: cannot allocate metric scratch")
-    if expected_ap:
-        fr_harmonic_numbers(harmonic, q)
     n_blocks = fr_pairwise_pieces(n, WHOLE_TREE, 0, first) if n else 0
     failed[0] = 0
     bad[0] = 0

@@ -66,7 +66,7 @@ cdef extern from "document_sums.h":
     double fr_pairwise_join(const double* sums, long long n, int depth,
                             long long* used) noexcept nogil
 cdef extern from "expected_precision.h" nogil:
-    void fr_harmonic_numbers(double* h, int64_t q)
+    double* fr_harmonic_numbers_new(int64_t q)
     const double* fr_shared_harmonic_numbers(int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
                                      const double* h)
@@ -473,14 +473,9 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
 
 
 cdef double* _harmonic_numbers(Py_ssize_t q, int families) noexcept nogil:
-    """The harmonic numbers H_p, p <= q (fr_harmonic_numbers), which the expected family's
+    """The harmonic numbers H_p, p <= q (fr_harmonic_numbers_new), which the expected family's
     average precision reads: a new array, or NULL without that family or memory."""
-    cdef double* harmonic = NULL
-    if families & EXPECTED:
-        harmonic = <double*> malloc(2 * (q + 1) * sizeof(double))
-        if harmonic != NULL:
-            fr_harmonic_numbers(harmonic, q)
-    return harmonic
+    return fr_harmonic_numbers_new(q) if families & EXPECTED else NULL
 
 
 cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,

@@ -74,33 +74,33 @@ uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
     FR_MAY_ENTER_DISPATCH(f32)
 }
 
-#define FR_MAY_ENTER_ROWS(SFX, T, PATH)                                                  \
+#define FR_MAY_ENTER_ROWS(SFX, PATH)                                                  \
     for (c = 0; 64 * c < n; c++)                                                         \
         masks[c] = fr_may_enter_##SFX##_##PATH(dot + 64 * c, w + 64 * c,                 \
                                                n - 64 * c < 64 ? n - 64 * c : 64, lo);
 #ifdef FR_X86
-#define FR_MAY_ENTER_ROWS_DISPATCH(SFX, T)                                              \
+#define FR_MAY_ENTER_ROWS_DISPATCH(SFX)                                              \
     int64_t c;                                                                          \
     switch (fr_dots_path(level)) {                                                      \
-    case FR_SIMD_AVX512: FR_MAY_ENTER_ROWS(SFX, T, avx512) return;                      \
-    case FR_SIMD_AVX2: FR_MAY_ENTER_ROWS(SFX, T, avx2) return;                          \
-    default: FR_MAY_ENTER_ROWS(SFX, T, portable) return;                                \
+    case FR_SIMD_AVX512: FR_MAY_ENTER_ROWS(SFX, avx512) return;                      \
+    case FR_SIMD_AVX2: FR_MAY_ENTER_ROWS(SFX, avx2) return;                          \
+    default: FR_MAY_ENTER_ROWS(SFX, portable) return;                                \
     }
 #else
-#define FR_MAY_ENTER_ROWS_DISPATCH(SFX, T)                                              \
+#define FR_MAY_ENTER_ROWS_DISPATCH(SFX)                                              \
     int64_t c;                                                                          \
     (void) level;                                                                       \
-    FR_MAY_ENTER_ROWS(SFX, T, portable)
+    FR_MAY_ENTER_ROWS(SFX, portable)
 #endif
 
 void fr_may_enter_rows_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
                            double lo, uint64_t* masks) {
-    FR_MAY_ENTER_ROWS_DISPATCH(f64, double)
+    FR_MAY_ENTER_ROWS_DISPATCH(f64)
 }
 
 void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
                            float lo, uint64_t* masks) {
-    FR_MAY_ENTER_ROWS_DISPATCH(f32, float)
+    FR_MAY_ENTER_ROWS_DISPATCH(f32)
 }
 
 #ifdef FR_X86

@@ -47,6 +47,14 @@ static inline void fr_harmonic_numbers(double* h, int64_t q) {
     }
 }
 
+/* fr_harmonic_numbers of q positions in a new array (free it); NULL when out of memory. */
+static inline double* fr_harmonic_numbers_new(int64_t q) {
+    double* h = (double*)malloc(2 * (size_t)(q + 1) * sizeof(double));
+    if (h != NULL)
+        fr_harmonic_numbers(h, q);
+    return h;
+}
+
 /* fr_harmonic_numbers of at least q positions, one table for the process: for callers
  * that evaluate a row at a time (the C API), which would otherwise build q of them (about
  * 6 us at q = 1 000) for every row. Built on first use, and again with at least twice the
