@@ -408,6 +408,29 @@ def test_evaluation_object():
     assert list(M.evaluate(y, s, ties="max").to_dict()) == ["modified"]
 
 
+@pytest.mark.parametrize("dtype, nans", [
+    (np.float64, [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001,
+                  0xFFFFFFFFFFFFFFFF]),
+    (np.float32, [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF])])
+def test_the_row_sort_finds_every_nan_and_no_infinity(dtype, nans):
+    """The row sort tells a NaN from the bits of its key: quiet or signalling, either sign,
+    any payload is found (in a row of 40 labels, the counting sort's path); an infinity is
+    not a NaN, and ranks as a belief above (below) every finite one would."""
+    y, s = tied_data(6, 40, 3, dtype=dtype)
+    width = np.uint64 if dtype == np.float64 else np.uint32
+    for bits in nans:
+        bad = s.copy()
+        bad.view(width)[4, 7] = bits
+        with pytest.raises(ValueError, match=r"NaN.*row 4"):
+            M.evaluate(y, bad, ties="ordinal")
+    inf, big = s.copy(), s.copy()
+    inf[1, 2], inf[2, 3] = np.inf, -np.inf
+    big[1, 2], big[2, 3] = 1e30, -1e30
+    got = M.evaluate(y, inf, ties=["ordinal", "dense"])
+    want = M.evaluate(y, big, ties=["ordinal", "dense"])
+    assert got.to_dict() == want.to_dict()
+
+
 def test_validation_errors():
     y, s = tied_data(5, 4, 0)
     with pytest.raises(ValueError, match="y_true has 3 labels but y_score has 4 columns"):
