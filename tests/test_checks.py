@@ -60,10 +60,33 @@ def test_binary_to_uint8_checks_and_converts_like_numpy(n, dtype, bad, seed, thr
         assert np.array_equal(out, values.astype(np.uint8))
 
 
-def test_float_truth_specials():
-    for value, ok in [(-0.0, True), (np.nan, False), (np.inf, False), (0.5, False)]:
-        values = np.array([0.0, 1.0, value])
-        assert (checks.binary_to_uint8(values, np.empty(3, np.uint8)) < 0) == ok
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_truth_specials(dtype):
+    """Floats are checked from their bits: every value one bit away from 0.0 or 1.0, or of
+    the other sign, is found; -0.0 is 0."""
+    one, tiny = dtype(1), np.finfo(dtype).smallest_subnormal
+    cases = [(-0.0, True), (np.nan, False), (-np.nan, False), (np.inf, False), (0.5, False),
+             (-1.0, False), (2.0, False), (tiny, False), (-tiny, False),
+             (np.nextafter(one, dtype(2)), False), (np.nextafter(one, dtype(0)), False)]
+    for value, ok in cases:
+        values = np.array([0.0, 1.0, value, 1.0], dtype=dtype)
+        out = np.empty(4, np.uint8)
+        assert checks.binary_to_uint8(values, out) == (-1 if ok else 2)
+        if ok:
+            assert out.tolist() == [0, 1, 0, 1]
+
+def test_integer_truth_extremes():
+    """Integers are 0 or 1 iff v >> 1 is 0: the extremes of each type are found."""
+    for dtype in BINARY_CHECKED_DTYPES:
+        info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+        if info is None:
+            continue
+        for value in {info.max, 2} | ({info.min, -1} if info.min < 0 else set()):
+            values = np.array([1, 0, value, 0], dtype=dtype)
+            assert checks.binary_to_uint8(values, np.empty(4, np.uint8)) == 2, (dtype, value)
+
+
+def test_truth_output_size_is_checked():
     with pytest.raises(ValueError, match="out has 2 entries, values 3"):
         checks.binary_to_uint8(np.zeros(3), np.empty(2, np.uint8))
     assert checks.first_nan(np.empty(0)) == -1
