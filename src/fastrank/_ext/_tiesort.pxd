@@ -196,12 +196,13 @@ cdef inline void _insertion_sort(uint64_t* keys, int32_t* order, Py_ssize_t q) n
 
 
 cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
-                                    SortWork* w) noexcept nogil:
+                                    SortWork* w, int32_t* end) noexcept nogil:
     """Stable counting sort when the row has at most FEW_MAX distinct keys (heavy ties):
-    count keys in a small hash table, sort the distinct keys, scatter. Returns False (and
-    leaves keys/order untouched) as soon as a (FEW_MAX+1)-th distinct key shows up. (The
-    scratch arrays are read into locals: a store through one may alias w's fields otherwise,
-    which then would be loaded again after every store.)"""
+    count keys in a small hash table, sort the distinct keys, scatter; with ``end`` not
+    NULL, also its tie-group ends (group_ends), written with the sorted keys. Returns False
+    (and leaves keys/order untouched) as soon as a (FEW_MAX+1)-th distinct key shows up.
+    (The scratch arrays are read into locals: a store through one may alias w's fields
+    otherwise, which then would be loaded again after every store.)"""
     cdef Py_ssize_t p, d, n_distinct = 0
     cdef uint64_t k
     cdef uint32_t slot, mask = (1 << FEW_BITS) - 1
@@ -244,9 +245,16 @@ cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q
     for d in range(n_distinct):
         total = tab_count[few_slot[d]]  # now the end position of key d
         tab_count[few_slot[d]] = 0
-        while p < total:
-            keys[p] = few_key[d]
-            p += 1
+        k = few_key[d]
+        if end != NULL:
+            while p < total:
+                keys[p] = k
+                end[p] = total
+                p += 1
+        else:
+            while p < total:
+                keys[p] = k
+                p += 1
     return True
 
 
@@ -255,8 +263,21 @@ cdef inline void sort_keys(uint64_t* keys, int32_t* order, Py_ssize_t q,
     """Stable ascending sort of (keys, order) by keys, in place."""
     if q <= INSERTION_MAX:
         _insertion_sort(keys, order, q)
-    elif not _few_distinct_sort(keys, order, q, w):
+    elif not _few_distinct_sort(keys, order, q, w, NULL):
         _radix_sort(keys, order, q, w)
+
+
+cdef inline void _sort_keys_ends(uint64_t* keys, int32_t* order, Py_ssize_t q,
+                                 SortWork* w) noexcept nogil:
+    """sort_keys, then w.end <- the tie-group ends (group_ends): the counting sort writes
+    them with its keys, the others find them by a pass over the sorted keys."""
+    if q <= INSERTION_MAX:
+        _insertion_sort(keys, order, q)
+    elif _few_distinct_sort(keys, order, q, w, w.end):
+        return
+    else:
+        _radix_sort(keys, order, q, w)
+    group_ends(keys, q, w.end)
 
 
 cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize_t q,
@@ -273,8 +294,7 @@ cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize
         keys[j] = key_of_bits(u)
         order[j] = <int32_t> j
     w.nan_seen |= (nan >> 63) != 0
-    sort_keys(keys, order, q, w)
-    group_ends(keys, q, w.end)
+    _sort_keys_ends(keys, order, q, w)
 
 
 cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_ssize_t nnz,
