@@ -406,12 +406,13 @@ def _numpy_document_sums(doc, cols, q, zd, weight):
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.sampled_from([0, 1, 7, 8, 9, 127, 128, 129, 1000, 70_001]),
+@given(n=st.sampled_from([0, 1, 7, 8, 9, 127, 128, 129, 1000, 1024, 1025, 2049, 70_001]),
        seed=st.integers(0, 2**32 - 1), weighted=st.booleans(),
        zd=st.sampled_from([0.0, 1.0, 0.25]), threads=st.sampled_from([1, 2, 3]))
 def test_document_sums_have_numpy_bits(n, seed, weighted, zd, threads):
     """The kernel sums a block's per-document values per ranking type in parallel with the
-    bits of NumPy's pairwise sums, whatever the thread count; zero denominators give
+    bits of NumPy's pairwise sums (the rows read in pieces of about 1 024, joined in the
+    pairwise order), whatever the thread count; zero denominators give
     zero_division, a ranking type without an exact column compares the counts."""
     from threadpoolctl import threadpool_limits
 

@@ -779,31 +779,64 @@ cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
     return 0
 
 
+cdef enum:
+    DOC_PIECE_ROWS = 1024  # document_sums reads its rows in pieces of about this many
+
+
 def document_sums(const double[:, ::1] doc, const int64_t[:, ::1] cols, Py_ssize_t q,
                   double zero_division, const double[::1] weight, double[:, ::1] out):
     """out[t, k] <- sum k (document_sums.h: the five ranking metrics, Hamming loss, exact
     match, precision, recall, F1, tp, npred, |C|) of the rows of doc for the ranking type
     whose columns are cols[t] (its five ranking metrics, tp, npred, exact or -1), each
-    document's value times its weight when ``weight`` is not empty. The (t, k) sums run in
-    parallel, each in numpy's order: the bits of summing the same values with numpy."""
-    cdef Py_ssize_t n = doc.shape[0], n_sums = cols.shape[0] * FR_DOCUMENT_SUMS, task
+    document's value times its weight when ``weight`` is not empty. Each sum runs in numpy's
+    order, the bits of summing the same values with numpy, for any number of threads: the
+    rows are cut where numpy's pairwise sum splits them, into pieces of about
+    DOC_PIECE_ROWS, each piece's rows read once (in parallel) for every sum over it, and
+    each sum's pieces joined as the pairwise sum joins them."""
+    cdef Py_ssize_t n = doc.shape[0], n_sums = cols.shape[0] * FR_DOCUMENT_SUMS, task, piece
+    cdef Py_ssize_t lo, m, longest = 1
+    cdef int depth = 0
+    cdef long long n_pieces, used
+    cdef long long* first = NULL
+    cdef double* sums = NULL
     cdef const double* w = &weight[0] if weight.shape[0] else NULL
     cdef const double* d = &doc[0, 0] if n else NULL
     cdef double* v = NULL  # (each thread's copy starts from this value, then allocates)
     cdef int failed[1]
-    failed[0] = 0
+    while (n >> depth) > DOC_PIECE_ROWS:
+        depth += 1
+    first = <long long*> malloc(((1 << depth) + 1) * sizeof(long long))
+    if first == NULL:
+        raise MemoryError("fastrank: cannot allocate metric scratch")
+    n_pieces = fr_pairwise_pieces(n, depth, 0, first)
+    for piece in range(n_pieces):
+        longest = max(longest, first[piece + 1] - first[piece])
+    sums = <double*> malloc(max(n_pieces * n_sums, 1) * sizeof(double))
+    failed[0] = sums == NULL
     with nogil, parallel():
-        v = <double*> malloc(max(n, 1) * sizeof(double))
+        v = <double*> malloc(longest * sizeof(double))
         if v == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for task in prange(n_sums, schedule="dynamic"):
-            if v == NULL:
+        for piece in prange(n_pieces, schedule="dynamic"):
+            if v == NULL or sums == NULL:
                 continue
-            fr_document_values(d, n, doc.shape[1], &cols[task // FR_DOCUMENT_SUMS, 0], N_REL,
-                               task % FR_DOCUMENT_SUMS, <double> q, zero_division, w, v)
-            out[task // FR_DOCUMENT_SUMS, task % FR_DOCUMENT_SUMS] = fr_pairwise_sum(v, n)
+            lo = first[piece]
+            m = first[piece + 1] - lo
+            for task in range(n_sums):
+                fr_document_values(d + lo * doc.shape[1] if d != NULL else d, m, doc.shape[1],
+                                   &cols[task // FR_DOCUMENT_SUMS, 0], N_REL,
+                                   task % FR_DOCUMENT_SUMS, <double> q, zero_division,
+                                   w + lo if w != NULL else w, v)
+                sums[task * n_pieces + piece] = fr_pairwise_sum(v, m)
         free(v)
+    if not failed[0]:
+        for task in range(n_sums):
+            used = 0
+            out[task // FR_DOCUMENT_SUMS, task % FR_DOCUMENT_SUMS] = fr_pairwise_join(
+                &sums[task * n_pieces], n, depth, &used)
+    free(first)
+    free(sums)
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate metric scratch")
 
