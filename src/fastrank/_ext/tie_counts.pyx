@@ -57,7 +57,6 @@ cdef extern from "tie_counting.h" nogil:
                                   int32_t* out)
     Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
                                   int32_t* out)
-    void fr_prefetch_bytes(const void* p, size_t n)
     int fr_gap_top_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
                        float hi, int bounded, int64_t r, float* v, int64_t* above,
                        int64_t* at)
@@ -86,8 +85,8 @@ cdef extern from "expected_precision.h" nogil:
 
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
-    SortWork, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys, sort_row_at,
-    sort_work_free, sort_work_new,
+    SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_groups,
+    sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
 # metric codes

@@ -49,8 +49,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 import numpy as np
 
 from _tiesort cimport (
-    SortWork, bounded, desc_key, floating, index_t, row_state, shuffle_groups, sort_keys,
-    sort_row_at, sort_work_free, sort_work_new,
+    SortWork, bounded, desc_key, floating, fr_prefetch_bytes, index_t, prefetch_row_at,
+    row_state, shuffle_groups, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
 cdef extern from "document_sums.h":
@@ -590,6 +590,9 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
             hi = (chunk + 1) * n // n_chunks
             w.nan_seen = False
             for i in range(lo, hi):
+                if i + 1 < hi:
+                    prefetch_row_at(vp, row_stride, col_stride, pp, i + 1, q)
+                    fr_prefetch_bytes(&y[i + 1, 0], q)
                 sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 if _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
                         harmonic, first_row + i, weight[i] if weighted else 1.0,

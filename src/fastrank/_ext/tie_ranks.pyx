@@ -15,7 +15,7 @@ from libc.stdint cimport int32_t, uint64_t
 
 from _tiesort cimport (
     DENSE, FRACTIONAL, GROUPS, MODIFIED, ORDINAL, STABLE, STANDARD, SortWork, emit_row,
-    floating, index_t, sort_row_at, sort_work_free, sort_work_new,
+    floating, index_t, prefetch_row_at, sort_row_at, sort_work_free, sort_work_new,
 )
 
 #: the codes of rank_rows' ranking methods (fastrank.ranking reads them), and of its tie
@@ -52,6 +52,8 @@ def rank_rows(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_
         for i in prange(n, schedule="static"):
             if w == NULL:
                 continue
+            if i + 1 < n:
+                prefetch_row_at(vp, row_stride, col_stride, pp, i + 1, q)
             sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
             emit_row(w.order, w.end, q, method, seed, i,
                      oi + i * q if oi != NULL else NULL, of + i * q if of != NULL else NULL,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "prefetch.h"
 #include "tie_counting/avx512-inl.h"
 #include "simd.h"
 
@@ -55,23 +56,6 @@
     }
 FR_COUNT_LEVELS(float, f32)
 FR_COUNT_LEVELS(double, f64)
-
-#if defined(__GNUC__) || defined(__clang__)
-#define FR_PREFETCH(p) __builtin_prefetch(p)
-#define FR_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
-#else
-#define FR_PREFETCH(p) ((void)(p))
-#define FR_PREFETCH_L2(p) ((void)(p))
-#endif
-
-/* Asks for the n bytes from p in the second-level cache (one request per cache line): a
- * row's data read while the row before it is counted. */
-static inline void fr_prefetch_bytes(const void* p, size_t n) {
-    const char* c = (const char*)p;
-    size_t i;
-    for (i = 0; i < n; i += 64)
-        FR_PREFETCH_L2(c + i);
-}
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
  * label order; returns k; *seen <- the bitwise OR of every y[j] (a value other than 0/1
