@@ -118,35 +118,42 @@ def test_ordinal_is_a_group_preserving_permutation_and_reproducible():
     assert np.array_equal(ranks, fastrank.rank(sp.csr_matrix(S), "ordinal", random_state=42))
 
 
-def reference_ordinal(row, seed, i):
+def reference_ordinal(row, seed, i, stats=None):
     """Slow reference of the ordinal draw of row i, written from its definition: the row's
     splitmix64 stream starts at row_state(seed, i); the tie groups, labels in index order,
     are shuffled in turn by Fisher-Yates (position start + m - 1 swapped with start + j, j
-    uniform in [0, m) for m = group size down to 2), each 64-bit output serving two steps
-    (its high half, then its low half), j by Lemire's multiply-shift, an output drawn again
-    (its high half) while the product's low word is below 2**32 mod m."""
-    from ref_wnn import row_state, splitmix64
-    state = [row_state(seed, i)]
+    uniform in [0, m) for m = group size down to 2), step k of the row taking the high half
+    of the stream's (k // 2)-th output when k is even, its low half when odd, j by Lemire's
+    multiply-shift; while the product's low word is below 2**32 mod m, step k draws again
+    (the high half) from its own stream, splitmix64 from row_state ^ (k + 1) *
+    0x632BE59BD9B4E019. ``stats["rejected"]`` counts those draws."""
+    from ref_wnn import MASK, row_state, splitmix64
+    first = row_state(seed, i)
+    state = [first]
 
     def draw():
         state[0], out = splitmix64(state[0])
         return out
 
-    def bounded(x, m):
+    def bounded(x, m, step):
         product = x * m
         if product & 0xFFFFFFFF < m:
+            side = first ^ (((step + 1) * 0x632BE59BD9B4E019) & MASK)
             while product & 0xFFFFFFFF < (-m & 0xFFFFFFFF) % m:
-                product = (draw() >> 32) * m
+                side, out = splitmix64(side)
+                product = (out >> 32) * m
+                if stats is not None:
+                    stats["rejected"] = stats.get("rejected", 0) + 1
         return product >> 32
 
     order, groups = reference_groups(row)
-    start, spare, bits = 0, False, 0
+    start, step, bits = 0, 0, 0
     for group in groups:
         for m in range(len(group), 1, -1):
-            if not spare:
+            if step % 2 == 0:
                 bits = draw()
-            j = start + bounded(bits & 0xFFFFFFFF if spare else bits >> 32, m)
-            spare = not spare
+            j = start + bounded(bits & 0xFFFFFFFF if step % 2 else bits >> 32, m, step)
+            step += 1
             order[start + m - 1], order[j] = order[j], order[start + m - 1]
         start += len(group)
     ranks = np.empty(len(row), dtype=np.int64)
@@ -170,6 +177,38 @@ def test_ordinal_draw_matches_its_reference(random_state):
         coverage = [max(want[i][y[i] == 1], default=1) - 1 for i in range(len(S))]
         assert fastrank.metrics.coverage(y, S, ties="ordinal", random_state=random_state) == \
             pytest.approx(np.mean(coverage), abs=0, rel=1e-15)
+
+
+@pytest.mark.parametrize("random_state", [0, 3])
+def test_ordinal_draws_again_from_the_steps_own_stream(random_state):
+    """A tie group of 300 000 labels rejects a few of Lemire's products (about 5 a row): the
+    ranks are still the reference's, whose every step draws again from its own stream, so
+    a group's numbers do not depend on the groups before it. ``evaluate`` shuffles only the
+    groups it reads (here the first and the last, not the large one between them, with no
+    relevant label): its ordinal values are those of the reference's ranks."""
+    from fastrank.metrics._common import draw_seed
+    seed = draw_seed(random_state)
+    row = np.zeros(300_000)
+    stats = {}
+    want = reference_ordinal(row, seed, 0, stats)
+    assert stats["rejected"] >= 1
+    assert np.array_equal(fastrank.rank(row[None, :], "ordinal", random_state=random_state)[0],
+                          want)
+    assert np.array_equal(fastrank.rank(sp.csr_matrix(row[None, :]), "ordinal",
+                                        random_state=random_state)[0], want)
+    row = np.repeat([1.0, 0.5, 0.25], [6, 150_000, 150_000])
+    y = np.zeros(row.size, dtype=np.uint8)
+    y[[1, 4, 150_006 + 7, 150_006 + 90_000, 150_006 + 149_999]] = 1
+    stats = {}
+    ranks = reference_ordinal(row, seed, 0, stats)
+    assert stats["rejected"] >= 1
+    rel, irr = ranks[y == 1], ranks[y == 0]
+    got = fastrank.evaluate(y[None, :], row[None, :], ties="ordinal",
+                            random_state=random_state)["ordinal"]
+    assert got["coverage"] == rel.max() - 1
+    assert got["one_error"] == 1 - y[np.argmin(ranks)]
+    lost = np.searchsorted(np.sort(irr), rel).sum()  # irrelevant labels ranked above each
+    assert got["ranking_loss"] == pytest.approx(lost / (rel.size * irr.size), rel=1e-15)
 
 
 def test_ordinal_does_not_depend_on_thread_count():

@@ -16,7 +16,9 @@ Conventions
   ``SortWork.nan_seen``, after it: a NaN gets a key like any other value (a CSR row's with
   the stored positives), so a row holding one is sorted safely, to no purpose.
 * Randomness (ordinal ranks) comes from a counter-based generator seeded per row
-  (splitmix64 of base seed and row index), so results never depend on the thread count.
+  (splitmix64 of base seed and row index), so results never depend on the thread count;
+  each tie group's numbers follow from its first step's index (shuffle_group), so a kernel
+  shuffles only the groups it reads, with the bits of the whole row's shuffle.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -402,61 +404,78 @@ cdef inline uint64_t row_state(uint64_t base_seed, Py_ssize_t row) noexcept nogi
     return splitmix64(&s)
 
 
-cdef inline uint32_t bounded_from(uint32_t x, uint64_t* state, uint32_t s) noexcept nogil:
-    """Uniform integer in [0, s), s >= 1, from the random 32 bits x, without modulo bias
-    (Lemire 2019: multiply-shift, rejecting the few low products that would bias it)."""
-    cdef uint64_t m = <uint64_t> x * <uint64_t> s
-    cdef uint32_t low = <uint32_t> m
+cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
+    """Uniform integer in [0, s), s >= 1, from the stream ``state`` (Lemire 2019:
+    multiply-shift, rejecting the few low products that would bias it)."""
+    cdef uint64_t m = (splitmix64(state) >> 32) * <uint64_t> s
     cdef uint32_t t
-    if low < s:
+    if <uint32_t> m < s:
         t = (<uint32_t> (-s)) % s
-        while low < t:
+        while <uint32_t> m < t:
             m = (splitmix64(state) >> 32) * <uint64_t> s
-            low = <uint32_t> m
     return <uint32_t> (m >> 32)
 
 
-cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
-    """Uniform integer in [0, s), s >= 1."""
-    return bounded_from(<uint32_t> (splitmix64(state) >> 32), state, s)
-
-
 cdef inline void _fisher_yates_step(int32_t* order, Py_ssize_t start, Py_ssize_t m,
-                                    uint32_t x, uint64_t* state) noexcept nogil:
-    """Swap position start + m - 1 with a uniform one of start .. start + m - 1, drawn from
-    the random 32 bits x."""
-    cdef Py_ssize_t j = start + bounded_from(x, state, <uint32_t> m)
-    cdef int32_t t = order[start + m - 1]
+                                    uint32_t x, uint64_t row, Py_ssize_t step) noexcept nogil:
+    """Step ``step`` of the row's shuffle: swap position start + m - 1 with a uniform one of
+    start .. start + m - 1, drawn from the random 32 bits x as ``bounded`` draws. Where x
+    would bias it (rarely: the product's low word below 2**32 mod m), numbers are drawn
+    again from the step's own stream (splitmix64 from row ^ (step + 1) * 0x632BE59BD9B4E019),
+    so that no step moves the numbers of another."""
+    cdef uint64_t prod = <uint64_t> x * <uint64_t> m
+    cdef uint64_t side
+    cdef uint32_t t
+    cdef Py_ssize_t j
+    cdef int32_t v
+    if <uint32_t> prod < <uint32_t> m:
+        t = (<uint32_t> (-m)) % <uint32_t> m
+        if <uint32_t> prod < t:
+            side = row ^ (<uint64_t> (step + 1) * <uint64_t> 0x632BE59BD9B4E019)
+            while <uint32_t> prod < t:
+                prod = (splitmix64(&side) >> 32) * <uint64_t> m
+    j = start + <Py_ssize_t> (prod >> 32)
+    v = order[start + m - 1]
     order[start + m - 1] = order[j]
-    order[j] = t
+    order[j] = v
+
+
+cdef inline void shuffle_group(int32_t* order, Py_ssize_t start, Py_ssize_t m, uint64_t row,
+                               Py_ssize_t step) noexcept nogil:
+    """Uniformly random order of the tie group at positions start .. start + m - 1
+    (Fisher-Yates from its last position down), whose first step is step ``step`` of the
+    row's shuffle. Step k takes the high half of the row's k // 2-th number when k is even,
+    its low half when odd, the numbers splitmix64's from ``row`` (row_state) on: a group's
+    numbers follow from ``step`` alone, so the groups can be shuffled in any order, or
+    some not at all."""
+    cdef uint64_t state = row + <uint64_t> (step >> 1) * <uint64_t> 0x9E3779B97F4A7C15
+    cdef uint64_t bits
+    if step & 1 and m > 1:
+        bits = splitmix64(&state)
+        _fisher_yates_step(order, start, m, <uint32_t> bits, row, step)
+        m -= 1
+        step += 1
+    while m > 2:
+        bits = splitmix64(&state)
+        _fisher_yates_step(order, start, m, <uint32_t> (bits >> 32), row, step)
+        _fisher_yates_step(order, start, m - 1, <uint32_t> bits, row, step + 1)
+        m -= 2
+        step += 2
+    if m == 2:
+        bits = splitmix64(&state)
+        _fisher_yates_step(order, start, 2, <uint32_t> (bits >> 32), row, step)
 
 
 cdef inline void shuffle_groups(int32_t* order, const int32_t* end, Py_ssize_t q,
-                                uint64_t* state) noexcept nogil:
-    """Uniformly random order inside every tie group (Fisher-Yates per group, from the
-    group's last position down). Each 64-bit draw serves two steps, its high half first,
-    the pair running across group boundaries; the steps go two a draw (a quarter faster
-    than one step an iteration choosing the half)."""
-    cdef Py_ssize_t start = 0, stop, m
-    cdef uint64_t bits = 0
-    cdef bint spare = False  # the low half of bits is still to serve
+                                uint64_t row) noexcept nogil:
+    """Uniformly random order inside every tie group (shuffle_group; ``row`` from
+    row_state): a group of m labels takes m - 1 steps, in order of position."""
+    cdef Py_ssize_t start = 0, stop, groups = 0
     while start < q:
         stop = end[start]
-        m = stop - start
-        if m > 1:
-            if spare:
-                _fisher_yates_step(order, start, m, <uint32_t> bits, state)
-                m -= 1
-                spare = False
-            while m > 2:
-                bits = splitmix64(state)
-                _fisher_yates_step(order, start, m, <uint32_t> (bits >> 32), state)
-                _fisher_yates_step(order, start, m - 1, <uint32_t> bits, state)
-                m -= 2
-            if m == 2:
-                bits = splitmix64(state)
-                _fisher_yates_step(order, start, 2, <uint32_t> (bits >> 32), state)
-                spare = True
+        if stop - start > 1:
+            shuffle_group(order, start, stop - start, row, start - groups)
+        groups += 1
         start = stop
 
 
@@ -480,7 +499,6 @@ cdef inline void emit_row(int32_t* order, const int32_t* end, Py_ssize_t q, int 
     outputs of ``method`` (each q values; out_frac for FRACTIONAL only, out_end and
     out_start for GROUPS only, which writes the labels in sorted order to out_int)."""
     cdef Py_ssize_t p, start = 0, stop, group = 0
-    cdef uint64_t state
     if method == GROUPS:
         while start < q:
             stop = end[start]
@@ -491,8 +509,7 @@ cdef inline void emit_row(int32_t* order, const int32_t* end, Py_ssize_t q, int 
             start = stop
         return
     if method == ORDINAL:
-        state = row_state(seed, row)
-        shuffle_groups(order, end, q, &state)
+        shuffle_groups(order, end, q, row_state(seed, row))
     if method == ORDINAL or method == STABLE:
         for p in range(q):
             out_int[order[p]] = <int32_t> (p + 1)

@@ -85,7 +85,7 @@ cdef extern from "expected_precision.h" nogil:
 
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
-    SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_groups,
+    SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_group,
     sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
@@ -436,12 +436,11 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
                                       const uint8_t* y, uint64_t seed, Py_ssize_t row,
                                       Scratch* s) noexcept nogil:
     """1 - y of the label the seeded random order puts first. That order shuffles the top tie
-    group first, from the start of the row's generator, its labels in ascending index
+    group first, from the row's first step, its labels in ascending index
     (_tiesort.shuffle_groups after the stable sort): the same shuffle of the same list here."""
     cdef SortWork* w = s.w
     cdef Py_ssize_t j, n_top = 0, n_zero = q - m
     cdef double top = 0.0
-    cdef uint64_t state = row_state(seed, row)
     cdef int64_t g, e
     cdef unsigned seen = 0
     for j in range(q):
@@ -475,9 +474,7 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
         if idx != NULL:
             for j in range(n_top):
                 w.order[j] = <int32_t> idx[w.order[j]]
-    for j in range(n_top):
-        w.end[j] = <int32_t> n_top
-    shuffle_groups(w.order, w.end, n_top, &state)
+    shuffle_group(w.order, 0, n_top, row_state(seed, row), 0)
     return 1.0 - y[w.order[0]]
 
 

@@ -16,9 +16,10 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
   label being predicted with probability d/s (see ``boundary_expectations``) — or, for a
   row whose weight is neither 0 nor 1 (and in the C API), it draws ``n_draws`` random
   predicted sets into per-draw label counters ``mc``;
-* the *ordinal* pass shuffles each tie group with the row's own counter-based generator
-  (``row_state(seed, row)``, exactly as ``fastrank.ranking.rank(..., "ordinal")`` does) and
-  walks the positions. It runs last: it shuffles ``w.order`` in place.
+* the *ordinal* pass shuffles the tie groups whose order a value reads with the row's own
+  counter-based generator (``row_state(seed, row)``, each group exactly as
+  ``fastrank.ranking.rank(..., "ordinal")`` shuffles it) and walks the positions. It runs
+  last: it shuffles ``w.order`` in place.
 
 Outputs
 -------
@@ -50,7 +51,8 @@ import numpy as np
 
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, fr_prefetch_bytes, index_t, prefetch_row_at,
-    row_state, shuffle_groups, sort_keys, sort_row_at, sort_work_free, sort_work_new,
+    row_state, shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free,
+    sort_work_new,
 )
 
 cdef extern from "document_sums.h":
@@ -254,8 +256,9 @@ cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k
 
 cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                              Py_ssize_t top_k, uint64_t zkey, double wt, double* out,
-                             double* lab) noexcept nogil:
-    """Dense/standard/modified values of one sorted row (whole tie groups)."""
+                             double* lab, int32_t* group_rel) noexcept nogil:
+    """Dense/standard/modified values of one sorted row (whole tie groups); group_rel[start]
+    <- the relevant labels of the group starting at position start."""
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
     cdef Py_ssize_t start = 0, stop, p, group = 0, rel_g, cum_rel = 0, cum_nonrel = 0
@@ -272,6 +275,7 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
         rel_g = 0
         for p in range(start, stop):
             rel_g += y[order[p]]
+        group_rel[start] = <int32_t> rel_g
         cum_rel += rel_g
         cum_nonrel += (stop - start) - rel_g
         if group == 0 and rel_g == stop - start:
@@ -312,16 +316,35 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
 
 cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                Py_ssize_t top_k, uint64_t zkey, uint64_t seed, Py_ssize_t row,
-                               double wt, double* out, double* lab) noexcept nogil:
-    """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions."""
+                               double wt, double* out, double* lab, int32_t* group_rel,
+                               bint counted) noexcept nogil:
+    """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions.
+    Only the groups whose order some value reads are shuffled, each as the whole row's
+    shuffle would (shuffle_group): those holding a relevant label, and those starting
+    before position max(k, |C|) (the cutoff's labels, r-precision's); the others' labels
+    stay in index order, which changes no value. The groups' relevant labels are
+    group_rel[start] when ``counted`` (an earlier pass counted them), counted here if not."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t p, c, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
     cdef Py_ssize_t tp_r = 0, npred_r = 0
     cdef Py_ssize_t k = n_rel if top_k < 0 else top_k
+    cdef Py_ssize_t start = 0, stop, groups = 0, rel_g, read = k if k > n_rel else n_rel
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec
     cdef bint is_zero, drop_zero = top_k < 0
-    cdef uint64_t state = row_state(seed, row)
-    shuffle_groups(order, w.end, q, &state)
+    cdef uint64_t stream = row_state(seed, row)
+    while start < q:
+        stop = w.end[start]
+        if stop - start > 1:
+            if counted:
+                rel_g = group_rel[start]
+            else:
+                rel_g = 0
+                for p in range(start, stop):
+                    rel_g += y[order[p]]
+            if rel_g > 0 or start < read:
+                shuffle_group(order, start, stop - start, stream, start - groups)
+        groups += 1
+        start = stop
     for p in range(q):
         c = order[p]
         is_zero = w.keys[p] == zkey
@@ -358,7 +381,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
                                 double wt, double* out, double* lab, double* mc,
-                                Records* rec) noexcept nogil:
+                                Records* rec, int32_t* group_rel) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -399,6 +422,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
         a = 0
         for p in range(start, stop):
             a += y[order[p]]
+        group_rel[start] = <int32_t> a
         if start == 0:
             out[E_ONE_ERROR] = 1.0 - <double> a / s
         if a > 0:
@@ -484,10 +508,13 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
                           Py_ssize_t row, double wt, double* out, double* lab, double* mc,
                           Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
-    metrics use the perfect cutoff (top_k < 0) or the first top_k positions. Returns the
-    bitwise OR of the row's truth values (above 1: one is neither 0 nor 1, and the values
-    are meaningless)."""
+    metrics use the perfect cutoff (top_k < 0) or the first top_k positions. ``scratch``
+    holds 2q int32: the expected family's draws, then the tie groups' relevant labels
+    (which the group or expected pass counts for the ordinal one). Returns the bitwise OR
+    of the row's truth values (above 1: one is neither 0 nor 1, and the values are
+    meaningless)."""
     cdef Py_ssize_t c, n_rel = 0
+    cdef int32_t* group_rel = scratch + q
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + LAB_REL * q
     cdef unsigned seen = 0
@@ -497,13 +524,13 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
         rel[c] += wt * y[c]
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
-        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q)
+        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q, group_rel)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, harmonic,
-                       wt, out, lab, mc, rec)
+                       wt, out, lab, mc, rec, group_rel)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
-                      lab + LAB_ORDINAL * q)
+                      lab + LAB_ORDINAL * q, group_rel, families & (GROUP | EXPECTED) != 0)
     return seen
 
 
@@ -577,7 +604,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     failed[0] = rec == NULL or bad == NULL or (families & EXPECTED and harmonic == NULL)
     with nogil, parallel():
         w = sort_work_new(q)
-        scratch = <int32_t*> malloc(q * sizeof(int32_t))
+        scratch = <int32_t*> malloc(2 * q * sizeof(int32_t))
         if w == NULL or scratch == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
@@ -620,7 +647,7 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     The harmonic numbers come from the process's one table (fr_shared_harmonic_numbers),
     not built for each row."""
     cdef SortWork* w = sort_work_new(q)
-    cdef int32_t* scratch = <int32_t*> malloc(q * sizeof(int32_t))
+    cdef int32_t* scratch = <int32_t*> malloc(2 * q * sizeof(int32_t))
     cdef const double* harmonic = fr_shared_harmonic_numbers(q) if families & EXPECTED \
         else NULL
     cdef int status = -1
@@ -1025,10 +1052,8 @@ cdef inline void _cut_row(SortWork* w, Py_ssize_t q, Py_ssize_t k, bint ordinal,
                           uint64_t seed, Py_ssize_t row, uint8_t* out) noexcept nogil:
     cdef Py_ssize_t p, cut
     cdef uint64_t zkey = desc_key(0.0)
-    cdef uint64_t state
     if ordinal:
-        state = row_state(seed, row)
-        shuffle_groups(w.order, w.end, q, &state)
+        shuffle_groups(w.order, w.end, q, row_state(seed, row))
         cut = k if k < q else q
         if cut < 0:
             cut = 0

@@ -76,7 +76,6 @@ cdef inline int _document(fr_tk_work* w, const Job* job, Py_ssize_t row, const d
     cdef int code = fr_tk_select(w, val, lab, ns, sorted)
     cdef int mode
     cdef int64_t length
-    cdef uint64_t state
     cdef const int32_t* truth = job.tind + job.tptr[row]
     cdef int64_t m = job.tptr[row + 1] - job.tptr[row]
     cdef double weight = job.weight[row] if job.weight != NULL else 1.0
@@ -88,8 +87,8 @@ cdef inline int _document(fr_tk_work* w, const Job* job, Py_ssize_t row, const d
         if job.flags & (1 << mode):
             length = fr_tk_order(w, mode)
             if mode == FR_TK_ORDINAL:  # the shuffle of fastrank.ranking.rank, row by row
-                state = row_state(job.seed, job.first_row + row)
-                shuffle_groups(w.order, w.end, length, &state)
+                shuffle_groups(w.order, w.end, length,
+                               row_state(job.seed, job.first_row + row))
             fr_tk_order_modes(w, mode, truth, m, job.invp, weight, out)
     return FR_TK_OK
 
