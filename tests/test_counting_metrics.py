@@ -13,7 +13,7 @@ from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
 from fastrank._validation import int32_indexed
 
-COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and one-error under ordinal
+COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and ordinal one-error, coverage
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
           "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
           "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k),
@@ -39,7 +39,7 @@ def bits(a):
 
 def assert_same_per_document(y, s, seed=12345):
     """Counting kernel == sort-based kernel, per document, for every metric and ranking
-    type it serves (ordinal: one-error, from the same seed)."""
+    type it serves (ordinal: one-error and coverage, from the same seed)."""
     for name_s, S in layouts(s).items():
         yy, SS = check_inputs(y, S)
         counted = int32_indexed(SS) if name_s == "CSR64" else SS
@@ -223,8 +223,9 @@ def test_more_rows_than_one_block():
 
 @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
 def test_ordinal_one_error_draws_the_seeded_order(seed):
-    """Ordinal one-error is counted with the seeded shuffle of the top tie group: it equals
-    the sort path's for every seed and every row of several blocks' worth of rows (each row
+    """Ordinal one-error and coverage are counted with the seeded shuffle of one tie group
+    (the top one; the lowest relevant one, from the step its counts give): they equal the
+    sort path's for every seed and every row of several blocks' worth of rows (each row
     draws as its global index); the other ordinal values keep the sort path."""
     rng = np.random.default_rng(4)
     s = rng.choice([0.0, 0.5, 1.0], size=(50, 20))
@@ -234,7 +235,8 @@ def test_ordinal_one_error_draws_the_seeded_order(seed):
     for S in layouts(s).values():
         assert bits(M.one_error(y, S, ties="ordinal", random_state=seed)) == \
             bits(res["one_error"])
-        assert M.coverage(y, S, ties="ordinal", random_state=seed) == res["coverage"]
+        assert bits(M.coverage(y, S, ties="ordinal", random_state=seed)) == \
+            bits(res["coverage"])
 
 
 def test_ordinal_one_error_rows_draw_as_their_global_index():
@@ -244,6 +246,7 @@ def test_ordinal_one_error_rows_draw_as_their_global_index():
     y = (rng.random((n, 4)) < 0.5).astype(np.uint8)
     res = M.evaluate(y, s, ties=("ordinal",), random_state=3)["ordinal"]
     assert bits(M.one_error(y, s, ties="ordinal", random_state=3)) == bits(res["one_error"])
+    assert bits(M.coverage(y, s, ties="ordinal", random_state=3)) == bits(res["coverage"])
 
 
 @pytest.mark.parametrize("n", [1, 127, 128, 129, 1000, 4097])
@@ -274,7 +277,7 @@ def test_the_counting_total_has_numpy_bits(n, threads):
 def test_the_kernel_refuses_a_pair_it_does_not_count():
     y, s = np.ones((1, 3), dtype=np.uint8), np.zeros((1, 3))
     with pytest.raises(ValueError, match="no counting form"):
-        tie_counts.values(*score_args(s), y, tie_counts.METRICS["coverage"],
+        tie_counts.values(*score_args(s), y, tie_counts.METRICS["ranking_loss"],
                           tie_counts.TIES["ordinal"], 0, 0, np.empty(0), np.empty(1))
 
 

@@ -25,8 +25,10 @@ without sorting the row:
 
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
-ranking type only one-error is counted (its random order shuffles the top tie group first,
-which is found without a sort); the other ordinal values stay with the sort-based kernel.
+ranking type one-error and coverage are counted: each reads one tie group of the random
+order (the top one; the lowest relevant one), whose shuffle starts at a step found from the
+counts above it (_tiesort.shuffle_group), so only that group is gathered and shuffled; the
+other ordinal values stay with the sort-based kernel.
 
 Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
 truth value 0 or 1), so the Python layer does not scan the inputs before the call.
@@ -104,7 +106,7 @@ cdef enum:
     STANDARD = 1
     MODIFIED = 2
     EXPECTED = 3
-    ORDINAL = 4  # one-error only: the top of the seeded random order
+    ORDINAL = 4  # one-error and coverage: one tie group of the seeded random order
 
 cdef enum:
     MAX_LEVELS = 32  # rows with more relevant levels than this are sorted instead
@@ -118,7 +120,8 @@ METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING
 TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED,
         "ordinal": ORDINAL}
 #: the (metric, ranking type) pairs this module computes
-SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {("one_error", "ordinal")}
+SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {
+    ("one_error", "ordinal"), ("coverage", "ordinal")}
 
 
 cdef struct Scratch:
@@ -431,15 +434,42 @@ cdef inline double _value(const Scratch* s, Py_ssize_t n_lev, Py_ssize_t n_rel, 
     return ap_pos / (n_rel if ties == EXPECTED else n_lev)
 
 
+cdef inline Py_ssize_t _group_labels(const floating* x, Py_ssize_t stride,
+                                     const index_t* idx, Py_ssize_t m, Py_ssize_t q, double v,
+                                     Scratch* s) noexcept nogil:
+    """s.w.order <- the labels whose belief is v (a belief of the row, or 0), in ascending
+    index: the tie group of v, in the order the stable sort leaves it. Returns its size."""
+    cdef SortWork* w = s.w
+    cdef Py_ssize_t j, n = 0
+    if q > m and v == 0.0:  # the zero group: every label without a non-zero belief
+        for j in range(m):
+            if x[j] != 0:
+                w.mark[idx[j]] = 1
+        for j in range(q):
+            if w.mark[j]:
+                w.mark[j] = 0
+            else:
+                w.order[n] = <int32_t> j
+                n += 1
+        return n
+    if floating is float:
+        n = fr_where_equal_f32(x, stride, m, <float> v, w.order)
+    else:
+        n = fr_where_equal_f64(x, stride, m, v, w.order)
+    if idx != NULL:
+        for j in range(n):
+            w.order[j] = <int32_t> idx[w.order[j]]
+    return n
+
+
 cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
                                       const index_t* idx, Py_ssize_t m, Py_ssize_t q,
                                       const uint8_t* y, uint64_t seed, Py_ssize_t row,
                                       Scratch* s) noexcept nogil:
     """1 - y of the label the seeded random order puts first. That order shuffles the top tie
-    group first, from the row's first step, its labels in ascending index
-    (_tiesort.shuffle_groups after the stable sort): the same shuffle of the same list here."""
-    cdef SortWork* w = s.w
-    cdef Py_ssize_t j, n_top = 0, n_zero = q - m
+    group from the row's first step, its labels in ascending index (_tiesort.shuffle_groups
+    after the stable sort): the same shuffle of the same list here."""
+    cdef Py_ssize_t j, n_top, n_zero = q - m
     cdef double top = 0.0
     cdef int64_t g, e
     cdef unsigned seen = 0
@@ -456,26 +486,32 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
         return 0.0
     if n_zero > 0 and 0.0 > top:
         top = 0.0
-    if n_zero > 0 and top == 0.0:  # the zero group: every label without a non-zero belief
-        for j in range(m):
-            if x[j] != 0:
-                w.mark[idx[j]] = 1
-        for j in range(q):
-            if w.mark[j]:
-                w.mark[j] = 0
-            else:
-                w.order[n_top] = <int32_t> j
-                n_top += 1
-    else:
-        if floating is float:
-            n_top = fr_where_equal_f32(x, stride, m, <float> top, w.order)
-        else:
-            n_top = fr_where_equal_f64(x, stride, m, top, w.order)
-        if idx != NULL:
-            for j in range(n_top):
-                w.order[j] = <int32_t> idx[w.order[j]]
-    shuffle_group(w.order, 0, n_top, row_state(seed, row), 0)
-    return 1.0 - y[w.order[0]]
+    n_top = _group_labels(x, stride, idx, m, q, top, s)
+    shuffle_group(s.w.order, 0, n_top, row_state(seed, row), 0)
+    return 1.0 - y[s.w.order[0]]
+
+
+cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
+                                     const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                     const uint8_t* y, uint64_t seed, Py_ssize_t row,
+                                     Scratch* s) noexcept nogil:
+    """The position of the last relevant label in the seeded random order, found without a
+    sort: the lowest relevant tie group starts after the gt labels above it, and its
+    shuffle at step gt - (distinct beliefs above it) of the row's (a group of m labels takes
+    m - 1 steps); that group alone is shuffled (_tiesort.shuffle_group), as the whole row's
+    shuffle would, its labels in ascending index."""
+    cdef Py_ssize_t n_rel, n, last
+    cdef double low
+    _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low)
+    if s.bad or n_rel == 0:
+        return 0.0
+    n = _group_labels(x, stride, idx, m, q, low, s)
+    shuffle_group(s.w.order, 0, n, row_state(seed, row),
+                  s.gt[0] - _distinct_above(x, stride, m, q - m, low, s))
+    last = n - 1
+    while last > 0 and not y[s.w.order[last]]:
+        last -= 1
+    return <double> (s.gt[0] + last)
 
 
 cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
@@ -625,6 +661,8 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
         x = vp + pp[i] if m > 0 else vp  # never read when m == 0
         idx = ip + pp[i] if m > 0 else ip  # NULL only when m == 0 < q
         stride = 1
+    if ties == ORDINAL and metric == COVERAGE:
+        return _ordinal_coverage(x, stride, idx, m, q, y, seed, row, s)
     if ties == ORDINAL:
         return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
     if metric == R_PRECISION:
@@ -671,7 +709,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef int bad[1]
     cdef int level = current_level()
     if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
-            or (ties == ORDINAL and metric != ONE_ERROR):
+            or (ties == ORDINAL and metric != ONE_ERROR and metric != COVERAGE):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
     if out.shape[0] != n or (wp != NULL and weight.shape[0] != n):
