@@ -25,8 +25,9 @@ One-error, coverage, ranking loss and both average precisions under dense, stand
 modified and expected count, per relevant belief, the labels above and tied with it instead
 of sorting each row; r-precision selects the ``|C_j|``-th largest belief and counts the
 labels above and tied with it. They form the same floating-point values as
-:func:`evaluate` (the same bits); so does one-error under ordinal (the seeded shuffle of the
-top tie group alone). The other ordinal values sort each row as :func:`evaluate` does. A
+:func:`evaluate` (the same bits); so do one-error and coverage under ordinal (the seeded
+shuffle of one tie group alone: the top one, the lowest relevant one). The other ordinal
+values sort each row as :func:`evaluate` does, shuffling the tie groups they read. A
 CSR ``y_score`` whose indices are int64 is counted with int32 copies of its two index
 arrays (the sorting kernel, without copies, past 2**31 stored values).
 """
