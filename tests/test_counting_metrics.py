@@ -13,7 +13,7 @@ from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
 from fastrank._validation import int32_indexed
 
-COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and ordinal one-error, coverage
+COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and three ordinal forms
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
           "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
           "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k),
@@ -39,7 +39,7 @@ def bits(a):
 
 def assert_same_per_document(y, s, seed=12345):
     """Counting kernel == sort-based kernel, per document, for every metric and ranking
-    type it serves (ordinal: one-error and coverage, from the same seed)."""
+    type it serves (ordinal: one-error, coverage and r-precision, from the same seed)."""
     for name_s, S in layouts(s).items():
         yy, SS = check_inputs(y, S)
         counted = int32_indexed(SS) if name_s == "CSR64" else SS
@@ -223,10 +223,11 @@ def test_more_rows_than_one_block():
 
 @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
 def test_ordinal_one_error_draws_the_seeded_order(seed):
-    """Ordinal one-error and coverage are counted with the seeded shuffle of one tie group
-    (the top one; the lowest relevant one, from the step its counts give): they equal the
-    sort path's for every seed and every row of several blocks' worth of rows (each row
-    draws as its global index); the other ordinal values keep the sort path."""
+    """Ordinal one-error, coverage and r-precision are counted with the seeded shuffle of one
+    tie group (the top one; the lowest relevant one; the one at position |C|, from the step
+    its counts give): they equal the sort path's for every seed and every row of several
+    blocks' worth of rows (each row draws as its global index); the other ordinal values
+    keep the sort path."""
     rng = np.random.default_rng(4)
     s = rng.choice([0.0, 0.5, 1.0], size=(50, 20))
     y = (rng.random((50, 20)) < 0.3).astype(np.uint8)
@@ -237,6 +238,8 @@ def test_ordinal_one_error_draws_the_seeded_order(seed):
             bits(res["one_error"])
         assert bits(M.coverage(y, S, ties="ordinal", random_state=seed)) == \
             bits(res["coverage"])
+        assert bits(M.r_precision(y, S, ties="ordinal", random_state=seed)) == \
+            bits(res["r_precision"])
 
 
 def test_ordinal_one_error_rows_draw_as_their_global_index():

@@ -25,10 +25,11 @@ without sorting the row:
 
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
-ranking type one-error and coverage are counted: each reads one tie group of the random
-order (the top one; the lowest relevant one), whose shuffle starts at a step found from the
-counts above it (_tiesort.shuffle_group), so only that group is gathered and shuffled; the
-other ordinal values stay with the sort-based kernel.
+ranking type one-error, coverage and r-precision are counted: each reads one tie group of
+the random order (the top one; the lowest relevant one; the one holding position |C|), whose
+shuffle starts at a step found from the counts above it (_tiesort.shuffle_group), so only
+that group is gathered and shuffled; ranking loss and average precision stay with the
+sort-based kernel.
 
 Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
 truth value 0 or 1), so the Python layer does not scan the inputs before the call.
@@ -106,7 +107,7 @@ cdef enum:
     STANDARD = 1
     MODIFIED = 2
     EXPECTED = 3
-    ORDINAL = 4  # one-error and coverage: one tie group of the seeded random order
+    ORDINAL = 4  # one-error, coverage, r-precision: one tie group of the seeded random order
 
 cdef enum:
     MAX_LEVELS = 32  # rows with more relevant levels than this are sorted instead
@@ -121,7 +122,7 @@ TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": 
         "ordinal": ORDINAL}
 #: the (metric, ranking type) pairs this module computes
 SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {
-    ("one_error", "ordinal"), ("coverage", "ordinal")}
+    ("one_error", "ordinal"), ("coverage", "ordinal"), ("r_precision", "ordinal")}
 
 
 cdef struct Scratch:
@@ -593,15 +594,19 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
                                 Py_ssize_t col_stride, const index_t* ip, const index_t* pp,
                                 Py_ssize_t i, const floating* x, Py_ssize_t stride,
                                 const index_t* idx, Py_ssize_t m, Py_ssize_t q,
-                                const uint8_t* y, int ties, Scratch* s) noexcept nogil:
+                                const uint8_t* y, int ties, uint64_t seed, Py_ssize_t row,
+                                Scratch* s) noexcept nogil:
     """R-precision of one row: the boundary belief v (the |C|-th largest: _boundary, or read
     off the sorted row when |C| > TOP_MAX) splits the row into the g labels above it and
     the e tied with it; a_above and a_at relevant labels among them, z labels of belief 0
     (z_rel relevant) that the prediction drops. The values are the sort-based kernel's
-    sums, which hold integers until the boundary group's share (expected)."""
+    sums, which hold integers until the boundary group's share (expected). Under ordinal,
+    the first d = |C| - g labels of the boundary group's seeded shuffle are predicted: all
+    or none of them relevant when the group's labels are, else the group alone is gathered
+    and shuffled (as _ordinal_coverage does)."""
     cdef uint64_t* rel_keys = s.tab_key  # (the sort and the selection use s.w)
-    cdef Py_ssize_t n_rel, n_keys, n_imp, n_zero = q - m, j, d
-    cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred
+    cdef Py_ssize_t n_rel, n_keys, n_imp, n_zero = q - m, j, d, n
+    cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred, at
     cdef uint64_t kv, zkey = desc_key(0.0)
     cdef double v, t
     n_keys = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
@@ -630,6 +635,19 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
         a_above += (n_imp - 1) * (0.0 > v)
         a_at += (n_imp - 1) * (v == 0.0)
         z_rel += (n_imp - 1) * (0.0 > v)
+    if ties == ORDINAL and v != 0.0:  # the first |C| positions: d of the boundary group's
+        d = n_rel - g
+        if a_at == 0 or a_at == e:
+            at = d if a_at else 0
+        else:
+            n = _group_labels(x, stride, idx, m, q, v, s)
+            shuffle_group(s.w.order, 0, n, row_state(seed, row),
+                          g - _distinct_above(x, stride, m, n_zero, v, s))
+            at = 0
+            for j in range(d):
+                at += y[s.w.order[j]]
+        n_pred = g - z + d
+        return <double> (a_above - z_rel + at) / <double> n_pred if n_pred > 0 else 0.0
     if ties == EXPECTED:  # the first |C| positions: d of the boundary group's e labels
         d = n_rel - g
         if v == 0.0:
@@ -661,13 +679,13 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
         x = vp + pp[i] if m > 0 else vp  # never read when m == 0
         idx = ip + pp[i] if m > 0 else ip  # NULL only when m == 0 < q
         stride = 1
+    if ties == ORDINAL and metric == ONE_ERROR:
+        return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
     if ties == ORDINAL and metric == COVERAGE:
         return _ordinal_coverage(x, stride, idx, m, q, y, seed, row, s)
-    if ties == ORDINAL:
-        return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
     if metric == R_PRECISION:
         return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
-                            ties, s)
+                            ties, seed, row, s)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
@@ -709,7 +727,8 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef int bad[1]
     cdef int level = current_level()
     if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
-            or (ties == ORDINAL and metric != ONE_ERROR and metric != COVERAGE):
+            or (ties == ORDINAL and metric != ONE_ERROR and metric != COVERAGE
+                and metric != R_PRECISION):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
     if out.shape[0] != n or (wp != NULL and weight.shape[0] != n):
