@@ -319,11 +319,12 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
                                double wt, double* out, double* lab, int32_t* group_rel,
                                bint counted) noexcept nogil:
     """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions.
-    Only the groups whose order some value reads are shuffled, each as the whole row's
-    shuffle would (shuffle_group): those holding a relevant label, and those starting
-    before position max(k, |C|) (the cutoff's labels, r-precision's); the others' labels
-    stay in index order, which changes no value. The groups' relevant labels are
-    group_rel[start] when ``counted`` (an earlier pass counted them), counted here if not."""
+    Only the groups whose order some value reads are shuffled and walked, each shuffled as
+    the whole row's shuffle would (shuffle_group): those holding a relevant label, and those
+    starting before position max(k, |C|) (the cutoff's labels, r-precision's); the others
+    only add their labels to the irrelevant ones above the next, which changes no value.
+    The groups' relevant labels are group_rel[start] when ``counted`` (an earlier pass
+    counted them), counted here if not."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t p, c, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
     cdef Py_ssize_t tp_r = 0, npred_r = 0
@@ -334,39 +335,43 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     cdef uint64_t stream = row_state(seed, row)
     while start < q:
         stop = w.end[start]
+        if counted:
+            rel_g = group_rel[start]
+        else:
+            rel_g = 0
+            for p in range(start, stop):
+                rel_g += y[order[p]]
+        if rel_g == 0 and start >= read:
+            cum_nonrel += stop - start
+            groups += 1
+            start = stop
+            continue
         if stop - start > 1:
-            if counted:
-                rel_g = group_rel[start]
+            shuffle_group(order, start, stop - start, stream, start - groups)
+        is_zero = w.keys[start] == zkey
+        for p in range(start, stop):
+            c = order[p]
+            if y[c]:
+                cum_rel += 1
+                loss += cum_nonrel
+                cov = p
+                prec = <double> cum_rel / (p + 1)
+                ap_lab += prec
+                if not is_zero:
+                    ap_pos += prec
             else:
-                rel_g = 0
-                for p in range(start, stop):
-                    rel_g += y[order[p]]
-            if rel_g > 0 or start < read:
-                shuffle_group(order, start, stop - start, stream, start - groups)
+                cum_nonrel += 1
+            if p < n_rel and not is_zero:
+                npred_r += 1
+                tp_r += y[c]
+            if p < k and not (drop_zero and is_zero):
+                npred += 1
+                lab[q + c] += wt
+                if y[c]:
+                    tp += 1
+                    lab[c] += wt
         groups += 1
         start = stop
-    for p in range(q):
-        c = order[p]
-        is_zero = w.keys[p] == zkey
-        if y[c]:
-            cum_rel += 1
-            loss += cum_nonrel
-            cov = p
-            prec = <double> cum_rel / (p + 1)
-            ap_lab += prec
-            if not is_zero:
-                ap_pos += prec
-        else:
-            cum_nonrel += 1
-        if p < n_rel and not is_zero:
-            npred_r += 1
-            tp_r += y[c]
-        if p < k and not (drop_zero and is_zero):
-            npred += 1
-            lab[q + c] += wt
-            if y[c]:
-                tp += 1
-                lab[c] += wt
     out[O_ONE_ERROR] = 1.0 - y[order[0]]
     out[O_COVERAGE] = cov
     out[O_RANKING_LOSS] = loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
