@@ -534,11 +534,15 @@ cdef inline uint64_t _may_enter(fr_simd_level lv, const floating* dot, const flo
         return fr_may_enter_f64(lv, dot, w, n, lo)
 
 
-cdef inline double _sieve_lo(double qinv, double bar) noexcept nogil:
-    """The sieve's bound on dot * w for a bar (a cosine): bar / qinv widened by SIEVE relative
-    and SIEVE_ABS absolute (_may_enter). Needs qinv > 0."""
-    cdef double t = bar / qinv
+cdef inline double _lowered(double t) noexcept nogil:
+    """t lowered by SIEVE relative and SIEVE_ABS absolute: below every rounding of it."""
     return t - fabs(t) * SIEVE - SIEVE_ABS
+
+
+cdef inline double _sieve_lo(double qinv, double bar) noexcept nogil:
+    """The sieve's bound on dot * w for a bar (a cosine): bar / qinv lowered (_may_enter).
+    Needs qinv > 0."""
+    return _lowered(bar / qinv)
 
 
 cdef inline void _offer_best(fr_simd_level lv, const floating* row, const floating* w,
@@ -553,18 +557,16 @@ cdef inline void _offer_best(fr_simd_level lv, const floating* row, const floati
     _may_enter) in the query's first block; in later ones the best kept. One or two vector
     passes over the block, where the general search calls the sieve chunk after chunk as
     its bar rises. Needs qinv > 0."""
-    cdef double t, bar, lo
+    cdef double bar, lo
     cdef Py_ssize_t s0, c, j, part
     cdef uint64_t m
     cdef uint64_t masks[BEST_WORDS]
     if size[0] == 1:
         bar = hv[0]
+    elif floating is float:
+        bar = _lowered(fr_max_scaled_f32(lv, row, w, n) * qinv)
     else:
-        if floating is float:
-            t = fr_max_scaled_f32(lv, row, w, n) * qinv
-        else:
-            t = fr_max_scaled_f64(lv, row, w, n) * qinv
-        bar = t - fabs(t) * SIEVE - SIEVE_ABS
+        bar = _lowered(fr_max_scaled_f64(lv, row, w, n) * qinv)
     lo = _sieve_lo(qinv, bar)
     s0 = 0
     while s0 < n:

@@ -463,6 +463,20 @@ cdef inline Py_ssize_t _group_labels(const floating* x, Py_ssize_t stride,
     return n
 
 
+cdef inline Py_ssize_t _shuffled_group(const floating* x, Py_ssize_t stride,
+                                       const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                       double v, int64_t above, uint64_t seed, Py_ssize_t row,
+                                       Scratch* s) noexcept nogil:
+    """s.w.order <- the tie group of v (_group_labels), which starts after ``above`` labels,
+    in the seeded random order, as the row's whole shuffle leaves it: its first step is
+    above - (distinct beliefs above v) of the row's, a group of m labels taking m - 1
+    (_tiesort.shuffle_group). Returns its size."""
+    cdef Py_ssize_t n = _group_labels(x, stride, idx, m, q, v, s)
+    cdef int64_t step = above - _distinct_above(x, stride, m, q - m, v, s) if above else 0
+    shuffle_group(s.w.order, 0, n, row_state(seed, row), step)
+    return n
+
+
 cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
                                       const index_t* idx, Py_ssize_t m, Py_ssize_t q,
                                       const uint8_t* y, uint64_t seed, Py_ssize_t row,
@@ -470,7 +484,7 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
     """1 - y of the label the seeded random order puts first. That order shuffles the top tie
     group from the row's first step, its labels in ascending index (_tiesort.shuffle_groups
     after the stable sort): the same shuffle of the same list here."""
-    cdef Py_ssize_t j, n_top, n_zero = q - m
+    cdef Py_ssize_t j, n_zero = q - m
     cdef double top = 0.0
     cdef int64_t g, e
     cdef unsigned seen = 0
@@ -487,8 +501,7 @@ cdef inline double _ordinal_one_error(const floating* x, Py_ssize_t stride,
         return 0.0
     if n_zero > 0 and 0.0 > top:
         top = 0.0
-    n_top = _group_labels(x, stride, idx, m, q, top, s)
-    shuffle_group(s.w.order, 0, n_top, row_state(seed, row), 0)
+    _shuffled_group(x, stride, idx, m, q, top, 0, seed, row, s)
     return 1.0 - y[s.w.order[0]]
 
 
@@ -497,19 +510,14 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
                                      const uint8_t* y, uint64_t seed, Py_ssize_t row,
                                      Scratch* s) noexcept nogil:
     """The position of the last relevant label in the seeded random order, found without a
-    sort: the lowest relevant tie group starts after the gt labels above it, and its
-    shuffle at step gt - (distinct beliefs above it) of the row's (a group of m labels takes
-    m - 1 steps); that group alone is shuffled (_tiesort.shuffle_group), as the whole row's
-    shuffle would, its labels in ascending index."""
-    cdef Py_ssize_t n_rel, n, last
+    sort: the lowest relevant tie group starts after the gt labels above it, and that group
+    alone is shuffled (_shuffled_group)."""
+    cdef Py_ssize_t n_rel, last
     cdef double low
     _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low)
     if s.bad or n_rel == 0:
         return 0.0
-    n = _group_labels(x, stride, idx, m, q, low, s)
-    shuffle_group(s.w.order, 0, n, row_state(seed, row),
-                  s.gt[0] - _distinct_above(x, stride, m, q - m, low, s))
-    last = n - 1
+    last = _shuffled_group(x, stride, idx, m, q, low, s.gt[0], seed, row, s) - 1
     while last > 0 and not y[s.w.order[last]]:
         last -= 1
     return <double> (s.gt[0] + last)
@@ -603,9 +611,9 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
     sums, which hold integers until the boundary group's share (expected). Under ordinal,
     the first d = |C| - g labels of the boundary group's seeded shuffle are predicted: all
     or none of them relevant when the group's labels are, else the group alone is gathered
-    and shuffled (as _ordinal_coverage does)."""
+    and shuffled (_shuffled_group)."""
     cdef uint64_t* rel_keys = s.tab_key  # (the sort and the selection use s.w)
-    cdef Py_ssize_t n_rel, n_keys, n_imp, n_zero = q - m, j, d, n
+    cdef Py_ssize_t n_rel, n_keys, n_imp, n_zero = q - m, j, d
     cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred, at
     cdef uint64_t kv, zkey = desc_key(0.0)
     cdef double v, t
@@ -640,9 +648,7 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
         if a_at == 0 or a_at == e:
             at = d if a_at else 0
         else:
-            n = _group_labels(x, stride, idx, m, q, v, s)
-            shuffle_group(s.w.order, 0, n, row_state(seed, row),
-                          g - _distinct_above(x, stride, m, n_zero, v, s))
+            _shuffled_group(x, stride, idx, m, q, v, g, seed, row, s)
             at = 0
             for j in range(d):
                 at += y[s.w.order[j]]
@@ -727,8 +733,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef int bad[1]
     cdef int level = current_level()
     if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
-            or (ties == ORDINAL and metric != ONE_ERROR and metric != COVERAGE
-                and metric != R_PRECISION):
+            or (ties == ORDINAL and RANKING_LOSS <= metric <= AP_LABEL):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
     if out.shape[0] != n or (wp != NULL and weight.shape[0] != n):

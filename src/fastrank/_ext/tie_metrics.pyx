@@ -386,7 +386,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
                                 double wt, double* out, double* lab, double* mc,
-                                Records* rec, int32_t* group_rel) noexcept nogil:
+                                Records* rec, int32_t* group_rel, bint counted) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -424,10 +424,13 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
         stop = end[start]
         s = stop - start
         is_zero = w.keys[start] == zkey
-        a = 0
-        for p in range(start, stop):
-            a += y[order[p]]
-        group_rel[start] = <int32_t> a
+        if counted:  # by the group pass
+            a = group_rel[start]
+        else:
+            a = 0
+            for p in range(start, stop):
+                a += y[order[p]]
+            group_rel[start] = <int32_t> a
         if start == 0:
             out[E_ONE_ERROR] = 1.0 - <double> a / s
         if a > 0:
@@ -532,7 +535,7 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
         _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q, group_rel)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, harmonic,
-                       wt, out, lab, mc, rec, group_rel)
+                       wt, out, lab, mc, rec, group_rel, families & GROUP != 0)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q, group_rel, families & (GROUP | EXPECTED) != 0)
