@@ -457,6 +457,27 @@ def test_document_total_has_numpy_bits(n, seed, weighted, column, threads):
 
 
 @settings(max_examples=40, deadline=None)
+@given(n_parts=st.sampled_from([0, 1, 2, 16, 255, 256]),
+       width=st.sampled_from([0, 2, 9, 511, 512, 513, 9_000, 40_001]),
+       seed=st.integers(0, 2**32 - 1), threads=st.sampled_from([1, 2, 3]))
+def test_chunk_total_has_numpy_bits(n_parts, width, seed, threads):
+    """The per-chunk label counts of a kernel call, summed over the chunks column by column
+    on the threads side by side, with the bits of NumPy's sum over the first axis (of two or
+    more columns: a single one NumPy sums pairwise; a call's counts have N_LAB rows)."""
+    from threadpoolctl import threadpool_limits
+
+    from fastrank._ext import tie_metrics
+    rng = np.random.default_rng(seed)
+    parts = rng.standard_normal((n_parts, width)) * 10.0 ** rng.integers(-6, 6, (n_parts, width))
+    out = np.full(width, np.nan)
+    with threadpool_limits(threads, user_api="openmp"):
+        tie_metrics.chunk_total(parts, out)
+    assert np.array_equal(out.view(np.uint64), parts.sum(axis=0).view(np.uint64))
+    with pytest.raises(ValueError, match=f"{width} columns summed into {width + 1}"):
+        tie_metrics.chunk_total(parts, np.empty(width + 1))
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 300), st.integers(2, 40), st.booleans(), st.sampled_from([2, 255]),
        st.sampled_from(["C", "F", "CSR"]), st.sampled_from([np.float32, np.float64]),
        st.data())

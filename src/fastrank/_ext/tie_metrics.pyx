@@ -883,6 +883,7 @@ cdef enum:
     PIECE_DEPTH = 6  # document_total's pieces: at most 2^6, a few for each of 16 threads
     PIECES = 1 << PIECE_DEPTH
     PARALLEL_SUM_MIN = 1 << 14  # shorter sums stay on the calling thread
+    COLUMN_RUN = 512  # chunk_total's columns per task: each chunk's part of a run is 4 KiB
 
 
 def document_total(const double[:] values, const double[::1] weight):
@@ -906,6 +907,37 @@ def document_total(const double[:] values, const double[::1] weight):
                                           w + first[k] if w != NULL else NULL,
                                           first[k + 1] - first[k])
     return fr_pairwise_join(sums, n, PIECE_DEPTH, &used)
+
+
+cdef inline void _chunk_run(const double* a, Py_ssize_t n_parts, Py_ssize_t width,
+                            Py_ssize_t lo, Py_ssize_t hi, double* o) noexcept nogil:
+    cdef Py_ssize_t j, c
+    for j in range(lo, hi):
+        o[j] = a[j]
+    for c in range(1, n_parts):
+        for j in range(lo, hi):
+            o[j] = o[j] + a[c * width + j]
+
+
+def chunk_total(const double[:, ::1] parts, double[::1] out):
+    """out[j] <- the sum over the chunks c of parts[c, j], added in chunk order: the bits of
+    numpy's ``parts.sum(axis=0)`` when there are two or more columns (numpy adds a single
+    one pairwise), runs of columns summed on the threads side by side (on the calling
+    thread below PARALLEL_SUM_MIN values)."""
+    cdef Py_ssize_t n_parts = parts.shape[0], width = parts.shape[1], run
+    cdef Py_ssize_t n_runs = (width + COLUMN_RUN - 1) // COLUMN_RUN
+    cdef double* o = &out[0] if width else NULL
+    cdef const double* a = &parts[0, 0] if n_parts and width else NULL
+    if out.shape[0] != width:
+        raise ValueError(f"{width} columns summed into {out.shape[0]}")
+    if n_parts == 0:
+        out[:] = 0.0
+    elif n_parts * width < PARALLEL_SUM_MIN:
+        _chunk_run(a, n_parts, width, 0, width, o)
+    else:
+        for run in prange(n_runs, nogil=True, schedule="static"):
+            _chunk_run(a, n_parts, width, run * COLUMN_RUN,
+                       min(width, (run + 1) * COLUMN_RUN), o)
 
 
 def boundary_expectations(const int64_t[::1] start, const int64_t[:, ::1] classes,

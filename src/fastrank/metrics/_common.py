@@ -33,7 +33,8 @@ LAB_REL, LAB_FIXED = _kernel.LAB_ROWS["relevant"], _kernel.LAB_ROWS["fixed"]
 N_LAB = _kernel.N_LAB_ROWS
 # row chunks of a kernel call, each with its own label counters; their number depends on the
 # shapes only, never on the thread count
-_MAX_CHUNKS = 64  # enough for 16 threads to balance: 4 chunks each, taken dynamically
+_MAX_CHUNKS = 256  # 16 per thread on 16 threads, taken as they free up: a slow core waits
+_CHUNK_ROWS = 256  # for one chunk of 256 rows at the end, not for a sixteenth of its share
 _MIN_CHUNKS = 16
 _LAB_BYTES = 32 * 2**20  # label counters beyond which a call has fewer (not under _MIN_CHUNKS)
 _MC_BYTES = 64 * 2**20  # bound on the per-chunk Monte-Carlo counters: fewer chunks beyond it
@@ -147,15 +148,25 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
         raise_flagged(given, "metric")
     if records is not None:
         records.append(counted)
-    return doc, lab.sum(axis=0), mc.sum(axis=0)
+    return doc, _chunk_total(lab), _chunk_total(mc)
+
+
+def _chunk_total(parts):
+    """``parts.sum(axis=0)`` (the same bits) of a kernel call's per-chunk counts, its columns
+    summed on the threads side by side."""
+    out = np.empty(parts.shape[1:])
+    _kernel.chunk_total(parts.reshape(parts.shape[0], out.size), out.reshape(-1))
+    return out
 
 
 def _n_chunks(n, q, n_draws):
     """Row chunks of a kernel call on n rows: each has its own label counts, ``lab`` (N_LAB, q)
     and, for ``n_draws`` random orders, ``mc`` (n_draws, 2, q). Depends on the shapes only,
-    never on the thread count: ``_MAX_CHUNKS``, fewer where the label counts would pass
-    ``_LAB_BYTES`` (not under ``_MIN_CHUNKS``), or the Monte-Carlo ones ``_MC_BYTES``."""
-    chunks = min(n, max(_MIN_CHUNKS, min(_MAX_CHUNKS, _LAB_BYTES // (8 * N_LAB * q))))
+    never on the thread count: one per ``_CHUNK_ROWS`` rows up to ``_MAX_CHUNKS``, fewer
+    where the label counts would pass ``_LAB_BYTES``, never under ``_MIN_CHUNKS`` (nor over
+    n), or fewer where the Monte-Carlo ones would pass ``_MC_BYTES``."""
+    chunks = min(n, max(_MIN_CHUNKS, min(_MAX_CHUNKS, n // _CHUNK_ROWS,
+                                         _LAB_BYTES // (8 * N_LAB * q))))
     if n_draws:
         chunks = max(1, min(chunks, _MC_BYTES // (n_draws * 2 * q * 8)))
     return chunks
