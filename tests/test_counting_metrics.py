@@ -13,7 +13,7 @@ from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
 from fastrank._validation import int32_indexed
 
-COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and three ordinal forms
+COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and the ordinal forms
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
           "ap_position": lambda *a, **k: M.average_precision(*a, per="position", **k),
           "ap_label": lambda *a, **k: M.average_precision(*a, per="label", **k),
@@ -39,7 +39,7 @@ def bits(a):
 
 def assert_same_per_document(y, s, seed=12345):
     """Counting kernel == sort-based kernel, per document, for every metric and ranking
-    type it serves (ordinal: one-error, coverage and r-precision, from the same seed)."""
+    type (ordinal: from the same seed)."""
     for name_s, S in layouts(s).items():
         yy, SS = check_inputs(y, S)
         counted = int32_indexed(SS) if name_s == "CSR64" else SS
@@ -221,35 +221,62 @@ def test_more_rows_than_one_block():
                 bits(res["ranking_loss"])
 
 
+# the public single metrics and the evaluate value each equals (average precision per label
+# is not among evaluate's values: the sort path's per-document column, above)
+ORDINAL_PUBLIC = {"one_error": "one_error", "coverage": "coverage",
+                  "ranking_loss": "ranking_loss", "ap_position": "average_precision",
+                  "r_precision": "r_precision"}
+
+
 @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
-def test_ordinal_one_error_draws_the_seeded_order(seed):
-    """Ordinal one-error, coverage and r-precision are counted with the seeded shuffle of one
-    tie group (the top one; the lowest relevant one; the one at position |C|, from the step
-    its counts give): they equal the sort path's for every seed and every row of several
-    blocks' worth of rows (each row draws as its global index); the other ordinal values
-    keep the sort path."""
+def test_ordinal_values_draw_the_seeded_order(seed):
+    """The ordinal values are counted with the seeded shuffles of the tie groups they read
+    (one-error the top one; coverage the lowest relevant one; r-precision the one at
+    position |C|; ranking loss and average precision each one holding relevant and
+    irrelevant labels, each from the step its counts give): they equal the sort path's
+    for every seed, and the public functions equal evaluate's."""
     rng = np.random.default_rng(4)
     s = rng.choice([0.0, 0.5, 1.0], size=(50, 20))
     y = (rng.random((50, 20)) < 0.3).astype(np.uint8)
     assert_same_per_document(y, s, seed)
     res = M.evaluate(y, s, ties=("ordinal",), random_state=seed)["ordinal"]
     for S in layouts(s).values():
-        assert bits(M.one_error(y, S, ties="ordinal", random_state=seed)) == \
-            bits(res["one_error"])
-        assert bits(M.coverage(y, S, ties="ordinal", random_state=seed)) == \
-            bits(res["coverage"])
-        assert bits(M.r_precision(y, S, ties="ordinal", random_state=seed)) == \
-            bits(res["r_precision"])
+        for name, key in ORDINAL_PUBLIC.items():
+            assert bits(PUBLIC[name](y, S, ties="ordinal", random_state=seed)) == \
+                bits(res[key]), name
 
 
-def test_ordinal_one_error_rows_draw_as_their_global_index():
+@pytest.mark.parametrize("levels, rate", [
+    (100, 0.5),  # more relevant levels than the counting passes take: the row is sorted
+    (60, 0.04),  # few relevant levels, more distinct beliefs above them than the short list
+    (3, 0.02),   # tie groups of some hundred labels, one relevant label in most
+])
+def test_ordinal_ranking_values_on_each_path(levels, rate):
+    rng = np.random.default_rng(levels)
+    s = rng.integers(0, levels, size=(40, 300)) / levels
+    y = (rng.random((40, 300)) < rate).astype(np.uint8)
+    assert_same_per_document(y, s, seed=levels)
+
+
+def test_ordinal_positions_follow_the_redrawn_steps():
+    """Tie groups of 300 000 labels take some steps whose first number would bias the
+    draw, redrawn from the step's own stream: the positions followed through the steps
+    are the shuffled group's."""
+    rng = np.random.default_rng(9)
+    s = np.zeros((2, 300_000))
+    s[1, ::2] = 0.5
+    y = (rng.random(s.shape) < 1e-4).astype(np.uint8)
+    assert_same_per_document(y, s, seed=11)
+
+
+def test_ordinal_rows_draw_as_their_global_index():
     rng = np.random.default_rng(5)
     n = 70_000
     s = rng.choice([0.0, 1.0], size=(n, 4))
     y = (rng.random((n, 4)) < 0.5).astype(np.uint8)
     res = M.evaluate(y, s, ties=("ordinal",), random_state=3)["ordinal"]
-    assert bits(M.one_error(y, s, ties="ordinal", random_state=3)) == bits(res["one_error"])
-    assert bits(M.coverage(y, s, ties="ordinal", random_state=3)) == bits(res["coverage"])
+    for name, key in ORDINAL_PUBLIC.items():
+        assert bits(PUBLIC[name](y, s, ties="ordinal", random_state=3)) == bits(res[key])
 
 
 @pytest.mark.parametrize("n", [1, 127, 128, 129, 1000, 4097])
@@ -277,11 +304,13 @@ def test_the_counting_total_has_numpy_bits(n, threads):
         tie_counts.values(*score_args(s), y, code, 0, 0, 0, np.ones(2), out)
 
 
-def test_the_kernel_refuses_a_pair_it_does_not_count():
+def test_the_kernel_refuses_an_unknown_code():
+    """Every (metric, ranking type) pair is counted; a code outside the tables is refused."""
+    assert tie_counts.SERVED == {(m, t) for m in tie_counts.METRICS for t in tie_counts.TIES}
     y, s = np.ones((1, 3), dtype=np.uint8), np.zeros((1, 3))
-    with pytest.raises(ValueError, match="no counting form"):
-        tie_counts.values(*score_args(s), y, tie_counts.METRICS["ranking_loss"],
-                          tie_counts.TIES["ordinal"], 0, 0, np.empty(0), np.empty(1))
+    for metric, ties in ((len(tie_counts.METRICS), 0), (0, len(tie_counts.TIES)), (-1, 0)):
+        with pytest.raises(ValueError, match="no counting form"):
+            tie_counts.values(*score_args(s), y, metric, ties, 0, 0, np.empty(0), np.empty(1))
 
 
 @settings(max_examples=40, deadline=None)

@@ -25,11 +25,12 @@ without sorting the row:
 
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
-ranking type one-error, coverage and r-precision are counted: each reads one tie group of
-the random order (the top one; the lowest relevant one; the one holding position |C|), whose
-shuffle starts at a step found from the counts above it (_tiesort.shuffle_group), so only
-that group is gathered and shuffled; ranking loss and average precision stay with the
-sort-based kernel.
+ranking type every value reads the tie groups of the random order it needs, each of whose
+shuffles starts at a step found from the counts above it (_tiesort.shuffle_group): one-error,
+coverage and r-precision one group (the top one; the lowest relevant one; the one holding
+position |C|), gathered and shuffled; ranking loss and average precision every relevant
+level's group, a dense row following only its relevant labels' places through the steps
+(_tiesort.shuffled_positions), a CSR row gathering and shuffling the group.
 
 Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
 truth value 0 or 1), so the Python layer does not scan the inputs before the call.
@@ -76,6 +77,8 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_between_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                               double lo, double hi, int bounded, double* out)
 
+cdef extern from "bits.h" nogil:
+    unsigned FR_CTZ64(uint64_t x)
 cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_sum_strided(const double* a, long long stride, const double* w,
                                    long long n)
@@ -89,7 +92,7 @@ cdef extern from "expected_precision.h" nogil:
 from fastrank._ext._simd cimport current_level
 from _tiesort cimport (
     SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_group,
-    sort_keys, sort_row_at, sort_work_free, sort_work_new,
+    shuffled_positions, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
 # metric codes
@@ -107,7 +110,7 @@ cdef enum:
     STANDARD = 1
     MODIFIED = 2
     EXPECTED = 3
-    ORDINAL = 4  # one-error, coverage, r-precision: one tie group of the seeded random order
+    ORDINAL = 4  # the tie groups of the seeded random order that the metric reads
 
 cdef enum:
     MAX_LEVELS = 32  # rows with more relevant levels than this are sorted instead
@@ -121,8 +124,7 @@ METRICS = {"one_error": ONE_ERROR, "coverage": COVERAGE, "ranking_loss": RANKING
 TIES = {"dense": DENSE, "standard": STANDARD, "modified": MODIFIED, "expected": EXPECTED,
         "ordinal": ORDINAL}
 #: the (metric, ranking type) pairs this module computes
-SERVED = {(m, t) for m in METRICS for t in TIES if t != "ordinal"} | {
-    ("one_error", "ordinal"), ("coverage", "ordinal"), ("r_precision", "ordinal")}
+SERVED = {(m, t) for m in METRICS for t in TIES}
 
 
 cdef struct Scratch:
@@ -133,6 +135,7 @@ cdef struct Scratch:
     int64_t* rel         # per level: relevant labels at it
     int64_t* gt          # per level: labels strictly above it
     int64_t* eq          # per level: labels tied with it
+    Py_ssize_t* pos      # ordinal: positions of relevant labels in their tie group
     const double* harmonic  # H_p for p <= q, the call's (expected average precision only)
     double value[MAX_LEVELS]  # per level: its belief (as float for float32 rows)
     uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
@@ -158,11 +161,12 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level, const double* harmonic) noex
     s.rel = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.gt = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.eq = <int64_t*> malloc((q + 1) * sizeof(int64_t))
+    s.pos = <Py_ssize_t*> malloc((q + 1) * sizeof(Py_ssize_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
     s.harmonic = harmonic
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
-            or s.tab_key == NULL or s.tab_stamp == NULL:
+            or s.pos == NULL or s.tab_key == NULL or s.tab_stamp == NULL:
         _scratch_free(s)
         return NULL
     return s
@@ -176,6 +180,7 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.rel)
     free(s.gt)
     free(s.eq)
+    free(s.pos)
     free(s.tab_key)
     free(s.tab_stamp)
     free(s)
@@ -363,11 +368,13 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     return n_lev
 
 
-cdef inline Py_ssize_t _levels_sorted(Scratch* s, Py_ssize_t q,
-                                      const uint8_t* y) noexcept nogil:
-    """The relevant levels of a row sorted by _tiesort (s.w), from its tie groups."""
+cdef inline Py_ssize_t _levels_sorted(Scratch* s, Py_ssize_t q, const uint8_t* y,
+                                      Py_ssize_t* steps) noexcept nogil:
+    """The relevant levels of a row sorted by _tiesort (s.w), from its tie groups; with
+    ``steps``, also the step of the row's shuffle at which each level's group starts (a
+    group takes m - 1 steps)."""
     cdef SortWork* w = s.w
-    cdef Py_ssize_t start = 0, stop, p, rel_g, n_lev = 0
+    cdef Py_ssize_t start = 0, stop, p, rel_g, n_lev = 0, groups = 0
     cdef uint64_t zkey = desc_key(0.0)
     while start < q:
         stop = w.end[start]
@@ -379,7 +386,10 @@ cdef inline Py_ssize_t _levels_sorted(Scratch* s, Py_ssize_t q,
             s.gt[n_lev] = start
             s.eq[n_lev] = stop - start
             s.zero[n_lev] = w.keys[start] == zkey
+            if steps != NULL:
+                steps[n_lev] = start - groups
             n_lev += 1
+        groups += 1
         start = stop
     return n_lev
 
@@ -521,6 +531,171 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
     while last > 0 and not y[s.w.order[last]]:
         last -= 1
     return <double> (s.gt[0] + last)
+
+
+cdef struct OrdinalSums:
+    # ordinal ranking loss and average precision, summed down the positions
+    Py_ssize_t cum_rel  # relevant labels walked so far
+    double loss         # irrelevant labels above each relevant one
+    double ap_pos       # precision at each relevant label of non-zero belief
+    double ap_lab       # precision at each relevant label
+
+
+cdef inline void _walk_group(const int32_t* order, Py_ssize_t n, Py_ssize_t start,
+                             const uint8_t* y, bint is_zero, OrdinalSums* a) noexcept nogil:
+    """Add the relevant labels of a tie group at positions start .. start + n - 1, its labels
+    in their random order order[:n] (NULL: every label relevant, whatever the order) to the
+    sums, with the sort-based kernel's operations (tie_metrics' ordinal pass)."""
+    cdef Py_ssize_t p
+    cdef double prec
+    for p in range(n):
+        if order == NULL or y[order[p]]:
+            a.loss += start + p - a.cum_rel
+            a.cum_rel += 1
+            prec = <double> a.cum_rel / (start + p + 1)
+            a.ap_lab += prec
+            if not is_zero:
+                a.ap_pos += prec
+
+
+cdef inline Py_ssize_t _relevant_labels(const uint8_t* y, Py_ssize_t q,
+                                        int32_t* out) noexcept nogil:
+    """out <- the labels j with y[j] != 0, ascending (eight truth values a word, most of them
+    zero); returns their number."""
+    cdef Py_ssize_t j, b, k = 0
+    cdef uint64_t word
+    for j in range(0, q - q % 8, 8):
+        memcpy(&word, &y[j], 8)
+        while word:
+            b = FR_CTZ64(word) >> 3
+            out[k] = <int32_t> (j + b)
+            k += 1
+            word &= ~(<uint64_t> 0xFF << (8 * b))
+    for j in range(q - q % 8, q):
+        if y[j]:
+            out[k] = <int32_t> j
+            k += 1
+    return k
+
+
+cdef inline void _walk_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t start,
+                                 bint is_zero, OrdinalSums* a) noexcept nogil:
+    """Add k relevant labels at positions start + pos[:k] (sorted here) to the sums, with
+    _walk_group's operations."""
+    cdef Py_ssize_t t, u, p
+    cdef double prec
+    for t in range(1, k):
+        p = pos[t]
+        u = t
+        while u > 0 and pos[u - 1] > p:
+            pos[u] = pos[u - 1]
+            u -= 1
+        pos[u] = p
+    for t in range(k):
+        a.loss += start + pos[t] - a.cum_rel
+        a.cum_rel += 1
+        prec = <double> a.cum_rel / (start + pos[t] + 1)
+        a.ap_lab += prec
+        if not is_zero:
+            a.ap_pos += prec
+
+
+cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t* idx,
+                             Py_ssize_t m, Py_ssize_t q, const uint8_t* y, double v,
+                             Py_ssize_t l, bint dense, Py_ssize_t n_rel_labels,
+                             uint64_t stream, int64_t step, Scratch* s,
+                             OrdinalSums* a) noexcept nogil:
+    """The relevant labels of the tie group of relevant level l (belief v; the row's
+    relevant labels in s.w.order[:n_rel_labels] when ``dense``) at their places in its
+    shuffle, walked. A dense row finds where each sits in its group before the shuffle, its
+    index among the group's labels (the labels of belief v before it, counted), and follows
+    those places through the shuffle's steps (shuffled_positions); a CSR row, whose zero
+    group holds labels that are not stored, gathers the group's labels (_group_labels) and
+    shuffles them."""
+    cdef Py_ssize_t t, k = 0, n
+    cdef int32_t j
+    cdef int64_t gt, eq
+    if dense:
+        for t in range(n_rel_labels):
+            j = s.w.order[t]
+            if x[j * stride] == v:
+                if floating is float:
+                    fr_count_levels_f32(s.level, x, stride, j, <const float*> &x[j * stride],
+                                        1, &gt, &eq, NULL)
+                else:
+                    fr_count_levels_f64(s.level, x, stride, j, <const double*> &x[j * stride],
+                                        1, &gt, &eq, NULL)
+                s.pos[k] = eq
+                k += 1
+        shuffled_positions(s.pos, k, s.eq[l], stream, step)
+        _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
+        return
+    n = _group_labels(x, stride, idx, m, q, v, s)
+    shuffle_group(s.w.order, 0, n, stream, step)
+    _walk_group(s.w.order, n, s.gt[l], y, s.zero[l], a)
+
+
+cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
+                                    Py_ssize_t col_stride, const index_t* ip,
+                                    const index_t* pp, Py_ssize_t i, const floating* x,
+                                    Py_ssize_t stride, const index_t* idx, Py_ssize_t m,
+                                    Py_ssize_t q, const uint8_t* y, int metric, uint64_t seed,
+                                    Py_ssize_t row, Scratch* s) noexcept nogil:
+    """Ordinal ranking loss or average precision: every relevant label's position in the
+    seeded random order, without a sort. A relevant level's tie group starts after the gt
+    labels above it and its shuffle at step gt - (distinct beliefs above it), those read
+    from one list of the distinct beliefs above the lowest relevant level while there are
+    few (else counted per level); only the groups holding relevant and irrelevant labels are
+    shuffled (_walk_level). A row with more than MAX_LEVELS relevant levels is sorted."""
+    cdef OrdinalSums a
+    cdef Py_ssize_t n_rel, n_lev, l, j, n_seen = -1, n_zero = q - m, n_rel_labels = 0
+    cdef int64_t above
+    cdef double low, v
+    cdef bint zero_seen = False, dense = pp == NULL
+    cdef floating* seen = <floating*> s.w.keys_tmp
+    cdef uint64_t stream = row_state(seed, row)
+    a.cum_rel = 0
+    a.loss = a.ap_pos = a.ap_lab = 0.0
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
+    if s.bad:
+        return 0.0
+    if n_lev < 0:  # the sorted row's relevant groups, shuffled as the whole row's would be
+        sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
+        n_lev = _levels_sorted(s, q, y, s.pos)
+        for l in range(n_lev):
+            if s.rel[l] < s.eq[l]:
+                shuffle_group(s.w.order, s.gt[l], s.eq[l], stream, s.pos[l])
+            _walk_group(s.w.order + s.gt[l] if s.rel[l] < s.eq[l] else NULL, s.eq[l],
+                        s.gt[l], y, s.zero[l], &a)
+    elif n_lev > 0:
+        if floating is float:
+            n_seen = fr_few_distinct_above_f32(s.level, x, stride, m, <float> low, seen)
+        else:
+            n_seen = fr_few_distinct_above_f64(s.level, x, stride, m, low, seen)
+        for j in range(n_seen):
+            zero_seen |= seen[j] == 0.0
+        if dense:
+            n_rel_labels = _relevant_labels(y, q, s.w.order)
+        for l in range(n_lev):
+            if s.rel[l] == s.eq[l]:
+                _walk_group(NULL, s.eq[l], s.gt[l], y, s.zero[l], &a)
+                continue
+            v = (<floating*> s.value)[l]
+            if s.gt[l] == 0:
+                above = 0
+            elif n_seen >= 0:
+                above = n_zero > 0 and 0.0 > v and not zero_seen
+                for j in range(n_seen):
+                    above += seen[j] > v
+            else:
+                above = _distinct_above(x, stride, m, n_zero, v, s)
+            _walk_level(x, stride, idx, m, q, y, v, l, dense, n_rel_labels, stream,
+                        s.gt[l] - above, s, &a)
+    if metric == RANKING_LOSS:
+        return a.loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
+    if n_rel == 0:
+        return 1.0
+    return (a.ap_lab if metric == AP_LABEL else a.ap_pos) / n_rel
 
 
 cdef inline bint _boundary(const floating* x, Py_ssize_t stride, Py_ssize_t m,
@@ -689,13 +864,16 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
         return _ordinal_one_error(x, stride, idx, m, q, y, seed, row, s)
     if ties == ORDINAL and metric == COVERAGE:
         return _ordinal_coverage(x, stride, idx, m, q, y, seed, row, s)
+    if ties == ORDINAL and metric != R_PRECISION:
+        return _ordinal_ranking(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q,
+                                y, metric, seed, row, s)
     if metric == R_PRECISION:
         return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
                             ties, seed, row, s)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
-        n_lev = _levels_sorted(s, q, y)
+        n_lev = _levels_sorted(s, q, y, NULL)
     if metric == COVERAGE and ties == DENSE and n_rel > 0:
         n_distinct = _distinct_above(x, stride, m, q - m, low, s)
     return _value(s, n_lev, n_rel, q, metric, ties, n_distinct)
@@ -732,8 +910,7 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
     cdef int failed[1]
     cdef int bad[1]
     cdef int level = current_level()
-    if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL) \
-            or (ties == ORDINAL and RANKING_LOSS <= metric <= AP_LABEL):
+    if not (0 <= metric <= R_PRECISION and 0 <= ties <= ORDINAL):
         raise ValueError(f"no counting form for metric code {metric} under ranking type "
                          f"code {ties} (see SERVED)")
     if out.shape[0] != n or (wp != NULL and weight.shape[0] != n):
