@@ -25,12 +25,13 @@ One-error, coverage, ranking loss and both average precisions under dense, stand
 modified and expected count, per relevant belief, the labels above and tied with it instead
 of sorting each row; r-precision selects the ``|C_j|``-th largest belief and counts the
 labels above and tied with it. They form the same floating-point values as
-:func:`evaluate` (the same bits); so do one-error, coverage and r-precision under ordinal
-(the seeded shuffle of one tie group alone: the top one, the lowest relevant one, the one
-at position ``|C_j|``). Ranking loss and average precision under ordinal sort each row as
-:func:`evaluate` does, shuffling the tie groups they read. A
-CSR ``y_score`` whose indices are int64 is counted with int32 copies of its two index
-arrays (the sorting kernel, without copies, past 2**31 stored values).
+:func:`evaluate` (the same bits); so do the values under ordinal, each from the seeded
+shuffles of the tie groups it reads alone: one-error, coverage and r-precision one group
+(the top one, the lowest relevant one, the one at position ``|C_j|``), ranking loss and
+average precision each group holding a relevant label, whose relevant labels' places are
+followed through the shuffle's steps. A CSR ``y_score`` whose indices are int64 is counted
+with int32 copies of its two index arrays (the sorting kernel, without copies, past 2**31
+stored values).
 """
 import numbers
 from typing import Literal
