@@ -414,8 +414,9 @@ def test_evaluation_object():
     (np.float32, [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF])])
 def test_the_row_sort_finds_every_nan_and_no_infinity(dtype, nans):
     """The row sort tells a NaN from the bits of its key: quiet or signalling, either sign,
-    any payload is found (in a row of 40 labels, the counting sort's path); an infinity is
-    not a NaN, and ranks as a belief above (below) every finite one would."""
+    any payload is found (in a row of 40 labels, the counting sort's path; all 64 bits set
+    is also the key that marks an empty slot of that sort's table); an infinity is not a
+    NaN, and ranks as a belief above (below) every finite one would."""
     y, s = tied_data(6, 40, 3, dtype=dtype)
     width = np.uint64 if dtype == np.float64 else np.uint32
     for bits in nans:

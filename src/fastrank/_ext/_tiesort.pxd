@@ -37,6 +37,14 @@ cdef enum:
     FEW_MAX = 64        # rows with at most this many distinct scores are counting-sorted
     FEW_BITS = 8        # hash table of 2**FEW_BITS slots (load <= 1/4)
 
+cdef extern from *:
+    """
+    /* an empty slot of the counting sort's table: the key of a NaN (all bits set), never
+       of a number */
+    #define FR_EMPTY_KEY UINT64_MAX
+    """
+    const uint64_t EMPTY_KEY "FR_EMPTY_KEY"
+
 cdef struct SortWork:
     # per-thread scratch for rows of q labels; allocate inside the parallel block so that
     # each thread gets its own (a pointer assigned there is thread-private in Cython)
@@ -69,6 +77,8 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
     w.hist = <uint32_t*> malloc(8 * 256 * sizeof(uint32_t))
     w.mark = <unsigned char*> calloc(q, 1)
     w.tab_key = <uint64_t*> malloc((1 << FEW_BITS) * sizeof(uint64_t))
+    if w.tab_key != NULL:
+        memset(w.tab_key, 0xFF, (1 << FEW_BITS) * sizeof(uint64_t))  # every slot EMPTY_KEY
     w.tab_count = <int32_t*> calloc(1 << FEW_BITS, sizeof(int32_t))
     w.slot_of = <int32_t*> malloc(q * sizeof(int32_t))
     if w.order == NULL or w.end == NULL or w.keys == NULL or w.keys_tmp == NULL \
@@ -197,6 +207,14 @@ cdef inline void _insertion_sort(uint64_t* keys, int32_t* order, Py_ssize_t q) n
         order[j + 1] = o
 
 
+cdef inline void _few_table_clear(SortWork* w, Py_ssize_t n_distinct) noexcept nogil:
+    """Empty the counting sort's table slots of the n_distinct keys found so far."""
+    cdef Py_ssize_t d
+    for d in range(n_distinct):
+        w.tab_count[w.few_slot[d]] = 0
+        w.tab_key[w.few_slot[d]] = EMPTY_KEY
+
+
 cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
                                     SortWork* w, int32_t* end) noexcept nogil:
     """Stable counting sort when the row has at most FEW_MAX distinct keys (heavy ties):
@@ -218,17 +236,20 @@ cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q
     for p in range(q):
         k = keys[p]
         slot = <uint32_t> ((k * <uint64_t> 0x9E3779B97F4A7C15) >> (64 - FEW_BITS))
-        while tab_count[slot] != 0 and tab_key[slot] != k:
+        while tab_key[slot] != k:  # (the probe reads keys alone, not the counts it adds to)
+            if tab_key[slot] == EMPTY_KEY:
+                if n_distinct == FEW_MAX:
+                    _few_table_clear(w, n_distinct)
+                    return False
+                tab_key[slot] = k
+                few_key[n_distinct] = k
+                few_slot[n_distinct] = <int32_t> slot
+                n_distinct += 1
+                break
             slot = (slot + 1) & mask
-        if tab_count[slot] == 0:
-            if n_distinct == FEW_MAX:
-                for d in range(n_distinct):
-                    tab_count[few_slot[d]] = 0
-                return False
-            tab_key[slot] = k
-            few_key[n_distinct] = k
-            few_slot[n_distinct] = <int32_t> slot
-            n_distinct += 1
+        if k == EMPTY_KEY:  # a NaN's key: the radix sort takes the row (and reports it)
+            _few_table_clear(w, n_distinct)
+            return False
         tab_count[slot] += 1
         slot_of[p] = <int32_t> slot
     _insertion_sort(few_key, few_slot, n_distinct)
@@ -247,6 +268,7 @@ cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q
     for d in range(n_distinct):
         total = tab_count[few_slot[d]]  # now the end position of key d
         tab_count[few_slot[d]] = 0
+        tab_key[few_slot[d]] = EMPTY_KEY
         k = few_key[d]
         if end != NULL:
             while p < total:
