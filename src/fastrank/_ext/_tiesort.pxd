@@ -216,11 +216,13 @@ cdef inline void _few_table_clear(SortWork* w, Py_ssize_t n_distinct) noexcept n
 
 
 cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q,
-                                    SortWork* w, int32_t* end) noexcept nogil:
+                                    SortWork* w, int32_t* end, bint identity) noexcept nogil:
     """Stable counting sort when the row has at most FEW_MAX distinct keys (heavy ties):
     count keys in a small hash table, sort the distinct keys, scatter; with ``end`` not
-    NULL, also its tie-group ends (group_ends), written with the sorted keys. Returns False
-    (and leaves keys/order untouched) as soon as a (FEW_MAX+1)-th distinct key shows up.
+    NULL, also its tie-group ends (group_ends), written with the sorted keys. With
+    ``identity``, order is taken to be 0..q-1 and not read (nor written when it returns
+    False). Returns False (and leaves keys/order untouched) as soon as a (FEW_MAX+1)-th
+    distinct key shows up.
     (The scratch arrays are read into locals: a store through one may alias w's fields
     otherwise, which then would be loaded again after every store.)"""
     cdef Py_ssize_t p, d, n_distinct = 0
@@ -258,11 +260,17 @@ cdef inline bint _few_distinct_sort(uint64_t* keys, int32_t* order, Py_ssize_t q
         c = tab_count[few_slot[d]]
         tab_count[few_slot[d]] = total
         total += c
-    for p in range(q):
-        c = tab_count[slot_of[p]]
-        tab_count[slot_of[p]] = c + 1
-        order_tmp[c] = order[p]
-    memcpy(order, order_tmp, q * sizeof(int32_t))
+    if identity:  # scattered straight into place
+        for p in range(q):
+            c = tab_count[slot_of[p]]
+            tab_count[slot_of[p]] = c + 1
+            order[c] = <int32_t> p
+    else:
+        for p in range(q):
+            c = tab_count[slot_of[p]]
+            tab_count[slot_of[p]] = c + 1
+            order_tmp[c] = order[p]
+        memcpy(order, order_tmp, q * sizeof(int32_t))
     # sorted keys are each distinct key repeated by its count: written, not scattered
     p = 0
     for d in range(n_distinct):
@@ -287,18 +295,22 @@ cdef inline void sort_keys(uint64_t* keys, int32_t* order, Py_ssize_t q,
     """Stable ascending sort of (keys, order) by keys, in place."""
     if q <= INSERTION_MAX:
         _insertion_sort(keys, order, q)
-    elif not _few_distinct_sort(keys, order, q, w, NULL):
+    elif not _few_distinct_sort(keys, order, q, w, NULL, False):
         _radix_sort(keys, order, q, w)
 
 
 cdef inline void _sort_keys_ends(uint64_t* keys, int32_t* order, Py_ssize_t q,
                                  SortWork* w) noexcept nogil:
-    """sort_keys, then w.end <- the tie-group ends (group_ends): the counting sort writes
-    them with its keys, the others find them by a pass over the sorted keys."""
+    """sort_keys of (keys, 0..q-1), order written here (not read), then w.end <- the
+    tie-group ends (group_ends): the counting sort writes them with its keys, the others
+    find them by a pass over the sorted keys."""
+    cdef Py_ssize_t j
+    if q > INSERTION_MAX and _few_distinct_sort(keys, order, q, w, w.end, True):
+        return
+    for j in range(q):
+        order[j] = <int32_t> j
     if q <= INSERTION_MAX:
         _insertion_sort(keys, order, q)
-    elif _few_distinct_sort(keys, order, q, w, w.end):
-        return
     else:
         _radix_sort(keys, order, q, w)
     group_ends(keys, q, w.end)
@@ -316,7 +328,6 @@ cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize
         u = belief_bits(<double> row[j * stride])
         nan |= nan_sign(u)
         keys[j] = key_of_bits(u)
-        order[j] = <int32_t> j
     w.nan_seen |= (nan >> 63) != 0
     _sort_keys_ends(keys, order, q, w)
 
