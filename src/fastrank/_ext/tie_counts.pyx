@@ -57,10 +57,10 @@ cdef extern from "tie_counting.h" nogil:
                              Py_ssize_t m, double* out, unsigned* seen)
     float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
     double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
-    Py_ssize_t fr_where_equal_f32(const float* x, Py_ssize_t stride, Py_ssize_t m, float v,
-                                  int32_t* out)
-    Py_ssize_t fr_where_equal_f64(const double* x, Py_ssize_t stride, Py_ssize_t m, double v,
-                                  int32_t* out)
+    Py_ssize_t fr_where_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                                  float v, int32_t* out)
+    Py_ssize_t fr_where_equal_f64(int level, const double* x, Py_ssize_t stride,
+                                  Py_ssize_t m, double v, int32_t* out)
     int fr_gap_top_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m, float lo,
                        float hi, int bounded, int64_t r, float* v, int64_t* above,
                        int64_t* at)
@@ -89,7 +89,7 @@ cdef extern from "expected_precision.h" nogil:
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
                                      const double* h)
 
-from fastrank._ext._simd cimport current_level
+from fastrank._ext._simd cimport FR_SIMD_AVX2, current_level
 from _tiesort cimport (
     SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_group,
     shuffled_positions, sort_keys, sort_row_at, sort_work_free, sort_work_new,
@@ -464,9 +464,9 @@ cdef inline Py_ssize_t _group_labels(const floating* x, Py_ssize_t stride,
                 n += 1
         return n
     if floating is float:
-        n = fr_where_equal_f32(x, stride, m, <float> v, w.order)
+        n = fr_where_equal_f32(s.level, x, stride, m, <float> v, w.order)
     else:
-        n = fr_where_equal_f64(x, stride, m, v, w.order)
+        n = fr_where_equal_f64(s.level, x, stride, m, v, w.order)
     if idx != NULL:
         for j in range(n):
             w.order[j] = <int32_t> idx[w.order[j]]
@@ -646,7 +646,9 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     labels above it and its shuffle at step gt - (distinct beliefs above it), those read
     from one list of the distinct beliefs above the lowest relevant level while there are
     few (else counted per level); only the groups holding relevant and irrelevant labels are
-    shuffled (_walk_level). A row with more than MAX_LEVELS relevant levels is sorted."""
+    shuffled (_walk_level). A row with more than MAX_LEVELS relevant levels is sorted, and so
+    is every row below the AVX2 level, whose passes count one level at a time (the sort is
+    then about 2.5x faster)."""
     cdef OrdinalSums a
     cdef Py_ssize_t n_rel, n_lev, l, j, n_seen = -1, n_zero = q - m, n_rel_labels = 0
     cdef int64_t above
@@ -659,7 +661,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
     if s.bad:
         return 0.0
-    if n_lev < 0:  # the sorted row's relevant groups, shuffled as the whole row's would be
+    if n_lev < 0 or s.level < FR_SIMD_AVX2:  # the sorted row's relevant groups, shuffled
+        # as the whole row's would be (the portable counting passes take a level a pass)
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
         n_lev = _levels_sorted(s, q, y, s.pos)
         for l in range(n_lev):

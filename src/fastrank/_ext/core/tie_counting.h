@@ -124,20 +124,50 @@ FR_GATHER(double, fr_gather_f64)
 FR_MAX(float, fr_max_f32)
 FR_MAX(double, fr_max_f64)
 
-/* out[0:k] <- the j < m with x[j * stride] == v, ascending; returns k (no branch per label). */
+/* the portable passes that gather few labels test this many values at once for one */
+#define FR_BETWEEN_BLOCK 8
+
+/* out[0:k] <- the j < m with x[j * stride] == v, ascending; returns k. Blocks of
+ * FR_BETWEEN_BLOCK values without one are passed over in one vectorised test, the others
+ * written without a branch per label (AVX-512, contiguous rows: fr_where_equal_*_avx512). */
 #define FR_WHERE_EQUAL(T, NAME)                                                           \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v,           \
                                  int32_t* out) {                                          \
-        ptrdiff_t j, k = 0;                                                               \
-        for (j = 0; j < m; j++) {                                                         \
-            out[k] = (int32_t)j;                                                          \
-            k += x[j * stride] == v;                                                      \
+        ptrdiff_t j0, j, k = 0;                                                           \
+        for (j0 = 0; j0 < m; j0 += FR_BETWEEN_BLOCK) {                                    \
+            ptrdiff_t stop = m - j0 < FR_BETWEEN_BLOCK ? m : j0 + FR_BETWEEN_BLOCK;       \
+            int any = 0;                                                                  \
+            for (j = j0; j < stop; j++)                                                   \
+                any |= x[j * stride] == v;                                                \
+            if (!any)                                                                     \
+                continue;                                                                 \
+            for (j = j0; j < stop; j++) {                                                 \
+                out[k] = (int32_t)j;                                                      \
+                k += x[j * stride] == v;                                                  \
+            }                                                                             \
         }                                                                                 \
         return k;                                                                         \
     }
 
-FR_WHERE_EQUAL(float, fr_where_equal_f32)
-FR_WHERE_EQUAL(double, fr_where_equal_f64)
+FR_WHERE_EQUAL(float, fr_where_equal_f32_portable)
+FR_WHERE_EQUAL(double, fr_where_equal_f64_portable)
+
+#ifdef FR_X86
+#define FR_WHERE_EQUAL_DISPATCH(S)                                                        \
+    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
+        return fr_where_equal_##S##_avx512(x, m, v, out);
+#else
+#define FR_WHERE_EQUAL_DISPATCH(S)
+#endif
+#define FR_WHERE_EQUAL_AT(T, S)                                                           \
+    static inline ptrdiff_t fr_where_equal_##S(int level, const T* x, ptrdiff_t stride,    \
+                                               ptrdiff_t m, T v, int32_t* out) {          \
+        (void)level;                                                                      \
+        FR_WHERE_EQUAL_DISPATCH(S)                                                        \
+        return fr_where_equal_##S##_portable(x, stride, m, v, out);                       \
+    }
+FR_WHERE_EQUAL_AT(float, f32)
+FR_WHERE_EQUAL_AT(double, f64)
 
 /* The r largest values, with multiplicity, kept in top[0:k], k <= r, in descending order:
  * fr_top_insert adds v when it is among them (k grows to r first), returning the new k. The
@@ -158,7 +188,6 @@ static inline ptrdiff_t fr_top_insert(double* top, ptrdiff_t k, ptrdiff_t r, dou
 /* out[0:k] <- the x[j * stride] (as double), j < m, with lo < x < hi (with x > lo alone
  * when !bounded), in label order; returns k. Blocks of FR_BETWEEN_BLOCK values without one
  * are passed over in one vectorised test, the others copied without a branch per label. */
-#define FR_BETWEEN_BLOCK 8
 #define FR_IN_GAP(v) (((v) > lo) & (((v) < hi) | !bounded))
 #define FR_BETWEEN(T, NAME)                                                               \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T lo, T hi,   \

@@ -87,6 +87,45 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
     return k;
 }
 
+/* As FR_WHERE_EQUAL, for contiguous rows: each vector's matching labels packed to its low
+   lanes (compress) and stored under a mask. */
+static FR_TARGET_AVX512 ptrdiff_t fr_where_equal_f32_avx512(const float* x, ptrdiff_t m,
+                                                            float v, int32_t* out) {
+    const __m512 vv = _mm512_set1_ps(v);
+    __m512i label = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    ptrdiff_t j, k = 0;
+    for (j = 0; j < m; j += 16, label = _mm512_add_epi32(label, _mm512_set1_epi32(16))) {
+        __mmask16 in = m - j >= 16 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (m - j)) - 1);
+        int n;
+        in = _mm512_mask_cmp_ps_mask(in, _mm512_maskz_loadu_ps(in, x + j), vv, _CMP_EQ_OQ);
+        if (!in)
+            continue;
+        n = __builtin_popcount(in);
+        _mm512_mask_storeu_epi32(out + k, (__mmask16) ((1u << n) - 1),
+                                 _mm512_maskz_compress_epi32(in, label));
+        k += n;
+    }
+    return k;
+}
+static FR_TARGET_AVX512 ptrdiff_t fr_where_equal_f64_avx512(const double* x, ptrdiff_t m,
+                                                            double v, int32_t* out) {
+    const __m512d vv = _mm512_set1_pd(v);
+    __m256i label = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    ptrdiff_t j, k = 0;
+    for (j = 0; j < m; j += 8, label = _mm256_add_epi32(label, _mm256_set1_epi32(8))) {
+        __mmask8 in = m - j >= 8 ? (__mmask8) 0xFF : (__mmask8) ((1u << (m - j)) - 1);
+        int n;
+        in = _mm512_mask_cmp_pd_mask(in, _mm512_maskz_loadu_pd(in, x + j), vv, _CMP_EQ_OQ);
+        if (!in)
+            continue;
+        n = __builtin_popcount(in);
+        _mm256_mask_storeu_epi32(out + k, (__mmask8) ((1u << n) - 1),
+                                 _mm256_maskz_compress_epi32(in, label));
+        k += n;
+    }
+    return k;
+}
+
 /* FR_GAP_TOP_VECTOR's pass with AVX-512: masks, a lane's largest value and its count
    moved and added under them */
 #define FR_GAP_PASS_AVX512(VT, W, MASK, LOADZ, SET1, CMP, MOV, REDUCE_MAX)                \
