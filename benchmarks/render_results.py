@@ -96,7 +96,18 @@ ROWS = [
           SCALING, f"serial_fraction_{t}threads", f"{name}[{{t}}]", f"{name}[1]", (t,),
           "xeon-spr16")
       for t in (4, 8)
-      for name in ("streaming_pass", "rank", "one_error", "coverage", "ranking_loss")),
+      for name in ("streaming_pass", "evaluate", "rank", "coverage")),
+    # the speed-up the machine allows: 16 one-thread processes at once, each on 1/16 of the
+    # rows, against the same pieces done one after another by one process
+    *(Row("Thread scaling on 16 cores", f"`{name}`, 16 one-thread processes at once, each "
+          "on 1/16 of the rows", "one such process alone, 16 times", SCALING,
+          "core_contention", f"{name}_copies[{{t}}]", f"{name}_copy_alone[{{t}}]", (16,),
+          "xeon-spr16")
+      for name in ("streaming_pass", "evaluate", "rank", "coverage", "ranking_loss")),
+    *(Row("Thread scaling on 16 cores", f"`{name}`, 16 threads, default OpenMP wait policy",
+          "the same on 1 thread", SCALING, "core_contention", f"{name}[{{t}}]", f"{name}[1]",
+          (16,), "xeon-spr16")
+      for name in ("streaming_pass", "evaluate", "rank", "coverage", "ranking_loss")),
     *(Row("Inside other tools' loops", f"`{metric}`, 2 threads", peer,
           "10⁵ × 1 000 tied beliefs", "bench_torchmetrics", f"test_fastrank[{metric}]",
           f"{bench}[{metric}]", (2,))
