@@ -608,24 +608,26 @@ cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t
     """The relevant labels of the tie group of relevant level l (belief v; the row's
     relevant labels in s.w.order[:n_rel_labels] when ``dense``) at their places in its
     shuffle, walked. A dense row finds where each sits in its group before the shuffle, its
-    index among the group's labels (the labels of belief v before it, counted), and follows
-    those places through the shuffle's steps (shuffled_positions); a CSR row, whose zero
-    group holds labels that are not stored, gathers the group's labels (_group_labels) and
-    shuffles them."""
-    cdef Py_ssize_t t, k = 0, n
+    index among the group's labels (the labels of belief v before it counted, or those
+    after it when fewer), and follows those places through the shuffle's steps
+    (shuffled_positions); a CSR row, whose zero group holds labels that are not stored,
+    gathers the group's labels (_group_labels) and shuffles them."""
+    cdef Py_ssize_t t, k = 0, n, lo, length
     cdef int32_t j
     cdef int64_t gt, eq
     if dense:
         for t in range(n_rel_labels):
             j = s.w.order[t]
-            if x[j * stride] == v:
+            if x[j * stride] == v:  # its index: the labels of belief v before it
+                lo = 0 if 2 * j <= q else j + 1  # (or those after it, when fewer)
+                length = j if lo == 0 else q - lo
                 if floating is float:
-                    fr_count_levels_f32(s.level, x, stride, j, <const float*> &x[j * stride],
-                                        1, &gt, &eq, NULL)
+                    fr_count_levels_f32(s.level, x + lo * stride, stride, length,
+                                        <const float*> &x[j * stride], 1, &gt, &eq, NULL)
                 else:
-                    fr_count_levels_f64(s.level, x, stride, j, <const double*> &x[j * stride],
-                                        1, &gt, &eq, NULL)
-                s.pos[k] = eq
+                    fr_count_levels_f64(s.level, x + lo * stride, stride, length,
+                                        <const double*> &x[j * stride], 1, &gt, &eq, NULL)
+                s.pos[k] = eq if lo == 0 else s.eq[l] - 1 - eq
                 k += 1
         shuffled_positions(s.pos, k, s.eq[l], stream, step)
         _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
