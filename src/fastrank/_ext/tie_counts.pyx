@@ -541,21 +541,27 @@ cdef struct OrdinalSums:
     double ap_lab       # precision at each relevant label
 
 
+cdef inline void _add_relevant(OrdinalSums* a, Py_ssize_t p, bint is_zero) noexcept nogil:
+    """Add the next relevant label down the order, at position p, to the sums, with the
+    sort-based kernel's operations (tie_metrics' ordinal pass)."""
+    cdef double prec
+    a.loss += p - a.cum_rel
+    a.cum_rel += 1
+    prec = <double> a.cum_rel / (p + 1)
+    a.ap_lab += prec
+    if not is_zero:
+        a.ap_pos += prec
+
+
 cdef inline void _walk_group(const int32_t* order, Py_ssize_t n, Py_ssize_t start,
                              const uint8_t* y, bint is_zero, OrdinalSums* a) noexcept nogil:
     """Add the relevant labels of a tie group at positions start .. start + n - 1, its labels
-    in their random order order[:n] (NULL: every label relevant, whatever the order) to the
-    sums, with the sort-based kernel's operations (tie_metrics' ordinal pass)."""
+    in their random order order[:n] (NULL: every label relevant, whatever the order), to the
+    sums."""
     cdef Py_ssize_t p
-    cdef double prec
     for p in range(n):
         if order == NULL or y[order[p]]:
-            a.loss += start + p - a.cum_rel
-            a.cum_rel += 1
-            prec = <double> a.cum_rel / (start + p + 1)
-            a.ap_lab += prec
-            if not is_zero:
-                a.ap_pos += prec
+            _add_relevant(a, start + p, is_zero)
 
 
 cdef inline Py_ssize_t _relevant_labels(const uint8_t* y, Py_ssize_t q,
@@ -580,10 +586,8 @@ cdef inline Py_ssize_t _relevant_labels(const uint8_t* y, Py_ssize_t q,
 
 cdef inline void _walk_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t start,
                                  bint is_zero, OrdinalSums* a) noexcept nogil:
-    """Add k relevant labels at positions start + pos[:k] (sorted here) to the sums, with
-    _walk_group's operations."""
+    """Add k relevant labels at positions start + pos[:k] (sorted here, a few) to the sums."""
     cdef Py_ssize_t t, u, p
-    cdef double prec
     for t in range(1, k):
         p = pos[t]
         u = t
@@ -592,12 +596,7 @@ cdef inline void _walk_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t start
             u -= 1
         pos[u] = p
     for t in range(k):
-        a.loss += start + pos[t] - a.cum_rel
-        a.cum_rel += 1
-        prec = <double> a.cum_rel / (start + pos[t] + 1)
-        a.ap_lab += prec
-        if not is_zero:
-            a.ap_pos += prec
+        _add_relevant(a, start + pos[t], is_zero)
 
 
 cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t* idx,

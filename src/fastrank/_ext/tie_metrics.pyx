@@ -911,6 +911,7 @@ def document_total(const double[:] values, const double[::1] weight):
 
 cdef inline void _chunk_run(const double* a, Py_ssize_t n_parts, Py_ssize_t width,
                             Py_ssize_t lo, Py_ssize_t hi, double* o) noexcept nogil:
+    """o[lo:hi] <- the columns lo .. hi - 1 of the n_parts rows of a, added row by row."""
     cdef Py_ssize_t j, c
     for j in range(lo, hi):
         o[j] = a[j]
