@@ -164,6 +164,56 @@ def test_prefilter_keeps_every_neighbour_at_near_ties(kind, monkeypatch, simd_pa
                 np.testing.assert_array_equal(ex_s, all_s[keep].reshape(len(B), -1)[:, :k])
 
 
+def _rows_with_cosines(rng, q, cosines):
+    """Base rows whose cosines with the query q are `cosines` (up to rounding): c q/|q| plus
+    sqrt(1 - c^2) times a random unit vector orthogonal to q."""
+    u = rng.standard_normal((len(cosines), q.size))
+    qn = q / np.linalg.norm(q)
+    u -= (u @ qn)[:, None] * qn
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    c = np.asarray(cosines)[:, None]
+    return c * qn + np.sqrt(1 - c ** 2) * u
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dense_first_block_bar_keeps_every_neighbour(dtype, monkeypatch, simd_paths):
+    """A query's first base block sets the bar of the dense search from the k-th largest of
+    its rows' group maxima (rows j mod G), bounded by buckets: the best rows all in one
+    group, all base rows equal (one bucket), one row far above the rest (every other in
+    the lowest bucket), more rows than groups, k beyond the groups (no bar): the k best
+    must be the first k of the full sorted search (every cosine computed), with self
+    excluded or not, on every instruction-set path."""
+    import fastrank.neighbors._search as nb
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal(16)
+    n = 3000
+    same_group = rng.uniform(-0.5, 0.2, n)
+    same_group[::48] = rng.uniform(0.6, 0.9, len(same_group[::48]))
+    same_group[::1024] = 0.95
+    outlier = rng.uniform(0.1, 0.1001, n)
+    outlier[1234] = 0.99
+    bases = {"one group": same_group, "equal": np.full(n, 0.5), "outlier": outlier,
+             "uniform": rng.uniform(-1, 1, n)}
+    monkeypatch.setattr(nb, "BLOCK_BASE", 4096)
+    for name, cosines in bases.items():
+        B = _rows_with_cosines(rng, q, cosines).astype(dtype)
+        if name == "equal":
+            B[:] = B[0]
+        Q = np.vstack([q, B[:40]]).astype(dtype)
+        full_s, full_i = topk_cosine(Q, B, None)
+        for path in simd_paths:
+            for k in (2, 10, 100, 300, 1100):
+                sims, idx = topk_cosine(Q, B, k)
+                np.testing.assert_array_equal(idx, full_i[:, :k], err_msg=f"{name} {path}")
+                np.testing.assert_array_equal(sims, full_s[:, :k], err_msg=f"{name} {path}")
+    ex_s, ex_i = topk_cosine(B[:500], B[:500], None, exclude_self=True)
+    for path in simd_paths:
+        for k in (1, 2, 50):
+            sims, idx = topk_cosine(B[:500], B[:500], k, exclude_self=True)
+            np.testing.assert_array_equal(idx, ex_i[:, :k], err_msg=path)
+            np.testing.assert_array_equal(sims, ex_s[:, :k], err_msg=path)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
     """Each row times 2^-e, e the exponent of its largest absolute value (frexp: that value

@@ -26,9 +26,12 @@ raised by its error bound, stays below it cannot enter; the others get their exa
 (``fr_cosine``). So the results are those of computing every cosine exactly. In the dense
 search a coarser sieve runs first, 64 base rows per call in vector registers
 (``fr_may_enter``: dot * (1/|b|) in the search's type against the k-th best divided by
-1/|q|, widened to cover its roundings), and only the rows it passes reach that filter. At
-k = 1 the sieve runs over the whole block at once, its bar in a query's first block the
-block's largest dot * (1/|b|) times 1/|q|, lowered past its roundings (``_offer_best``).
+1/|q|, widened to cover its roundings), and only the rows it passes reach that filter. The
+sieve runs over a whole base block at once (``_offer_block``), its bar the worst kept
+cosine, or in a query's first block a cosine that k of the block's rows reach: a bound on
+their k-th largest dot * (1/|b|) (``fr_kth_scaled``: the k-th largest of the maxima of
+about 4k groups of rows, bounded by buckets; at k = 1 the largest) times 1/|q|, lowered
+past its roundings. So about k rows, not all of them, fill the heap.
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
 (query block x base block) block of dot products with ``fr_dots`` (``core/cosine.h``; the
@@ -80,7 +83,7 @@ cdef double SIEVE_ABS = 2.0 ** -120
 
 cdef enum:
     PAD = 64       # a cache line
-    BEST_WORDS = 64  # mask words of the rows _offer_best sieves per call (64 rows each)
+    BLOCK_WORDS = 64  # mask words of the rows _offer_block sieves per call (64 rows each)
     RESERVOIR = 4  # reservoir capacity in units of k (measured: 4 beats 2 on Reuters, k=100)
 
 
@@ -457,6 +460,11 @@ cdef extern from "cosine.h":
                                int64_t n, double lo, uint64_t* masks) noexcept nogil
     void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w,
                                int64_t n, float lo, uint64_t* masks) noexcept nogil
+    enum: FR_KTH_GROUPS
+    double fr_kth_scaled_f64(const double* dot, const double* w, int64_t n,
+                             int64_t k) noexcept nogil
+    float fr_kth_scaled_f32(const float* dot, const float* w, int64_t n,
+                            int64_t k) noexcept nogil
     double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w,
                              int64_t n) noexcept nogil
     float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w,
@@ -545,32 +553,41 @@ cdef inline double _sieve_lo(double qinv, double bar) noexcept nogil:
     return _lowered(bar / qinv)
 
 
-cdef inline void _offer_best(fr_simd_level lv, const floating* row, const floating* w,
-                             Py_ssize_t n, double qa, double qinv, const floating* ba,
-                             const double* binv, int64_t j0, floating* hv, int64_t* hi,
-                             Py_ssize_t* size) noexcept nogil:
-    """k = 1: offer the n rows of a block (dot products row, base rows j0 ..) that may hold
-    the query's best cosine to its heap of one. The largest row[j] * w[j]
-    (fr_max_scaled) times qinv is the cosine of the row that gives it up to its roundings
-    (float32: 2^-22 relative, 2^-148 absolute); lowered by SIEVE relative and SIEVE_ABS
-    absolute it is a cosine that row reaches: the bar of the sieve (fr_may_enter_rows, as
-    _may_enter) in the query's first block; in later ones the best kept. One or two vector
-    passes over the block, where the general search calls the sieve chunk after chunk as
-    its bar rises. Needs qinv > 0."""
+cdef inline void _offer_block(fr_simd_level lv, const floating* row, const floating* w,
+                              Py_ssize_t n, double qa, double qinv, const floating* ba,
+                              const double* binv, int64_t j0, Py_ssize_t skip, floating* hv,
+                              int64_t* hi, Py_ssize_t* size, Py_ssize_t k) noexcept nogil:
+    """Offer the n rows of a block (dot products row, base rows j0 ..; row `skip` excluded,
+    -1 for none) that may rank among the query's k best to its heap, from one bar: the
+    worst kept cosine when the heap is full; else a cosine that at least k of the block's
+    other rows reach. That one is the bound on their k-th largest row[j] * w[j]
+    (fr_kth_scaled; for k = 1 and no excluded row the largest, fr_max_scaled) times qinv,
+    the cosine of a row that gives it up to its roundings (float32: 2^-22 relative,
+    2^-148 absolute), lowered by SIEVE relative and SIEVE_ABS absolute (and a product no
+    larger gives a cosine no larger, less its own rounding). Rows pass the sieve
+    (fr_may_enter_rows, as _may_enter) in one or two vector passes over the block, where
+    the general search sieves chunk after chunk as its bar rises; _heap_offer_dot checks
+    each against the rising root again. Needs qinv > 0 and, unless the heap is full,
+    k + (skip >= 0) <= min(n, FR_KTH_GROUPS)."""
     cdef double bar, lo
-    cdef Py_ssize_t s0, c, j, part
+    cdef Py_ssize_t s0, c, j, part, need = k + (skip >= 0)
     cdef uint64_t m
-    cdef uint64_t masks[BEST_WORDS]
-    if size[0] == 1:
+    cdef uint64_t masks[BLOCK_WORDS]
+    if size[0] == k:
         bar = hv[0]
+    elif need == 1:
+        if floating is float:
+            bar = _lowered(fr_max_scaled_f32(lv, row, w, n) * qinv)
+        else:
+            bar = _lowered(fr_max_scaled_f64(lv, row, w, n) * qinv)
     elif floating is float:
-        bar = _lowered(fr_max_scaled_f32(lv, row, w, n) * qinv)
+        bar = _lowered(fr_kth_scaled_f32(row, w, n, need) * qinv)
     else:
-        bar = _lowered(fr_max_scaled_f64(lv, row, w, n) * qinv)
+        bar = _lowered(fr_kth_scaled_f64(row, w, n, need) * qinv)
     lo = _sieve_lo(qinv, bar)
     s0 = 0
     while s0 < n:
-        part = min(64 * <Py_ssize_t> BEST_WORDS, n - s0)
+        part = min(64 * <Py_ssize_t> BLOCK_WORDS, n - s0)
         if floating is float:
             fr_may_enter_rows_f32(lv, row + s0, w + s0, part, <float> lo, masks)
         else:
@@ -580,7 +597,8 @@ cdef inline void _offer_best(fr_simd_level lv, const floating* row, const floati
             while m:
                 j = s0 + 64 * c + FR_CTZ64(m)
                 m &= m - 1
-                _heap_offer_dot(hv, hi, size, 1, row[j], qa, qinv, ba, binv, j, j0)
+                if j != skip:
+                    _heap_offer_dot(hv, hi, size, k, row[j], qa, qinv, ba, binv, j, j0)
         s0 += part
 
 
@@ -612,10 +630,13 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
     """Queries q0 .. q0 + mq - 1 of Q (rows of d features) against the nb rows of B: each
     one's k best (cos, j) into its row of out_sim / out_idx (k per row), sorted. The
     (mq x block_b) dot products of each block of B with _dots, offered to the query's heap
-    (_heap_offer_dot) once the heap is full only by the rows that pass the sieve
-    (_may_enter, 64 rows per call; w: binv in the search's type); with exclude_self,
-    j == i is never a candidate. S (mq x block_b) and size (mq) are scratch."""
-    cdef Py_ssize_t b0 = 0, mb, r, i, j, c0, n, chunk
+    (_heap_offer_dot) by the rows that pass the sieve over the whole block
+    (_offer_block); where the block has no such bar (fewer rows than k, or k beyond
+    FR_KTH_GROUPS) and the heap is not full, or the query is zero, every row until the
+    heap is full and then those that pass the sieve (_may_enter, 64 rows per call; w:
+    binv in the search's type). With exclude_self, j == i is never a candidate. S
+    (mq x block_b) and size (mq) are scratch."""
+    cdef Py_ssize_t b0 = 0, mb, r, i, j, c0, n, chunk, skip, need
     cdef double qinv
     cdef floating* row
     cdef floating* hv
@@ -630,9 +651,11 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
             row = S + r * mb
             hv = out_sim + i * k
             qinv = 1 / sqrt(<double> qa[i]) if qa[i] > 0 else 0.0
-            if k == 1 and not exclude_self and qinv > 0:
-                _offer_best(lv, row, w + b0, mb, qa[i], qinv, ba + b0, binv + b0, b0, hv,
-                            out_idx + i, &size[r])
+            skip = i - b0 if exclude_self and b0 <= i < b0 + mb else -1
+            need = k + (skip >= 0)
+            if qinv > 0 and (size[r] == k or need <= min(mb, <Py_ssize_t> FR_KTH_GROUPS)):
+                _offer_block(lv, row, w + b0, mb, qa[i], qinv, ba + b0, binv + b0, b0, skip,
+                             hv, out_idx + i * k, &size[r], k)
                 continue
             c0 = 0
             chunk = 8 if b0 == 0 else 64

@@ -124,6 +124,64 @@ float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w, i
     FR_MAX_SCALED_DISPATCH(f32)
 }
 
+/* fr_kth_scaled: the largest product of each of G >= k groups of rows (row j in group
+   j mod G; G about 4 k) bounds the k-th largest product from below, as k of the groups'
+   largest are k rows; the k-th largest of the G maxima is bounded by buckets: a pass for
+   their range (16 lanes: a loop the compiler vectorizes), a pass that counts each bucket
+   and keeps its smallest value, then the buckets from the top. */
+#define FR_KTH_SCALED(T, SFX)                                                            \
+    T fr_kth_scaled_##SFX(const T* dot, const T* w, int64_t n, int64_t k) {              \
+        int64_t g = (4 * k + 15) / 16 * 16, j, l, b, seen = 0, nbk;                      \
+        int64_t count[FR_KTH_BUCKETS] = {0};                                             \
+        T top[FR_KTH_GROUPS], low[FR_KTH_BUCKETS], lo[16], hi[16], x;                    \
+        double scale;                                                                    \
+        g = g < FR_KTH_GROUPS ? g : FR_KTH_GROUPS;                                       \
+        g = g < n ? g : n;                                                               \
+        top[0] = dot[0] * w[0];                                                          \
+        for (j = 1; j < g; j++) top[j] = dot[j] * w[j];                                  \
+        for (; j + g <= n; j += g)                                                       \
+            for (l = 0; l < g; l++) {                                                    \
+                x = dot[j + l] * w[j + l];                                               \
+                top[l] = x > top[l] ? x : top[l];                                        \
+            }                                                                            \
+        for (l = 0; j + l < n; l++) {                                                    \
+            x = dot[j + l] * w[j + l];                                                   \
+            top[l] = x > top[l] ? x : top[l];                                            \
+        }                                                                                \
+        for (l = 0; l < 16; l++) lo[l] = hi[l] = top[0];                                 \
+        for (j = 0; j + 16 <= g; j += 16)                                                \
+            for (l = 0; l < 16; l++) {                                                   \
+                lo[l] = top[j + l] < lo[l] ? top[j + l] : lo[l];                         \
+                hi[l] = top[j + l] > hi[l] ? top[j + l] : hi[l];                         \
+            }                                                                            \
+        for (l = 0; j + l < g; l++) {                                                    \
+            lo[l] = top[j + l] < lo[l] ? top[j + l] : lo[l];                             \
+            hi[l] = top[j + l] > hi[l] ? top[j + l] : hi[l];                             \
+        }                                                                                \
+        for (l = 1; l < 16; l++) {                                                       \
+            lo[0] = lo[l] < lo[0] ? lo[l] : lo[0];                                       \
+            hi[0] = hi[l] > hi[0] ? hi[l] : hi[0];                                       \
+        }                                                                                \
+        if (!(hi[0] > lo[0])) return lo[0];                                              \
+        nbk = g < FR_KTH_BUCKETS ? g : FR_KTH_BUCKETS;                                   \
+        scale = nbk / ((double) hi[0] - (double) lo[0]);                                 \
+        for (b = 0; b < nbk; b++) low[b] = hi[0];                                        \
+        for (j = 0; j < g; j++) {                                                        \
+            x = top[j];                                                                  \
+            b = (int64_t) (((double) x - (double) lo[0]) * scale);                       \
+            b = b < nbk ? b : nbk - 1;                                                   \
+            count[b]++;                                                                  \
+            low[b] = x < low[b] ? x : low[b];                                            \
+        }                                                                                \
+        for (b = nbk - 1; b > 0; b--) {                                                  \
+            seen += count[b];                                                            \
+            if (seen >= k) break;                                                        \
+        }                                                                                \
+        return low[b];                                                                   \
+    }
+FR_KTH_SCALED(double, f64)
+FR_KTH_SCALED(float, f32)
+
 /* fr_add_scaled: plain loops, one per number of lists, compiled once per vector width (the
    contraction of a multiply and an add into an fma is off for the whole build) */
 #define FR_ADD_SCALED(T, NAME, ATTR)                                                    \

@@ -44,6 +44,18 @@ void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w
 double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n);
 float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n);
 
+/* A lower bound, close below or equal, on the k-th largest dot[j] * w[j] (rounded in the
+   type of the search) of n >= k base rows, 1 <= k <= FR_KTH_GROUPS: a product such that
+   at least k products are not below it (the k-th largest of the largest products of
+   about 4 k groups of rows, bounded in turn by counting them in buckets). With w the
+   inverse norms of the base rows, at least k rows reach this value times the query's
+   inverse norm, up to the roundings: the search's bar for a query's first block (see
+   cosine_topk.pyx). */
+#define FR_KTH_GROUPS 1024
+#define FR_KTH_BUCKETS 256
+double fr_kth_scaled_f64(const double* dot, const double* w, int64_t n, int64_t k);
+float fr_kth_scaled_f32(const float* dot, const float* w, int64_t n, int64_t k);
+
 /* acc[j] <- (((acc[j] + w[0] x[0][j]) + w[1] x[1][j]) + ...) + w[m-1] x[m-1][j] for j < n,
    1 <= m <= FR_ADD_LISTS: the CSR search's accumulation of m posting lists that each hold
    every base row, in one pass; each term a multiply then an add (never fused), so the bits
