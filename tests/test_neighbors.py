@@ -251,7 +251,7 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
 @pytest.mark.parametrize("n_features", [8, 9, 15, 16, 33, 260, 517, 1100])
 def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
     """Every dense code path (AVX-512 packed blocks with their edges and their passes over
-    1 024 features at a time, AVX2, portable with the library's and with emulated fma)
+    1 024 features at a time, AVX-512 panels at few features, AVX2, portable with the library's and with emulated fma)
     gives the same bits for every query count and base size around the block widths (4
     queries x 8 base rows, tails of 1-7 features)."""
     rng = np.random.default_rng(n_features)
@@ -266,6 +266,24 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
     s, i = results[0][-1]
     np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:9], B), i, 1),
                                atol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+@pytest.mark.parametrize("n_features", [9, 100, 128, 129])
+def test_dense_panels_agree_across_tiles(n_features, simd_paths):
+    """float32 on AVX-512 at up to 128 features packs the base in panels of 16 rows, tiles
+    of about 48 KiB: bases of several tiles (the last one partial, its last panel padded)
+    with query counts of every remainder of 3 give the same bits on every path."""
+    rng = np.random.default_rng(n_features)
+    B = rng.standard_normal((800, n_features)).astype(np.float32)
+    results = [[topk_cosine(B[:nq], B[:nb], 50) for nq in (6, 7, 8) for nb in (355, 800)]
+               for _ in simd_paths]
+    for other in results[1:]:
+        for (s0, i0), (s1, i1) in zip(results[0], other):
+            np.testing.assert_array_equal(i0, i1)
+            np.testing.assert_array_equal(s0, s1)
+    s, i = results[0][-1]
+    np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:8], B), i, 1),
+                               atol=1e-6)
 
 
 def test_dense_large_query_blocks_same_bits(simd_paths):
