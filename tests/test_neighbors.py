@@ -251,9 +251,9 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
 @pytest.mark.parametrize("n_features", [8, 9, 15, 16, 33, 260, 517, 1100])
 def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
     """Every dense code path (AVX-512 packed blocks with their edges and their passes over
-    1 024 features at a time, AVX-512 panels at few features, AVX2, portable with the library's and with emulated fma)
-    gives the same bits for every query count and base size around the block widths (4
-    queries x 8 base rows, tails of 1-7 features)."""
+    1 024 features at a time, AVX-512 panels at few features, AVX2, portable with the
+    library's and with emulated fma) gives the same bits for every query count and base
+    size around the block widths (4 queries x 8 base rows, tails of 1-7 features)."""
     rng = np.random.default_rng(n_features)
     B = (rng.standard_normal((43, n_features)) * (rng.random((43, n_features)) < 0.8))
     B = B.astype(dtype)
