@@ -268,11 +268,12 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
                                atol=1e-6 if dtype == np.float32 else 1e-13)
 
 
-@pytest.mark.parametrize("n_features", [9, 100, 128, 129])
+@pytest.mark.parametrize("n_features", [9, 64, 65, 100, 128, 129])
 def test_dense_panels_agree_across_tiles(n_features, simd_paths):
-    """float32 on AVX-512 at up to 128 features packs the base in panels of 16 rows, tiles
-    of about 48 KiB: bases of several tiles (the last one partial, its last panel padded)
-    with query counts of every remainder of 3 give the same bits on every path."""
+    """float32 at few features (AVX-512 up to 128, AVX2 up to 64) packs the base in panels
+    of 16 or 8 rows, tiles of about 16 KiB: bases of several tiles (the last one partial,
+    its last panel padded) with query counts of every remainder of 3 and 2 give the same
+    bits on every path."""
     rng = np.random.default_rng(n_features)
     B = rng.standard_normal((800, n_features)).astype(np.float32)
     results = [[topk_cosine(B[:nq], B[:nb], 50) for nq in (6, 7, 8) for nb in (355, 800)]

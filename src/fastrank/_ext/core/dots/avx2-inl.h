@@ -123,8 +123,53 @@ FR_F64(fr_f64_1x1, 1, 1)
 FR_F32(fr_f32_4x1, 4, 1)
 FR_F64(fr_f64_4x1, 4, 1)
 FR_F64(fr_f64_1x3, 1, 3)
-FR_DOTS_BLOCKED(fr_dots_f32_avx2, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3x4, fr_f32_3x1,
-                fr_f32_1x4, fr_f32_1x1)
+FR_DOTS_BLOCKED(fr_dots_f32_avx2_rows, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3x4,
+                fr_f32_3x1, fr_f32_1x4, fr_f32_1x1)
+/* float32 panels (dots/common.h) of 8 rows: 2 query rows x 2 panels, the chains one
+   after the other, adding up as they end (4 sums live per dot product vector: 16
+   registers, one set kept in memory by the compiler while the last chains run) */
+#define FR_PANEL256_CHAIN(P, L)                                                          \
+    P##00 = P##01 = P##10 = P##11 = _mm256_setzero_ps();                                 \
+    for (f = (L), y = pb + 8 * (L); f < d; f += 8, y += 64) {                            \
+        y0 = _mm256_loadu_ps(y);                                                         \
+        y1 = _mm256_loadu_ps(y + ps);                                                    \
+        __asm__("" : "+x"(y0), "+x"(y1)); /* loaded once, not again per query row */     \
+        x = _mm256_set1_ps(a[f]);                                                        \
+        P##00 = _mm256_fmadd_ps(x, y0, P##00), P##01 = _mm256_fmadd_ps(x, y1, P##01);    \
+        x = _mm256_set1_ps(a[d + f]);                                                    \
+        P##10 = _mm256_fmadd_ps(x, y0, P##10), P##11 = _mm256_fmadd_ps(x, y1, P##11);    \
+    }
+#define FR_PANEL256_ADD(P, Q)                                                            \
+    P##00 = _mm256_add_ps(P##00, Q##00), P##01 = _mm256_add_ps(P##01, Q##01);            \
+    P##10 = _mm256_add_ps(P##10, Q##10), P##11 = _mm256_add_ps(P##11, Q##11);
+FR_TARGET_AVX2_FMA static inline void fr_f32_panels_2x2(const float* a, int64_t d,
+                                                        const float* pb, int64_t ps,
+                                                        float* s, int64_t ss) {
+    __m256 a00, a01, a10, a11, b00, b01, b10, b11, c00, c01, c10, c11;
+    __m256 x, y0, y1;
+    const float* y;
+    int64_t f;
+    FR_PANEL256_CHAIN(a, 0) FR_PANEL256_CHAIN(b, 1) FR_PANEL256_ADD(a, b)   /* p0 + p1 */
+    FR_PANEL256_CHAIN(b, 2) FR_PANEL256_CHAIN(c, 3) FR_PANEL256_ADD(b, c)   /* p2 + p3 */
+    FR_PANEL256_ADD(a, b)
+    /* (p0 + p1) + (p2 + p3) waits in the output for the other half */
+    _mm256_storeu_ps(s, a00), _mm256_storeu_ps(s + 8, a01);
+    _mm256_storeu_ps(s + ss, a10), _mm256_storeu_ps(s + ss + 8, a11);
+    FR_PANEL256_CHAIN(b, 4) FR_PANEL256_CHAIN(c, 5) FR_PANEL256_ADD(b, c)   /* p4 + p5 */
+    FR_PANEL256_CHAIN(c, 6) FR_PANEL256_CHAIN(a, 7) FR_PANEL256_ADD(c, a)   /* p6 + p7 */
+    FR_PANEL256_ADD(b, c)
+    _mm256_storeu_ps(s, _mm256_add_ps(_mm256_loadu_ps(s), b00));
+    _mm256_storeu_ps(s + 8, _mm256_add_ps(_mm256_loadu_ps(s + 8), b01));
+    _mm256_storeu_ps(s + ss, _mm256_add_ps(_mm256_loadu_ps(s + ss), b10));
+    _mm256_storeu_ps(s + ss + 8, _mm256_add_ps(_mm256_loadu_ps(s + ss + 8), b11));
+}
+FR_DOTS_PANELS(fr_dots_f32_panels256, FR_TARGET_AVX2_FMA, 8, 2, fr_f32_panels_2x2)
+FR_TARGET_AVX2_FMA static void fr_dots_f32_avx2(const float* q, const float* b, float* s,
+                                                int64_t mq, int64_t mb, int64_t d) {
+    if (d > FR_PANEL_D_AVX2 || mq < 4 || mb < 8 ||
+        fr_dots_f32_panels256(q, b, s, mq, mb, d) != 0)
+        fr_dots_f32_avx2_rows(q, b, s, mq, mb, d);
+}
 FR_DOTS_BLOCKED(fr_dots_f64_avx2, FR_TARGET_AVX2_FMA, double, 2, 2, fr_f64_2x2, fr_f64_2x1,
                 fr_f64_1x2, fr_f64_1x1)
 /* fr_may_enter (cosine.h): a vector of rows at a time, the last n % (its width) rows in

@@ -143,19 +143,12 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
         _mm256_storeu_ps(s + u * ss, _mm512_castps512_ps256(y));
     }
 }
-/* float32 AVX-512 at few features (up to FR_PANEL_D): 16 base rows in the lanes of a
-   vector, their features packed one vector each (a panel), so that partial sum l of 16
-   dot products is one chain of fused multiply-adds (the query's feature broadcast) and
-   the 8 chains add up lane by lane in the order of FR_SUM8: no reduction across lanes,
-   which at few features costs about as much as the products. The chains run one after
-   the other and add up as they end (4 sums live per dot product vector): 3 query rows x
-   2 panels, 24 of the 32 registers. Same fma chain and additions as the other kernels:
-   the same bits. A panel of fewer than 16 rows is padded with zeros, its lanes past the
-   rows not stored. */
-#define FR_PANEL_D 128
+/* float32 panels (dots/common.h) of 16 rows: the chains run one after the other and add
+   up as they end (4 sums live per dot product vector), 3 query rows x 2 panels, 24 of
+   the 32 registers. */
 /* partial sum L of the dot products of 3 query rows (a, row stride d) with 2 panels
    (pb, panel stride ps): P##ur for query row u and panel r */
-#define FR_PANEL_CHAIN(P, L)                                                             \
+#define FR_PANEL512_CHAIN(P, L)                                                          \
     P##00 = P##01 = P##10 = P##11 = P##20 = P##21 = _mm512_setzero_ps();                 \
     for (f = (L), y = pb + 16 * (L); f < d; f += 8, y += 128) {                          \
         y0 = _mm512_loadu_ps(y);                                                         \
@@ -168,68 +161,28 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
         x = _mm512_set1_ps(a[2 * d + f]);                                                \
         P##20 = _mm512_fmadd_ps(x, y0, P##20), P##21 = _mm512_fmadd_ps(x, y1, P##21);    \
     }
-#define FR_PANEL_ADD(P, Q)                                                               \
+#define FR_PANEL512_ADD(P, Q)                                                            \
     P##00 = _mm512_add_ps(P##00, Q##00), P##01 = _mm512_add_ps(P##01, Q##01);            \
     P##10 = _mm512_add_ps(P##10, Q##10), P##11 = _mm512_add_ps(P##11, Q##11);            \
     P##20 = _mm512_add_ps(P##20, Q##20), P##21 = _mm512_add_ps(P##21, Q##21);
-/* the 3 x 32 dot products of 3 query rows (a) with 2 panels (pb) into s (row stride
-   ss), the first `rows` columns stored: the 8 chains summed as FR_SUM8 */
 FR_TARGET_AVX512_FMA static inline void fr_f32_panels_3x2(const float* a, int64_t d,
                                                           const float* pb, int64_t ps,
-                                                          float* s, int64_t ss, int64_t rows) {
+                                                          float* s, int64_t ss) {
     __m512 a00, a01, a10, a11, a20, a21, b00, b01, b10, b11, b20, b21;
     __m512 c00, c01, c10, c11, c20, c21, e00, e01, e10, e11, e20, e21, x, y0, y1;
-    __m512 out[6];
     const float* y;
-    __mmask16 m0 = rows >= 16 ? 0xffff : (__mmask16) ((1u << rows) - 1);
-    __mmask16 m1 = rows >= 32 ? 0xffff : rows > 16 ? (__mmask16) ((1u << (rows - 16)) - 1) : 0;
-    int64_t f, u;
-    FR_PANEL_CHAIN(a, 0) FR_PANEL_CHAIN(b, 1) FR_PANEL_ADD(a, b)   /* p0 + p1 */
-    FR_PANEL_CHAIN(b, 2) FR_PANEL_CHAIN(c, 3) FR_PANEL_ADD(b, c)   /* p2 + p3 */
-    FR_PANEL_ADD(a, b)
-    FR_PANEL_CHAIN(b, 4) FR_PANEL_CHAIN(c, 5) FR_PANEL_ADD(b, c)   /* p4 + p5 */
-    FR_PANEL_CHAIN(c, 6) FR_PANEL_CHAIN(e, 7) FR_PANEL_ADD(c, e)   /* p6 + p7 */
-    FR_PANEL_ADD(b, c) FR_PANEL_ADD(a, b)
-    out[0] = a00, out[1] = a01, out[2] = a10, out[3] = a11, out[4] = a20, out[5] = a21;
-    for (u = 0; u < 3; u++) {
-        _mm512_mask_storeu_ps(s + u * ss, m0, out[2 * u]);
-        _mm512_mask_storeu_ps(s + u * ss + 16, m1, out[2 * u + 1]);
-    }
+    int64_t f;
+    FR_PANEL512_CHAIN(a, 0) FR_PANEL512_CHAIN(b, 1) FR_PANEL512_ADD(a, b)   /* p0 + p1 */
+    FR_PANEL512_CHAIN(b, 2) FR_PANEL512_CHAIN(c, 3) FR_PANEL512_ADD(b, c)   /* p2 + p3 */
+    FR_PANEL512_ADD(a, b)
+    FR_PANEL512_CHAIN(b, 4) FR_PANEL512_CHAIN(c, 5) FR_PANEL512_ADD(b, c)   /* p4 + p5 */
+    FR_PANEL512_CHAIN(c, 6) FR_PANEL512_CHAIN(e, 7) FR_PANEL512_ADD(c, e)   /* p6 + p7 */
+    FR_PANEL512_ADD(b, c) FR_PANEL512_ADD(a, b)
+    _mm512_storeu_ps(s, a00), _mm512_storeu_ps(s + 16, a01);
+    _mm512_storeu_ps(s + ss, a10), _mm512_storeu_ps(s + ss + 16, a11);
+    _mm512_storeu_ps(s + 2 * ss, a20), _mm512_storeu_ps(s + 2 * ss + 16, a21);
 }
-/* s (mq x mb) by panels: tiles of about 2 FR_L1 bytes of base rows, packed, that every
-   query row of the block passes over; the last mq % 3 query rows padded with zero rows.
-   -1 when out of memory. */
-FR_TARGET_AVX512_FMA static int fr_dots_f32_panels(const float* q, const float* b, float* s,
-                                                   int64_t mq, int64_t mb, int64_t d) {
-    int64_t nt = 2 * FR_L1 / (4 * d) / 32 * 32, j0, j1, j, r, f, l, n, u, left = mq % 3;
-    float *pk, *pad, rest[3 * 32];
-    if (nt < 32) nt = 32;
-    pk = (float*) malloc((size_t) (nt + 3) * d * sizeof(float));
-    if (pk == NULL) return -1;
-    pad = pk + nt * d;
-    memset(pad, 0, 3 * d * sizeof(float));
-    memcpy(pad, q + (mq - left) * d, left * d * sizeof(float));
-    for (j0 = 0; j0 < mb; j0 += nt) {
-        j1 = j0 + nt < mb ? j0 + nt : mb;
-        n = (j1 - j0 + 31) / 32 * 32;
-        for (l = 0; l < n; l += 16)
-            for (j = 0; j < 16; j++)
-                for (f = 0; f < d; f++)
-                    pk[l * d + 16 * f + j] = j0 + l + j < j1 ? b[(j0 + l + j) * d + f] : 0;
-        for (r = 0; r + 3 <= mq; r += 3)
-            for (l = 0; l < n; l += 32)
-                fr_f32_panels_3x2(q + r * d, d, pk + l * d, 16 * d, s + r * mb + j0 + l, mb,
-                                  j1 - j0 - l);
-        for (l = 0; left > 0 && l < n; l += 32) {
-            fr_f32_panels_3x2(pad, d, pk + l * d, 16 * d, rest, 32, 32);
-            for (u = 0; u < left; u++)
-                memcpy(s + (r + u) * mb + j0 + l, rest + 32 * u,
-                       (j1 - j0 - l < 32 ? j1 - j0 - l : 32) * sizeof(float));
-        }
-    }
-    free(pk);
-    return 0;
-}
+FR_DOTS_PANELS(fr_dots_f32_panels512, FR_TARGET_AVX512_FMA, 16, 3, fr_f32_panels_3x2)
 FR_TARGET_AVX512_FMA static void fr_dots_f32_avx512(const float* q, const float* b, float* s,
                                                     int64_t mq, int64_t mb, int64_t d) {
     int64_t nch = d / 8, d8 = 8 * (d / 8), mq4 = mq / 4 * 4;
@@ -243,7 +196,7 @@ FR_TARGET_AVX512_FMA static void fr_dots_f32_avx512(const float* q, const float*
     if (nt < 8) nt = 8;
     if (nch == 0 || mq4 == 0 || mb < 8)
         return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
-    if (d <= FR_PANEL_D && fr_dots_f32_panels(q, b, s, mq, mb, d) == 0) return;
+    if (d <= FR_PANEL_D && fr_dots_f32_panels512(q, b, s, mq, mb, d) == 0) return;
     pk = (float*) malloc((size_t) nt * d8 * sizeof(float));
     acc = (float*) malloc((size_t) FR_MC * nt * 8 * sizeof(float));  /* 256 per 4 x 8 */
     if (pk == NULL || acc == NULL) {

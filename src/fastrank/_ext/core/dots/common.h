@@ -3,6 +3,8 @@
 #define FR_DOTS_COMMON_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* s[r * mb + j] <- dot(q row r, b row j) for r < mq, j < mb (rows of d values). Each dot
    product is summed in one fixed order with fused multiply-adds: partial sum l (l < 8)
@@ -17,5 +19,64 @@
 /* base rows per tile: about FR_DOTS_TILE_BYTES, a multiple of 24 (of every block width) */
 #define FR_DOTS_TILE(T, d) \
     ((int64_t) (FR_DOTS_TILE_BYTES / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) / 24 * 24)
+
+/* float32 at few features (AVX-512 up to FR_PANEL_D, AVX2 up to FR_PANEL_D_AVX2, where
+   they were measured faster than the kernels on rows): W base rows in the lanes
+   of a vector, their features packed one vector each (a panel), so that partial sum l of
+   W dot products is one chain of fused multiply-adds (the query's feature broadcast) and
+   the 8 chains add up lane by lane in the order of FR_SUM8: no sum across lanes, which
+   at few features costs about as much as the products. The same fma chains and
+   additions as the other kernels: the same bits. */
+#define FR_PANEL_D 128
+#define FR_PANEL_D_AVX2 64
+#define FR_PANEL_TILE_BYTES 16384
+/* The rows b[0..n) (d features) as panels of w rows at pk: pk[p w d + w f + lane] is
+   feature f of row p w + lane, 0 past row n, up to the next multiple of 2 w rows. */
+static inline void fr_pack_panels(const float* b, int64_t n, int64_t d, int64_t w, float* pk) {
+    int64_t j, f, end = (n + 2 * w - 1) / (2 * w) * (2 * w);
+    for (j = 0; j < end; j++)
+        for (f = 0; f < d; f++) pk[j / w * w * d + w * f + j % w] = j < n ? b[j * d + f] : 0;
+}
+/* s (mq x mb) by panels: tiles of about FR_PANEL_TILE_BYTES of base rows, packed (they
+   stay in L1: larger tiles read from L2 were up to 30 % slower), that every QR query
+   rows of the block pass over, 2 panels per call of KERNEL(a, d, pb, ps,
+   s, ss) (QR x 2 W dot products: query rows a, panels pb and pb + ps, outputs s with row
+   stride ss); the last mq % QR query rows padded with zero rows, the outputs of a last
+   panel's padding or of padded query rows left in a scratch block. -1 when out of
+   memory. */
+#define FR_DOTS_PANELS(NAME, ATTR, W, QR, KERNEL)                                           \
+    ATTR static int NAME(const float* q, const float* b, float* s, int64_t mq, int64_t mb,  \
+                         int64_t d) {                                                       \
+        int64_t nt = FR_PANEL_TILE_BYTES / (4 * d) / (2 * (W)) * (2 * (W)), j0, j1, r, l, u; \
+        int64_t left = mq % (QR), cols;                                                     \
+        float *pk, *pad, rest[(QR) * 2 * (W)];                                              \
+        const float* a;                                                                     \
+        if (nt < 2 * (W)) nt = 2 * (W);                                                     \
+        pk = (float*) malloc((size_t) (nt + (QR)) * d * sizeof(float));                     \
+        if (pk == NULL) return -1;                                                          \
+        pad = pk + nt * d;                                                                  \
+        memset(pad, 0, (size_t) (QR) * d * sizeof(float));                                  \
+        memcpy(pad, q + (mq - left) * d, (size_t) left * d * sizeof(float));                \
+        for (j0 = 0; j0 < mb; j0 += nt) {                                                   \
+            j1 = j0 + nt < mb ? j0 + nt : mb;                                               \
+            fr_pack_panels(b + j0 * d, j1 - j0, d, (W), pk);                                \
+            for (r = 0; r < mq; r += (QR)) {                                                \
+                a = r + (QR) <= mq ? q + r * d : pad;                                       \
+                for (l = 0; l < j1 - j0; l += 2 * (W)) {                                    \
+                    cols = j1 - j0 - l < 2 * (W) ? j1 - j0 - l : 2 * (W);                   \
+                    if (cols == 2 * (W) && a != pad) {                                      \
+                        KERNEL(a, d, pk + l * d, (W) * d, s + r * mb + j0 + l, mb);         \
+                        continue;                                                           \
+                    }                                                                       \
+                    KERNEL(a, d, pk + l * d, (W) * d, rest, 2 * (W));                       \
+                    for (u = 0; u < (QR) && r + u < mq; u++)                                \
+                        memcpy(s + (r + u) * mb + j0 + l, rest + u * 2 * (W),               \
+                               (size_t) cols * sizeof(float));                              \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        free(pk);                                                                           \
+        return 0;                                                                           \
+    }
 
 #endif
