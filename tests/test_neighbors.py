@@ -219,7 +219,8 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
     """Each row times 2^-e, e the exponent of its largest absolute value (frexp: that value
     lands in [1/2, 1)), dense and CSR: against NumPy's frexp, with the largest magnitude
     negative, positive, tied in both signs, subnormal (float32 and float64: a shift past
-    2^1023), beside a -0, in a zero row, at every position of rows of 1 to 70 values."""
+    2^1023), beside a -0, in a zero row, at every position of rows of 1 to 70 values; the
+    squared norms written in the same pass equal those of the scaled rows."""
     from fastrank._ext import cosine_topk as kernel
     rng = np.random.default_rng(4)
     tiny = np.finfo(np.float32).smallest_subnormal   # subnormal in float32
@@ -241,6 +242,11 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
         kernel.scale_dense(x, out)
         np.testing.assert_array_equal(out, ref)
         assert np.array_equal(np.signbit(out), np.signbit(ref))
+        again, sq, ref_sq = np.empty_like(x), np.empty(1, dtype), np.empty(1, dtype)
+        kernel.scale_dense(x, again, sq)       # the squared norm in the same pass
+        kernel.sqnorms_dense(out, ref_sq)
+        np.testing.assert_array_equal(again, ref)
+        np.testing.assert_array_equal(sq, ref_sq)
         csr = sp.csr_matrix(x)
         data = np.empty_like(csr.data)
         kernel.scale_csr(csr.data, csr.indptr, data)

@@ -378,6 +378,7 @@ cdef inline int _pow2_shift(const floating* x, Py_ssize_t m) noexcept nogil:
     cdef float t32
     cdef double top
     cdef int e
+    cdef uint64_t bits
     if floating is float:
         for j in range(m):
             memcpy(&b32, &x[j], 4)
@@ -393,35 +394,63 @@ cdef inline int _pow2_shift(const floating* x, Py_ssize_t m) noexcept nogil:
         memcpy(&top, &top64, 8)
     if top == 0:
         return 0
-    frexp(top, &e)
-    return -e
+    memcpy(&bits, &top, 8)
+    if bits >> 52 == 0:     # subnormal: frexp normalizes it
+        frexp(top, &e)
+        return -e
+    return 1022 - <int> (bits >> 52)   # frexp's exponent of a normal number, from its bits
+
+
+cdef inline double _pow2(int e) noexcept nogil:
+    """2^e, exactly: from its bits where it is a normal number, else ldexp."""
+    cdef uint64_t bits
+    cdef double r
+    if e < -1022 or e > 1023:
+        return ldexp(1.0, e)
+    bits = <uint64_t> (e + 1023) << 52
+    memcpy(&r, &bits, 8)
+    return r
 
 
 cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noexcept nogil:
     """out[0..m) <- x[0..m) times 2^_pow2_shift(x, m), exactly (barring underflow below the
     smallest normal number). A float64 row whose largest magnitude is subnormal needs a
     shift past 2^1023, the largest power of two a double holds: it is applied in two exact
-    steps."""
+    steps. float32 multiplies in float32 where the power of two is a float32 (one rounding
+    of the exact product either way: the same bits)."""
     cdef Py_ssize_t j
     cdef int shift = _pow2_shift(x, m)
     cdef double s, low
-    if shift <= 1000:
-        s = ldexp(1.0, shift)
+    cdef float s32
+    if floating is float and -126 <= shift <= 127:
+        s32 = <float> _pow2(shift)
+        for j in range(m):
+            out[j] = x[j] * s32
+    elif shift <= 1000:
+        s = _pow2(shift)
         for j in range(m):
             out[j] = <floating> (x[j] * s)
     else:
-        low, s = ldexp(1.0, shift - 1000), ldexp(1.0, 1000)
+        low, s = _pow2(shift - 1000), _pow2(1000)
         for j in range(m):
             out[j] = <floating> (x[j] * low * s)
 
 
-def scale_dense(const floating[:, ::1] X, floating[:, ::1] out):
-    """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero)."""
+def scale_dense(const floating[:, ::1] X, floating[:, ::1] out, floating[::1] sqnorms=None):
+    """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero); with
+    sqnorms, sqnorms[i] <- the squared norm of out[i] as sqnorms_dense computes it, while
+    the row is in cache."""
     cdef Py_ssize_t i, n = X.shape[0], m = X.shape[1]
+    cdef bint norms = sqnorms is not None
+    cdef fr_simd_level lv = current_level()
     if m == 0:
+        if norms:
+            sqnorms[:] = 0
         return
     for i in prange(n, nogil=True, schedule="static"):
         _scale_row(&X[i, 0], &out[i, 0], m)
+        if norms:
+            _dots(lv, &out[i, 0], &out[i, 0], &sqnorms[i], 1, 1, m)
 
 
 def scale_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):

@@ -16,17 +16,22 @@ BLOCK_QUERIES = 256
 BLOCK_BASE = 4096
 
 
-def _pow2_scaled_rows(X):
+def _pow2_scaled_rows(X, sqnorms=None):
     """A copy of a validated X (C-contiguous ndarray or CSR), each row multiplied by the power
     of two that brings its largest absolute value into [1/2, 1): scaling by a power of two is
     exact, so exact ties survive (integer rows stay integers times a power of two), cosines
-    are unchanged, and the sums cannot overflow."""
+    are unchanged, and the sums cannot overflow. With ``sqnorms`` (an array of X's dtype,
+    one per row), the :func:`_sqnorms` of the copy written there too (dense: in the same
+    pass)."""
     if sp.issparse(X):
         data = np.empty_like(X.data)
         _kernel.scale_csr(X.data, X.indptr, data)
-        return sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)
+        out = sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)
+        if sqnorms is not None:
+            _kernel.sqnorms_csr(data, X.indptr, sqnorms)
+        return out
     out = np.empty_like(X)
-    _kernel.scale_dense(X, out)
+    _kernel.scale_dense(X, out, sqnorms)
     return out
 
 
@@ -89,8 +94,8 @@ class _Base:
 
     def __init__(self, X):
         self.n = X.shape[0]
-        self.scaled = _pow2_scaled_rows(X)
-        self.sqnorms = _sqnorms(self.scaled)
+        self.sqnorms = np.empty(self.n, dtype=X.dtype)
+        self.scaled = _pow2_scaled_rows(X, self.sqnorms)
         self.inv_norms = np.empty(self.n, dtype=np.float64)
         _kernel.inv_norms(self.sqnorms, self.inv_norms)
         self.sparse = sp.issparse(X)
