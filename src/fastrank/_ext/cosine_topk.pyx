@@ -436,12 +436,12 @@ cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noex
             out[j] = <floating> (x[j] * low * s)
 
 
-def scale_dense(const floating[:, ::1] X, floating[:, ::1] out, floating[::1] sqnorms=None):
-    """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero); with
-    sqnorms, sqnorms[i] <- the squared norm of out[i] as sqnorms_dense computes it, while
-    the row is in cache."""
+def scale_dense(const floating[:, ::1] X, floating[:, ::1] out, floating[::1] sqnorms):
+    """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero); unless
+    sqnorms is empty, sqnorms[i] <- the squared norm of out[i] as sqnorms_dense computes
+    it, while the row is in cache."""
     cdef Py_ssize_t i, n = X.shape[0], m = X.shape[1]
-    cdef bint norms = sqnorms is not None
+    cdef bint norms = sqnorms.shape[0] > 0
     cdef fr_simd_level lv = current_level()
     if m == 0:
         if norms:

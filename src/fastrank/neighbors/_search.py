@@ -31,7 +31,7 @@ def _pow2_scaled_rows(X, sqnorms=None):
             _kernel.sqnorms_csr(data, X.indptr, sqnorms)
         return out
     out = np.empty_like(X)
-    _kernel.scale_dense(X, out, sqnorms)
+    _kernel.scale_dense(X, out, np.empty(0, X.dtype) if sqnorms is None else sqnorms)
     return out
 
 
