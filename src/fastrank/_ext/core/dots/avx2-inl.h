@@ -125,43 +125,52 @@ FR_F64(fr_f64_4x1, 4, 1)
 FR_F64(fr_f64_1x3, 1, 3)
 FR_DOTS_BLOCKED(fr_dots_f32_avx2_rows, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3x4,
                 fr_f32_3x1, fr_f32_1x4, fr_f32_1x1)
-/* float32 panels (dots/common.h) of 8 rows: 2 query rows x 2 panels, the chains one
-   after the other, adding up as they end (4 sums live per dot product vector: 16
-   registers, one set kept in memory by the compiler while the last chains run) */
-#define FR_PANEL256_CHAIN(P, L)                                                          \
-    P##00 = P##01 = P##10 = P##11 = _mm256_setzero_ps();                                 \
-    for (f = (L), y = pb + 8 * (L); f < d; f += 8, y += 64) {                            \
-        y0 = _mm256_loadu_ps(y);                                                         \
-        y1 = _mm256_loadu_ps(y + ps);                                                    \
-        __asm__("" : "+x"(y0), "+x"(y1)); /* loaded once, not again per query row */     \
-        x = _mm256_set1_ps(a[f]);                                                        \
-        P##00 = _mm256_fmadd_ps(x, y0, P##00), P##01 = _mm256_fmadd_ps(x, y1, P##01);    \
-        x = _mm256_set1_ps(a[d + f]);                                                    \
-        P##10 = _mm256_fmadd_ps(x, y0, P##10), P##11 = _mm256_fmadd_ps(x, y1, P##11);    \
-    }
-#define FR_PANEL256_ADD(P, Q)                                                            \
-    P##00 = _mm256_add_ps(P##00, Q##00), P##01 = _mm256_add_ps(P##01, Q##01);            \
-    P##10 = _mm256_add_ps(P##10, Q##10), P##11 = _mm256_add_ps(P##11, Q##11);
+/* float32 panels (dots/common.h) of 8 rows: 2 query rows x 2 panels, the chains two at
+   a time (8 independent fma chains, enough to cover the fma latency of two units), the
+   sums of each pair kept in memory (the outputs, a block on the stack) while the next
+   pairs run: 13 of the 16 registers. */
+#define FR_PANEL256_STEP(P, y0, y1, f)                                                   \
+    x = _mm256_set1_ps(a[f]);                                                            \
+    P##00 = _mm256_fmadd_ps(x, y0, P##00), P##01 = _mm256_fmadd_ps(x, y1, P##01);        \
+    x = _mm256_set1_ps(a[d + (f)]);                                                      \
+    P##10 = _mm256_fmadd_ps(x, y0, P##10), P##11 = _mm256_fmadd_ps(x, y1, P##11);
+/* (partial sum L) + (partial sum L + 1) of the dot products of 2 query rows (a, row
+   stride d) with 2 panels (pb, panel stride ps), into a##ur for query row u, panel r */
+#define FR_PANEL256_PAIR(L)                                                              \
+    a00 = a01 = a10 = a11 = b00 = b01 = b10 = b11 = _mm256_setzero_ps();                 \
+    for (f = (L), y = pb + 8 * (L); f + 1 < d; f += 8, y += 64) {                        \
+        y0 = _mm256_loadu_ps(y), y1 = _mm256_loadu_ps(y + ps);                           \
+        y2 = _mm256_loadu_ps(y + 8), y3 = _mm256_loadu_ps(y + ps + 8);                   \
+        __asm__("" : "+x"(y0), "+x"(y1), "+x"(y2), "+x"(y3)); /* loaded once, not per row */ \
+        FR_PANEL256_STEP(a, y0, y1, f) FR_PANEL256_STEP(b, y2, y3, f + 1)                \
+    }                                                                                    \
+    if (f < d) {                                                                         \
+        y0 = _mm256_loadu_ps(y), y1 = _mm256_loadu_ps(y + ps);                           \
+        FR_PANEL256_STEP(a, y0, y1, f)                                                   \
+    }                                                                                    \
+    a00 = _mm256_add_ps(a00, b00), a01 = _mm256_add_ps(a01, b01);                        \
+    a10 = _mm256_add_ps(a10, b10), a11 = _mm256_add_ps(a11, b11);
+/* t[u ts + 8 r] <- a##ur (+ t[...] where ADD) */
+#define FR_PANEL256_PUT(t, ts, ADD)                                                      \
+    _mm256_storeu_ps(t, ADD(t, a00)), _mm256_storeu_ps(t + 8, ADD(t + 8, a01));          \
+    _mm256_storeu_ps(t + (ts), ADD(t + (ts), a10));                                      \
+    _mm256_storeu_ps(t + (ts) + 8, ADD(t + (ts) + 8, a11));
+#define FR_PANEL256_SET(p, v) (v)
+#define FR_PANEL256_ADD(p, v) _mm256_add_ps(_mm256_loadu_ps(p), v)
 FR_TARGET_AVX2_FMA static inline void fr_f32_panels_2x2(const float* a, int64_t d,
                                                         const float* pb, int64_t ps,
                                                         float* s, int64_t ss) {
-    __m256 a00, a01, a10, a11, b00, b01, b10, b11, c00, c01, c10, c11;
-    __m256 x, y0, y1;
+    __m256 a00, a01, a10, a11, b00, b01, b10, b11, x, y0, y1, y2, y3;
+    float t[32];
     const float* y;
     int64_t f;
-    FR_PANEL256_CHAIN(a, 0) FR_PANEL256_CHAIN(b, 1) FR_PANEL256_ADD(a, b)   /* p0 + p1 */
-    FR_PANEL256_CHAIN(b, 2) FR_PANEL256_CHAIN(c, 3) FR_PANEL256_ADD(b, c)   /* p2 + p3 */
-    FR_PANEL256_ADD(a, b)
-    /* (p0 + p1) + (p2 + p3) waits in the output for the other half */
-    _mm256_storeu_ps(s, a00), _mm256_storeu_ps(s + 8, a01);
-    _mm256_storeu_ps(s + ss, a10), _mm256_storeu_ps(s + ss + 8, a11);
-    FR_PANEL256_CHAIN(b, 4) FR_PANEL256_CHAIN(c, 5) FR_PANEL256_ADD(b, c)   /* p4 + p5 */
-    FR_PANEL256_CHAIN(c, 6) FR_PANEL256_CHAIN(a, 7) FR_PANEL256_ADD(c, a)   /* p6 + p7 */
-    FR_PANEL256_ADD(b, c)
-    _mm256_storeu_ps(s, _mm256_add_ps(_mm256_loadu_ps(s), b00));
-    _mm256_storeu_ps(s + 8, _mm256_add_ps(_mm256_loadu_ps(s + 8), b01));
-    _mm256_storeu_ps(s + ss, _mm256_add_ps(_mm256_loadu_ps(s + ss), b10));
-    _mm256_storeu_ps(s + ss + 8, _mm256_add_ps(_mm256_loadu_ps(s + ss + 8), b11));
+    FR_PANEL256_PAIR(0) FR_PANEL256_PUT(s, ss, FR_PANEL256_SET)     /* p0 + p1 */
+    FR_PANEL256_PAIR(2) FR_PANEL256_PUT(s, ss, FR_PANEL256_ADD)     /* + (p2 + p3) */
+    FR_PANEL256_PAIR(4) FR_PANEL256_PUT(t, 16, FR_PANEL256_SET)     /* p4 + p5 */
+    FR_PANEL256_PAIR(6) FR_PANEL256_PUT(t, 16, FR_PANEL256_ADD)     /* + (p6 + p7) */
+    a00 = _mm256_loadu_ps(t), a01 = _mm256_loadu_ps(t + 8);
+    a10 = _mm256_loadu_ps(t + 16), a11 = _mm256_loadu_ps(t + 24);
+    FR_PANEL256_PUT(s, ss, FR_PANEL256_ADD)                         /* the two halves */
 }
 FR_DOTS_PANELS(fr_dots_f32_panels256, FR_TARGET_AVX2_FMA, 8, 2, fr_f32_panels_2x2)
 FR_TARGET_AVX2_FMA static void fr_dots_f32_avx2(const float* q, const float* b, float* s,

@@ -143,23 +143,31 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
         _mm256_storeu_ps(s + u * ss, _mm512_castps512_ps256(y));
     }
 }
-/* float32 panels (dots/common.h) of 16 rows: the chains run one after the other and add
-   up as they end (4 sums live per dot product vector), 3 query rows x 2 panels, 24 of
-   the 32 registers. */
-/* partial sum L of the dot products of 3 query rows (a, row stride d) with 2 panels
-   (pb, panel stride ps): P##ur for query row u and panel r */
-#define FR_PANEL512_CHAIN(P, L)                                                          \
+/* float32 panels (dots/common.h) of 16 rows: 3 query rows x 2 panels, the chains two at
+   a time (12 independent fma chains, enough to cover the fma latency of two units: one
+   chain at a time left a quarter of them idle on a Xeon), adding up as they end: 29 of
+   the 32 registers at most. */
+/* partial sums L (P) and L + 1 (Q) of the dot products of 3 query rows (a, row stride d)
+   with 2 panels (pb, panel stride ps): P##ur for query row u and panel r */
+#define FR_PANEL512_STEP(P, y0, y1, f)                                                   \
+    x = _mm512_set1_ps(a[f]);                                                            \
+    P##00 = _mm512_fmadd_ps(x, y0, P##00), P##01 = _mm512_fmadd_ps(x, y1, P##01);        \
+    x = _mm512_set1_ps(a[d + (f)]);                                                      \
+    P##10 = _mm512_fmadd_ps(x, y0, P##10), P##11 = _mm512_fmadd_ps(x, y1, P##11);        \
+    x = _mm512_set1_ps(a[2 * d + (f)]);                                                  \
+    P##20 = _mm512_fmadd_ps(x, y0, P##20), P##21 = _mm512_fmadd_ps(x, y1, P##21);
+#define FR_PANEL512_PAIR(P, Q, L)                                                        \
     P##00 = P##01 = P##10 = P##11 = P##20 = P##21 = _mm512_setzero_ps();                 \
-    for (f = (L), y = pb + 16 * (L); f < d; f += 8, y += 128) {                          \
-        y0 = _mm512_loadu_ps(y);                                                         \
-        y1 = _mm512_loadu_ps(y + ps);                                                    \
-        __asm__("" : "+v"(y0), "+v"(y1)); /* loaded once, not again per query row */     \
-        x = _mm512_set1_ps(a[f]);                                                        \
-        P##00 = _mm512_fmadd_ps(x, y0, P##00), P##01 = _mm512_fmadd_ps(x, y1, P##01);    \
-        x = _mm512_set1_ps(a[d + f]);                                                    \
-        P##10 = _mm512_fmadd_ps(x, y0, P##10), P##11 = _mm512_fmadd_ps(x, y1, P##11);    \
-        x = _mm512_set1_ps(a[2 * d + f]);                                                \
-        P##20 = _mm512_fmadd_ps(x, y0, P##20), P##21 = _mm512_fmadd_ps(x, y1, P##21);    \
+    Q##00 = Q##01 = Q##10 = Q##11 = Q##20 = Q##21 = _mm512_setzero_ps();                 \
+    for (f = (L), y = pb + 16 * (L); f + 1 < d; f += 8, y += 128) {                      \
+        y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + ps);                           \
+        y2 = _mm512_loadu_ps(y + 16), y3 = _mm512_loadu_ps(y + ps + 16);                 \
+        __asm__("" : "+v"(y0), "+v"(y1), "+v"(y2), "+v"(y3)); /* loaded once, not per row */ \
+        FR_PANEL512_STEP(P, y0, y1, f) FR_PANEL512_STEP(Q, y2, y3, f + 1)                \
+    }                                                                                    \
+    if (f < d) {                                                                         \
+        y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + ps);                           \
+        FR_PANEL512_STEP(P, y0, y1, f)                                                   \
     }
 #define FR_PANEL512_ADD(P, Q)                                                            \
     P##00 = _mm512_add_ps(P##00, Q##00), P##01 = _mm512_add_ps(P##01, Q##01);            \
@@ -169,14 +177,14 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_panels_3x2(const float* a, int64_
                                                           const float* pb, int64_t ps,
                                                           float* s, int64_t ss) {
     __m512 a00, a01, a10, a11, a20, a21, b00, b01, b10, b11, b20, b21;
-    __m512 c00, c01, c10, c11, c20, c21, e00, e01, e10, e11, e20, e21, x, y0, y1;
+    __m512 c00, c01, c10, c11, c20, c21, e00, e01, e10, e11, e20, e21, x, y0, y1, y2, y3;
     const float* y;
     int64_t f;
-    FR_PANEL512_CHAIN(a, 0) FR_PANEL512_CHAIN(b, 1) FR_PANEL512_ADD(a, b)   /* p0 + p1 */
-    FR_PANEL512_CHAIN(b, 2) FR_PANEL512_CHAIN(c, 3) FR_PANEL512_ADD(b, c)   /* p2 + p3 */
+    FR_PANEL512_PAIR(a, b, 0) FR_PANEL512_ADD(a, b)                   /* p0 + p1 */
+    FR_PANEL512_PAIR(b, c, 2) FR_PANEL512_ADD(b, c)                   /* p2 + p3 */
     FR_PANEL512_ADD(a, b)
-    FR_PANEL512_CHAIN(b, 4) FR_PANEL512_CHAIN(c, 5) FR_PANEL512_ADD(b, c)   /* p4 + p5 */
-    FR_PANEL512_CHAIN(c, 6) FR_PANEL512_CHAIN(e, 7) FR_PANEL512_ADD(c, e)   /* p6 + p7 */
+    FR_PANEL512_PAIR(b, c, 4) FR_PANEL512_ADD(b, c)                   /* p4 + p5 */
+    FR_PANEL512_PAIR(c, e, 6) FR_PANEL512_ADD(c, e)                   /* p6 + p7 */
     FR_PANEL512_ADD(b, c) FR_PANEL512_ADD(a, b)
     _mm512_storeu_ps(s, a00), _mm512_storeu_ps(s + 16, a01);
     _mm512_storeu_ps(s + ss, a10), _mm512_storeu_ps(s + ss + 16, a11);
