@@ -276,8 +276,8 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
 
 @pytest.mark.parametrize("n_features", [9, 64, 65, 100, 128, 129])
 def test_dense_panels_agree_across_tiles(n_features, simd_paths):
-    """float32 at few features (AVX-512 up to 128, AVX2 up to 64) packs the base in panels
-    of 16 or 8 rows, tiles of about 16 KiB: bases of several tiles (the last one partial,
+    """float32 at few features (up to 128) packs the base in panels of 16 (AVX-512) or 8
+    (AVX2) rows, tiles of about 16 KiB: bases of several tiles (the last one partial,
     its last panel padded) with query counts of every remainder of 3 and 2 give the same
     bits on every path."""
     rng = np.random.default_rng(n_features)

@@ -175,7 +175,7 @@ FR_TARGET_AVX2_FMA static inline void fr_f32_panels_2x2(const float* a, int64_t 
 FR_DOTS_PANELS(fr_dots_f32_panels256, FR_TARGET_AVX2_FMA, 8, 2, fr_f32_panels_2x2)
 FR_TARGET_AVX2_FMA static void fr_dots_f32_avx2(const float* q, const float* b, float* s,
                                                 int64_t mq, int64_t mb, int64_t d) {
-    if (d > FR_PANEL_D_AVX2 || mq < 4 || mb < 8 ||
+    if (d > FR_PANEL_D || mq < 4 || mb < 8 ||
         fr_dots_f32_panels256(q, b, s, mq, mb, d) != 0)
         fr_dots_f32_avx2_rows(q, b, s, mq, mb, d);
 }

@@ -20,15 +20,14 @@
 #define FR_DOTS_TILE(T, d) \
     ((int64_t) (FR_DOTS_TILE_BYTES / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) / 24 * 24)
 
-/* float32 at few features (AVX-512 up to FR_PANEL_D, AVX2 up to FR_PANEL_D_AVX2, where
-   they were measured faster than the kernels on rows): W base rows in the lanes
+/* float32 at few features (up to FR_PANEL_D, where they were measured faster than the
+   kernels on rows at 10^3 base rows): W base rows in the lanes
    of a vector, their features packed one vector each (a panel), so that partial sum l of
    W dot products is one chain of fused multiply-adds (the query's feature broadcast) and
    the 8 chains add up lane by lane in the order of FR_SUM8: no sum across lanes, which
    at few features costs about as much as the products. The same fma chains and
    additions as the other kernels: the same bits. */
 #define FR_PANEL_D 128
-#define FR_PANEL_D_AVX2 64
 #define FR_PANEL_TILE_BYTES 16384
 /* The rows b[0..n) (d features) as panels of w rows at pk: pk[p w d + w f + lane] is
    feature f of row p w + lane, 0 past row n, up to the next multiple of 2 w rows. */
