@@ -37,7 +37,7 @@ static inline void fr_pack_panels(const float* b, int64_t n, int64_t d, int64_t 
         for (f = 0; f < d; f++) pk[j / w * w * d + w * f + j % w] = j < n ? b[j * d + f] : 0;
 }
 /* s (mq x mb) by panels: tiles of about FR_PANEL_TILE_BYTES of base rows, packed (they
-   stay in L1: larger tiles read from L2 were up to 30 % slower), that every QR query
+   stay in L1: larger tiles read from L2 were up to 20 % slower), that every QR query
    rows of the block pass over, 2 panels per call of KERNEL(a, d, pb, ps,
    s, ss) (QR x 2 W dot products: query rows a, panels pb and pb + ps, outputs s with row
    stride ss); the last mq % QR query rows padded with zero rows, the outputs of a last
