@@ -253,6 +253,14 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
         np.testing.assert_array_equal(data, ref[x != 0])
 
 
+def _assert_paths_agree(results):
+    """Each path's list of (similarities, indices) equal to the first path's, bit for bit."""
+    for other in results[1:]:
+        for (s0, i0), (s1, i1) in zip(results[0], other):
+            np.testing.assert_array_equal(i0, i1)
+            np.testing.assert_array_equal(s0, s1)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_features", [8, 9, 15, 16, 33, 260, 517, 1100])
 def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
@@ -265,10 +273,7 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
     B = B.astype(dtype)
     results = [[topk_cosine(B[:nq], B[:nb], None) for nq in (1, 3, 4, 5, 9)
                 for nb in (1, 7, 8, 9, 16, 17, 43)] for _ in simd_paths]
-    for other in results[1:]:
-        for (s0, i0), (s1, i1) in zip(results[0], other):
-            np.testing.assert_array_equal(i0, i1)
-            np.testing.assert_array_equal(s0, s1)
+    _assert_paths_agree(results)
     s, i = results[0][-1]
     np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:9], B), i, 1),
                                atol=1e-6 if dtype == np.float32 else 1e-13)
@@ -284,10 +289,7 @@ def test_dense_panels_agree_across_tiles(n_features, simd_paths):
     B = rng.standard_normal((800, n_features)).astype(np.float32)
     results = [[topk_cosine(B[:nq], B[:nb], 50) for nq in (6, 7, 8) for nb in (355, 800)]
                for _ in simd_paths]
-    for other in results[1:]:
-        for (s0, i0), (s1, i1) in zip(results[0], other):
-            np.testing.assert_array_equal(i0, i1)
-            np.testing.assert_array_equal(s0, s1)
+    _assert_paths_agree(results)
     s, i = results[0][-1]
     np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:8], B), i, 1),
                                atol=1e-6)
