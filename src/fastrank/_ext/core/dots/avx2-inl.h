@@ -138,16 +138,7 @@ FR_DOTS_BLOCKED(fr_dots_f32_avx2_rows, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3
    stride d) with 2 panels (pb, panel stride ps), into a##ur for query row u, panel r */
 #define FR_PANEL256_PAIR(L)                                                              \
     a00 = a01 = a10 = a11 = b00 = b01 = b10 = b11 = _mm256_setzero_ps();                 \
-    for (f = (L), y = pb + 8 * (L); f + 1 < d; f += 8, y += 64) {                        \
-        y0 = _mm256_loadu_ps(y), y1 = _mm256_loadu_ps(y + ps);                           \
-        y2 = _mm256_loadu_ps(y + 8), y3 = _mm256_loadu_ps(y + ps + 8);                   \
-        __asm__("" : "+x"(y0), "+x"(y1), "+x"(y2), "+x"(y3)); /* loaded once, not per row */ \
-        FR_PANEL256_STEP(a, y0, y1, f) FR_PANEL256_STEP(b, y2, y3, f + 1)                \
-    }                                                                                    \
-    if (f < d) {                                                                         \
-        y0 = _mm256_loadu_ps(y), y1 = _mm256_loadu_ps(y + ps);                           \
-        FR_PANEL256_STEP(a, y0, y1, f)                                                   \
-    }                                                                                    \
+    FR_PANEL_PAIR(_mm256_loadu_ps, 8, FR_PANEL256_STEP, a, b, L)                         \
     a00 = _mm256_add_ps(a00, b00), a01 = _mm256_add_ps(a01, b01);                        \
     a10 = _mm256_add_ps(a10, b10), a11 = _mm256_add_ps(a11, b11);
 /* t[u ts + 8 r] <- a##ur (+ t[...] where ADD) */

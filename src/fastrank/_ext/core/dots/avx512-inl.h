@@ -147,8 +147,7 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
    a time (12 independent fma chains, enough to cover the fma latency of two units: one
    chain at a time left a quarter of them idle on a Xeon), adding up as they end: 29 of
    the 32 registers at most. */
-/* partial sums L (P) and L + 1 (Q) of the dot products of 3 query rows (a, row stride d)
-   with 2 panels (pb, panel stride ps): P##ur for query row u and panel r */
+/* feature f of 2 panels (y0, y1) added to P##ur, query row u (a, row stride d), panel r */
 #define FR_PANEL512_STEP(P, y0, y1, f)                                                   \
     x = _mm512_set1_ps(a[f]);                                                            \
     P##00 = _mm512_fmadd_ps(x, y0, P##00), P##01 = _mm512_fmadd_ps(x, y1, P##01);        \
@@ -159,16 +158,7 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_4x8_packed(
 #define FR_PANEL512_PAIR(P, Q, L)                                                        \
     P##00 = P##01 = P##10 = P##11 = P##20 = P##21 = _mm512_setzero_ps();                 \
     Q##00 = Q##01 = Q##10 = Q##11 = Q##20 = Q##21 = _mm512_setzero_ps();                 \
-    for (f = (L), y = pb + 16 * (L); f + 1 < d; f += 8, y += 128) {                      \
-        y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + ps);                           \
-        y2 = _mm512_loadu_ps(y + 16), y3 = _mm512_loadu_ps(y + ps + 16);                 \
-        __asm__("" : "+v"(y0), "+v"(y1), "+v"(y2), "+v"(y3)); /* loaded once, not per row */ \
-        FR_PANEL512_STEP(P, y0, y1, f) FR_PANEL512_STEP(Q, y2, y3, f + 1)                \
-    }                                                                                    \
-    if (f < d) {                                                                         \
-        y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + ps);                           \
-        FR_PANEL512_STEP(P, y0, y1, f)                                                   \
-    }
+    FR_PANEL_PAIR(_mm512_loadu_ps, 16, FR_PANEL512_STEP, P, Q, L)
 #define FR_PANEL512_ADD(P, Q)                                                            \
     P##00 = _mm512_add_ps(P##00, Q##00), P##01 = _mm512_add_ps(P##01, Q##01);            \
     P##10 = _mm512_add_ps(P##10, Q##10), P##11 = _mm512_add_ps(P##11, Q##11);            \

@@ -29,6 +29,22 @@
    additions as the other kernels: the same bits. */
 #define FR_PANEL_D 128
 #define FR_PANEL_TILE_BYTES 16384
+/* Partial sums L (P) and L + 1 (Q), both started at zero, of a kernel's query rows (a,
+   row stride d) with 2 panels of W rows (pb, panel stride ps): the two chains advance
+   together (features L + 8 t and L + 1 + 8 t), STEP(P, y0, y1, f) adding feature f of
+   the two panels (y0, y1) to P; chain L's last feature alone where it has one more. Each
+   panel vector is loaded once for all the query rows (an empty asm statement keeps the
+   compiler from folding a load into every fma). */
+#define FR_PANEL_PAIR(LOAD, W, STEP, P, Q, L)                                             \
+    for (f = (L), y = pb + (W) * (L); f + 1 < d; f += 8, y += 8 * (W)) {                 \
+        y0 = LOAD(y), y1 = LOAD(y + ps), y2 = LOAD(y + (W)), y3 = LOAD(y + ps + (W));     \
+        __asm__("" : "+v"(y0), "+v"(y1), "+v"(y2), "+v"(y3));                             \
+        STEP(P, y0, y1, f) STEP(Q, y2, y3, f + 1)                                         \
+    }                                                                                     \
+    if (f < d) {                                                                          \
+        y0 = LOAD(y), y1 = LOAD(y + ps);                                                  \
+        STEP(P, y0, y1, f)                                                                \
+    }
 /* The rows b[0..n) (d features) as panels of w rows at pk: pk[p w d + w f + lane] is
    feature f of row p w + lane, 0 past row n, up to the next multiple of 2 w rows. */
 static inline void fr_pack_panels(const float* b, int64_t n, int64_t d, int64_t w, float* pk) {
