@@ -125,6 +125,41 @@ FR_F64(fr_f64_4x1, 4, 1)
 FR_F64(fr_f64_1x3, 1, 3)
 FR_DOTS_BLOCKED(fr_dots_f32_avx2_rows, FR_TARGET_AVX2_FMA, float, 3, 4, fr_f32_3x4,
                 fr_f32_3x1, fr_f32_1x4, fr_f32_1x1)
+/* The rows b[0..n) (d features) as panels of w rows (a multiple of 8) at pk:
+   pk[p w d + w f + lane] is feature f of row p w + lane, 0 past row n, up to the next
+   multiple of 2 w rows. Blocks of 8 rows x 8 features are transposed in registers (the
+   unpack / shuffle / lane-swap sequence), the features past the last multiple of 8 one
+   by one. */
+FR_TARGET_AVX2_FMA static inline void fr_pack_panels(const float* b, int64_t n, int64_t d,
+                                                     int64_t w, float* pk) {
+    int64_t end = (n + 2 * w - 1) / (2 * w) * (2 * w), j0, f, i, d8 = d / 8 * 8;
+    __m256 r[8], t[8], u[8];
+    float* out;
+    for (j0 = 0; j0 < end; j0 += 8) {
+        out = pk + j0 / w * w * d + j0 % w;
+        for (f = 0; f < d8; f += 8) {
+            for (i = 0; i < 8; i++)
+                r[i] = j0 + i < n ? _mm256_loadu_ps(b + (j0 + i) * d + f) : _mm256_setzero_ps();
+            for (i = 0; i < 8; i += 2) {
+                t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+                t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+            }
+            for (i = 0; i < 8; i += 4) {
+                u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+                u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+                u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+                u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+            }
+            for (i = 0; i < 4; i++) {
+                _mm256_storeu_ps(out + w * (f + i), _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+                _mm256_storeu_ps(out + w * (f + i + 4),
+                                 _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+            }
+        }
+        for (; f < d; f++)
+            for (i = 0; i < 8; i++) out[w * f + i] = j0 + i < n ? b[(j0 + i) * d + f] : 0;
+    }
+}
 /* float32 panels (dots/common.h) of 8 rows: 2 query rows x 2 panels, the chains two at
    a time (8 independent fma chains, enough to cover the fma latency of two units), the
    sums of each pair kept in memory (the outputs, a block on the stack) while the next

@@ -45,18 +45,11 @@
         y0 = LOAD(y), y1 = LOAD(y + ps);                                                  \
         STEP(P, y0, y1, f)                                                                \
     }
-/* The rows b[0..n) (d features) as panels of w rows at pk: pk[p w d + w f + lane] is
-   feature f of row p w + lane, 0 past row n, up to the next multiple of 2 w rows. */
-static inline void fr_pack_panels(const float* b, int64_t n, int64_t d, int64_t w, float* pk) {
-    int64_t j, f, end = (n + 2 * w - 1) / (2 * w) * (2 * w);
-    for (j = 0; j < end; j++)
-        for (f = 0; f < d; f++) pk[j / w * w * d + w * f + j % w] = j < n ? b[j * d + f] : 0;
-}
 /* s (mq x mb) by panels: tiles of about FR_PANEL_TILE_BYTES of base rows, packed (they
    stay in L1: larger tiles read from L2 were up to 20 % slower), that every QR query
    rows of the block pass over, 2 panels per call of KERNEL(a, d, pb, ps,
    s, ss) (QR x 2 W dot products: query rows a, panels pb and pb + ps, outputs s with row
-   stride ss); the last mq % QR query rows padded with zero rows, the outputs of a last
+   stride ss), the tiles packed by fr_pack_panels (dots/avx2-inl.h); the last mq % QR query rows padded with zero rows, the outputs of a last
    panel's padding or of padded query rows left in a scratch block. -1 when out of
    memory. */
 #define FR_DOTS_PANELS(NAME, ATTR, W, QR, KERNEL)                                           \
