@@ -21,12 +21,12 @@
     ((int64_t) (FR_DOTS_TILE_BYTES / (((d) > 0 ? (d) : 1) * (int64_t) sizeof(T))) / 24 * 24)
 
 /* float32 at few features (up to FR_PANEL_D, where they were measured faster than the
-   kernels on rows at 10^3 base rows): W base rows in the lanes
-   of a vector, their features packed one vector each (a panel), so that partial sum l of
-   W dot products is one chain of fused multiply-adds (the query's feature broadcast) and
-   the 8 chains add up lane by lane in the order of FR_SUM8: no sum across lanes, which
-   at few features costs about as much as the products. The same fma chains and
-   additions as the other kernels: the same bits. */
+   kernels on rows at 10^3 base rows): W base rows in the lanes of a vector, their
+   features packed one vector each (a panel), so that partial sum l of W dot products is
+   one chain of fused multiply-adds (the query's feature broadcast) and the 8 chains add
+   up lane by lane in the order of FR_SUM8: no sum across lanes, which at few features
+   costs about as much as the products. The same fma chains and additions as the other
+   kernels: the same bits. */
 #define FR_PANEL_D 128
 #define FR_PANEL_TILE_BYTES 16384
 /* Partial sums L (P) and L + 1 (Q), both started at zero, of a kernel's query rows (a,
@@ -45,13 +45,13 @@
         y0 = LOAD(y), y1 = LOAD(y + ps);                                                  \
         STEP(P, y0, y1, f)                                                                \
     }
-/* s (mq x mb) by panels: tiles of about FR_PANEL_TILE_BYTES of base rows, packed (they
-   stay in L1: larger tiles read from L2 were up to 20 % slower), that every QR query
-   rows of the block pass over, 2 panels per call of KERNEL(a, d, pb, ps,
-   s, ss) (QR x 2 W dot products: query rows a, panels pb and pb + ps, outputs s with row
-   stride ss), the tiles packed by fr_pack_panels (dots/avx2-inl.h); the last mq % QR query rows padded with zero rows, the outputs of a last
-   panel's padding or of padded query rows left in a scratch block. -1 when out of
-   memory. */
+/* s (mq x mb) by panels: tiles of about FR_PANEL_TILE_BYTES of base rows, packed by
+   fr_pack_panels (dots/avx2-inl.h; they stay in L1: larger tiles read from L2 were up to
+   20 % slower), that every QR query rows of the block pass over, 2 panels per call of
+   KERNEL(a, d, pb, ps, s, ss) (QR x 2 W dot products: query rows a, panels pb and
+   pb + ps, outputs s with row stride ss); the last mq % QR query rows padded with zero
+   rows, the outputs of a last panel's padding or of padded query rows left in a scratch
+   block. -1 when out of memory. */
 #define FR_DOTS_PANELS(NAME, ATTR, W, QR, KERNEL)                                           \
     ATTR static int NAME(const float* q, const float* b, float* s, int64_t mq, int64_t mb,  \
                          int64_t d) {                                                       \
