@@ -250,15 +250,19 @@ def test_ordinal_values_draw_the_seeded_order(seed):
     (100, 0.5),  # more relevant levels than the counting passes take: the row is sorted
     (60, 0.04),  # few relevant levels, more distinct beliefs above them than the short list
     (3, 0.02),   # tie groups of some hundred labels, one relevant label in most
+    (2, 0.3),    # tie groups of some hundred labels, dozens of them relevant
 ])
-def test_ordinal_ranking_values_on_each_path(levels, rate):
+def test_ordinal_ranking_values_on_each_path(simd_paths, levels, rate):
+    """Every instruction-set path follows the relevant labels through the same steps (the
+    vector paths search many steps a pass for the next that moves one)."""
     rng = np.random.default_rng(levels)
     s = rng.integers(0, levels, size=(40, 300)) / levels
     y = (rng.random((40, 300)) < rate).astype(np.uint8)
-    assert_same_per_document(y, s, seed=levels)
+    for _ in simd_paths:
+        assert_same_per_document(y, s, seed=levels)
 
 
-def test_ordinal_positions_follow_the_redrawn_steps():
+def test_ordinal_positions_follow_the_redrawn_steps(simd_paths):
     """Tie groups of 300 000 labels take some steps whose first number would bias the
     draw, redrawn from the step's own stream: the positions followed through the steps
     are the shuffled group's."""
@@ -266,7 +270,8 @@ def test_ordinal_positions_follow_the_redrawn_steps():
     s = np.zeros((2, 300_000))
     s[1, ::2] = 0.5
     y = (rng.random(s.shape) < 1e-4).astype(np.uint8)
-    assert_same_per_document(y, s, seed=11)
+    for _ in simd_paths:
+        assert_same_per_document(y, s, seed=11)
 
 
 def test_ordinal_rows_draw_as_their_global_index():

@@ -422,13 +422,11 @@ cdef inline void sort_row_at(const floating* values, Py_ssize_t row_stride,
 
 # ---- randomness: counter-based, per row -------------------------------------------------
 
-cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
-    cdef uint64_t z
-    state[0] += <uint64_t> 0x9E3779B97F4A7C15
-    z = state[0]
-    z = (z ^ (z >> 30)) * <uint64_t> 0xBF58476D1CE4E5B9
-    z = (z ^ (z >> 27)) * <uint64_t> 0x94D049BB133111EB
-    return z ^ (z >> 31)
+cdef extern from "shuffle.h" nogil:
+    const uint64_t SPLITMIX_GAMMA "FR_SPLITMIX_GAMMA"
+    uint64_t splitmix64 "fr_splitmix64"(uint64_t* state)
+    Py_ssize_t step_index "fr_step_index"(uint32_t x, Py_ssize_t size, uint64_t row,
+                                          Py_ssize_t step)
 
 
 cdef inline uint64_t row_state(uint64_t base_seed, Py_ssize_t row) noexcept nogil:
@@ -449,72 +447,14 @@ cdef inline uint32_t bounded(uint64_t* state, uint32_t s) noexcept nogil:
     return <uint32_t> (m >> 32)
 
 
-cdef inline Py_ssize_t _step_index(uint32_t x, Py_ssize_t m, uint64_t row,
-                                   Py_ssize_t step) noexcept nogil:
-    """The position, of 0 .. m - 1, that step ``step`` of the row's shuffle swaps with its
-    last one (m - 1), drawn from the random 32 bits x as ``bounded`` draws. Where x would
-    bias it (rarely: the product's low word below 2**32 mod m), numbers are drawn again
-    from the step's own stream (splitmix64 from row ^ (step + 1) * 0x632BE59BD9B4E019), so
-    that no step moves the numbers of another."""
-    cdef uint64_t prod = <uint64_t> x * <uint64_t> m
-    cdef uint64_t side
-    cdef uint32_t t
-    if <uint32_t> prod < <uint32_t> m:
-        t = (<uint32_t> (-m)) % <uint32_t> m
-        if <uint32_t> prod < t:
-            side = row ^ (<uint64_t> (step + 1) * <uint64_t> 0x632BE59BD9B4E019)
-            while <uint32_t> prod < t:
-                prod = (splitmix64(&side) >> 32) * <uint64_t> m
-    return <Py_ssize_t> (prod >> 32)
-
-
-cdef inline bint _fisher_yates_step(int32_t* order, Py_ssize_t start, Py_ssize_t* pos,
-                                    Py_ssize_t k, Py_ssize_t m, uint32_t x, uint64_t row,
-                                    Py_ssize_t step) noexcept nogil:
-    """Step ``step`` of the row's shuffle: swap position m - 1 of the group at order + start
-    with position _step_index(...); without ``order`` (NULL), follow the swap for the k
-    positions pos[:k] instead (each where the swap leaves its label), and return whether
-    they all lie at m - 1 or above, where no later step (on fewer positions) moves them."""
-    cdef Py_ssize_t j = _step_index(x, m, row, step), t
-    cdef int32_t v
-    cdef bint settled = True
-    if order != NULL:
-        v = order[start + m - 1]
-        order[start + m - 1] = order[start + j]
-        order[start + j] = v
-        return False
-    for t in range(k):
-        if pos[t] == m - 1:
-            pos[t] = j
-        elif pos[t] == j:
-            pos[t] = m - 1
-        settled &= pos[t] >= m - 1
-    return settled
-
-
-cdef inline void _shuffle(int32_t* order, Py_ssize_t start, Py_ssize_t* pos, Py_ssize_t k,
-                          Py_ssize_t m, uint64_t row, Py_ssize_t step) noexcept nogil:
-    """shuffle_group's steps (_fisher_yates_step), on order[start:start + m] or on pos[:k],
-    these until every followed position is settled (on average half the steps for one)."""
-    cdef uint64_t state = row + <uint64_t> (step >> 1) * <uint64_t> 0x9E3779B97F4A7C15
-    cdef uint64_t bits
-    if step & 1 and m > 1:
-        bits = splitmix64(&state)
-        if _fisher_yates_step(order, start, pos, k, m, <uint32_t> bits, row, step):
-            return
-        m -= 1
-        step += 1
-    while m > 2:
-        bits = splitmix64(&state)
-        if _fisher_yates_step(order, start, pos, k, m, <uint32_t> (bits >> 32), row, step) \
-                or _fisher_yates_step(order, start, pos, k, m - 1, <uint32_t> bits, row,
-                                      step + 1):
-            return
-        m -= 2
-        step += 2
-    if m == 2:
-        bits = splitmix64(&state)
-        _fisher_yates_step(order, start, pos, k, 2, <uint32_t> (bits >> 32), row, step)
+cdef inline void _swap_step(int32_t* order, Py_ssize_t m, uint32_t x, uint64_t row,
+                            Py_ssize_t step) noexcept nogil:
+    """Step ``step`` of the row's shuffle on order[:m]: swap its last position with the one
+    step_index draws from the random bits x."""
+    cdef Py_ssize_t j = step_index(x, m, row, step)
+    cdef int32_t v = order[m - 1]
+    order[m - 1] = order[j]
+    order[j] = v
 
 
 cdef inline void shuffle_group(int32_t* order, Py_ssize_t start, Py_ssize_t m, uint64_t row,
@@ -524,16 +464,24 @@ cdef inline void shuffle_group(int32_t* order, Py_ssize_t start, Py_ssize_t m, u
     row's shuffle. Step k takes the high half of the row's k // 2-th number when k is even,
     its low half when odd, the numbers splitmix64's from ``row`` (row_state) on: a group's
     numbers follow from ``step`` alone, so the groups can be shuffled in any order, or
-    some not at all."""
-    _shuffle(order, start, NULL, 0, m, row, step)
-
-
-cdef inline void shuffled_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m, uint64_t row,
-                                    Py_ssize_t step) noexcept nogil:
-    """pos[:k] <- where shuffle_group (the same m, row and step) moves the labels at
-    positions pos[:k] of a tie group of m labels: the same numbers, the swaps followed for
-    these k positions alone, without the group's labels."""
-    _shuffle(NULL, 0, pos, k, m, row, step)
+    some not at all (or followed for a few labels: follow.h)."""
+    cdef uint64_t state = row + <uint64_t> (step >> 1) * SPLITMIX_GAMMA
+    cdef uint64_t bits
+    order += start
+    if step & 1 and m > 1:
+        bits = splitmix64(&state)
+        _swap_step(order, m, <uint32_t> bits, row, step)
+        m -= 1
+        step += 1
+    while m > 2:
+        bits = splitmix64(&state)
+        _swap_step(order, m, <uint32_t> (bits >> 32), row, step)
+        _swap_step(order, m - 1, <uint32_t> bits, row, step + 1)
+        m -= 2
+        step += 2
+    if m == 2:
+        bits = splitmix64(&state)
+        _swap_step(order, 2, <uint32_t> (bits >> 32), row, step)
 
 
 cdef inline void shuffle_groups(int32_t* order, const int32_t* end, Py_ssize_t q,

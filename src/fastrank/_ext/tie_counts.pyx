@@ -30,7 +30,7 @@ shuffles starts at a step found from the counts above it (_tiesort.shuffle_group
 coverage and r-precision one group (the top one; the lowest relevant one; the one holding
 position |C|), gathered and shuffled; ranking loss and average precision every relevant
 level's group, a dense row following only its relevant labels' places through the steps
-(_tiesort.shuffled_positions), a CSR row gathering and shuffling the group.
+(follow.h), a CSR row gathering and shuffling the group.
 
 Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
 truth value 0 or 1), so the Python layer does not scan the inputs before the call.
@@ -45,6 +45,10 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 cdef extern from "tie_counting.h" nogil:
+    int64_t fr_count_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                               float v)
+    int64_t fr_count_equal_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
+                               double v)
     void fr_count_levels_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
                              const float* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
                              int64_t* nan)
@@ -52,9 +56,9 @@ cdef extern from "tie_counting.h" nogil:
                              const double* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
                              int64_t* nan)
     Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out, unsigned* seen)
+                             Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out, unsigned* seen)
+                             Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
     float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
     double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
     Py_ssize_t fr_where_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
@@ -84,6 +88,9 @@ cdef extern from "numpy_sum.h" nogil:
                                    long long n)
     long long fr_pairwise_pieces(long long n, int depth, long long start, long long* first)
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
+cdef extern from "follow.h" nogil:
+    void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
+                               uint64_t row, Py_ssize_t step)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
@@ -92,7 +99,7 @@ cdef extern from "expected_precision.h" nogil:
 from fastrank._ext._simd cimport FR_SIMD_AVX2, current_level
 from _tiesort cimport (
     SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_group,
-    shuffled_positions, sort_keys, sort_row_at, sort_work_free, sort_work_new,
+    sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
 # metric codes
@@ -275,16 +282,17 @@ cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index
                                Py_ssize_t* n_rel, Scratch* s) noexcept nogil:
     """keys <- the keys (_tiesort.desc_key) of the relevant labels' stored beliefs (label
     j = idx[p] for a CSR row, p for a dense one, whose idx is NULL); n_rel <- the relevant
-    labels of the row; s.bad <- True when a truth value is neither 0 nor 1. Returns the
-    number of keys written."""
+    labels of the row; s.bad <- True when a truth value is neither 0 nor 1; a dense row's
+    relevant labels, ascending, to s.w.order (beside their keys). Returns the number of
+    keys written."""
     cdef Py_ssize_t j, k = 0, r = 0
     cdef unsigned seen = 0
     cdef double xv
     if m == q and idx == NULL:
         if floating is float:
-            k = fr_gather_f32(x, stride, y, m, <double*> keys, &seen)
+            k = fr_gather_f32(x, stride, y, m, <double*> keys, s.w.order, &seen)
         else:
-            k = fr_gather_f64(x, stride, y, m, <double*> keys, &seen)
+            k = fr_gather_f64(x, stride, y, m, <double*> keys, s.w.order, &seen)
         for j in range(k):  # the gathered doubles' bits -> their keys, in place
             memcpy(&xv, &keys[j], 8)
             keys[j] = desc_key(xv)
@@ -319,7 +327,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     """Fill s.zero/rel/gt/eq for the relevant levels the metric reads, highest first
     (coverage: the lowest only; one-error: the highest only). Returns their number (0 if the
     row has no relevant label), or -1 when there are more than MAX_LEVELS: the caller sorts.
-    ``low`` <- the lowest relevant belief."""
+    ``low`` <- the lowest relevant belief. A dense row's relevant labels are left in
+    s.w.order by level, highest first (each level's ascending), when every level is read."""
     cdef uint64_t* keys = s.w.keys
     cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
     cdef uint64_t zkey = desc_key(0.0), kk, best
@@ -347,7 +356,7 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         low[0] = _key_value(best)
         _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s, True)
         return 1
-    sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs
+    sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs, labels
     i = 0
     while i < n_stored:
         if n_lev == MAX_LEVELS:  # the caller sorts; the row's NaN check alone here
@@ -564,26 +573,6 @@ cdef inline void _walk_group(const int32_t* order, Py_ssize_t n, Py_ssize_t star
             _add_relevant(a, start + p, is_zero)
 
 
-cdef inline Py_ssize_t _relevant_labels(const uint8_t* y, Py_ssize_t q,
-                                        int32_t* out) noexcept nogil:
-    """out <- the labels j with y[j] != 0, ascending (eight truth values a word, most of them
-    zero); returns their number."""
-    cdef Py_ssize_t j, b, k = 0
-    cdef uint64_t word
-    for j in range(0, q - q % 8, 8):
-        memcpy(&word, &y[j], 8)
-        while word:
-            b = FR_CTZ64(word) >> 3
-            out[k] = <int32_t> (j + b)
-            k += 1
-            word &= ~(<uint64_t> 0xFF << (8 * b))
-    for j in range(q - q % 8, q):
-        if y[j]:
-            out[k] = <int32_t> j
-            k += 1
-    return k
-
-
 cdef inline void _walk_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t start,
                                  bint is_zero, OrdinalSums* a) noexcept nogil:
     """Add k relevant labels at positions start + pos[:k] (sorted here, a few) to the sums."""
@@ -599,36 +588,54 @@ cdef inline void _walk_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t start
         _add_relevant(a, start + pos[t], is_zero)
 
 
+cdef inline void _group_indices(const floating* x, Py_ssize_t stride, Py_ssize_t q,
+                                floating v, const int32_t* labels, Py_ssize_t k,
+                                Py_ssize_t eq, int level, Py_ssize_t* pos) noexcept nogil:
+    """pos[:k] <- where each of the labels[:k] (ascending, of belief v, in a dense row
+    holding eq labels of belief v) sits among the labels of belief v, in label order: the
+    labels of belief v between them counted, from the row's start or, when shorter, from
+    its end."""
+    cdef Py_ssize_t t, j, c, edge
+    if labels[k - 1] <= q - 1 - labels[0]:
+        c = -1
+        edge = -1
+        for t in range(k):
+            j = labels[t]
+            if floating is float:
+                c += 1 + fr_count_equal_f32(level, x + (edge + 1) * stride, stride,
+                                            j - edge - 1, v)
+            else:
+                c += 1 + fr_count_equal_f64(level, x + (edge + 1) * stride, stride,
+                                            j - edge - 1, v)
+            pos[t] = c
+            edge = j
+        return
+    c = eq
+    edge = q
+    for t in range(k - 1, -1, -1):
+        j = labels[t]
+        if floating is float:
+            c -= 1 + fr_count_equal_f32(level, x + (j + 1) * stride, stride, edge - j - 1, v)
+        else:
+            c -= 1 + fr_count_equal_f64(level, x + (j + 1) * stride, stride, edge - j - 1, v)
+        pos[t] = c
+        edge = j
+
+
 cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t* idx,
                              Py_ssize_t m, Py_ssize_t q, const uint8_t* y, double v,
-                             Py_ssize_t l, bint dense, Py_ssize_t n_rel_labels,
-                             uint64_t stream, int64_t step, Scratch* s,
-                             OrdinalSums* a) noexcept nogil:
-    """The relevant labels of the tie group of relevant level l (belief v; the row's
-    relevant labels in s.w.order[:n_rel_labels] when ``dense``) at their places in its
-    shuffle, walked. A dense row finds where each sits in its group before the shuffle, its
-    index among the group's labels (the labels of belief v before it counted, or those
-    after it when fewer), and follows those places through the shuffle's steps
-    (shuffled_positions); a CSR row, whose zero group holds labels that are not stored,
+                             Py_ssize_t l, const int32_t* labels, uint64_t stream,
+                             int64_t step, Scratch* s, OrdinalSums* a) noexcept nogil:
+    """The relevant labels of the tie group of relevant level l (belief v; a dense row's
+    in labels[:s.rel[l]], ascending; NULL for a CSR row) at their places in its shuffle,
+    walked. A dense row finds where each sits in its group before the shuffle
+    (_group_indices) and follows those places through the shuffle's steps
+    (fr_shuffled_positions); a CSR row, whose zero group holds labels that are not stored,
     gathers the group's labels (_group_labels) and shuffles them."""
-    cdef Py_ssize_t t, k = 0, n, lo, length
-    cdef int32_t j
-    cdef int64_t gt, eq
-    if dense:
-        for t in range(n_rel_labels):
-            j = s.w.order[t]
-            if x[j * stride] == v:  # its index: the labels of belief v before it
-                lo = 0 if 2 * j <= q else j + 1  # (or those after it, when fewer)
-                length = j if lo == 0 else q - lo
-                if floating is float:
-                    fr_count_levels_f32(s.level, x + lo * stride, stride, length,
-                                        <const float*> &x[j * stride], 1, &gt, &eq, NULL)
-                else:
-                    fr_count_levels_f64(s.level, x + lo * stride, stride, length,
-                                        <const double*> &x[j * stride], 1, &gt, &eq, NULL)
-                s.pos[k] = eq if lo == 0 else s.eq[l] - 1 - eq
-                k += 1
-        shuffled_positions(s.pos, k, s.eq[l], stream, step)
+    cdef Py_ssize_t n, k = s.rel[l]
+    if labels != NULL:
+        _group_indices(x, stride, q, <floating> v, labels, k, s.eq[l], s.level, s.pos)
+        fr_shuffled_positions(s.level, s.pos, k, s.eq[l], stream, step)
         _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
         return
     n = _group_labels(x, stride, idx, m, q, v, s)
@@ -651,7 +658,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     is every row below the AVX2 level, whose passes count one level at a time (the sort is
     then about 2.5x faster)."""
     cdef OrdinalSums a
-    cdef Py_ssize_t n_rel, n_lev, l, j, n_seen = -1, n_zero = q - m, n_rel_labels = 0
+    cdef Py_ssize_t n_rel, n_lev, l, j, n_seen = -1, n_zero = q - m, first = 0
     cdef int64_t above
     cdef double low, v
     cdef bint zero_seen = False, dense = pp == NULL
@@ -678,9 +685,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
             n_seen = fr_few_distinct_above_f64(s.level, x, stride, m, low, seen)
         for j in range(n_seen):
             zero_seen |= seen[j] == 0.0
-        if dense:
-            n_rel_labels = _relevant_labels(y, q, s.w.order)
         for l in range(n_lev):
+            first += s.rel[l]
             if s.rel[l] == s.eq[l]:
                 _walk_group(NULL, s.eq[l], s.gt[l], y, s.zero[l], &a)
                 continue
@@ -693,7 +699,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
                     above += seen[j] > v
             else:
                 above = _distinct_above(x, stride, m, n_zero, v, s)
-            _walk_level(x, stride, idx, m, q, y, v, l, dense, n_rel_labels, stream,
+            _walk_level(x, stride, idx, m, q, y, v, l,
+                        s.w.order + first - s.rel[l] if dense else NULL, stream,
                         s.gt[l] - above, s, &a)
     if metric == RANKING_LOSS:
         return a.loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0

@@ -77,7 +77,8 @@ static inline unsigned fr_simd_needs(int level) {
 #define FR_TARGET_POPCNT __attribute__((target("popcnt")))
 #define FR_TARGET_AVX2 __attribute__((target("avx2,popcnt")))
 #define FR_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
-#define FR_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,popcnt")))
+#define FR_TARGET_AVX512 \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,popcnt")))
 #define FR_TARGET_AVX512_FMA __attribute__((target("avx512f,avx512dq,avx2,fma")))
 #define FR_TARGET_VPOPCNT \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))

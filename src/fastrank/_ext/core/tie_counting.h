@@ -58,15 +58,17 @@ FR_COUNT_LEVELS(float, f32)
 FR_COUNT_LEVELS(double, f64)
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
- * label order; returns k; *seen <- the bitwise OR of every y[j] (a value other than 0/1
- * shows in its bits above the lowest). The truth is read eight labels to a word; a cache
- * line of beliefs holding a relevant label is copied without a branch per label (a branch
- * per relevant label mispredicts). A contiguous row is prefetched FR_AHEAD cache lines
- * ahead: the few relevant labels' beliefs, read alone, would each wait on memory. */
+ * label order, and labels[0:k] <- those labels; returns k; *seen <- the bitwise OR of every
+ * y[j] (a value other than 0/1 shows in its bits above the lowest). The truth is read eight
+ * labels to a word; a cache line of beliefs holding a relevant label is copied without a
+ * branch per label (a branch per relevant label mispredicts). A contiguous row is
+ * prefetched FR_AHEAD cache lines ahead: the few relevant labels' beliefs, read alone,
+ * would each wait on memory. */
 #define FR_AHEAD 24
 #define FR_GATHER(T, NAME)                                                                \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
-                                 ptrdiff_t m, double* out, unsigned* seen) {              \
+                                 ptrdiff_t m, double* out, int32_t* labels,               \
+                                 unsigned* seen) {                                        \
         const ptrdiff_t line = 64 / sizeof(T); /* 8 or 16 labels: whole words of y */    \
         ptrdiff_t j0, j, k = 0;                                                           \
         uint64_t all = 0;                                                                 \
@@ -91,6 +93,7 @@ FR_COUNT_LEVELS(double, f64)
                 continue;                                                                 \
             for (j = j0; j < stop; j++) {                                                 \
                 out[k] = (double)x[j * stride];                                           \
+                labels[k] = (int32_t)j;                                                   \
                 k += y[j] != 0;                                                           \
             }                                                                             \
         }                                                                                 \
@@ -168,6 +171,39 @@ FR_WHERE_EQUAL(double, fr_where_equal_f64_portable)
     }
 FR_WHERE_EQUAL_AT(float, f32)
 FR_WHERE_EQUAL_AT(double, f64)
+
+/* The number of x[j * stride] == v, j < m (-0.0 == 0.0): where a label sits among the labels of its
+ * belief (AVX2 and AVX-512, contiguous rows: fr_count_equal_*, a comparison's mask counted
+ * by popcount; the portable loop one comparison a value). */
+#define FR_COUNT_EQUAL(T, NAME)                                                           \
+    static inline int64_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v) {          \
+        int64_t c = 0;                                                                    \
+        ptrdiff_t j;                                                                      \
+        for (j = 0; j < m; j++)                                                           \
+            c += x[j * stride] == v;                                                      \
+        return c;                                                                         \
+    }
+FR_COUNT_EQUAL(float, fr_count_equal_f32_portable)
+FR_COUNT_EQUAL(double, fr_count_equal_f64_portable)
+
+#ifdef FR_X86
+#define FR_COUNT_EQUAL_DISPATCH(S)                                                        \
+    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
+        return fr_count_equal_##S##_avx512(x, m, v);                                      \
+    if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
+        return fr_count_equal_##S##_avx2(x, m, v);
+#else
+#define FR_COUNT_EQUAL_DISPATCH(S)
+#endif
+#define FR_COUNT_EQUAL_AT(T, S)                                                           \
+    static inline int64_t fr_count_equal_##S(int level, const T* x, ptrdiff_t stride,      \
+                                             ptrdiff_t m, T v) {                          \
+        (void)level;                                                                      \
+        FR_COUNT_EQUAL_DISPATCH(S)                                                        \
+        return fr_count_equal_##S##_portable(x, stride, m, v);                            \
+    }
+FR_COUNT_EQUAL_AT(float, f32)
+FR_COUNT_EQUAL_AT(double, f64)
 
 /* The r largest values, with multiplicity, kept in top[0:k], k <= r, in descending order:
  * fr_top_insert adds v when it is among them (k grows to r first), returning the new k. The

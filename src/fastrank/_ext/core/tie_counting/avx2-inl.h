@@ -52,6 +52,27 @@ FR_LEVELS_AVX2(double, __m256d, d, D, 4, 1, fr_levels1_f64_avx2)
 FR_LEVELS_AVX2(double, __m256d, d, D, 4, 2, fr_levels2_f64_avx2)
 FR_LEVELS_AVX2(double, __m256d, d, D, 4, 4, fr_levels4_f64_avx2)
 
+/* As FR_COUNT_EQUAL, for contiguous rows: each comparison's lanes counted by popcount of
+   their sign bits (the tail's lanes beyond the row masked off: a zero lane equals v = 0) */
+#define FR_COUNT_EQUAL_AVX2(T, VT, S, UPPER, W, NAME)                                     \
+    static FR_TARGET_AVX2 int64_t NAME(const T* x, ptrdiff_t m, T v) {                    \
+        const VT vv = _mm256_set1_p##S(v);                                                \
+        int64_t c = 0;                                                                    \
+        ptrdiff_t j;                                                                      \
+        for (j = 0; j + W <= m; j += W)                                                   \
+            c += __builtin_popcount(_mm256_movemask_p##S(                                 \
+                _mm256_cmp_p##S(_mm256_loadu_p##S(x + j), vv, _CMP_EQ_OQ)));              \
+        if (j < m)                                                                        \
+            c += __builtin_popcount(                                                      \
+                _mm256_movemask_p##S(_mm256_cmp_p##S(                                     \
+                    FR_MASKLOAD_AVX2_##UPPER(fr_tail_mask_##S(m - j), x + j), vv,         \
+                    _CMP_EQ_OQ))                                                          \
+                & ((1 << (m - j)) - 1));                                                  \
+        return c;                                                                         \
+    }
+FR_COUNT_EQUAL_AVX2(float, __m256, s, S, 8, fr_count_equal_f32_avx2)
+FR_COUNT_EQUAL_AVX2(double, __m256d, d, D, 4, fr_count_equal_f64_avx2)
+
 /* the largest of the lanes of v */
 static FR_TARGET_AVX2 inline float fr_lane_max_s(__m256 v) {
     __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

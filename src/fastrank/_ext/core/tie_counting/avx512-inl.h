@@ -37,6 +37,23 @@ FR_LEVELS_AVX512_F64(1, fr_levels1_f64_avx512)
 FR_LEVELS_AVX512_F64(2, fr_levels2_f64_avx512)
 FR_LEVELS_AVX512_F64(4, fr_levels4_f64_avx512)
 
+/* As FR_COUNT_EQUAL, for contiguous rows: each comparison's mask counted by popcount */
+#define FR_COUNT_EQUAL_AVX512(T, VT, MASK, W, SET1, LOADZ, CMP, NAME)                     \
+    static FR_TARGET_AVX512 int64_t NAME(const T* x, ptrdiff_t m, T v) {                  \
+        const VT vv = SET1(v);                                                            \
+        int64_t c = 0;                                                                    \
+        ptrdiff_t j;                                                                      \
+        for (j = 0; j < m; j += W) {                                                      \
+            MASK in = m - j >= W ? (MASK) ~0u : (MASK) ((1u << (m - j)) - 1);             \
+            c += __builtin_popcount(CMP(in, LOADZ(in, x + j), vv, _CMP_EQ_OQ));           \
+        }                                                                                 \
+        return c;                                                                         \
+    }
+FR_COUNT_EQUAL_AVX512(float, __m512, __mmask16, 16, _mm512_set1_ps, _mm512_maskz_loadu_ps,
+                      _mm512_mask_cmp_ps_mask, fr_count_equal_f32_avx512)
+FR_COUNT_EQUAL_AVX512(double, __m512d, __mmask8, 8, _mm512_set1_pd, _mm512_maskz_loadu_pd,
+                      _mm512_mask_cmp_pd_mask, fr_count_equal_f64_avx512)
+
 /* As FR_BETWEEN (the same values, in the same order), for contiguous rows: each vector's
    values in the gap packed to its low lanes (compress), widened to double and stored under
    a mask. */
