@@ -57,8 +57,14 @@ cdef extern from "tie_counting.h" nogil:
                              int64_t* nan)
     Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
+    Py_ssize_t fr_gather_labels_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
+                                    Py_ssize_t m, double* out, int32_t* labels,
+                                    unsigned* seen)
     Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
+    Py_ssize_t fr_gather_labels_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
+                                    Py_ssize_t m, double* out, int32_t* labels,
+                                    unsigned* seen)
     float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
     double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
     Py_ssize_t fr_where_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
@@ -279,20 +285,24 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
 
 cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, uint64_t* keys,
-                               Py_ssize_t* n_rel, Scratch* s) noexcept nogil:
+                               int32_t* labels, Py_ssize_t* n_rel, Scratch* s) noexcept nogil:
     """keys <- the keys (_tiesort.desc_key) of the relevant labels' stored beliefs (label
     j = idx[p] for a CSR row, p for a dense one, whose idx is NULL); n_rel <- the relevant
-    labels of the row; s.bad <- True when a truth value is neither 0 nor 1; a dense row's
-    relevant labels, ascending, to s.w.order (beside their keys). Returns the number of
-    keys written."""
+    labels of the row; s.bad <- True when a truth value is neither 0 nor 1; with
+    ``labels``, a dense row's relevant labels, ascending, to it (beside their keys). Returns
+    the number of keys written."""
     cdef Py_ssize_t j, k = 0, r = 0
     cdef unsigned seen = 0
     cdef double xv
     if m == q and idx == NULL:
-        if floating is float:
-            k = fr_gather_f32(x, stride, y, m, <double*> keys, s.w.order, &seen)
+        if floating is float and labels != NULL:
+            k = fr_gather_labels_f32(x, stride, y, m, <double*> keys, labels, &seen)
+        elif floating is float:
+            k = fr_gather_f32(x, stride, y, m, <double*> keys, NULL, &seen)
+        elif labels != NULL:
+            k = fr_gather_labels_f64(x, stride, y, m, <double*> keys, labels, &seen)
         else:
-            k = fr_gather_f64(x, stride, y, m, <double*> keys, s.w.order, &seen)
+            k = fr_gather_f64(x, stride, y, m, <double*> keys, NULL, &seen)
         for j in range(k):  # the gathered doubles' bits -> their keys, in place
             memcpy(&xv, &keys[j], 8)
             keys[j] = desc_key(xv)
@@ -323,16 +333,18 @@ cdef inline double _key_value(uint64_t k) noexcept nogil:
 
 cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, int metric,
-                               Scratch* s, Py_ssize_t* n_rel, double* low) noexcept nogil:
+                               Scratch* s, Py_ssize_t* n_rel, double* low,
+                               int32_t* labels) noexcept nogil:
     """Fill s.zero/rel/gt/eq for the relevant levels the metric reads, highest first
     (coverage: the lowest only; one-error: the highest only). Returns their number (0 if the
     row has no relevant label), or -1 when there are more than MAX_LEVELS: the caller sorts.
-    ``low`` <- the lowest relevant belief. A dense row's relevant labels are left in
-    s.w.order by level, highest first (each level's ascending), when every level is read."""
+    ``low`` <- the lowest relevant belief. With ``labels`` (s.w.order, which the keys' sort
+    carries), a dense row's relevant labels are left there by level, highest first (each
+    level's ascending), when every level is read."""
     cdef uint64_t* keys = s.w.keys
     cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
     cdef uint64_t zkey = desc_key(0.0), kk, best
-    n_stored = _gather(x, stride, idx, m, q, y, keys, n_rel, s)
+    n_stored = _gather(x, stride, idx, m, q, y, keys, labels, n_rel, s)
     n_imp = n_rel[0] - n_stored
     if n_rel[0] == 0:  # no level to count: the row's NaN check alone
         _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s, True)
@@ -533,7 +545,7 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
     alone is shuffled (_shuffled_group)."""
     cdef Py_ssize_t n_rel, last
     cdef double low
-    _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low)
+    _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low, NULL)
     if s.bad or n_rel == 0:
         return 0.0
     last = _shuffled_group(x, stride, idx, m, q, low, s.gt[0], seed, row, s) - 1
@@ -666,7 +678,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     cdef uint64_t stream = row_state(seed, row)
     a.cum_rel = 0
     a.loss = a.ap_pos = a.ap_lab = 0.0
-    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order)
     if s.bad:
         return 0.0
     if n_lev < 0 or s.level < FR_SIMD_AVX2:  # the sorted row's relevant groups, shuffled
@@ -803,7 +815,7 @@ cdef inline double _r_precision(const floating* vp, Py_ssize_t row_stride,
     cdef int64_t g, e, g0, z = 0, z_rel = 0, a_above = 0, a_at = 0, tp, n_pred, at
     cdef uint64_t kv, zkey = desc_key(0.0)
     cdef double v, t
-    n_keys = _gather(x, stride, idx, m, q, y, rel_keys, &n_rel, s)
+    n_keys = _gather(x, stride, idx, m, q, y, rel_keys, NULL, &n_rel, s)
     if n_rel == 0:  # nothing predicted: the row's NaN check alone
         _count_level(x, stride, m, n_zero, 0.0, &g, &e, s, True)
         return 0.0
@@ -881,7 +893,7 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
     if metric == R_PRECISION:
         return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
                             ties, seed, row, s)
-    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
         n_lev = _levels_sorted(s, q, y, NULL)

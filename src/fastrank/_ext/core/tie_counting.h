@@ -58,14 +58,15 @@ FR_COUNT_LEVELS(float, f32)
 FR_COUNT_LEVELS(double, f64)
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
- * label order, and labels[0:k] <- those labels; returns k; *seen <- the bitwise OR of every
+ * label order, and labels[0:k] <- those labels (fr_gather_labels_*; fr_gather_* leave
+ * labels alone, a copy without the stores); returns k; *seen <- the bitwise OR of every
  * y[j] (a value other than 0/1 shows in its bits above the lowest). The truth is read eight
  * labels to a word; a cache line of beliefs holding a relevant label is copied without a
  * branch per label (a branch per relevant label mispredicts). A contiguous row is
  * prefetched FR_AHEAD cache lines ahead: the few relevant labels' beliefs, read alone,
  * would each wait on memory. */
 #define FR_AHEAD 24
-#define FR_GATHER(T, NAME)                                                                \
+#define FR_GATHER(T, WITH_LABELS, NAME)                                                   \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
                                  ptrdiff_t m, double* out, int32_t* labels,               \
                                  unsigned* seen) {                                        \
@@ -93,7 +94,8 @@ FR_COUNT_LEVELS(double, f64)
                 continue;                                                                 \
             for (j = j0; j < stop; j++) {                                                 \
                 out[k] = (double)x[j * stride];                                           \
-                labels[k] = (int32_t)j;                                                   \
+                if (WITH_LABELS)                                                          \
+                    labels[k] = (int32_t)j;                                               \
                 k += y[j] != 0;                                                           \
             }                                                                             \
         }                                                                                 \
@@ -103,8 +105,10 @@ FR_COUNT_LEVELS(double, f64)
         return k;                                                                         \
     }
 
-FR_GATHER(float, fr_gather_f32)
-FR_GATHER(double, fr_gather_f64)
+FR_GATHER(float, 0, fr_gather_f32)
+FR_GATHER(double, 0, fr_gather_f64)
+FR_GATHER(float, 1, fr_gather_labels_f32)
+FR_GATHER(double, 1, fr_gather_labels_f64)
 
 /* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
  * can keep in one vector (a maximum is exact: any order gives it). */

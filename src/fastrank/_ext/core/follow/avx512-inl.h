@@ -11,7 +11,7 @@
 #include "avx2-inl.h"
 
 #ifdef FR_X86
-static FR_TARGET_AVX512 inline __m512i fr_splitmix64_mix_avx512(__m512i z) {
+static FR_TARGET_AVX512_DQ inline __m512i fr_splitmix64_mix_avx512(__m512i z) {
     z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
                            _mm512_set1_epi64((long long)FR_SPLITMIX_M1));
     z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
@@ -19,7 +19,7 @@ static FR_TARGET_AVX512 inline __m512i fr_splitmix64_mix_avx512(__m512i z) {
     return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
-static FR_TARGET_AVX512 ptrdiff_t fr_first_draw_avx512(const ptrdiff_t* u, ptrdiff_t k,
+static FR_TARGET_AVX512_DQ ptrdiff_t fr_first_draw_avx512(const ptrdiff_t* u, ptrdiff_t k,
                                                        ptrdiff_t n, ptrdiff_t size,
                                                        uint64_t row, ptrdiff_t step) {
     const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
