@@ -87,8 +87,6 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_between_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                               double lo, double hi, int bounded, double* out)
 
-cdef extern from "bits.h" nogil:
-    unsigned FR_CTZ64(uint64_t x)
 cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_sum_strided(const double* a, long long stride, const double* w,
                                    long long n)
