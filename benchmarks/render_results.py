@@ -78,7 +78,8 @@ ROWS = [
     # cores; the streaming pass on T threads is what memory bandwidth allows
     *(Row(f"Thread scaling on {t} cores", f"`{name}`, {t} threads", "the same on 1 thread",
           sizes, "serial_fraction", f"{name}[{{t}}]", f"{name}[1]", (t,), cpu)
-      for t, rows, cpu in ((2, "50 000", "xeon-2c"), (16, "200 000", "xeon-spr16"))
+      for t, rows, cpu in ((2, "50 000", "xeon-2c"), (2, "50 000", "epyc-2c"),
+                           (16, "200 000", "xeon-spr16"))
       for name, sizes in (
           *((name, f"{rows} × 1 000 float32, 21 levels") for name in (
               "streaming_pass", "evaluate", "rank", "one_error", "coverage", "ranking_loss",
