@@ -87,6 +87,8 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_between_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                               double lo, double hi, int bounded, double* out)
 
+cdef extern from "bits.h" nogil:
+    unsigned FR_CTZ64(uint64_t x)
 cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_sum_strided(const double* a, long long stride, const double* w,
                                    long long n)
@@ -632,25 +634,60 @@ cdef inline void _group_indices(const floating* x, Py_ssize_t stride, Py_ssize_t
         edge = j
 
 
+cdef inline void _csr_group_indices(const floating* x, const index_t* idx, Py_ssize_t m,
+                                    Py_ssize_t q, const uint8_t* y, floating v,
+                                    Py_ssize_t* pos) noexcept nogil:
+    """pos <- where each relevant label of belief v sits among the labels of belief v, in
+    label order, for a CSR row (m stored entries, indices ascending). The zero group (v = 0
+    with labels not stored) holds every label but the stored non-zero ones: a relevant label
+    j is at j less the stored non-zero labels before it, those counted while the relevant
+    labels (eight truth values a word) and the stored ones are walked together. Another
+    group is stored whole: its labels are counted as its stored entries are read."""
+    cdef Py_ssize_t j, b, p = 0, c = 0, k = 0
+    cdef uint64_t word
+    if v == 0 and q > m:
+        for b in range(0, q, 8):
+            if q - b >= 8:
+                memcpy(&word, &y[b], 8)
+            else:
+                word = 0
+                for j in range(b, q):
+                    word |= <uint64_t> (y[j] != 0) << (8 * (j - b))
+            while word:
+                j = b + (FR_CTZ64(word) >> 3)
+                word &= ~(<uint64_t> 0xFF << (8 * (j - b)))
+                while p < m and idx[p] < j:
+                    c += x[p] != 0
+                    p += 1
+                if p < m and idx[p] == j and x[p] != 0:
+                    continue
+                pos[k] = j - c
+                k += 1
+        return
+    for p in range(m):
+        if x[p] == v:
+            if y[idx[p]]:
+                pos[k] = c
+                k += 1
+            c += 1
+
+
 cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t* idx,
                              Py_ssize_t m, Py_ssize_t q, const uint8_t* y, double v,
                              Py_ssize_t l, const int32_t* labels, uint64_t stream,
                              int64_t step, Scratch* s, OrdinalSums* a) noexcept nogil:
     """The relevant labels of the tie group of relevant level l (belief v; a dense row's
     in labels[:s.rel[l]], ascending; NULL for a CSR row) at their places in its shuffle,
-    walked. A dense row finds where each sits in its group before the shuffle
-    (_group_indices) and follows those places through the shuffle's steps
-    (fr_shuffled_positions); a CSR row, whose zero group holds labels that are not stored,
-    gathers the group's labels (_group_labels) and shuffles them."""
-    cdef Py_ssize_t n, k = s.rel[l]
+    walked: where each sits in its group before the shuffle, followed through the
+    shuffle's steps (fr_shuffled_positions). A dense row counts those places
+    (_group_indices), a CSR row from its stored entries (_csr_group_indices)."""
+    cdef Py_ssize_t k = s.rel[l]
     if labels != NULL:
         _group_indices(x, stride, q, <floating> v, labels, k, s.eq[l], s.level, s.pos)
-        fr_shuffled_positions(s.level, s.pos, k, s.eq[l], stream, step)
-        _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
-        return
-    n = _group_labels(x, stride, idx, m, q, v, s)
-    shuffle_group(s.w.order, 0, n, stream, step)
-    _walk_group(s.w.order, n, s.gt[l], y, s.zero[l], a)
+    else:
+        _csr_group_indices(x, idx, m, q, y, <floating> v, s.pos)
+    fr_shuffled_positions(s.level, s.pos, k, s.eq[l], stream, step)
+    _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
 
 
 cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
