@@ -26,11 +26,11 @@ without sorting the row:
 The values are then formed with the same floating-point operations, in the same order
 (descending levels), as the sort-based kernel, so they have the same bits. Under the ordinal
 ranking type every value reads the tie groups of the random order it needs, each of whose
-shuffles starts at a step found from the counts above it (_tiesort.shuffle_group): one-error,
-coverage and r-precision one group (the top one; the lowest relevant one; the one holding
-position |C|), gathered and shuffled; ranking loss and average precision every relevant
-level's group, a dense row following only its relevant labels' places through the steps
-(follow.h), a CSR row gathering and shuffling the group.
+shuffles starts at a step found from the counts above it (_tiesort.shuffle_group): one-error
+and r-precision one group (the top one; the one holding position |C|), gathered and
+shuffled; coverage the lowest relevant group, ranking loss and average precision every
+relevant level's group, their relevant labels' places alone followed through the steps
+(follow.h).
 
 Each row's first pass over its beliefs and truth also checks them (no NaN belief, every
 truth value 0 or 1), so the Python layer does not scan the inputs before the call.
@@ -96,7 +96,7 @@ cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
-                               uint64_t row, Py_ssize_t step)
+                               uint64_t row, Py_ssize_t step, int32_t* places)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
@@ -149,6 +149,7 @@ cdef struct Scratch:
     int64_t* gt          # per level: labels strictly above it
     int64_t* eq          # per level: labels tied with it
     Py_ssize_t* pos      # ordinal: positions of relevant labels in their tie group
+    int32_t* places      # ordinal: the places a group's shuffle draws (q + 16)
     const double* harmonic  # H_p for p <= q, the call's (expected average precision only)
     double value[MAX_LEVELS]  # per level: its belief (as float for float32 rows)
     uint64_t* tab_key    # hash set of keys (dense coverage), 2**tab_bits slots
@@ -175,11 +176,13 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level, const double* harmonic) noex
     s.gt = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.eq = <int64_t*> malloc((q + 1) * sizeof(int64_t))
     s.pos = <Py_ssize_t*> malloc((q + 1) * sizeof(Py_ssize_t))
+    s.places = <int32_t*> malloc((q + 16) * sizeof(int32_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
     s.harmonic = harmonic
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
-            or s.pos == NULL or s.tab_key == NULL or s.tab_stamp == NULL:
+            or s.pos == NULL or s.places == NULL or s.tab_key == NULL \
+            or s.tab_stamp == NULL:
         _scratch_free(s)
         return NULL
     return s
@@ -194,6 +197,7 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.gt)
     free(s.eq)
     free(s.pos)
+    free(s.places)
     free(s.tab_key)
     free(s.tab_stamp)
     free(s)
@@ -541,16 +545,34 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
                                      const uint8_t* y, uint64_t seed, Py_ssize_t row,
                                      Scratch* s) noexcept nogil:
     """The position of the last relevant label in the seeded random order, found without a
-    sort: the lowest relevant tie group starts after the gt labels above it, and that group
-    alone is shuffled (_shuffled_group)."""
-    cdef Py_ssize_t n_rel, last
+    sort: the lowest relevant tie group starts after the gt labels above it and its shuffle
+    at step gt - (distinct beliefs above it); its relevant labels' places in the group are
+    followed through the shuffle (fr_shuffled_positions), the last one kept."""
+    cdef Py_ssize_t n_rel, t, k = 0, last = 0
     cdef double low
-    _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low, NULL)
+    cdef bint dense = idx == NULL and m == q  # (as _gather tells them apart)
+    cdef int64_t step = 0
+    _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low,
+            s.w.order if dense else NULL)
     if s.bad or n_rel == 0:
         return 0.0
-    last = _shuffled_group(x, stride, idx, m, q, low, s.gt[0], seed, row, s) - 1
-    while last > 0 and not y[s.w.order[last]]:
-        last -= 1
+    if s.rel[0] == s.eq[0]:  # every label of the group relevant: its last place
+        return <double> (s.gt[0] + s.eq[0] - 1)
+    if dense:  # the gathered relevant labels of the lowest belief, ascending
+        for t in range(n_rel):
+            if x[s.w.order[t] * stride] == <floating> low:
+                s.w.order[k] = s.w.order[t]
+                k += 1
+        _group_indices(x, stride, q, <floating> low, s.w.order, k, s.eq[0], s.level, s.pos)
+    else:
+        k = s.rel[0]
+        _csr_group_indices(x, idx, m, q, y, <floating> low, s.pos)
+    if s.gt[0]:
+        step = s.gt[0] - _distinct_above(x, stride, m, q - m, low, s)
+    fr_shuffled_positions(s.level, s.pos, k, s.eq[0], row_state(seed, row), step,
+                          s.places)
+    for t in range(k):
+        last = s.pos[t] if s.pos[t] > last else last
     return <double> (s.gt[0] + last)
 
 
@@ -686,7 +708,7 @@ cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t
         _group_indices(x, stride, q, <floating> v, labels, k, s.eq[l], s.level, s.pos)
     else:
         _csr_group_indices(x, idx, m, q, y, <floating> v, s.pos)
-    fr_shuffled_positions(s.level, s.pos, k, s.eq[l], stream, step)
+    fr_shuffled_positions(s.level, s.pos, k, s.eq[l], stream, step, s.places)
     _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
 
 

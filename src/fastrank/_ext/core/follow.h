@@ -1,11 +1,14 @@
 /* Where a tie group's seeded shuffle (shuffle.h; _tiesort's shuffle_group) moves a few
- * labels, followed without the group's other labels: ordinal ranking loss and average
- * precision need only the places of a group's relevant labels (driver: _ext/tie_counts.pyx).
- * A step moves a followed label only when the label sits at the step's last position or
- * the step draws its position; the steps between those are skipped by a search for the
- * next draw of a followed position, many steps a pass with AVX2 (follow/avx2-inl.h) and
- * AVX-512 (follow/avx512-inl.h), each step's number computed from its index alone. The
- * same positions on every path: a step found is taken by the same scalar code. */
+ * labels, followed without the group's other labels: ordinal coverage, ranking loss and
+ * average precision need only the places of a group's relevant labels (driver:
+ * _ext/tie_counts.pyx). Step t of a group of m labels (the row's step `step` + t) swaps
+ * the group's place m - 1 - t with the place it draws, so a label at place p is moved only
+ * by a step that draws p (to that step's last place, where no later step reaches it) or
+ * by the step whose last place is p (to the place it draws): each label is followed on its
+ * own (two followed labels swapped by one step are each moved by it), by a search of the
+ * drawn places for its own. The places are drawn as the search needs them, many steps a
+ * pass with AVX2 (follow/avx2-inl.h) and AVX-512 (follow/avx512-inl.h), each step's number
+ * computed from its index alone; the same places on every path. */
 #ifndef FR_FOLLOW_H
 #define FR_FOLLOW_H
 
@@ -16,68 +19,70 @@
 #include "shuffle.h"
 #include "simd.h"
 
-/* Step `step` of a shuffle, on the first `size` positions of a tie group, for the
- * unsettled positions pos[0:live]: each moved where the swap of position size - 1 with the
- * drawn one takes its label. Those it leaves at size - 1, which no later step (on fewer
- * positions) reaches, are settled: moved behind the others. Returns how many are left. */
-static inline ptrdiff_t fr_follow_step(ptrdiff_t* pos, ptrdiff_t live, ptrdiff_t size,
-                                       uint64_t row, ptrdiff_t step) {
-    const ptrdiff_t last = size - 1;
-    const ptrdiff_t j = fr_step_index(fr_step_bits(row, step), size, row, step);
-    ptrdiff_t t, p;
-    for (t = 0; t < live; t++) {
-        if (pos[t] == last)
-            pos[t] = j;
-        else if (pos[t] == j)
-            pos[t] = last;
-    }
-    for (t = 0; t < live;) {
-        if (pos[t] != last) {
-            t++;
-            continue;
-        }
-        p = pos[t];
-        pos[t] = pos[--live];
-        pos[live] = p;
-    }
-    return live;
+/* the steps drawn beyond those a search needs, while the group has them (m - 1 in all) */
+#define FR_DRAW_AHEAD 16
+
+/* places[0 .. m - 2] (m >= 2) drawn up to index `need` at least, from *drawn on: blocks
+ * of steps on the vector paths (which start on an even step of the row), one step at a
+ * time otherwise. places holds m + 16 values. */
+static inline void fr_draw_places(int level, int32_t* places, ptrdiff_t* drawn,
+                                  ptrdiff_t need, ptrdiff_t m, uint64_t row, ptrdiff_t step) {
+    ptrdiff_t t = *drawn;
+    for (; t < need && (level < FR_SIMD_AVX2 || ((step + t) & 1)); t++)
+        places[t] = (int32_t)fr_step_index(fr_step_bits(row, step + t), m - t, row, step + t);
+#ifdef FR_X86
+    if (t < need && level >= FR_SIMD_AVX512)
+        t = fr_draw_places_avx512(places, t, need, m, row, step);
+    else if (t < need && level >= FR_SIMD_AVX2)
+        t = fr_draw_places_avx2(places, t, need, m, row, step);
+#endif
+    *drawn = t;
 }
 
-/* The first e of 0 .. n - 1 whose step (step + e, on the group's first size - e positions)
- * may move one of the positions u[0:k], all below size - n: its drawn index is one of them,
- * or its product's low word lies below the step's size (where fr_step_index may draw
- * again); n when none does. Below AVX2: 0 (every step is taken). */
-static inline ptrdiff_t fr_first_draw(int level, const ptrdiff_t* u, ptrdiff_t k, ptrdiff_t n,
-                                      ptrdiff_t size, uint64_t row, ptrdiff_t step) {
-    (void)u, (void)k, (void)size, (void)row, (void)step;
-    if (n == 0)
-        return 0;
+/* the first u of from .. to - 1 with places[u] == p; to when none */
+static inline ptrdiff_t fr_find_place(int level, const int32_t* places, ptrdiff_t from,
+                                      ptrdiff_t to, int32_t p) {
+    ptrdiff_t u;
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512)
-        return fr_first_draw_avx512(u, k, n, size, row, step);
+        return fr_find_place_avx512(places, from, to, p);
     if (level >= FR_SIMD_AVX2)
-        return fr_first_draw_avx2(u, k, n, size, row, step);
+        return fr_find_place_avx2(places, from, to, p);
 #endif
     (void)level;
-    return 0;
+    for (u = from; u < to && places[u] != p; u++)
+        ;
+    return u;
 }
 
-/* pos[0:k] <- the positions, in some order, where the shuffle of a tie group of m labels
- * whose first step is `step` moves the labels at positions pos[0:k] (distinct): the steps
- * that can move them taken one by one, those between skipped (fr_first_draw), until each
- * is settled. */
+/* pos[0:k] <- the places where the shuffle of a tie group of m labels, whose first step is
+ * the row's step `step`, moves the labels at places pos[0:k]; `places` is scratch for
+ * m + 16 values. */
 static inline void fr_shuffled_positions(int level, ptrdiff_t* pos, ptrdiff_t k, ptrdiff_t m,
-                                         uint64_t row, ptrdiff_t step) {
-    ptrdiff_t live = k, top, t, e;
-    while (live > 0 && m > 1) {
-        for (top = pos[0], t = 1; t < live; t++)
-            top = pos[t] > top ? pos[t] : top;
-        e = fr_first_draw(level, pos, live, m - 1 - top, m, row, step);
-        m -= e;
-        step += e;
-        live = fr_follow_step(pos, live, m, row, step);
-        m--;
-        step++;
+                                         uint64_t row, ptrdiff_t step, int32_t* places) {
+    const ptrdiff_t steps = m - 1;
+    ptrdiff_t drawn = 0, i;
+    for (i = 0; i < k; i++) {
+        ptrdiff_t p = pos[i], t = 0;
+        for (;;) {
+            const ptrdiff_t turn = steps - p; /* the step whose last place is p */
+            const ptrdiff_t end = turn < steps ? turn : steps;
+            ptrdiff_t found;
+            if (drawn < end + 1 && drawn < steps) /* and FR_DRAW_AHEAD more: fewer calls */
+                fr_draw_places(level, places, &drawn,
+                               end + FR_DRAW_AHEAD < steps ? end + FR_DRAW_AHEAD : steps, m,
+                               row, step);
+            found = fr_find_place(level, places, t, end, (int32_t)p);
+            if (found < end) { /* drawn: to that step's last place, settled */
+                p = steps - found;
+                break;
+            }
+            if (turn >= steps || places[turn] == p) /* no step ends at p, or it keeps p */
+                break;
+            p = places[turn];
+            t = turn + 1;
+        }
+        pos[i] = p;
     }
 }
 

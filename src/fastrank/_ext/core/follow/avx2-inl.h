@@ -1,5 +1,6 @@
-/* The search of fr_first_draw (follow.h) with AVX2: eight steps a pass, their four numbers
-   mixed in 64-bit lanes (each 64-bit product from three 32-bit ones). */
+/* The draws and the search of the followed shuffle (follow.h) with AVX2: eight steps'
+   places a pass, their four numbers mixed in 64-bit lanes (each 64-bit product from three
+   32-bit ones); eight places compared a pass. */
 #ifndef FR_FOLLOW_AVX2_INL_H
 #define FR_FOLLOW_AVX2_INL_H
 
@@ -28,49 +29,59 @@ static FR_TARGET_AVX2 inline __m256i fr_splitmix64_mix_avx2(__m256i z) {
 /* the lanes of a 64-bit comparison, as four bits */
 #define FR_MASK64_AVX2(c) ((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(c)))
 
-static FR_TARGET_AVX2 ptrdiff_t fr_first_draw_avx2(const ptrdiff_t* u, ptrdiff_t k,
-                                                   ptrdiff_t n, ptrdiff_t size, uint64_t row,
-                                                   ptrdiff_t step) {
+/* As fr_draw_places_avx512, eight steps a pass */
+static FR_TARGET_AVX2 ptrdiff_t fr_draw_places_avx2(int32_t* places, ptrdiff_t t, ptrdiff_t end,
+                                                    ptrdiff_t m, uint64_t row,
+                                                    ptrdiff_t step) {
     const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
     const __m256i low_word = _mm256_set1_epi64x(0xFFFFFFFFLL);
-    const ptrdiff_t lead = step & 1, stop = lead + n; /* offsets from the even step b */
-    const ptrdiff_t b = step - lead;
     __m256i counter = _mm256_add_epi64(
-        _mm256_set1_epi64x((long long)(row + (uint64_t)((b >> 1) + 1) * FR_SPLITMIX_GAMMA)),
+        _mm256_set1_epi64x((long long)(row + (uint64_t)(((step + t) >> 1) + 1)
+                                                 * FR_SPLITMIX_GAMMA)),
         fr_mullo64_avx2(lane, FR_SPLITMIX_GAMMA));
-    __m256i size_even = _mm256_sub_epi64(_mm256_set1_epi64x((long long)(size + lead)),
+    __m256i size_even = _mm256_sub_epi64(_mm256_set1_epi64x((long long)(m - t)),
                                          _mm256_slli_epi64(lane, 1));
-    __m256i size_odd = _mm256_sub_epi64(size_even, _mm256_set1_epi64x(1));
-    ptrdiff_t base, t;
-    for (base = 0; base < stop; base += 8) {
-        __m256i z = fr_splitmix64_mix_avx2(counter);
-        __m256i p_even = _mm256_mul_epu32(_mm256_srli_epi64(z, 32), size_even);
-        __m256i p_odd = _mm256_mul_epu32(z, size_odd);
-        __m256i j_even = _mm256_srli_epi64(p_even, 32), j_odd = _mm256_srli_epi64(p_odd, 32);
-        __m256i hit_even = _mm256_cmpgt_epi64(size_even, _mm256_and_si256(p_even, low_word));
-        __m256i hit_odd = _mm256_cmpgt_epi64(size_odd, _mm256_and_si256(p_odd, low_word));
-        ptrdiff_t n_even = (stop - base + 1) >> 1, n_odd = (stop - base) >> 1;
-        unsigned even, odd;
-        for (t = 0; t < k; t++) {
-            __m256i at = _mm256_set1_epi64x((long long)u[t]);
-            hit_even = _mm256_or_si256(hit_even, _mm256_cmpeq_epi64(j_even, at));
-            hit_odd = _mm256_or_si256(hit_odd, _mm256_cmpeq_epi64(j_odd, at));
-        }
-        even = FR_MASK64_AVX2(hit_even) & (n_even >= 4 ? 0xFu : (1u << n_even) - 1);
-        odd = FR_MASK64_AVX2(hit_odd) & (n_odd >= 4 ? 0xFu : (1u << n_odd) - 1);
-        if (base == 0)
-            even &= ~(unsigned)lead; /* the first number's high half: the step before */
-        if (even | odd) {
-            ptrdiff_t at_even = even ? 2 * __builtin_ctz(even) : 8;
-            ptrdiff_t at_odd = odd ? 2 * __builtin_ctz(odd) + 1 : 8;
-            return base + (at_even < at_odd ? at_even : at_odd) - lead;
+    for (; t < end; t += 8) {
+        const __m256i size_odd = _mm256_sub_epi64(size_even, _mm256_set1_epi64x(1));
+        const __m256i z = fr_splitmix64_mix_avx2(counter);
+        const __m256i p_even = _mm256_mul_epu32(_mm256_srli_epi64(z, 32), size_even);
+        const __m256i p_odd = _mm256_mul_epu32(z, size_odd);
+        unsigned redo =
+            FR_MASK64_AVX2(_mm256_cmpgt_epi64(size_even, _mm256_and_si256(p_even, low_word)))
+            | FR_MASK64_AVX2(_mm256_cmpgt_epi64(size_odd, _mm256_and_si256(p_odd, low_word)))
+                  << 4;
+        _mm256_storeu_si256((__m256i*)(places + t),
+                            _mm256_or_si256(_mm256_srli_epi64(p_even, 32),
+                                            _mm256_andnot_si256(low_word, p_odd)));
+        for (; redo; redo &= redo - 1) {
+            int l = __builtin_ctz(redo);
+            ptrdiff_t u = t + (l < 4 ? 2 * l : 2 * (l - 4) + 1);
+            if (u < m - 1)
+                places[u] = (int32_t)fr_step_index(fr_step_bits(row, step + u), m - u, row,
+                                                   step + u);
         }
         counter = _mm256_add_epi64(counter,
                                    _mm256_set1_epi64x((long long)(4 * FR_SPLITMIX_GAMMA)));
         size_even = _mm256_sub_epi64(size_even, _mm256_set1_epi64x(8));
-        size_odd = _mm256_sub_epi64(size_odd, _mm256_set1_epi64x(8));
     }
-    return n;
+    return t;
+}
+
+/* As fr_find_place_avx512, eight places a pass (the last few one at a time) */
+static FR_TARGET_AVX2 ptrdiff_t fr_find_place_avx2(const int32_t* places, ptrdiff_t from,
+                                                   ptrdiff_t to, int32_t p) {
+    const __m256i want = _mm256_set1_epi32(p);
+    ptrdiff_t u;
+    for (u = from; u + 8 <= to; u += 8) {
+        unsigned hit = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+            _mm256_loadu_si256((const __m256i*)(places + u)), want)));
+        if (hit)
+            return u + __builtin_ctz(hit);
+    }
+    for (; u < to; u++)
+        if (places[u] == p)
+            return u;
+    return to;
 }
 #endif
 
