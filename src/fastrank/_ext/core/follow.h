@@ -58,8 +58,8 @@ static inline ptrdiff_t fr_find_place(int level, const int32_t* places, ptrdiff_
 /* pos[0:k] <- the places where the shuffle of a tie group of m labels, whose first step is
  * the row's step `step`, moves the labels at places pos[0:k]; `places` is scratch for
  * m + 16 values. */
-static inline void fr_shuffled_positions(int level, ptrdiff_t* pos, ptrdiff_t k, ptrdiff_t m,
-                                         uint64_t row, ptrdiff_t step, int32_t* places) {
+FR_SINGLE_COPY void fr_shuffled_positions(int level, ptrdiff_t* pos, ptrdiff_t k, ptrdiff_t m,
+                                          uint64_t row, ptrdiff_t step, int32_t* places) {
     const ptrdiff_t steps = m - 1;
     ptrdiff_t drawn = 0, i;
     for (i = 0; i < k; i++) {

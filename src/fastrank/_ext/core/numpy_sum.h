@@ -4,16 +4,11 @@
 
 #include <stddef.h>
 
-/* The recursive sums below stay single functions (inlined into themselves and cloned per
-   call site they cost kilobytes for nothing: the work is in their blocks of 128), which a
-   module may leave unused. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define FR_SINGLE_COPY __attribute__((noinline, noclone, unused)) static
-#elif defined(__GNUC__)
-#define FR_SINGLE_COPY __attribute__((noinline, unused)) static
-#else
-#define FR_SINGLE_COPY static
-#endif
+#include "simd.h"
+
+/* The recursive sums below stay single functions (FR_SINGLE_COPY: inlined into themselves
+   and cloned per call site they cost kilobytes for nothing; the work is in their blocks of
+   128). */
 
 /* Where numpy's pairwise sum splits n > 128 values: the first half, rounded down to a
    multiple of 8 */

@@ -103,6 +103,17 @@ static inline unsigned fr_simd_needs(int level) {
 #define FR_PORTABLE_HOT
 #endif
 
+/* A function that stays one function, not inlined nor cloned into its callers (where its
+   work is its own loops, each copy costs kilobytes of the wheel for nothing), which a
+   module may leave unused. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FR_SINGLE_COPY __attribute__((noinline, noclone, unused)) static
+#elif defined(__GNUC__)
+#define FR_SINGLE_COPY __attribute__((noinline, unused)) static
+#else
+#define FR_SINGLE_COPY static
+#endif
+
 /* The FR_CPU_* features of this CPU (none off x86-64) */
 static inline unsigned fr_cpu_features(void) {
     unsigned f = 0;
