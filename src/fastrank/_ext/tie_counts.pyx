@@ -343,8 +343,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
     (coverage: the lowest only; one-error: the highest only). Returns their number (0 if the
     row has no relevant label), or -1 when there are more than MAX_LEVELS: the caller sorts.
     ``low`` <- the lowest relevant belief. With ``labels`` (s.w.order, which the keys' sort
-    carries), a dense row's relevant labels are left there by level, highest first (each
-    level's ascending), when every level is read."""
+    carries), a dense row's relevant labels are left there: by level, highest first (each
+    level's ascending), when every level is read; in label order otherwise."""
     cdef uint64_t* keys = s.w.keys
     cdef Py_ssize_t n_stored, n_zero = q - m, n_imp, i, n_lev = 0
     cdef uint64_t zkey = desc_key(0.0), kk, best
@@ -563,10 +563,10 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
             if x[s.w.order[t] * stride] == <floating> low:
                 s.w.order[k] = s.w.order[t]
                 k += 1
-        _group_indices(x, stride, q, <floating> low, s.w.order, k, s.eq[0], s.level, s.pos)
     else:
         k = s.rel[0]
-        _csr_group_indices(x, idx, m, q, y, <floating> low, s.pos)
+    _relevant_places(x, stride, idx, m, q, y, <floating> low, s.w.order if dense else NULL,
+                     k, s.eq[0], s)
     if s.gt[0]:
         step = s.gt[0] - _distinct_above(x, stride, m, q - m, low, s)
     fr_shuffled_positions(s.level, s.pos, k, s.eq[0], row_state(seed, row), step,
@@ -694,20 +694,30 @@ cdef inline void _csr_group_indices(const floating* x, const index_t* idx, Py_ss
             c += 1
 
 
+cdef inline void _relevant_places(const floating* x, Py_ssize_t stride,
+                                  const index_t* idx, Py_ssize_t m, Py_ssize_t q,
+                                  const uint8_t* y, floating v, const int32_t* labels,
+                                  Py_ssize_t k, Py_ssize_t eq, Scratch* s) noexcept nogil:
+    """s.pos[:k] <- where the k relevant labels of belief v sit among the eq labels of
+    belief v, in label order: a dense row's (labels[:k], ascending) counted in the row
+    (_group_indices), a CSR row's (labels NULL) read off its stored entries
+    (_csr_group_indices)."""
+    if labels != NULL:
+        _group_indices(x, stride, q, v, labels, k, eq, s.level, s.pos)
+    else:
+        _csr_group_indices(x, idx, m, q, y, v, s.pos)
+
+
 cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t* idx,
                              Py_ssize_t m, Py_ssize_t q, const uint8_t* y, double v,
                              Py_ssize_t l, const int32_t* labels, uint64_t stream,
                              int64_t step, Scratch* s, OrdinalSums* a) noexcept nogil:
     """The relevant labels of the tie group of relevant level l (belief v; a dense row's
     in labels[:s.rel[l]], ascending; NULL for a CSR row) at their places in its shuffle,
-    walked: where each sits in its group before the shuffle, followed through the
-    shuffle's steps (fr_shuffled_positions). A dense row counts those places
-    (_group_indices), a CSR row from its stored entries (_csr_group_indices)."""
+    walked: where each sits in its group before the shuffle (_relevant_places), followed
+    through the shuffle's steps (fr_shuffled_positions)."""
     cdef Py_ssize_t k = s.rel[l]
-    if labels != NULL:
-        _group_indices(x, stride, q, <floating> v, labels, k, s.eq[l], s.level, s.pos)
-    else:
-        _csr_group_indices(x, idx, m, q, y, <floating> v, s.pos)
+    _relevant_places(x, stride, idx, m, q, y, <floating> v, labels, k, s.eq[l], s)
     fr_shuffled_positions(s.level, s.pos, k, s.eq[l], stream, step, s.places)
     _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
 

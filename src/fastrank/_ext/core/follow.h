@@ -29,7 +29,7 @@ static inline void fr_draw_places(int level, int32_t* places, ptrdiff_t* drawn,
                                   ptrdiff_t need, ptrdiff_t m, uint64_t row, ptrdiff_t step) {
     ptrdiff_t t = *drawn;
     for (; t < need && (level < FR_SIMD_AVX2 || ((step + t) & 1)); t++)
-        places[t] = (int32_t)fr_step_index(fr_step_bits(row, step + t), m - t, row, step + t);
+        places[t] = fr_group_place(row, step, m, t);
 #ifdef FR_X86
     if (t < need && level >= FR_SIMD_AVX512)
         t = fr_draw_places_avx512(places, t, need, m, row, step);

@@ -55,4 +55,10 @@ static inline ptrdiff_t fr_step_index(uint32_t x, ptrdiff_t size, uint64_t row,
     return (ptrdiff_t)(prod >> 32);
 }
 
+/* the place, of 0 .. m - t - 1, that step t of a tie group of m labels (the row's step
+ * step + t) draws: the one it swaps with the group's place m - 1 - t */
+static inline int32_t fr_group_place(uint64_t row, ptrdiff_t step, ptrdiff_t m, ptrdiff_t t) {
+    return (int32_t)fr_step_index(fr_step_bits(row, step + t), m - t, row, step + t);
+}
+
 #endif

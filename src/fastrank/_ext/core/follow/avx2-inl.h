@@ -9,6 +9,7 @@
 
 #include "../shuffle.h"
 #include "../simd.h"
+#include "common-inl.h"
 
 #ifdef FR_X86
 /* the low 64 bits of a * c in each lane */
@@ -46,20 +47,14 @@ static FR_TARGET_AVX2 ptrdiff_t fr_draw_places_avx2(int32_t* places, ptrdiff_t t
         const __m256i z = fr_splitmix64_mix_avx2(counter);
         const __m256i p_even = _mm256_mul_epu32(_mm256_srli_epi64(z, 32), size_even);
         const __m256i p_odd = _mm256_mul_epu32(z, size_odd);
-        unsigned redo =
+        const unsigned redo =
             FR_MASK64_AVX2(_mm256_cmpgt_epi64(size_even, _mm256_and_si256(p_even, low_word)))
             | FR_MASK64_AVX2(_mm256_cmpgt_epi64(size_odd, _mm256_and_si256(p_odd, low_word)))
                   << 4;
         _mm256_storeu_si256((__m256i*)(places + t),
                             _mm256_or_si256(_mm256_srli_epi64(p_even, 32),
                                             _mm256_andnot_si256(low_word, p_odd)));
-        for (; redo; redo &= redo - 1) {
-            int l = __builtin_ctz(redo);
-            ptrdiff_t u = t + (l < 4 ? 2 * l : 2 * (l - 4) + 1);
-            if (u < m - 1)
-                places[u] = (int32_t)fr_step_index(fr_step_bits(row, step + u), m - u, row,
-                                                   step + u);
-        }
+        fr_redraw_places(places, t, redo, 8, m, row, step);
         counter = _mm256_add_epi64(counter,
                                    _mm256_set1_epi64x((long long)(4 * FR_SPLITMIX_GAMMA)));
         size_even = _mm256_sub_epi64(size_even, _mm256_set1_epi64x(8));

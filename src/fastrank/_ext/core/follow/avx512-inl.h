@@ -10,6 +10,7 @@
 #include "../shuffle.h"
 #include "../simd.h"
 #include "avx2-inl.h"
+#include "common-inl.h"
 
 #ifdef FR_X86
 static FR_TARGET_AVX512_DQ inline __m512i fr_splitmix64_mix_avx512(__m512i z) {
@@ -20,10 +21,8 @@ static FR_TARGET_AVX512_DQ inline __m512i fr_splitmix64_mix_avx512(__m512i z) {
     return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
-/* places[t .. ] <- the places steps step + t .. (sizes m - t ..) draw, step + t even,
-   sixteen a pass until end is passed; returns where they stop. The lanes whose product's
-   low word lies below their size (where a draw may be redone) are drawn again by
-   fr_step_index, those of the group's steps (up to m - 2) alone. */
+/* places[t .. ] <- the places steps t .. of the group draw (fr_group_place), step + t
+   even, sixteen a pass until end is passed (fr_redraw_places); returns where they stop. */
 static FR_TARGET_AVX512_DQ ptrdiff_t fr_draw_places_avx512(int32_t* places, ptrdiff_t t,
                                                            ptrdiff_t end, ptrdiff_t m,
                                                            uint64_t row, ptrdiff_t step) {
@@ -40,20 +39,14 @@ static FR_TARGET_AVX512_DQ ptrdiff_t fr_draw_places_avx512(int32_t* places, ptrd
         const __m512i z = fr_splitmix64_mix_avx512(counter);
         const __m512i p_even = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), size_even);
         const __m512i p_odd = _mm512_mul_epu32(z, size_odd);
-        unsigned redo =
+        const unsigned redo =
             _mm512_cmplt_epu64_mask(_mm512_and_si512(p_even, low_word), size_even)
             | (unsigned)_mm512_cmplt_epu64_mask(_mm512_and_si512(p_odd, low_word), size_odd)
                   << 8;
         _mm512_storeu_si512(places + t,
                             _mm512_or_si512(_mm512_srli_epi64(p_even, 32),
                                             _mm512_andnot_si512(low_word, p_odd)));
-        for (; redo; redo &= redo - 1) {
-            int l = __builtin_ctz(redo);
-            ptrdiff_t u = t + (l < 8 ? 2 * l : 2 * (l - 8) + 1);
-            if (u < m - 1)
-                places[u] = (int32_t)fr_step_index(fr_step_bits(row, step + u), m - u, row,
-                                                   step + u);
-        }
+        fr_redraw_places(places, t, redo, 16, m, row, step);
         counter = _mm512_add_epi64(counter,
                                    _mm512_set1_epi64((long long)(8 * FR_SPLITMIX_GAMMA)));
         size_even = _mm512_sub_epi64(size_even, _mm512_set1_epi64(16));
