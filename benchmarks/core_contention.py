@@ -10,9 +10,14 @@ path on all the rows in one process, 1 thread then T (best of three calls each).
 
 Sizes: ``CONTENTION_ROWS`` x 1 000 float32 beliefs with 21 levels and ~1 % relevant labels
 (default 200 000 rows), as in ``serial_fraction.py``. T: ``CONTENTION_THREADS`` (default:
-the logical CPUs). OpenMP's wait policy is left to the environment. Prints one JSON line
-per hot path and writes them all, in pytest-benchmark's layout (``render_results.py`` reads
-it), to the file named by the first argument: per hot path ``<path>[1]`` and ``<path>[T]``
+the logical CPUs). ``CONTENTION_CALLS`` calls make one timed round (default 1): with few
+rows, say 256 a copy (1 MB of beliefs, inside a core's own cache), and enough calls for a
+round of a second, the copies measure what the cores lose to each other away from memory
+and the shared cache (the clock, shared execution units). Hot paths: ``CONTENTION_PATHS``
+(default ``streaming_pass,evaluate,rank,coverage,ranking_loss``; ``r_precision`` too).
+OpenMP's wait policy is left to the environment. Prints one JSON line per hot path and
+writes them all, in pytest-benchmark's layout (``render_results.py`` reads it), to the file
+named by the first argument: per hot path ``<path>[1]`` and ``<path>[T]``
 (one process, 1 and T threads), ``<path>_copies[T]`` (T copies together) and
 ``<path>_copy_alone[T]`` (T times one copy alone: the rows done one piece after another).
 
@@ -32,7 +37,9 @@ import numpy as np
 
 ROWS = int(os.environ.get("CONTENTION_ROWS", 200_000))
 THREADS = int(os.environ.get("CONTENTION_THREADS", os.cpu_count()))
-PATHS = ("streaming_pass", "evaluate", "rank", "coverage", "ranking_loss")
+CALLS = int(os.environ.get("CONTENTION_CALLS", 1))
+PATHS = os.environ.get("CONTENTION_PATHS",
+                       "streaming_pass,evaluate,rank,coverage,ranking_loss").split(",")
 
 
 def data(rows, seed):
@@ -54,13 +61,14 @@ def call(name, Y, S, threads=1):
             "evaluate": lambda: M.evaluate(Y, S),
             "rank": lambda: fastrank.rank(S, "standard"),
             "coverage": lambda: M.coverage(Y, S),
-            "ranking_loss": lambda: M.ranking_loss(Y, S)}[name]
+            "ranking_loss": lambda: M.ranking_loss(Y, S),
+            "r_precision": lambda: M.r_precision(Y, S)}[name]
 
 
 def best(f, repeat=3):
-    """The best of ``repeat`` calls of f after one to warm up."""
+    """The best of ``repeat`` rounds of ``CALLS`` calls of f, after one call to warm up."""
     f()
-    return min(timeit.repeat(f, number=1, repeat=repeat))
+    return min(timeit.repeat(f, number=CALLS, repeat=repeat))
 
 
 def copy_worker(name, rows, seed, barrier, rounds, out):
@@ -74,7 +82,8 @@ def copy_worker(name, rows, seed, barrier, rounds, out):
         for _ in range(rounds):
             barrier.wait()
             t = time.perf_counter()
-            f()
+            for _ in range(CALLS):
+                f()
             times.append(time.perf_counter() - t)
     out.put((seed, times))
 
@@ -130,7 +139,7 @@ def main():
         rec = dict(op=name, threads=THREADS, rows=ROWS, seconds_1=one, seconds_t=many,
                    threads_speedup=round(one / many, 3), copy_alone=alone,
                    copies_together=together,
-                   copies_speedup=round(THREADS * alone / together, 3),
+                   copies_speedup=round(THREADS * alone / together, 3), calls=CALLS,
                    load_average_before=list(os.getloadavg()),
                    wait_policy=os.environ.get("OMP_WAIT_POLICY", "default"))
         print(json.dumps(rec), flush=True)

@@ -48,6 +48,7 @@ SCALING = "200 000 × 1 000 float32, 21 levels"
 TM_GPU = "torchmetrics 1.9 on an NVIDIA H200 (tensors already on the GPU)"
 TM_CPU = "torchmetrics 1.9 on the same 16 cores"
 TM_SIZES = "200 000 × 1 000 tied"
+CONTENDED = ("streaming_pass", "evaluate", "rank", "coverage", "ranking_loss", "r_precision")
 ROWS = [
     *(Row("Ranking (`rank`)", f"`rank` {ours}", f"`scipy.stats.rankdata` {peer}", RANK,
           "bench_ranking", f"test_fastrank_tied[{{t}}-{ours}]", f"test_scipy_tied[{ours}]")
@@ -110,11 +111,18 @@ ROWS = [
           "on 1/16 of the rows", "one such process alone, 16 times", SCALING,
           "core_contention", f"{name}_copies[{{t}}]", f"{name}_copy_alone[{{t}}]", (16,),
           "xeon-spr16")
-      for name in ("streaming_pass", "evaluate", "rank", "coverage", "ranking_loss")),
+      for name in CONTENDED),
     *(Row("Thread scaling on 16 cores", f"`{name}`, 16 threads, default OpenMP wait policy",
           "the same on 1 thread", SCALING, "core_contention", f"{name}[{{t}}]", f"{name}[1]",
           (16,), "xeon-spr16")
-      for name in ("streaming_pass", "evaluate", "rank", "coverage", "ranking_loss")),
+      for name in CONTENDED),
+    # the same with each copy's rows inside its core's own cache: what the cores lose to
+    # each other away from memory and the shared cache
+    *(Row("Thread scaling on 16 cores", f"`{name}`, 16 one-thread processes at once, each "
+          "on 256 rows (1 MB, inside its core's cache), 50 calls", "one such process alone, "
+          "16 times", "4 096 × 1 000 float32, 21 levels", "core_contention_cached",
+          f"{name}_copies[{{t}}]", f"{name}_copy_alone[{{t}}]", (16,), "xeon-spr16")
+      for name in CONTENDED[1:]),
     *(Row("Inside other tools' loops", f"`{metric}`, 2 threads", peer,
           "10⁵ × 1 000 tied beliefs", "bench_torchmetrics", f"test_fastrank[{metric}]",
           f"{bench}[{metric}]", (2,))
