@@ -13,8 +13,10 @@ Two estimates per hot path, on ``SERIAL_THREADS`` threads (default 2):
   on a machine loaded by other processes a thread waiting for a core also counts as serial,
   so this estimate is an upper bound there (above 1: the process had less than one core).
 
-The 1 -> T thread speed-up is printed beside them, with the load average. The default
-study runs its tasks on a Python thread pool, so it has the ``cpu`` estimate only.
+The 1 -> T thread speed-up is printed beside them, with the load average: each hot path
+runs on 1 then T threads in turn, ``SERIAL_ROUNDS`` rounds (default 3; the study one),
+after a call of each to warm up, and the best call of each counts. The default study
+runs its tasks on a Python thread pool, so it has the ``cpu`` estimate only.
 
 The file written is in pytest-benchmark's layout (``render_results.py`` reads it): one
 benchmark ``<hot path>[<threads>]`` per thread count, best of the rounds, with the
@@ -38,6 +40,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import datetime  # noqa: E402
 import importlib  # noqa: E402
+import math  # noqa: E402
 import json  # noqa: E402
 import shlex  # noqa: E402
 import sys  # noqa: E402
@@ -52,6 +55,7 @@ from fastrank import _parallel  # noqa: E402
 OUT_FILE = sys.argv[1] if len(sys.argv) > 1 else "serial.json"
 THREADS = int(os.environ.get("SERIAL_THREADS", 2))
 ROWS = int(os.environ.get("SERIAL_ROWS", 50_000))
+ROUNDS = int(os.environ.get("SERIAL_ROUNDS", 3))
 KERNEL_MODULES = ("checks", "tie_counts", "tie_metrics", "tie_ranks", "tie_topk", "vgram",
                   "cosine_topk", "roc", "isotonic")
 
@@ -81,21 +85,17 @@ class KernelClock:
         return timed
 
 
-def measure(f, threads, clock, repeat):
-    """Best of ``repeat`` calls of ``f(threads)`` on that many threads, after one call to
-    warm up when ``repeat`` > 1: (wall, kernel seconds, process CPU seconds) of that call."""
-    best = None
+def measure(f, threads, clock, warm):
+    """One call of ``f(threads)`` on that many threads, after one to warm up when ``warm``:
+    (wall, kernel seconds, process CPU seconds)."""
     with _parallel.num_threads(threads):
-        if repeat > 1:
+        if warm:
             f(threads)
-        for _ in range(repeat):
-            clock.seconds = 0.0
-            cpu, wall = time.process_time(), time.perf_counter()
-            f(threads)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            if best is None or wall < best[0]:
-                best = (wall, clock.seconds, cpu)
-    return best
+        clock.seconds = 0.0
+        cpu, wall = time.process_time(), time.perf_counter()
+        f(threads)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, clock.seconds, cpu
 
 
 _POOLS = {}  # one pool per thread count, its threads started by the warm-up call
@@ -150,10 +150,13 @@ def main():
     for name, f in hot_paths().items():
         if only and name not in only.split(","):
             continue
-        repeat = 1 if name == "study" else 3
+        rounds = 1 if name == "study" else ROUNDS
         load = list(os.getloadavg())
-        one = measure(f, 1, clock, repeat)
-        wall, kernel, cpu = measure(f, THREADS, clock, repeat)
+        one = many = (math.inf,)
+        for r in range(rounds):  # 1 and T threads in turn: a burst of load hits both
+            one = min(one, measure(f, 1, clock, warm=r == 0 < rounds - 1))
+            many = min(many, measure(f, THREADS, clock, warm=r == 0 < rounds - 1))
+        wall, kernel, cpu = many
         parallelism = cpu / wall
         rec = dict(threads=THREADS, rows=ROWS, speedup=round(one[0] / wall, 3),
                    serial_cpu=round(max(0.0, (THREADS - parallelism) / (THREADS - 1)), 4),
