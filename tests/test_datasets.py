@@ -4,7 +4,6 @@ References: a slow line-by-line ARFF reader written here (``_reference_arff``), 
 svmlight reader, direct NumPy statistics, and the Mulan statistics table."""
 import hashlib
 import json
-import bz2
 import os
 import re
 from importlib import resources
@@ -105,10 +104,11 @@ def test_embedded_yeast_equals_mulan_arff(shared_data):
 
 def test_embedded_yeast_file_provenance_and_size():
     info = D._embedded._EMBEDDED["yeast"]
-    raw = resources.files("fastrank").joinpath("data", info["file"]).read_bytes()
-    assert len(raw) <= 1_000_000
+    stored = resources.files("fastrank").joinpath("data", info["file"]).read_bytes()
+    assert len(stored) <= 650_000
     # the CSV inside river's yeast.csv.gz (SHA-256 2969cb4b... of the .gz), byte for byte
-    assert hashlib.sha256(bz2.decompress(raw)).hexdigest() == \
+    csv = D._embedded._embedded_csv("yeast")
+    assert hashlib.sha256(csv).hexdigest() == \
         "fd17cb9b53acaaf5e82a9e0795e2667167775915c0e32c1f6fe0fadb0d3bd703"
     listed = {d["name"]: d for d in D.list() if d["origin"] == "embedded"}
     assert set(listed) == {"yeast"}
@@ -118,7 +118,7 @@ def test_embedded_yeast_file_provenance_and_size():
     assert (y["documents"], y["features"], y["labels"]) == (2417, 103, 14)
     assert resources.files("fastrank").joinpath("data", "PROVENANCE.md").is_file()
     # independent parse of the csv: header names, and the label matrix
-    lines = bz2.decompress(raw).decode().splitlines()
+    lines = csv.decode().splitlines()
     header = lines[0].split(",")
     ds = D.load()
     assert ds.name == "yeast"
@@ -649,7 +649,7 @@ def test_make_multilabel_bad_parameters(kwargs, words):
 def test_wheel_data_declared():
     # setup.py ships fastrank/data/* as package data: the data file must sit there
     import fastrank
-    assert os.path.isfile(os.path.join(os.path.dirname(fastrank.__file__), "data", "yeast.csv.bz2"))
+    assert os.path.isfile(os.path.join(os.path.dirname(fastrank.__file__), "data", "yeast.i32.bz2"))
 
 
 # ---- hostile files: errors, never crashes or huge allocations ------------------------------
