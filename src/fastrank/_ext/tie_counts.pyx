@@ -55,16 +55,11 @@ cdef extern from "tie_counting.h" nogil:
     void fr_count_levels_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                              const double* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
                              int64_t* nan)
-    Py_ssize_t fr_gather_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
+    Py_ssize_t fr_gather_f32(int level, const float* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
-    Py_ssize_t fr_gather_labels_f32(const float* x, Py_ssize_t stride, const uint8_t* y,
-                                    Py_ssize_t m, double* out, int32_t* labels,
-                                    unsigned* seen)
-    Py_ssize_t fr_gather_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
-                             Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
-    Py_ssize_t fr_gather_labels_f64(const double* x, Py_ssize_t stride, const uint8_t* y,
-                                    Py_ssize_t m, double* out, int32_t* labels,
-                                    unsigned* seen)
+    Py_ssize_t fr_gather_f64(int level, const double* x, Py_ssize_t stride,
+                             const uint8_t* y, Py_ssize_t m, double* out, int32_t* labels,
+                             unsigned* seen)
     float fr_max_f32(const float* x, Py_ssize_t stride, Py_ssize_t m)
     double fr_max_f64(const double* x, Py_ssize_t stride, Py_ssize_t m)
     Py_ssize_t fr_where_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
@@ -299,14 +294,10 @@ cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index
     cdef unsigned seen = 0
     cdef double xv
     if m == q and idx == NULL:
-        if floating is float and labels != NULL:
-            k = fr_gather_labels_f32(x, stride, y, m, <double*> keys, labels, &seen)
-        elif floating is float:
-            k = fr_gather_f32(x, stride, y, m, <double*> keys, NULL, &seen)
-        elif labels != NULL:
-            k = fr_gather_labels_f64(x, stride, y, m, <double*> keys, labels, &seen)
+        if floating is float:
+            k = fr_gather_f32(s.level, x, stride, y, m, <double*> keys, labels, &seen)
         else:
-            k = fr_gather_f64(x, stride, y, m, <double*> keys, NULL, &seen)
+            k = fr_gather_f64(s.level, x, stride, y, m, <double*> keys, labels, &seen)
         for j in range(k):  # the gathered doubles' bits -> their keys, in place
             memcpy(&xv, &keys[j], 8)
             keys[j] = desc_key(xv)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "prefetch.h"
+#define FR_AHEAD 24 /* cache lines a gather of relevant beliefs prefetches ahead */
 #include "tie_counting/avx512-inl.h"
 #include "simd.h"
 
@@ -58,14 +59,14 @@ FR_COUNT_LEVELS(float, f32)
 FR_COUNT_LEVELS(double, f64)
 
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
- * label order, and labels[0:k] <- those labels (fr_gather_labels_*; fr_gather_* leave
- * labels alone, a copy without the stores); returns k; *seen <- the bitwise OR of every
- * y[j] (a value other than 0/1 shows in its bits above the lowest). The truth is read eight
- * labels to a word; a cache line of beliefs holding a relevant label is copied without a
- * branch per label (a branch per relevant label mispredicts). A contiguous row is
- * prefetched FR_AHEAD cache lines ahead: the few relevant labels' beliefs, read alone,
- * would each wait on memory. */
-#define FR_AHEAD 24
+ * label order, and labels[0:k] <- those labels unless labels is NULL; returns k; *seen <-
+ * the bitwise OR of every y[j] (a value other than 0/1 shows in its bits above the lowest).
+ * AVX-512, contiguous float32 rows: fr_gather_f32_avx512. The portable loop
+ * (fr_gather_labels_*_portable; fr_gather_*_portable, a copy without the label stores)
+ * reads the truth eight labels to a word; a cache line of beliefs holding a relevant label
+ * is copied without a branch per label (a branch per relevant label mispredicts). A
+ * contiguous row is prefetched FR_AHEAD cache lines ahead: the few relevant labels'
+ * beliefs, read alone, would each wait on memory. */
 #define FR_GATHER(T, WITH_LABELS, NAME)                                                   \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, const uint8_t* y,          \
                                  ptrdiff_t m, double* out, int32_t* labels,               \
@@ -105,10 +106,31 @@ FR_COUNT_LEVELS(double, f64)
         return k;                                                                         \
     }
 
-FR_GATHER(float, 0, fr_gather_f32)
-FR_GATHER(double, 0, fr_gather_f64)
-FR_GATHER(float, 1, fr_gather_labels_f32)
-FR_GATHER(double, 1, fr_gather_labels_f64)
+FR_GATHER(float, 0, fr_gather_f32_portable)
+FR_GATHER(double, 0, fr_gather_f64_portable)
+FR_GATHER(float, 1, fr_gather_labels_f32_portable)
+FR_GATHER(double, 1, fr_gather_labels_f64_portable)
+
+#ifdef FR_X86
+#define FR_GATHER_DISPATCH_f32                                                            \
+    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
+        return fr_gather_f32_avx512(x, y, m, out, labels, seen);
+#else
+#define FR_GATHER_DISPATCH_f32
+#endif
+#define FR_GATHER_DISPATCH_f64
+#define FR_GATHER_AT(T, S)                                                                \
+    static inline ptrdiff_t fr_gather_##S(int level, const T* x, ptrdiff_t stride,         \
+                                          const uint8_t* y, ptrdiff_t m, double* out,     \
+                                          int32_t* labels, unsigned* seen) {              \
+        (void)level;                                                                      \
+        FR_GATHER_DISPATCH_##S                                                            \
+        if (labels != NULL)                                                               \
+            return fr_gather_labels_##S##_portable(x, stride, y, m, out, labels, seen);   \
+        return fr_gather_##S##_portable(x, stride, y, m, out, NULL, seen);                \
+    }
+FR_GATHER_AT(float, f32)
+FR_GATHER_AT(double, f64)
 
 /* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
  * can keep in one vector (a maximum is exact: any order gives it). */
