@@ -61,7 +61,8 @@ FR_COUNT_LEVELS(double, f64)
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
  * label order, and labels[0:k] <- those labels unless labels is NULL; returns k; *seen <-
  * the bitwise OR of every y[j] (a value other than 0/1 shows in its bits above the lowest).
- * AVX-512, contiguous float32 rows: fr_gather_f32_avx512. The portable loop
+ * AVX2 and AVX-512, contiguous float32 rows: fr_gather_f32_avx2 / _avx512 (tie_counting/
+ * common-inl.h). The portable loop
  * (fr_gather_labels_*_portable; fr_gather_*_portable, a copy without the label stores)
  * reads the truth eight labels to a word; a cache line of beliefs holding a relevant label
  * is copied without a branch per label (a branch per relevant label mispredicts). A
@@ -114,7 +115,9 @@ FR_GATHER(double, 1, fr_gather_labels_f64_portable)
 #ifdef FR_X86
 #define FR_GATHER_DISPATCH_f32                                                            \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
-        return fr_gather_f32_avx512(x, y, m, out, labels, seen);
+        return fr_gather_f32_avx512(x, y, m, out, labels, seen);                          \
+    if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
+        return fr_gather_f32_avx2(x, y, m, out, labels, seen);
 #else
 #define FR_GATHER_DISPATCH_f32
 #endif

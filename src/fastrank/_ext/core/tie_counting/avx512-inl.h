@@ -104,59 +104,19 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
     return k;
 }
 
-/* As FR_GATHER (the same values, labels and *seen), for contiguous float32 rows: the truth
-   read 64 labels a vector, its non-zero bytes a mask; each 16 labels holding a relevant
-   one have their relevant beliefs and labels packed to the low lanes (compress), the
-   beliefs widened to double, stored under a mask. labels may be NULL. The row is
-   prefetched as there. (float64 rows keep the portable loop: the same code with 8 labels
-   a vector made one-error, coverage and r-precision 12-15 % slower.) */
-static FR_TARGET_AVX512 ptrdiff_t fr_gather_f32_avx512(const float* x, const uint8_t* y,
-                                                       ptrdiff_t m, double* out,
-                                                       int32_t* labels, unsigned* seen) {
-    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i all = _mm512_setzero_si512();
-    __m128i a4;
-    ptrdiff_t j0, k = 0;
-    uint64_t w;
-    for (j0 = 0; j0 < 16 * FR_AHEAD && j0 < m; j0 += 16)
-        FR_PREFETCH(x + j0);
-    for (j0 = 0; j0 < m; j0 += 64) {
-        __mmask64 in = m - j0 >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j0)) - 1;
-        __m512i t = _mm512_maskz_loadu_epi8(in, y + j0);
-        uint64_t rel = _mm512_test_epi8_mask(t, t);
-        int line;
-        for (line = 0; line < 64; line += 16)
-            if (j0 + line + 16 * FR_AHEAD < m)
-                FR_PREFETCH(x + j0 + line + 16 * FR_AHEAD);
-        all = _mm512_or_si512(all, t);
-        while (rel) { /* the 16 labels of the lowest relevant one left */
-            const int part = __builtin_ctzll(rel) >> 4, j = (int) j0 + 16 * part;
-            const __mmask16 r = (__mmask16) (rel >> 16 * part);
-            const int n = __builtin_popcount(r);
-            __m512 c = _mm512_maskz_compress_ps(r, _mm512_maskz_loadu_ps(r, x + j));
-            _mm512_mask_storeu_pd(out + k, (__mmask8) ((1u << (n < 8 ? n : 8)) - 1),
-                                  _mm512_cvtps_pd(_mm512_castps512_ps256(c)));
-            if (n > 8)
-                _mm512_mask_storeu_pd(out + k + 8, (__mmask8) ((1u << (n - 8)) - 1),
-                                      _mm512_cvtps_pd(_mm256_castpd_ps(
-                                          _mm512_extractf64x4_pd(_mm512_castps_pd(c), 1))));
-            if (labels != NULL)
-                _mm512_mask_storeu_epi32(labels + k, (__mmask16) ((1u << n) - 1),
-                                         _mm512_maskz_compress_epi32(
-                                             r, _mm512_add_epi32(iota, _mm512_set1_epi32(j))));
-            k += n;
-            rel &= ~((uint64_t) 0xFFFF << 16 * part);
-        }
-    }
-    a4 = _mm_or_si128(_mm512_castsi512_si128(all), _mm512_extracti32x4_epi32(all, 1));
-    a4 = _mm_or_si128(a4, _mm_or_si128(_mm512_extracti32x4_epi32(all, 2),
-                                       _mm512_extracti32x4_epi32(all, 3)));
-    w = (uint64_t) _mm_cvtsi128_si64(a4) | (uint64_t) _mm_extract_epi64(a4, 1);
-    w |= w >> 32;
-    w |= w >> 16;
-    *seen = (unsigned) ((w | w >> 8) & 0xff);
-    return k;
+/* FR_GATHER_VECTOR: 64 truth values a vector */
+static FR_TARGET_AVX512 inline uint64_t fr_nonzero_bytes_avx512(__m512i t) {
+    return _mm512_test_epi8_mask(t, t);
 }
+static FR_TARGET_AVX512 inline uint64_t fr_fold_avx512(__m512i v) {
+    return fr_fold_avx2(_mm256_or_si256(_mm512_castsi512_si256(v),
+                                        _mm512_extracti64x4_epi64(v, 1)));
+}
+#define FR_GATHER_AVX512(T, NAME)                                                         \
+    FR_GATHER_VECTOR(FR_TARGET_AVX512, T, __m512i, 64, _mm512_setzero_si512(),             \
+                     _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,        \
+                     fr_fold_avx512, NAME)
+FR_GATHER_AVX512(float, fr_gather_f32_avx512)
 
 /* As FR_WHERE_EQUAL, for contiguous rows: each vector's matching labels packed to its low
    lanes (compress) and stored under a mask, with no branch on whether there are any. */
