@@ -1,7 +1,7 @@
 /* Counting passes with AVX2: level counts (FR_LEVELS_VECTOR, for 1, 2 and 4 levels a
    pass), each comparison giving lanes of all ones (-1), subtracted from integer counters;
    the distinct values above a level, while few (looked up in a table by a gather); the
-   walk down a gap's values. */
+   walk down a gap's values; the gather of a row's relevant beliefs by truth masks. */
 #ifndef FR_TIE_COUNTING_AVX2_INL_H
 #define FR_TIE_COUNTING_AVX2_INL_H
 
@@ -151,7 +151,8 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_a
     FR_UNSEEN_AVX2(__m256, s, 8, FR_SLOTS_AVX2_F32, FR_GATHER_AVX2_F32)
 #define FR_UNSEEN_AVX2_F64()                                                              \
     FR_UNSEEN_AVX2(__m256d, d, 4, FR_SLOTS_AVX2_F64, FR_GATHER_AVX2_F64)
-/* FR_GATHER_VECTOR: 32 truth values a vector */
+/* the gather of a float32 row's relevant beliefs (FR_GATHER_VECTOR), 32 truth values
+   a vector */
 static FR_TARGET_AVX2 inline uint64_t fr_nonzero_bytes_avx2(__m256i t) {
     return (uint32_t) ~_mm256_movemask_epi8(_mm256_cmpeq_epi8(t, _mm256_setzero_si256()));
 }
@@ -160,11 +161,11 @@ static FR_TARGET_AVX2 inline uint64_t fr_fold_avx2(__m256i v) {
     return (uint64_t) _mm_cvtsi128_si64(h) | (uint64_t) _mm_extract_epi64(h, 1);
 }
 #define FR_LOAD_AVX2_BYTES(p) _mm256_loadu_si256((const __m256i*) (p))
-#define FR_GATHER_AVX2(T, NAME)                                                           \
-    FR_GATHER_VECTOR(FR_TARGET_AVX2, T, __m256i, 32, _mm256_setzero_si256(),               \
+#define FR_GATHER_RELEVANT_AVX2(T, NAME)                                                  \
+    FR_GATHER_VECTOR(FR_TARGET_AVX2, T, __m256i, 32, _mm256_setzero_si256(),              \
                      FR_LOAD_AVX2_BYTES, fr_nonzero_bytes_avx2, _mm256_or_si256,          \
                      fr_fold_avx2, NAME)
-FR_GATHER_AVX2(float, fr_gather_f32_avx2)
+FR_GATHER_RELEVANT_AVX2(float, fr_gather_f32_avx2)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, fr_slot_f32,
                          FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, fr_slot_f64,

@@ -2,7 +2,7 @@
    a pass), where each comparison gives a mask that adds one to the lanes it selects (one
    instruction, where the vectorised C loop takes two); the gather of a gap's values,
    packed by compress; the distinct values above a level, while few (looked up in a table
-   by permutes or a gather). */
+   by permutes or a gather); the gather of a row's relevant beliefs by truth masks. */
 #ifndef FR_TIE_COUNTING_AVX512_INL_H
 #define FR_TIE_COUNTING_AVX512_INL_H
 
@@ -104,7 +104,8 @@ static FR_TARGET_AVX512 ptrdiff_t fr_between_f64_avx512(const double* x, ptrdiff
     return k;
 }
 
-/* FR_GATHER_VECTOR: 64 truth values a vector */
+/* the gather of a float32 row's relevant beliefs (FR_GATHER_VECTOR), 64 truth values
+   a vector */
 static FR_TARGET_AVX512 inline uint64_t fr_nonzero_bytes_avx512(__m512i t) {
     return _mm512_test_epi8_mask(t, t);
 }
@@ -112,11 +113,11 @@ static FR_TARGET_AVX512 inline uint64_t fr_fold_avx512(__m512i v) {
     return fr_fold_avx2(_mm256_or_si256(_mm512_castsi512_si256(v),
                                         _mm512_extracti64x4_epi64(v, 1)));
 }
-#define FR_GATHER_AVX512(T, NAME)                                                         \
-    FR_GATHER_VECTOR(FR_TARGET_AVX512, T, __m512i, 64, _mm512_setzero_si512(),             \
+#define FR_GATHER_RELEVANT_AVX512(T, NAME)                                                \
+    FR_GATHER_VECTOR(FR_TARGET_AVX512, T, __m512i, 64, _mm512_setzero_si512(),            \
                      _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,        \
                      fr_fold_avx512, NAME)
-FR_GATHER_AVX512(float, fr_gather_f32_avx512)
+FR_GATHER_RELEVANT_AVX512(float, fr_gather_f32_avx512)
 
 /* As FR_WHERE_EQUAL, for contiguous rows: each vector's matching labels packed to its low
    lanes (compress) and stored under a mask, with no branch on whether there are any. */
