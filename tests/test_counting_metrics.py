@@ -86,6 +86,33 @@ def test_every_instruction_set_path_counts_the_same(simd_paths, case):
         assert_same_per_document(*case)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("q", [70, 130])
+def test_relevant_beliefs_gathered_from_vectors_and_tail(simd_paths, dtype, q):
+    """The gather of a row's relevant beliefs reads the truth 32 or 64 labels a vector, then
+    a tail one label at a time: relevant labels at each end of either part give the sort
+    path's values, and a truth value other than 0/1 in either part is found."""
+    rng = np.random.default_rng(7)
+    s = (rng.integers(0, 5, size=(6, q)) / 4).astype(dtype)
+    y = np.zeros((6, q), dtype=np.uint8)
+    tail = q - q % 32
+    for i, cols in enumerate(([0], [tail - 1], [tail], [q - 1], [0, tail - 1, tail, q - 1],
+                              list(range(q)))):
+        y[i, cols] = 1
+    for _ in simd_paths:
+        assert_same_per_document(y, s)
+        for j in (tail - 1, q - 1):
+            bad = y.copy()
+            bad[2, j] = 2
+            with pytest.raises(ValueError) as want:
+                M.evaluate(bad, s)
+            for name, f in PUBLIC.items():
+                if (name, "modified") in tie_counts.SERVED:
+                    with pytest.raises(ValueError) as got:
+                        f(bad, s, ties="modified")
+                    assert str(got.value) == str(want.value), (name, j)
+
+
 @settings(max_examples=40, deadline=None)
 @given(tied_case(), st.sampled_from(COUNTED_TIES), st.booleans())
 def test_public_functions_equal_evaluate_bit_for_bit(case, ties, weighted):
