@@ -101,9 +101,7 @@ FR_COUNT_LEVELS(double, f64)
                 k += y[j] != 0;                                                           \
             }                                                                             \
         }                                                                                 \
-        all |= all >> 32;                                                                 \
-        all |= all >> 16;                                                                 \
-        *seen = (unsigned)((all | all >> 8) & 0xff);                                      \
+        *seen = fr_or_bytes(all);                                                         \
         return k;                                                                         \
     }
 

@@ -113,11 +113,9 @@ static FR_TARGET_AVX512 inline uint64_t fr_fold_avx512(__m512i v) {
     return fr_fold_avx2(_mm256_or_si256(_mm512_castsi512_si256(v),
                                         _mm512_extracti64x4_epi64(v, 1)));
 }
-#define FR_GATHER_RELEVANT_AVX512(T, NAME)                                                \
-    FR_GATHER_VECTOR(FR_TARGET_AVX512, T, __m512i, 64, _mm512_setzero_si512(),            \
-                     _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,        \
-                     fr_fold_avx512, NAME)
-FR_GATHER_RELEVANT_AVX512(float, fr_gather_f32_avx512)
+FR_GATHER_VECTOR(FR_TARGET_AVX512, float, __m512i, 64, _mm512_setzero_si512(),
+                 _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,
+                 fr_fold_avx512, fr_gather_f32_avx512)
 
 /* As FR_WHERE_EQUAL, for contiguous rows: each vector's matching labels packed to its low
    lanes (compress) and stored under a mask, with no branch on whether there are any. */

@@ -159,6 +159,13 @@ static inline unsigned fr_slot_f64(double x) { /* of the two halves' exclusive o
         return n;                                                                         \
     }
 
+/* The bitwise OR of the eight truth bytes of w: a gather's *seen, from the OR of its words */
+static inline unsigned fr_or_bytes(uint64_t w) {
+    w |= w >> 32;
+    w |= w >> 16;
+    return (unsigned)((w | w >> 8) & 0xff);
+}
+
 /* FR_GATHER (tie_counting.h: the same values, labels and *seen) for contiguous rows, on one
    vector path: the truth read BLOCK labels a vector VT (LOAD(p)), the non-zero bytes of t
    a mask (NONZERO(t)) whose set bits are the relevant labels, each copied alone (about one
@@ -198,9 +205,7 @@ static inline unsigned fr_slot_f64(double x) { /* of the two halves' exclusive o
                 labels[k] = (int32_t) j;                                                  \
             k += y[j] != 0;                                                               \
         }                                                                                 \
-        w |= w >> 32;                                                                     \
-        w |= w >> 16;                                                                     \
-        *seen = (unsigned) ((w | w >> 8) & 0xff);                                         \
+        *seen = fr_or_bytes(w);                                                           \
         return k;                                                                         \
     }
 
