@@ -129,15 +129,14 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_a
         a = _mm256_maskload_p##S(x + j, tail);                                            \
         in = _mm256_and_p##S(_mm256_castsi256_p##S(tail),                                 \
                              _mm256_cmp_p##S(a, _mm256_set1_p##S(v), _CMP_GT_OQ));        \
-        found = _mm256_cmp_p##S(a, GATHER(SLOTS(_mm256_castp##S##_si256(                  \
-                    _mm256_add_p##S(a, _mm256_setzero_p##S())))), _CMP_EQ_OQ);            \
+        found = _mm256_cmp_p##S(a, GATHER(SLOTS(_mm256_castp##S##_si256(a))), _CMP_EQ_OQ); \
         for (i = 0; i < n_extra; i++)                                                     \
             found = _mm256_or_p##S(found, _mm256_cmp_p##S(a, _mm256_set1_p##S(extra[i]),  \
                                                           _CMP_EQ_OQ));                   \
         left = (unsigned) _mm256_movemask_p##S(_mm256_andnot_p##S(found, in));            \
     } while (0)
-/* the slots of eight float32 values' bits (+0.0 for -0.0); of four float64 values', from
-   the exclusive or of each one's halves (fr_slot_f32, fr_slot_f64) */
+/* the slots of eight float32 values' bits; of four float64 values', from the exclusive or
+   of each one's halves (fr_slot_f32, fr_slot_f64) */
 #define FR_SLOTS_AVX2_F32(bits)                                                           \
     _mm256_srli_epi32(_mm256_mullo_epi32(bits, _mm256_set1_epi32(FR_SLOT_MULTIPLIER)), 26)
 #define FR_SLOTS_AVX2_F64(bits)                                                           \
