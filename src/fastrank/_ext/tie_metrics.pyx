@@ -18,8 +18,10 @@ Per row the kernel sorts the beliefs once (``_tiesort``), then
   predicted sets into per-draw label counters ``mc``;
 * the *ordinal* pass shuffles the tie groups whose order a value reads with the row's own
   counter-based generator (``row_state(seed, row)``, each group exactly as
-  ``fastrank.ranking.rank(..., "ordinal")`` shuffles it) and walks the positions. It runs
-  last: it shuffles ``w.order`` in place.
+  ``fastrank.ranking.rank(..., "ordinal")`` shuffles it) and walks the positions; below
+  the cutoff only a group's relevant labels are read, and their places are followed
+  through its shuffle (``follow.h``) instead. It runs last: it shuffles ``w.order`` in
+  place.
 
 Outputs
 -------
@@ -49,6 +51,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
 
+from fastrank._ext._simd cimport current_level
+
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, fr_prefetch_bytes, index_t, prefetch_row_at,
     row_state, shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free,
@@ -67,6 +71,9 @@ cdef extern from "document_sums.h":
                                  long long* first) noexcept nogil
     double fr_pairwise_join(const double* sums, long long n, int depth,
                             long long* used) noexcept nogil
+cdef extern from "follow.h" nogil:
+    void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
+                               uint64_t row, Py_ssize_t step, int32_t* places)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     const double* fr_shared_harmonic_numbers(int64_t q)
@@ -317,22 +324,28 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
 cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                Py_ssize_t top_k, uint64_t zkey, uint64_t seed, Py_ssize_t row,
                                double wt, double* out, double* lab, int32_t* group_rel,
-                               bint counted) noexcept nogil:
+                               bint counted, int32_t* places) noexcept nogil:
     """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions.
     Only the groups whose order some value reads are shuffled and walked, each shuffled as
-    the whole row's shuffle would (shuffle_group): those holding a relevant label, and those
-    starting before position max(k, |C|) (the cutoff's labels, r-precision's); the others
-    only add their labels to the irrelevant ones above the next, which changes no value.
-    The groups' relevant labels are group_rel[start] when ``counted`` (an earlier pass
-    counted them), counted here if not."""
+    the whole row's shuffle would (shuffle_group): those starting before position
+    max(k, |C|) (the cutoff's labels, r-precision's). A group starting after it that holds
+    a relevant label is read only at its relevant labels' positions: those are followed
+    through its shuffle (fr_shuffled_positions; ``places`` holds q + 16 values) and walked
+    in order, each adding what the walk of the shuffled group adds when it reaches it (the
+    same operations, in the same order: the same bits). The other groups only add their
+    labels to the irrelevant ones above the next, which changes no value. The groups'
+    relevant labels are group_rel[start] when ``counted`` (an earlier pass counted them),
+    counted here if not."""
     cdef int32_t* order = w.order
-    cdef Py_ssize_t p, c, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
+    cdef Py_ssize_t* pos = <Py_ssize_t*> w.keys_tmp  # (the sort's spare keys: q values)
+    cdef Py_ssize_t p, c, t, u, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
     cdef Py_ssize_t tp_r = 0, npred_r = 0
     cdef Py_ssize_t k = n_rel if top_k < 0 else top_k
     cdef Py_ssize_t start = 0, stop, groups = 0, rel_g, read = k if k > n_rel else n_rel
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec
     cdef bint is_zero, drop_zero = top_k < 0
     cdef uint64_t stream = row_state(seed, row)
+    cdef int level = current_level()
     while start < q:
         stop = w.end[start]
         if counted:
@@ -346,9 +359,37 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
             groups += 1
             start = stop
             continue
+        is_zero = w.keys[start] == zkey
+        if start >= read:  # its relevant labels' places, followed
+            rel_g = 0  # (a truth value above 1 counts once, as the walk counts it)
+            for p in range(stop - start):
+                pos[rel_g] = p
+                rel_g += y[order[start + p]] != 0
+            if rel_g < stop - start:
+                fr_shuffled_positions(level, pos, rel_g, stop - start, stream,
+                                      start - groups, places)
+                for t in range(1, rel_g):  # ascending (a few)
+                    p = pos[t]
+                    u = t
+                    while u > 0 and pos[u - 1] > p:
+                        pos[u] = pos[u - 1]
+                        u -= 1
+                    pos[u] = p
+            for t in range(rel_g):
+                p = start + pos[t]
+                cum_rel += 1
+                loss += cum_nonrel + pos[t] - t  # the group's irrelevant labels above it too
+                cov = p
+                prec = <double> cum_rel / (p + 1)
+                ap_lab += prec
+                if not is_zero:
+                    ap_pos += prec
+            cum_nonrel += stop - start - rel_g
+            groups += 1
+            start = stop
+            continue
         if stop - start > 1:
             shuffle_group(order, start, stop - start, stream, start - groups)
-        is_zero = w.keys[start] == zkey
         for p in range(start, stop):
             c = order[p]
             if y[c]:
@@ -510,6 +551,11 @@ cdef double* _harmonic_numbers(Py_ssize_t q, int families) noexcept nogil:
     return fr_harmonic_numbers_new(q) if families & EXPECTED else NULL
 
 
+cdef inline Py_ssize_t _row_scratch_size(Py_ssize_t q) noexcept nogil:
+    """The int32 values of a row's scratch (_row)."""
+    return 2 * q + 16
+
+
 cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                           Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed,
                           Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
@@ -517,12 +563,12 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
                           Records* rec) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions. ``scratch``
-    holds 2q int32: the expected family's draws, then the tie groups' relevant labels
-    (which the group or expected pass counts for the ordinal one). Returns the bitwise OR
-    of the row's truth values (above 1: one is neither 0 nor 1, and the values are
-    meaningless)."""
+    holds _row_scratch_size(q) int32: the expected family's draws or the ordinal family's
+    followed places (q + 16), then the tie groups' relevant labels (which the group or
+    expected pass counts for the ordinal one). Returns the bitwise OR of the row's truth
+    values (above 1: one is neither 0 nor 1, and the values are meaningless)."""
     cdef Py_ssize_t c, n_rel = 0
-    cdef int32_t* group_rel = scratch + q
+    cdef int32_t* group_rel = scratch + q + 16
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + LAB_REL * q
     cdef unsigned seen = 0
@@ -538,7 +584,8 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
                        wt, out, lab, mc, rec, group_rel, families & GROUP != 0)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
-                      lab + LAB_ORDINAL * q, group_rel, families & (GROUP | EXPECTED) != 0)
+                      lab + LAB_ORDINAL * q, group_rel, families & (GROUP | EXPECTED) != 0,
+                      scratch)
     return seen
 
 
@@ -612,7 +659,7 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     failed[0] = rec == NULL or bad == NULL or (families & EXPECTED and harmonic == NULL)
     with nogil, parallel():
         w = sort_work_new(q)
-        scratch = <int32_t*> malloc(2 * q * sizeof(int32_t))
+        scratch = <int32_t*> malloc(_row_scratch_size(q) * sizeof(int32_t))
         if w == NULL or scratch == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
@@ -655,7 +702,7 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     The harmonic numbers come from the process's one table (fr_shared_harmonic_numbers),
     not built for each row."""
     cdef SortWork* w = sort_work_new(q)
-    cdef int32_t* scratch = <int32_t*> malloc(2 * q * sizeof(int32_t))
+    cdef int32_t* scratch = <int32_t*> malloc(_row_scratch_size(q) * sizeof(int32_t))
     cdef const double* harmonic = fr_shared_harmonic_numbers(q) if families & EXPECTED \
         else NULL
     cdef int status = -1
