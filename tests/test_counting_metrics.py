@@ -301,6 +301,51 @@ def test_ordinal_positions_follow_the_redrawn_steps(simd_paths):
         assert_same_per_document(y, s, seed=11)
 
 
+def _ordinal_reference(y, s, seed):
+    """One-error, coverage, ranking loss and both average precisions of each document,
+    read off the whole shuffled order that ``rank(..., "ordinal")`` gives (Melotti 2009,
+    eqs. 4.4-4.8): position p_j (1-based) of the j-th relevant label down the order."""
+    from fastrank.ranking import rank
+    r = rank(s, "ordinal", random_state=seed)
+    out = {name: [] for name in ("one_error", "coverage", "ranking_loss", "ap_position",
+                                 "ap_label")}
+    for yt, sc, rr in zip(y.astype(bool), s, r):
+        labels = np.flatnonzero(yt)[np.argsort(rr[yt])]
+        p = rr[labels].astype(np.float64)
+        above = np.arange(1, p.size + 1)
+        out["one_error"].append(0.0 if yt[rr == 1].all() else 1.0)
+        out["coverage"].append(p[-1] - 1)
+        out["ranking_loss"].append((p - above).sum() / (p.size * (yt.size - p.size)))
+        out["ap_label"].append(np.mean(above / p))
+        out["ap_position"].append(np.mean(np.where(sc[labels] != 0, above / p, 0.0)))
+    return {name: np.mean(v) for name, v in out.items()}
+
+
+@pytest.mark.parametrize("shape, levels, rate", [
+    ((40, 300), 3, 0.02),       # tie groups of some hundred labels, a few relevant
+    ((2, 300_000), 2, 1e-4),    # groups of 150 000 labels: steps whose draw is redrawn
+])
+def test_ordinal_values_equal_those_of_the_rank_shuffle(simd_paths, shape, levels, rate):
+    """evaluate's and the single metrics' ordinal values, which follow a tie group's
+    relevant labels through its shuffle below the cutoff instead of shuffling it, equal
+    those read off the whole order that rank(..., "ordinal") shuffles, on every
+    instruction-set path."""
+    rng = np.random.default_rng(levels)
+    s = rng.integers(0, levels, size=shape) / levels
+    y = (rng.random(shape) < rate).astype(np.uint8)
+    y[:, 0] = 1
+    y[:, -1] = 0
+    for _ in simd_paths:
+        want = _ordinal_reference(y, s, seed=21)
+        res = M.evaluate(y, s, ties="ordinal", random_state=21)["ordinal"]
+        for name, value in want.items():
+            if name != "ap_label":  # (evaluate reports average precision per position)
+                key = "average_precision" if name == "ap_position" else name
+                assert res[key] == pytest.approx(value, rel=1e-12, abs=1e-12), name
+            assert PUBLIC[name](y, s, ties="ordinal", random_state=21) == \
+                pytest.approx(value, rel=1e-12, abs=1e-12), name
+
+
 def test_ordinal_rows_draw_as_their_global_index():
     rng = np.random.default_rng(5)
     n = 70_000
