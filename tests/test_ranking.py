@@ -76,6 +76,36 @@ def test_signed_zero_and_infinities_are_ordinary_values():
     assert fastrank.rank(sp.csr_matrix(S), "standard").tolist() == [[3, 3, 1, 6, 2, 5]]
 
 
+@pytest.mark.parametrize("distinct", [1, 2, 21, 32, 33])
+def test_float32_rows_of_few_distinct_beliefs(simd_paths, distinct):
+    """Contiguous float32 rows of at most 32 distinct beliefs are counted a vector at a time
+    on AVX-512 (each label's belief looked up in a table of 64 slots, those whose slot was
+    taken compared one by one): with signed zeros and infinities among the beliefs, every
+    path gives scipy's ranks, the stable order and the tie groups; 33 take the other
+    sort; a NaN among them is found."""
+    rng = np.random.default_rng(distinct)
+    pool = np.r_[[-0.0, 0.0, np.inf, -np.inf, 1.0, -1.0], rng.standard_normal(40)]
+    values = pool[:distinct + 1].astype(np.float32)  # (-0.0 and 0.0: one belief)
+    S = rng.choice(values, size=(30, 300))
+    S[0, :40] = values[-1]  # a run of one belief across several vectors
+    bad = S.copy()
+    bad[3, 200] = np.nan
+    for _ in simd_paths:
+        for method, scipy_method in SCIPY_METHODS.items():
+            assert np.array_equal(fastrank.rank(S, method),
+                                  ss.rankdata(-S, method=scipy_method, axis=1)), method
+        assert np.array_equal(fastrank.rank(S, "stable"),
+                              ss.rankdata(-S, method="ordinal", axis=1))
+        g = fastrank.tie_groups(S)
+        for i, row in enumerate(S):
+            order, groups = reference_groups(row)
+            assert g.order[i].tolist() == order
+            assert g.end[i].tolist() == [end for end, group in zip(
+                itertools.accumulate(len(group) for group in groups), groups) for _ in group]
+        with pytest.raises(ValueError, match="NaN .*row 3"):
+            fastrank.rank(bad, "dense")
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_csr_implicit_and_stored_zeros_form_one_group(index_dtype):
     rng = np.random.default_rng(3)

@@ -31,7 +31,6 @@ from typing import Literal
 
 import numpy as np
 
-from ._ext import tie_ranks as _kernel
 from ._typing import MatrixLike, RandomStateLike
 from ._validation import check_memory, check_option, check_random_state, check_scores, \
     row_source, sort_scratch_bytes
@@ -42,8 +41,6 @@ RANK_METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractiona
 RankName = Literal["ordinal", "stable", "dense", "standard", "modified", "fractional"]
 RankMethod = Literal[RankName, "min", "max", "average"]
 _ALIASES = {"min": "standard", "max": "modified", "average": "fractional"}
-_METHOD_CODES = _kernel.METHODS  # the kernel's codes
-_GROUPS = _kernel.TIE_GROUPS
 _NONE_INT = np.empty((0, 0), dtype=np.int32)
 _NONE_FLOAT = np.empty((0, 0), dtype=np.float64)
 
@@ -85,9 +82,17 @@ def _check_size(scores, result_bytes):
                  f"ranking a {n} x {q} matrix ({result_bytes} bytes of results per entry)")
 
 
+def _kernel():
+    """The ranking kernel, imported at its first use: importing this module (as the command
+    line does for RANK_METHODS) loads no kernel, so that a kernel's environment (a bad
+    FASTRANK_SIMD) is reported where a ranking runs."""
+    from ._ext import tie_ranks
+    return tie_ranks
+
+
 def _run(scores, code, seed, out_int, out_frac, out_end=_NONE_INT, out_start=_NONE_INT):
-    _kernel.rank_rows(*row_source(scores), scores.shape[0], scores.shape[1], code, seed,
-                      out_int, out_frac, out_end, out_start)
+    _kernel().rank_rows(*row_source(scores), scores.shape[0], scores.shape[1], code, seed,
+                        out_int, out_frac, out_end, out_start)
 
 
 def rank(scores: MatrixLike, method: RankMethod = "modified",
@@ -158,7 +163,7 @@ def rank(scores: MatrixLike, method: RankMethod = "modified",
     """
     method = resolve_method(method)
     scores = check_scores(scores, "scores")
-    code = _METHOD_CODES[method]
+    code = _kernel().METHODS[method]
     seed = 0
     if method == "ordinal":
         seed = int(check_random_state(random_state).integers(0, 2**64, dtype=np.uint64))
@@ -258,5 +263,5 @@ def tie_groups(scores: MatrixLike) -> TieGroups:
     order = np.empty(scores.shape, dtype=np.int32)
     end = np.empty(scores.shape, dtype=np.int32)
     start = np.empty(scores.shape, dtype=np.int32)
-    _run(scores, _GROUPS, 0, order, _NONE_FLOAT, end, start)
+    _run(scores, _kernel().TIE_GROUPS, 0, order, _NONE_FLOAT, end, start)
     return TieGroups(order=order, end=end, start=start)

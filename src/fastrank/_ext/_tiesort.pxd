@@ -11,7 +11,9 @@ Conventions
   float32 scores are widened to double first (exact), so both dtypes share the keys.
 * The sort is stable: inside a tie group labels keep ascending label index ("stable" order).
   LSD radix sort on bytes, skipping bytes that are constant over the row; insertion sort for
-  short rows.
+  short rows; a counting sort for rows of at most FEW_MAX distinct scores (a contiguous
+  float32 row of at most 32, on AVX-512, has its distinct scores found a vector at a time:
+  few_distinct.h).
 * NaN is rejected by the Python layer, before a kernel runs or, for a kernel that reports
   ``SortWork.nan_seen``, after it: a NaN gets a key like any other value (a CSR row's with
   the stored positives), so a row holding one is sorted safely, to no purpose.
@@ -20,9 +22,11 @@ Conventions
   each tie group's numbers follow from its first step's index (shuffle_group), so a kernel
   shuffles only the groups it reads, with the bits of the whole row's shuffle.
 """
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
+
+from fastrank._ext._simd cimport current_level
 
 ctypedef fused floating:
     float
@@ -45,6 +49,11 @@ cdef extern from *:
     """
     const uint64_t EMPTY_KEY "FR_EMPTY_KEY"
 
+cdef extern from "few_distinct.h" nogil:
+    enum: FR_FEW_DISTINCT
+    Py_ssize_t fr_distinct_index_f32(int level, const float* x, Py_ssize_t m, uint8_t* index,
+                                     float* values, int64_t* counts)
+
 cdef struct SortWork:
     # per-thread scratch for rows of q labels; allocate inside the parallel block so that
     # each thread gets its own (a pointer assigned there is thread-private in Cython)
@@ -62,6 +71,7 @@ cdef struct SortWork:
     uint64_t few_key[FEW_MAX]
     int32_t few_slot[FEW_MAX]
     bint nan_seen       # a row sorted with this scratch held a NaN score
+    int level           # the instruction-set level (_simd.current_level) of its passes
 
 
 cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
@@ -69,6 +79,7 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
     cdef SortWork* w = <SortWork*> calloc(1, sizeof(SortWork))
     if w == NULL:
         return NULL
+    w.level = current_level()
     w.order = <int32_t*> malloc(q * sizeof(int32_t))
     w.end = <int32_t*> malloc(q * sizeof(int32_t))
     w.keys = <uint64_t*> malloc(q * sizeof(uint64_t))
@@ -316,6 +327,52 @@ cdef inline void _sort_keys_ends(uint64_t* keys, int32_t* order, Py_ssize_t q,
     group_ends(keys, q, w.end)
 
 
+cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
+                                        SortWork* w) noexcept nogil:
+    """sort_dense_row of a contiguous float32 row holding at most FR_FEW_DISTINCT distinct
+    beliefs and no NaN, by counting: each label's distinct belief found a vector at a time
+    (fr_distinct_index_f32, AVX-512) with their counts, the few distinct keys sorted, the
+    labels scattered straight into place. False (nothing written) for another row or on
+    another path. The same order, keys and group ends as _few_distinct_sort: its hash probe
+    and the keys of every label were two thirds of that sort."""
+    cdef Py_ssize_t p, d, n
+    cdef int32_t c, total
+    cdef uint8_t* index = <uint8_t*> w.slot_of
+    cdef int32_t* order = w.order
+    cdef uint64_t* keys = w.keys
+    cdef int32_t* end = w.end
+    cdef uint64_t* few_key = w.few_key
+    cdef int32_t* few_slot = w.few_slot
+    cdef float values[FR_FEW_DISTINCT]
+    cdef int64_t counts[FR_FEW_DISTINCT]
+    cdef int32_t at[FR_FEW_DISTINCT]
+    cdef uint64_t k
+    n = fr_distinct_index_f32(w.level, row, q, index, values, counts)
+    if n < 0:
+        return False
+    for d in range(n):
+        few_key[d] = desc_key(<double> values[d])
+        few_slot[d] = <int32_t> d
+    _insertion_sort(few_key, few_slot, n)
+    total = 0
+    for d in range(n):  # each value's first output position
+        at[few_slot[d]] = total
+        total += <int32_t> counts[few_slot[d]]
+    for p in range(q):
+        c = at[index[p]]
+        at[index[p]] = c + 1
+        order[c] = <int32_t> p
+    p = 0
+    for d in range(n):  # each value's key and group end over its positions
+        total = at[few_slot[d]]
+        k = few_key[d]
+        while p < total:
+            keys[p] = k
+            end[p] = total
+            p += 1
+    return True
+
+
 cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize_t q,
                                 SortWork* w) noexcept nogil:
     """w.order <- labels 0..q-1 by descending row[j*stride], ties by ascending j;
@@ -324,6 +381,9 @@ cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize
     cdef int32_t* order = w.order
     cdef uint64_t* keys = w.keys
     cdef uint64_t u, nan = 0
+    if floating is float:
+        if stride == 1 and q > INSERTION_MAX and _few_distinct_sort_f32(row, q, w):
+            return
     for j in range(q):
         u = belief_bits(<double> row[j * stride])
         nan |= nan_sign(u)

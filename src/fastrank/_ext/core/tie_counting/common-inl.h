@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../few_distinct.h"
 #include "../simd.h"
 
 /* The level counts of FR_LEVELS_GENERIC (the same counts) for contiguous rows, on one
@@ -100,29 +101,15 @@
 /* The distinct values of x[0:m] above v (-0.0 == 0.0), while they are at most
    FR_FEW_DISTINCT: returns their number, seen[0:number] <- them; -1 once there are more
    (the caller counts another way). The values seen so far are kept in a table of 64
-   slots, slot = SLOT(x) (the top six bits of the value's bits times FR_SLOT_MULTIPLIER), a
-   value that finds its slot taken in a short list of extras (a few at 21 values). UNSEEN()
-   leaves the vector of x[j:j + W] in a and in left the bits of its lanes above v that
-   neither their slot of the table nor an extra equals: a lookup and a few comparisons a
-   vector, where a comparison with every seen value took one each. Those lanes join one by
-   one, compared only with those that joined from the same vector. Few distinct values
-   (ties) cost a dozen operations a vector, where a hash set costs a probe a label; a row
-   of distinct values costs about three vectors' checks before the caller's hash set. On one vector path: W values of type T to a vector VT, stored to memory by
-   STORE(p, a). */
-#define FR_FEW_DISTINCT 32
-/* (even: the sign bit drops out of the product, so that -0.0 and +0.0, which are equal,
-   share a slot, as x and -x do) */
-#define FR_SLOT_MULTIPLIER ((int) 0x3C6EF362u)
-static inline unsigned fr_slot_f32(float x) {
-    uint32_t bits;
-    memcpy(&bits, &x, 4);
-    return (bits * (uint32_t) FR_SLOT_MULTIPLIER) >> 26;
-}
-static inline unsigned fr_slot_f64(double x) { /* of the two halves' exclusive or */
-    uint64_t bits;
-    memcpy(&bits, &x, 8);
-    return ((uint32_t) (bits ^ (bits >> 32)) * (uint32_t) FR_SLOT_MULTIPLIER) >> 26;
-}
+   slots, slot = SLOT(x) (few_distinct.h: fr_slot_f32, fr_slot_f64), a value that finds
+   its slot taken in a short list of extras (a few at 21 values). UNSEEN() leaves the
+   vector of x[j:j + W] in a and in left the bits of its lanes above v that neither their
+   slot of the table nor an extra equals: a lookup and a few comparisons a vector, where a
+   comparison with every seen value took one each. Those lanes join one by one, compared
+   only with those that joined from the same vector. Few distinct values (ties) cost a
+   dozen operations a vector, where a hash set costs a probe a label; a row of distinct
+   values costs about three vectors' checks before the caller's hash set. On one vector
+   path: W values of type T to a vector VT, stored to memory by STORE(p, a). */
 #define FR_DISTINCT_ABOVE_VECTOR(ATTR, T, VT, W, STORE, SLOT, UNSEEN, NAME)               \
     static ATTR ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, T* seen) {                   \
         T lane[W], table[64], extra[FR_FEW_DISTINCT];                                     \
