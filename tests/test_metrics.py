@@ -300,6 +300,20 @@ def test_input_forms_give_identical_results():
                               M.cutoff(s, y, ties="ordinal", random_state=5))
 
 
+@pytest.mark.parametrize("rate", [0.02, 0.5])
+def test_float32_rows_of_few_distinct_beliefs_as_float64(simd_paths, rate):
+    """Rows of more than 32 float32 beliefs of few distinct values (sorted by counting a
+    vector at a time on AVX-512) give the values of the same beliefs as float64, under
+    every ranking type, on every path: a few relevant labels a row, and half."""
+    rng = np.random.default_rng(int(rate * 100))
+    s = rng.integers(-3, 5, size=(60, 300)) / 4
+    y = (rng.random(s.shape) < rate).astype(np.uint8)
+    ties = ("ordinal", "dense", "standard", "modified", "expected")
+    want = M.evaluate(y, s, ties=ties, random_state=3).to_dict()
+    for _ in simd_paths:
+        assert M.evaluate(y, s.astype(np.float32), ties=ties, random_state=3).to_dict() == want
+
+
 def test_csr_stored_zeros_and_negatives():
     s = np.array([[0.0, -1.0, 0.5, 0.0, -1.0, 2.0]])
     y = np.array([[1, 0, 1, 0, 1, 0]])
