@@ -51,8 +51,6 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
 
-from fastrank._ext._simd cimport current_level
-
 from _tiesort cimport (
     SortWork, bounded, desc_key, floating, fr_prefetch_bytes, index_t, prefetch_row_at,
     row_state, shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free,
@@ -345,7 +343,6 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec
     cdef bint is_zero, drop_zero = top_k < 0
     cdef uint64_t stream = row_state(seed, row)
-    cdef int level = current_level()
     while start < q:
         stop = w.end[start]
         if counted:
@@ -366,7 +363,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
                 pos[rel_g] = p
                 rel_g += y[order[start + p]] != 0
             if rel_g < stop - start:
-                fr_shuffled_positions(level, pos, rel_g, stop - start, stream,
+                fr_shuffled_positions(w.level, pos, rel_g, stop - start, stream,
                                       start - groups, places)
                 for t in range(1, rel_g):  # ascending (a few)
                     p = pos[t]
