@@ -92,6 +92,7 @@ cdef extern from "numpy_sum.h" nogil:
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
                                uint64_t row, Py_ssize_t step, int32_t* places)
+    void fr_sort_places(Py_ssize_t* pos, Py_ssize_t k)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     double fr_expected_precision_sum(int64_t c, int64_t a, int64_t s, int64_t start,
@@ -601,14 +602,8 @@ cdef inline void _walk_group(const int32_t* order, Py_ssize_t n, Py_ssize_t star
 cdef inline void _walk_positions(Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t start,
                                  bint is_zero, OrdinalSums* a) noexcept nogil:
     """Add k relevant labels at positions start + pos[:k] (sorted here, a few) to the sums."""
-    cdef Py_ssize_t t, u, p
-    for t in range(1, k):
-        p = pos[t]
-        u = t
-        while u > 0 and pos[u - 1] > p:
-            pos[u] = pos[u - 1]
-            u -= 1
-        pos[u] = p
+    cdef Py_ssize_t t
+    fr_sort_places(pos, k)
     for t in range(k):
         _add_relevant(a, start + pos[t], is_zero)
 

@@ -72,6 +72,7 @@ cdef extern from "document_sums.h":
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
                                uint64_t row, Py_ssize_t step, int32_t* places)
+    void fr_sort_places(Py_ssize_t* pos, Py_ssize_t k)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     const double* fr_shared_harmonic_numbers(int64_t q)
@@ -336,7 +337,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     counted here if not."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t* pos = <Py_ssize_t*> w.keys_tmp  # (the sort's spare keys: q values)
-    cdef Py_ssize_t p, c, t, u, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
+    cdef Py_ssize_t p, c, t, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
     cdef Py_ssize_t tp_r = 0, npred_r = 0
     cdef Py_ssize_t k = n_rel if top_k < 0 else top_k
     cdef Py_ssize_t start = 0, stop, groups = 0, rel_g, read = k if k > n_rel else n_rel
@@ -365,13 +366,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
             if rel_g < stop - start:
                 fr_shuffled_positions(w.level, pos, rel_g, stop - start, stream,
                                       start - groups, places)
-                for t in range(1, rel_g):  # ascending (a few)
-                    p = pos[t]
-                    u = t
-                    while u > 0 and pos[u - 1] > p:
-                        pos[u] = pos[u - 1]
-                        u -= 1
-                    pos[u] = p
+                fr_sort_places(pos, rel_g)
             for t in range(rel_g):
                 p = start + pos[t]
                 cum_rel += 1

@@ -55,6 +55,17 @@ static inline ptrdiff_t fr_find_place(int level, const int32_t* places, ptrdiff_
     return u;
 }
 
+/* pos[0:k] sorted ascending, by insertion (a few followed labels' places) */
+static inline void fr_sort_places(ptrdiff_t* pos, ptrdiff_t k) {
+    ptrdiff_t t, u, p;
+    for (t = 1; t < k; t++) {
+        p = pos[t];
+        for (u = t; u > 0 && pos[u - 1] > p; u--)
+            pos[u] = pos[u - 1];
+        pos[u] = p;
+    }
+}
+
 /* pos[0:k] <- the places where the shuffle of a tie group of m labels, whose first step is
  * the row's step `step`, moves the labels at places pos[0:k]; `places` is scratch for
  * m + 16 values. */
