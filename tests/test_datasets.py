@@ -102,13 +102,24 @@ def test_embedded_yeast_equals_mulan_arff(shared_data):
     np.testing.assert_allclose(emb.X.toarray(), ref.X.toarray(), rtol=0, atol=5e-7)
 
 
+def _decimal(millionths):
+    """An integer number of millionths as river's CSV prints it: 4168 -> '0.004168', -1700
+    -> '-0.0017', 1000000 -> '1'."""
+    size = abs(millionths)
+    text = f"{size // 1_000_000}.{size % 1_000_000:06d}".rstrip("0").rstrip(".")
+    return "-" + text if millionths < 0 else text
+
+
 def test_embedded_yeast_file_provenance_and_size():
     info = D._embedded._EMBEDDED["yeast"]
     stored = resources.files("fastrank").joinpath("data", info["file"]).read_bytes()
     assert len(stored) <= 650_000
-    # the CSV inside river's yeast.csv.gz (SHA-256 2969cb4b... of the .gz), byte for byte
-    csv = D._embedded._embedded_csv("yeast")
-    assert hashlib.sha256(csv).hexdigest() == \
+    # its cells rebuild the CSV inside river's yeast.csv.gz (SHA-256 2969cb4b... of the
+    # .gz), byte for byte
+    names, cells = D._embedded._embedded_cells("yeast")
+    csv = (",".join(names) + "\n" + "".join(
+        ",".join(_decimal(v) for v in row) + "\n" for row in cells.tolist())).encode()
+    assert hashlib.sha256(csv).hexdigest() == info["csv_sha256"] == \
         "fd17cb9b53acaaf5e82a9e0795e2667167775915c0e32c1f6fe0fadb0d3bd703"
     listed = {d["name"]: d for d in D.list() if d["origin"] == "embedded"}
     assert set(listed) == {"yeast"}
@@ -125,6 +136,8 @@ def test_embedded_yeast_file_provenance_and_size():
     assert ds.feature_names == header[:103] and ds.label_names == header[103:]
     Y = np.array([[int(v) for v in line.split(",")[103:]] for line in lines[1:]])
     np.testing.assert_array_equal(ds.Y, Y)
+    X = np.array([[float(v) for v in line.split(",")[:103]] for line in lines[1:]])
+    assert np.array_equal(ds.X.toarray().view(np.int64), X.view(np.int64))  # the same bits
     assert ds.Y.sum() == 10241  # = round(cardinality 4.237 * 2417)
     assert D.load().summary() == ds.summary()
 
