@@ -2,7 +2,8 @@
 
 Run: pytest benchmarks/bench_ranking.py --benchmark-only
 Beliefs are quantised to 21 levels (k/20), as coarse classifiers (kNN votes, VG-RAM vote
-fractions) produce; a second, tie-free matrix shows the general (radix-sort) path.
+fractions) produce, as float64 and as float32; a second, tie-free matrix shows the general
+(radix-sort) path.
 """
 import numpy as np
 import pytest
@@ -42,6 +43,24 @@ def test_scipy_tied(benchmark, tied, method):
     benchmark.group = f"rank tied 10000x1000 {method}"
     benchmark.pedantic(ss.rankdata, args=(-tied,), kwargs={"method": SCIPY[method], "axis": 1},
                        rounds=3, iterations=1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fastrank_tied_float32(benchmark, tied, threads):
+    """float32 beliefs of few distinct values: the counting sort that finds each label's
+    belief a vector at a time (AVX-512)."""
+    benchmark.group = "rank tied 10000x1000 float32 standard"
+    benchmark.extra_info.update(threads=threads, peer="scipy.stats.rankdata")
+    S = tied.astype(np.float32)
+    fastrank.rank(S[:2], "standard")
+    with threadpool_limits(threads, user_api="openmp"):
+        benchmark.pedantic(fastrank.rank, args=(S, "standard"), rounds=5, iterations=1)
+
+
+def test_scipy_tied_float32(benchmark, tied):
+    benchmark.group = "rank tied 10000x1000 float32 standard"
+    benchmark.pedantic(ss.rankdata, args=(-tied.astype(np.float32),),
+                       kwargs={"method": "min", "axis": 1}, rounds=3, iterations=1)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

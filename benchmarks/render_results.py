@@ -57,6 +57,9 @@ ROWS = [
     Row("Ranking (`rank`)", "`rank` ordinal (random)", "`scipy.stats.rankdata` ordinal "
         "(deterministic)", RANK, "bench_ranking", "test_fastrank_tied[{t}-ordinal]",
         "test_scipy_tied[stable]"),
+    Row("Ranking (`rank`)", "`rank` standard, float32", "`scipy.stats.rankdata` min",
+        "10 000 × 1 000 float32, 21 levels", "bench_ranking",
+        "test_fastrank_tied_float32[{t}]", "test_scipy_tied_float32", cpu="epyc-2c"),
     Row("Ranking (`rank`)", "`rank` standard, untied", "`scipy.stats.rankdata` min",
         "10 000 × 1 000 float64, no ties", "bench_ranking", "test_fastrank_untied[{t}]",
         "test_scipy_untied"),
