@@ -225,6 +225,38 @@ def test_dense_coverage_distinct_beliefs_in_every_lane(simd_paths, dtype, q):
         assert_same_per_document(y, s.astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("q", [40, 70, 130])
+def test_every_number_of_relevant_levels_a_counting_pass_takes(simd_paths, dtype, q):
+    """Ranking loss and average precision under dense, standard and modified ranking count
+    the labels at or above each relevant level (one comparison a level, eight levels a pass
+    with AVX-512, four with AVX2); the expected and ordinal forms count above and tied (four
+    a pass): rows with 1 to 34 relevant levels (34: more than the counting takes, sorted),
+    the zero level among them or not, on every path; and a NaN belief is found by the first
+    pass whatever the number of levels."""
+    rng = np.random.default_rng(q)
+    rows, truth = [], []
+    for n_levels in range(1, 35):
+        levels = np.arange(n_levels + 3) / 4 - (0.5 if n_levels % 2 else 0.0)
+        s = rng.choice(levels, size=q)
+        y = np.zeros(q, dtype=np.uint8)
+        for v in levels[rng.permutation(len(levels))[:n_levels]]:  # each level relevant once
+            where = np.flatnonzero(s == v)
+            if where.size:
+                y[rng.choice(where)] = 1
+        rows.append(s)
+        truth.append(y)
+    y, s = np.array(truth), np.array(rows).astype(dtype)
+    for _ in simd_paths:
+        assert_same_per_document(y, s)
+        for i in (0, 9, 17):
+            bad = s.copy()
+            bad[i, q - 1] = np.nan
+            for ties in COUNTED_TIES:
+                with pytest.raises(ValueError, match="NaN"):
+                    M.ranking_loss(y, bad, ties=ties)
+
+
 def test_empty_csr_rows_and_matrix():
     y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
     assert_same_per_document(y, np.zeros((3, 3)))

@@ -51,10 +51,10 @@ cdef extern from "tie_counting.h" nogil:
                                double v)
     void fr_count_levels_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
                              const float* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
-                             int64_t* nan)
+                             int64_t* nan, int with_eq)
     void fr_count_levels_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                              const double* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
-                             int64_t* nan)
+                             int64_t* nan, int with_eq)
     Py_ssize_t fr_gather_f32(int level, const float* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
     Py_ssize_t fr_gather_f64(int level, const double* x, Py_ssize_t stride,
@@ -203,10 +203,12 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
 
 cdef inline void _count_levels(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                                Py_ssize_t n_zero, const floating* v, Py_ssize_t n,
-                               int64_t* gt, int64_t* eq, Scratch* s, bint check) noexcept nogil:
+                               int64_t* gt, int64_t* eq, Scratch* s, bint check,
+                               bint with_eq) noexcept nogil:
     """gt[l] <- labels with belief > v[l], eq[l] <- labels with belief == v[l], l < n (m
-    stored values, then n_zero implicit zeros). With ``check`` (the row's first pass),
-    s.bad <- True when a stored belief is NaN."""
+    stored values, then n_zero implicit zeros); without ``with_eq``, gt[l] <- labels with
+    belief >= v[l] and eq[l] <- 0 (one comparison a level). With ``check`` (the row's first
+    pass), s.bad <- True when a stored belief is NaN."""
     cdef int64_t nan = 0
     cdef int64_t* p_nan = &nan if check else NULL
     cdef size_t part
@@ -216,13 +218,13 @@ cdef inline void _count_levels(const floating* x, Py_ssize_t stride, Py_ssize_t 
         fr_prefetch_bytes(s.ahead, part)
         s.ahead += part
     if floating is float:
-        fr_count_levels_f32(s.level, x, stride, m, v, n, gt, eq, p_nan)
+        fr_count_levels_f32(s.level, x, stride, m, v, n, gt, eq, p_nan, with_eq)
     else:
-        fr_count_levels_f64(s.level, x, stride, m, v, n, gt, eq, p_nan)
+        fr_count_levels_f64(s.level, x, stride, m, v, n, gt, eq, p_nan, with_eq)
     if nan:
         s.bad = True
     for l in range(n):
-        if 0.0 > v[l]:
+        if 0.0 > v[l] or (v[l] == 0.0 and not with_eq):
             gt[l] += n_zero
         elif v[l] == 0.0:
             eq[l] += n_zero
@@ -233,7 +235,7 @@ cdef inline void _count_level(const floating* x, Py_ssize_t stride, Py_ssize_t m
                               Scratch* s, bint check) noexcept nogil:
     """_count_levels for the one level v (exact as floating: a belief of the row, or 0)."""
     cdef floating w = <floating> v
-    _count_levels(x, stride, m, n_zero, &w, 1, gt, eq, s, check)
+    _count_levels(x, stride, m, n_zero, &w, 1, gt, eq, s, check, True)
 
 
 cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_ssize_t m,
@@ -330,10 +332,12 @@ cdef inline double _key_value(uint64_t k) noexcept nogil:
 cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, int metric,
                                Scratch* s, Py_ssize_t* n_rel, double* low,
-                               int32_t* labels) noexcept nogil:
+                               int32_t* labels, bint with_eq) noexcept nogil:
     """Fill s.zero/rel/gt/eq for the relevant levels the metric reads, highest first
-    (coverage: the lowest only; one-error: the highest only). Returns their number (0 if the
-    row has no relevant label), or -1 when there are more than MAX_LEVELS: the caller sorts.
+    (coverage: the lowest only; one-error: the highest only); without ``with_eq``, the
+    levels of ranking loss and average precision get gt <- the labels at or above them, eq
+    <- 0 (_count_levels). Returns their number (0 if the row has no relevant label), or -1
+    when there are more than MAX_LEVELS: the caller sorts.
     ``low`` <- the lowest relevant belief. With ``labels`` (s.w.order, which the keys' sort
     carries), a dense row's relevant labels are left there: by level, highest first (each
     level's ascending), when every level is read; in label order otherwise."""
@@ -380,7 +384,8 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         s.zero[n_lev] = kk == zkey
         (<floating*> s.value)[n_lev] = <floating> _key_value(kk)
         n_lev += 1
-    _count_levels(x, stride, m, n_zero, <floating*> s.value, n_lev, s.gt, s.eq, s, True)
+    _count_levels(x, stride, m, n_zero, <floating*> s.value, n_lev, s.gt, s.eq, s, True,
+                  with_eq)
     low[0] = _key_value(keys[n_stored - 1])
     return n_lev
 
@@ -545,7 +550,7 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
     cdef bint dense = idx == NULL and m == q  # (as _gather tells them apart)
     cdef int64_t step = 0
     _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low,
-            s.w.order if dense else NULL)
+            s.w.order if dense else NULL, True)
     if s.bad or n_rel == 0:
         return 0.0
     if s.rel[0] == s.eq[0]:  # every label of the group relevant: its last place
@@ -731,7 +736,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     cdef uint64_t stream = row_state(seed, row)
     a.cum_rel = 0
     a.loss = a.ap_pos = a.ap_lab = 0.0
-    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order, True)
     if s.bad:
         return 0.0
     if n_lev < 0 or s.level < FR_SIMD_AVX2:  # the sorted row's relevant groups, shuffled
@@ -946,7 +951,9 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
     if metric == R_PRECISION:
         return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
                             ties, seed, row, s)
-    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL)
+    # (dense, standard and modified ranking loss and average precision read only the
+    # labels at or above each relevant level: one comparison a level)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL, ties == EXPECTED)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
         n_lev = _levels_sorted(s, q, y, NULL)

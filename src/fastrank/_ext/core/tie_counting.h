@@ -18,24 +18,42 @@
  * j < m (-0.0 == 0.0), in the copies of the given instruction-set level
  * (_simd.current_level): contiguous rows four levels (or two, or one) to a pass with AVX2
  * or AVX-512, strided rows (portable C) one; with nan != NULL also *nan <- the NaN beliefs,
- * counted in the first pass. Integer counts: every path gives the same result. */
-#define FR_LEVELS_PASS(P)                                                                 \
+ * counted in the first pass. With with_eq 0, gt[l] <- those >= v[l] and eq[l] <- 0: one
+ * comparison a level (eight levels a pass with AVX-512), for the metrics that read only
+ * the labels at or above each level. Integer counts: every path gives the same result. */
+#define FR_LEVELS_PASS4(F, P)                                                             \
     do {                                                                                  \
         if (nl == 4)                                                                      \
-            fr_levels4_##P(x, m, v + l, gt + l, eq + l, nan);                             \
+            F##4_##P(x, m, v + l, gt + l, eq + l, nan);                                   \
         else if (nl == 2)                                                                 \
-            fr_levels2_##P(x, m, v + l, gt + l, eq + l, nan);                             \
+            F##2_##P(x, m, v + l, gt + l, eq + l, nan);                                   \
         else                                                                              \
-            fr_levels1_##P(x, m, v + l, gt + l, eq + l, nan);                             \
+            F##1_##P(x, m, v + l, gt + l, eq + l, nan);                                   \
     } while (0)
+#define FR_LEVELS_PASS8(F, P)                                                             \
+    do {                                                                                  \
+        if (nl == 8)                                                                      \
+            F##8_##P(x, m, v + l, gt + l, eq + l, nan);                                   \
+        else                                                                              \
+            FR_LEVELS_PASS4(F, P);                                                        \
+    } while (0)
+#define FR_LEVELS_TAKE(MAX) (n - l >= (MAX) ? (MAX) : n - l >= 4 ? 4 : n - l >= 2 ? 2 : 1)
 #ifdef FR_X86
 #define FR_LEVELS_DISPATCH(S)                                                             \
     if (level >= FR_SIMD_AVX512 && stride == 1) {                                         \
-        FR_LEVELS_PASS(S##_avx512);                                                       \
+        nl = FR_LEVELS_TAKE(with_eq ? 4 : 8);                                             \
+        if (with_eq)                                                                      \
+            FR_LEVELS_PASS4(fr_levels, S##_avx512);                                       \
+        else                                                                              \
+            FR_LEVELS_PASS8(fr_at_or_above, S##_avx512);                                  \
         continue;                                                                         \
     }                                                                                     \
     if (level >= FR_SIMD_AVX2 && stride == 1) {                                           \
-        FR_LEVELS_PASS(S##_avx2);                                                         \
+        nl = FR_LEVELS_TAKE(4);                                                           \
+        if (with_eq)                                                                      \
+            FR_LEVELS_PASS4(fr_levels, S##_avx2);                                         \
+        else                                                                              \
+            FR_LEVELS_PASS4(fr_at_or_above, S##_avx2);                                    \
         continue;                                                                         \
     }
 #else
@@ -44,15 +62,19 @@
 #define FR_COUNT_LEVELS(T, S)                                                             \
     static inline void fr_count_levels_##S(int level, const T* x, ptrdiff_t stride,        \
                                            ptrdiff_t m, const T* v, ptrdiff_t n,           \
-                                           int64_t* gt, int64_t* eq, int64_t* nan) {      \
+                                           int64_t* gt, int64_t* eq, int64_t* nan,         \
+                                           int with_eq) {                                 \
         ptrdiff_t l;                                                                      \
         int nl;                                                                           \
         (void)level;                                                                      \
         for (l = 0; l < n; l += nl, nan = NULL) {                                         \
-            nl = n - l >= 4 ? 4 : n - l >= 2 ? 2 : 1;                                     \
             FR_LEVELS_DISPATCH(S)                                                         \
             nl = 1;                                                                       \
             fr_levels1_##S##_portable(x, stride, m, v + l, gt + l, eq + l, nan);          \
+            if (!with_eq) {                                                               \
+                gt[l] += eq[l];                                                           \
+                eq[l] = 0;                                                                \
+            }                                                                             \
         }                                                                                 \
     }
 FR_COUNT_LEVELS(float, f32)

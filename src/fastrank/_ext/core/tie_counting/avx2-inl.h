@@ -40,17 +40,24 @@ static FR_TARGET_AVX2 inline int64_t fr_lane_sum_d(__m256i v) {
     FR_COUNT_AVX2(d, _mm256_sub_epi64, acc, k, a, w, PRED)
 #define FR_MASKLOAD_AVX2_S(k, p) _mm256_maskload_ps(p, k)
 #define FR_MASKLOAD_AVX2_D(k, p) _mm256_maskload_pd(p, k)
-#define FR_LEVELS_AVX2(T, VT, S, UPPER, W, NL, NAME)                                      \
+#define FR_LEVELS_AVX2(T, VT, S, UPPER, W, NL, WITH_EQ, NAME)                             \
     FR_LEVELS_VECTOR(FR_TARGET_AVX2, T, VT, __m256i, __m256i, W, _mm256_loadu_p##S,        \
                      FR_MASKLOAD_AVX2_##UPPER, fr_tail_mask_##S, _mm256_set1_epi32(-1),   \
                      _mm256_set1_p##S, FR_COUNT_AVX2_##UPPER, _mm256_setzero_si256(),      \
-                     fr_lane_sum_##S, NL, NAME)
-FR_LEVELS_AVX2(float, __m256, s, S, 8, 1, fr_levels1_f32_avx2)
-FR_LEVELS_AVX2(float, __m256, s, S, 8, 2, fr_levels2_f32_avx2)
-FR_LEVELS_AVX2(float, __m256, s, S, 8, 4, fr_levels4_f32_avx2)
-FR_LEVELS_AVX2(double, __m256d, d, D, 4, 1, fr_levels1_f64_avx2)
-FR_LEVELS_AVX2(double, __m256d, d, D, 4, 2, fr_levels2_f64_avx2)
-FR_LEVELS_AVX2(double, __m256d, d, D, 4, 4, fr_levels4_f64_avx2)
+                     fr_lane_sum_##S, NL, WITH_EQ, NAME)
+FR_LEVELS_AVX2(float, __m256, s, S, 8, 1, 1, fr_levels1_f32_avx2)
+FR_LEVELS_AVX2(float, __m256, s, S, 8, 2, 1, fr_levels2_f32_avx2)
+FR_LEVELS_AVX2(float, __m256, s, S, 8, 4, 1, fr_levels4_f32_avx2)
+FR_LEVELS_AVX2(double, __m256d, d, D, 4, 1, 1, fr_levels1_f64_avx2)
+FR_LEVELS_AVX2(double, __m256d, d, D, 4, 2, 1, fr_levels2_f64_avx2)
+FR_LEVELS_AVX2(double, __m256d, d, D, 4, 4, 1, fr_levels4_f64_avx2)
+/* the values at or above each level: one comparison a level */
+FR_LEVELS_AVX2(float, __m256, s, S, 8, 1, 0, fr_at_or_above1_f32_avx2)
+FR_LEVELS_AVX2(float, __m256, s, S, 8, 2, 0, fr_at_or_above2_f32_avx2)
+FR_LEVELS_AVX2(float, __m256, s, S, 8, 4, 0, fr_at_or_above4_f32_avx2)
+FR_LEVELS_AVX2(double, __m256d, d, D, 4, 1, 0, fr_at_or_above1_f64_avx2)
+FR_LEVELS_AVX2(double, __m256d, d, D, 4, 2, 0, fr_at_or_above2_f64_avx2)
+FR_LEVELS_AVX2(double, __m256d, d, D, 4, 4, 0, fr_at_or_above4_f64_avx2)
 
 /* As FR_COUNT_EQUAL, for contiguous rows: each comparison's lanes counted by popcount of
    their sign bits (the tail's lanes beyond the row masked off: a zero lane equals v = 0) */

@@ -20,22 +20,31 @@
                           _mm512_set1_epi64(1))
 #define FR_TAIL_AVX512_S(r) ((__mmask16) ((1u << (r)) - 1))
 #define FR_TAIL_AVX512_D(r) ((__mmask8) ((1u << (r)) - 1))
-#define FR_LEVELS_AVX512_F32(NL, NAME)                                                    \
+#define FR_LEVELS_AVX512_F32(NL, WITH_EQ, NAME)                                           \
     FR_LEVELS_VECTOR(FR_TARGET_AVX512, float, __m512, __m512i, __mmask16, 16,             \
                      _mm512_loadu_ps, _mm512_maskz_loadu_ps, FR_TAIL_AVX512_S,            \
                      (__mmask16) 0xFFFF, _mm512_set1_ps, FR_COUNT_AVX512_S,               \
-                     _mm512_setzero_si512(), _mm512_reduce_add_epi32, NL, NAME)
-#define FR_LEVELS_AVX512_F64(NL, NAME)                                                    \
+                     _mm512_setzero_si512(), _mm512_reduce_add_epi32, NL, WITH_EQ, NAME)
+#define FR_LEVELS_AVX512_F64(NL, WITH_EQ, NAME)                                           \
     FR_LEVELS_VECTOR(FR_TARGET_AVX512, double, __m512d, __m512i, __mmask8, 8,             \
                      _mm512_loadu_pd, _mm512_maskz_loadu_pd, FR_TAIL_AVX512_D,            \
                      (__mmask8) 0xFF, _mm512_set1_pd, FR_COUNT_AVX512_D,                  \
-                     _mm512_setzero_si512(), _mm512_reduce_add_epi64, NL, NAME)
-FR_LEVELS_AVX512_F32(1, fr_levels1_f32_avx512)
-FR_LEVELS_AVX512_F32(2, fr_levels2_f32_avx512)
-FR_LEVELS_AVX512_F32(4, fr_levels4_f32_avx512)
-FR_LEVELS_AVX512_F64(1, fr_levels1_f64_avx512)
-FR_LEVELS_AVX512_F64(2, fr_levels2_f64_avx512)
-FR_LEVELS_AVX512_F64(4, fr_levels4_f64_avx512)
+                     _mm512_setzero_si512(), _mm512_reduce_add_epi64, NL, WITH_EQ, NAME)
+FR_LEVELS_AVX512_F32(1, 1, fr_levels1_f32_avx512)
+FR_LEVELS_AVX512_F32(2, 1, fr_levels2_f32_avx512)
+FR_LEVELS_AVX512_F32(4, 1, fr_levels4_f32_avx512)
+FR_LEVELS_AVX512_F64(1, 1, fr_levels1_f64_avx512)
+FR_LEVELS_AVX512_F64(2, 1, fr_levels2_f64_avx512)
+FR_LEVELS_AVX512_F64(4, 1, fr_levels4_f64_avx512)
+/* the values at or above each level: one comparison a level, eight levels a pass */
+FR_LEVELS_AVX512_F32(1, 0, fr_at_or_above1_f32_avx512)
+FR_LEVELS_AVX512_F32(2, 0, fr_at_or_above2_f32_avx512)
+FR_LEVELS_AVX512_F32(4, 0, fr_at_or_above4_f32_avx512)
+FR_LEVELS_AVX512_F32(8, 0, fr_at_or_above8_f32_avx512)
+FR_LEVELS_AVX512_F64(1, 0, fr_at_or_above1_f64_avx512)
+FR_LEVELS_AVX512_F64(2, 0, fr_at_or_above2_f64_avx512)
+FR_LEVELS_AVX512_F64(4, 0, fr_at_or_above4_f64_avx512)
+FR_LEVELS_AVX512_F64(8, 0, fr_at_or_above8_f64_avx512)
 
 /* As FR_COUNT_EQUAL, for contiguous rows: each comparison's mask counted by popcount */
 #define FR_COUNT_EQUAL_AVX512(T, VT, MASK, W, SET1, LOADZ, CMP, NAME)                     \

@@ -14,19 +14,21 @@
    vector path: W values of type T to a vector VT, integer counter lanes IT, lane masks MT.
    Its operations: LOAD(p); LOAD_TAIL(k, p), the lanes of k = TAIL(r) (the first r) and
    zeros; ALL, every lane; SET1(v); COUNT(acc, k, a, w, PRED), acc plus one in the lanes
-   of k where a PRED w; ZERO; SUM(acc), across lanes. Blocks of at most 2^30 values: the
-   lanes' sums cannot wrap. */
-#define FR_LEVELS_VECTOR_STEP(COUNT, NL, A, K)                                            \
+   of k where a PRED w; ZERO; SUM(acc), across lanes. WITH_EQ 0 counts the values at or
+   above each level into gt (one comparison a level, eq left 0). Blocks of at most 2^30
+   values: the lanes' sums cannot wrap. */
+#define FR_LEVELS_VECTOR_STEP(COUNT, NL, WITH_EQ, A, K)                                   \
     do {                                                                                  \
         for (l = 0; l < NL; l++) {                                                        \
-            g[l] = COUNT(g[l], K, A, w[l], _CMP_GT_OQ);                                   \
-            e[l] = COUNT(e[l], K, A, w[l], _CMP_EQ_OQ);                                   \
+            g[l] = COUNT(g[l], K, A, w[l], WITH_EQ ? _CMP_GT_OQ : _CMP_GE_OQ);            \
+            if (WITH_EQ)                                                                  \
+                e[l] = COUNT(e[l], K, A, w[l], _CMP_EQ_OQ);                               \
         }                                                                                 \
         if (nan)                                                                          \
             lt = COUNT(lt, K, A, w[0], _CMP_LT_OQ);                                       \
     } while (0)
 #define FR_LEVELS_VECTOR(ATTR, T, VT, IT, MT, W, LOAD, LOAD_TAIL, TAIL, ALL, SET1, COUNT, \
-                         ZERO, SUM, NL, NAME)                                             \
+                         ZERO, SUM, NL, WITH_EQ, NAME)                                    \
     static ATTR void NAME(const T* x, ptrdiff_t m, const T* v, int64_t* gt, int64_t* eq,  \
                           int64_t* nan) {                                                 \
         int64_t gs[NL] = {0}, es[NL] = {0}, ls = 0;                                       \
@@ -42,12 +44,12 @@
                 g[l] = e[l] = ZERO;                                                       \
             for (; j + W <= stop; j += W) {                                               \
                 VT a = LOAD(x + j);                                                       \
-                FR_LEVELS_VECTOR_STEP(COUNT, NL, a, ALL);                                 \
+                FR_LEVELS_VECTOR_STEP(COUNT, NL, WITH_EQ, a, ALL);                        \
             }                                                                             \
             if (j < stop) {                                                               \
                 MT tail = TAIL(stop - j);                                                 \
                 VT a = LOAD_TAIL(tail, x + j);                                            \
-                FR_LEVELS_VECTOR_STEP(COUNT, NL, a, tail);                                \
+                FR_LEVELS_VECTOR_STEP(COUNT, NL, WITH_EQ, a, tail);                       \
                 j = stop;                                                                 \
             }                                                                             \
             for (l = 0; l < NL; l++) {                                                    \
