@@ -81,6 +81,8 @@ cdef extern from "tie_counting.h" nogil:
                               float lo, float hi, int bounded, double* out)
     Py_ssize_t fr_between_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                               double lo, double hi, int bounded, double* out)
+    Py_ssize_t fr_distinct_keys(int level, const uint64_t* keys, Py_ssize_t n, uint64_t* out,
+                                int64_t* count)
 
 cdef extern from "bits.h" nogil:
     unsigned FR_CTZ64(uint64_t x)
@@ -368,25 +370,34 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
         low[0] = _key_value(best)
         _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s, True)
         return 1
-    sort_keys(keys, s.w.order, n_stored, s.w)  # ascending keys: descending beliefs, labels
-    i = 0
-    while i < n_stored:
-        if n_lev == MAX_LEVELS:  # the caller sorts; the row's NaN check alone here
-            _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s, True)
-            return -1
-        kk = keys[i]
-        s.rel[n_lev] = 0
-        while i < n_stored and keys[i] == kk:
-            s.rel[n_lev] += 1
-            i += 1
+    # the distinct keys (ascending: descending beliefs) and their relevant labels, to
+    # s.w.keys_tmp and s.rel: while few and no labels are carried, without a sort
+    n_lev = fr_distinct_keys(s.level, keys, n_stored, s.w.keys_tmp, s.rel) \
+        if labels == NULL else -1
+    if n_lev < 0:
+        sort_keys(keys, s.w.order, n_stored, s.w)  # keys ascending, labels carried
+        n_lev = 0
+        i = 0
+        while i < n_stored:
+            if n_lev == MAX_LEVELS:  # the caller sorts; the row's NaN check alone here
+                _count_level(x, stride, m, n_zero, 0.0, &s.gt[0], &s.eq[0], s, True)
+                return -1
+            kk = keys[i]
+            s.w.keys_tmp[n_lev] = kk
+            s.rel[n_lev] = 0
+            while i < n_stored and keys[i] == kk:
+                s.rel[n_lev] += 1
+                i += 1
+            n_lev += 1
+    for i in range(n_lev):
+        kk = s.w.keys_tmp[i]
         if kk == zkey and n_imp > 0:
-            s.rel[n_lev] += n_imp - 1
-        s.zero[n_lev] = kk == zkey
-        (<floating*> s.value)[n_lev] = <floating> _key_value(kk)
-        n_lev += 1
+            s.rel[i] += n_imp - 1
+        s.zero[i] = kk == zkey
+        (<floating*> s.value)[i] = <floating> _key_value(kk)
     _count_levels(x, stride, m, n_zero, <floating*> s.value, n_lev, s.gt, s.eq, s, True,
                   with_eq)
-    low[0] = _key_value(keys[n_stored - 1])
+    low[0] = _key_value(s.w.keys_tmp[n_lev - 1])
     return n_lev
 
 
