@@ -295,6 +295,23 @@ def test_dense_panels_agree_across_tiles(n_features, simd_paths):
                                atol=1e-6)
 
 
+@pytest.mark.parametrize("n_features", [129, 1030])
+def test_dense_packed_tiles_agree_across_blocks(n_features, simd_paths):
+    """float32 beyond 128 features packs the base in tiles (48 rows on AVX2, in groups of
+    4; 8 and more on AVX-512) searched by blocks of query rows, the features in passes of
+    up to 1 024: bases of several tiles (the last one partial, with rows outside its
+    groups) and query counts over several blocks, of every remainder of 3 and 4, give the
+    same bits on every path."""
+    rng = np.random.default_rng(n_features)
+    B = rng.standard_normal((150, n_features)).astype(np.float32)
+    results = [[topk_cosine(B[:nq], B[:nb], 20) for nq in (49, 100, 103) for nb in (97, 150)]
+               for _ in simd_paths]
+    _assert_paths_agree(results)
+    s, i = results[0][-1]
+    np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:103], B), i, 1),
+                               atol=1e-6)
+
+
 def test_dense_large_query_blocks_same_bits(simd_paths):
     """A float32 block of 256 queries beyond 4 MB (here 4 103 features) is searched with
     taller base tiles on AVX-512: the same bits as the AVX2 code (the vector paths the CPU
