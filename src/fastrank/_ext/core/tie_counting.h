@@ -364,14 +364,16 @@ FR_FEW_DISTINCT_AT(float, f32)
 FR_FEW_DISTINCT_AT(double, f64)
 
 /* out[0:d] <- the d distinct values of keys[0:n] in ascending order, count[0:d] <- how
- * often each occurs; returns d, or -1 (nothing written) where n > 16 or below AVX-512
- * (the caller sorts the keys): the few relevant levels of a row, without the mispredicted
+ * often each occurs; returns d, or -1 (nothing written) where n > 16 or below AVX2 (the
+ * caller sorts the keys): the few relevant levels of a row, without the mispredicted
  * branches of a small sort. */
 static inline ptrdiff_t fr_distinct_keys(int level, const uint64_t* keys, ptrdiff_t n,
                                          uint64_t* out, int64_t* count) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512 && n <= 16)
         return fr_distinct_keys_avx512(keys, n, out, count);
+    if (level >= FR_SIMD_AVX2 && n <= 16)
+        return fr_distinct_keys_avx2(keys, n, out, count);
 #endif
     (void)level, (void)keys, (void)n, (void)out, (void)count;
     return -1;
