@@ -1,5 +1,6 @@
 """fastrank.neighbors against slow references (tests/ref_neighbors.py), scikit-learn,
 melotti2009 Table 2.1, real Mulan data and hypothesis properties."""
+import itertools
 import math
 from fractions import Fraction
 
@@ -588,6 +589,32 @@ def test_float32_counts_exact_up_to_2_24():
 def test_topk_bad_input(bad, error, match):
     with pytest.raises(error, match=match):
         topk_cosine(**bad)
+
+
+@pytest.mark.parametrize("kind", ["dense32", "dense64", "csr32", "csr64"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_topk_non_finite_found_by_the_norms(kind, bad):
+    """The search does not scan its inputs for NaN and infinity: the rows' squared norms,
+    computed as they are scaled, are not finite exactly when a row holds one. Each of Q and
+    B, a bad value at a row's first or last feature, among tiny, huge or zero values, is
+    reported by name; Q = B too."""
+    rng = np.random.default_rng(1)
+    for scale in (1e-40 if kind.endswith("64") else 1e-30, 1.0, 1e30):
+        Q = rng.standard_normal((6, 37)) * scale
+        B = rng.standard_normal((9, 37)) * scale
+        for name, (row, col) in itertools.product("QB", [(0, 0), (5, 36), (3, 17)]):
+            q, b = Q.copy(), B.copy()
+            (q if name == "Q" else b)[row, col] = bad
+            (q if name == "Q" else b)[row, :col] = 0  # (a row of zeros before it)
+            with pytest.raises(ValueError, match=f"{name} contains NaN or infinity"):
+                topk_cosine(KINDS[kind](q), KINDS[kind](b), 2)
+        q = Q.copy()
+        q[4, 20] = bad
+        same = KINDS[kind](q)
+        with pytest.raises(ValueError, match="Q contains NaN or infinity"):
+            topk_cosine(same, same, 2)
+        ok_q, ok_b = topk_cosine(KINDS[kind](Q), KINDS[kind](B), 2)
+        assert np.isfinite(ok_q).all()
 
 
 # ---- KNN ------------------------------------------------------------------------------------

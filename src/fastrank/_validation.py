@@ -381,12 +381,14 @@ def check_scores(scores, name="y_score", allow_sparse=True, scan=True):
     return arr
 
 
-def check_features(X, name="X"):
+def check_features(X, name="X", finite=True):
     """Features as a canonical CSR matrix (:func:`check_csr`) or a C-contiguous ndarray,
     float32/float64 (other real dtypes become float64), finite, 2-D, non-empty.
 
     Raises ValueError for a wrong shape, NaN/infinity or a malformed sparse matrix,
-    TypeError for non-numeric (or complex) values."""
+    TypeError for non-numeric (or complex) values. With ``finite=False`` the values are not
+    scanned for NaN/infinity: for a caller whose own pass over them finds those (the
+    search's squared norms)."""
     if sp.issparse(X):
         check_nonempty_2d(X.shape, name, columns="n_features")
         X = check_csr(X, name)
@@ -400,7 +402,7 @@ def check_features(X, name="X"):
         data = X
     check_nonempty_2d(X.shape, name, columns="n_features")
     _check_columns(X.shape, name, "features")
-    if _checks.first_nan(data.ravel(), nonfinite=True) >= 0:
+    if finite and _checks.first_nan(data.ravel(), nonfinite=True) >= 0:
         raise ValueError(f"{name} contains NaN or infinity")
     return X
 

@@ -113,13 +113,14 @@ class _Base:
         """The CSR queries Q in the index's columns (:func:`_restrict_columns`)."""
         return Q if self.columns is None else _restrict_columns(Q, self.columns)
 
-    def search(self, Qn, k, exclude_self=False):
+    def search(self, Qn, k, exclude_self=False, qa=None):
         """Top-k of queries Qn scaled by :func:`_pow2_scaled_rows` (same kind and dtype as
-        the base)."""
+        the base), whose :func:`_sqnorms` are ``qa`` when given."""
         nq = Qn.shape[0]
         sims = np.empty((nq, k), dtype=self.scaled.dtype)
         idx = np.empty((nq, k), dtype=np.int64)
-        qa = self.sqnorms if Qn is self.scaled else _sqnorms(Qn)
+        if qa is None:
+            qa = self.sqnorms if Qn is self.scaled else _sqnorms(Qn)
         if self.sparse:
             Qr = self._restricted(Qn)
             ti, tp = self.index_arrays
@@ -231,8 +232,9 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     array([[0, 1],
            [2, 3]])
     """
-    Qv = check_features(Q, "Q")
-    Bv = Qv if B is Q else check_features(B, "B")
+    # NaN and infinity are found by the scaling pass (see _finite_norms), not by a scan
+    Qv = check_features(Q, "Q", finite=False)
+    Bv = Qv if B is Q else check_features(B, "B", finite=False)
     if Qv.shape[1] != Bv.shape[1]:
         raise ValueError(f"Q has {Qv.shape[1]} features but B has {Bv.shape[1]}")
     if exclude_self and Qv.shape[0] != Bv.shape[0]:
@@ -241,6 +243,22 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     k = _check_k(k, Bv.shape[0] - bool(exclude_self),
                  "other base documents" if exclude_self else "base documents")
     Qv, Bv = _same_kind(Qv, Bv)
+    qa = None
+    if B is not Q:
+        qa = np.empty(Qv.shape[0], dtype=Qv.dtype)
+        Qn = _pow2_scaled_rows(Qv, qa)
+        _finite_norms(qa, "Q")
     base = _Base(Bv)
-    Qn = base.scaled if B is Q else _pow2_scaled_rows(Qv)
-    return base.search(Qn, k, bool(exclude_self))
+    _finite_norms(base.sqnorms, "Q" if B is Q else "B")
+    if B is Q:
+        Qn = base.scaled
+    return base.search(Qn, k, bool(exclude_self), qa)
+
+
+def _finite_norms(sqnorms, name):
+    """ValueError when a row's squared norm (after :func:`_pow2_scaled_rows`) is not finite:
+    that row holds NaN or infinity (a finite row, scaled into [-1, 1), has a finite norm;
+    NaN or infinity scaled by any power of two stays NaN or infinity, and so does the sum of
+    squares it enters)."""
+    if not np.isfinite(sqnorms).all():
+        raise ValueError(f"{name} contains NaN or infinity")
