@@ -215,16 +215,18 @@ FR_DOTS_PANELS(fr_dots_f32_panels256, FR_TARGET_AVX2_FMA, 8, 2, fr_f32_panels_2x
 #define FR_PACK256_QUERIES 48
 #define FR_PACK256_BASE (8.0 * 1024 * 1024) /* bytes of the largest base packed */
 FR_TARGET_AVX2_FMA static inline void fr_f32_3x4_packed(const float* a, int64_t d,
-                                                        const float* pb, int64_t t0,
-                                                        int64_t n, float* acc, const float* b,
-                                                        float* s, int64_t ss) {
-    /* a: 3 query rows (row stride d); pb: a group of 4 packed rows from chunk 0; chunks
-       t0 .. t0 + n; acc: the 12 accumulators between passes; b: the 4 base rows (row
-       stride d) and s: the 3 x 4 outputs (row stride ss), used on the last pass */
+                                                        const float* pb, int64_t ps,
+                                                        int64_t t0, int64_t n, float* acc,
+                                                        const float* b, float* s, int64_t ss) {
+    /* a: 3 query rows (row stride d); pb: a group of 4 packed rows from chunk 0 (one
+       group: its stride ps is not used); chunks t0 .. t0 + n; acc: the 12 accumulators
+       between passes; b: the 4 base rows (row stride d) and s: the 3 x 4 outputs (row
+       stride ss), used on the last pass */
     __m256 c[3][4], x[3], y, keep;
     __m256i m;
     int64_t t, u, r, d8 = d / 8 * 8;
     int first = t0 == 0, last = 8 * (t0 + n) == d8;
+    (void) ps;
     for (u = 0; u < 3; u++)
         for (r = 0; r < 4; r++)
             c[u][r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + 8 * (4 * u + r));
@@ -254,53 +256,14 @@ FR_TARGET_AVX2_FMA static inline void fr_f32_3x4_packed(const float* a, int64_t 
     for (u = 0; u < 3; u++)
         _mm_storeu_ps(s + u * ss, fr_sum8x4(c[u][0], c[u][1], c[u][2], c[u][3]));
 }
-/* fr_dots_f32 by packed tiles; -1 (nothing written) when out of memory */
-FR_TARGET_AVX2_FMA static int fr_dots_f32_packed256(const float* q, const float* b, float* s,
-                                                   int64_t mq, int64_t mb, int64_t d) {
-    const int64_t nt = FR_PACK256_ROWS, nch = d / 8, d8 = 8 * nch, mq3 = mq / 3 * 3;
-    const int64_t kc = nch < FR_PACK256_CHUNKS ? nch : FR_PACK256_CHUNKS;
-    int64_t j0, j1, jn, j, g, t, h, r0, r1, r, t0;
-    float* pk = (float*) malloc((size_t) nt * d8 * sizeof(float));
-    float* acc = (float*) malloc((size_t) FR_PACK256_QUERIES / 3 * nt / 4 * 96 * sizeof(float));
-    if (pk == NULL || acc == NULL) {
-        free(pk);
-        free(acc);
-        return -1;
-    }
-    for (j0 = 0; j0 < mb; j0 += nt) {
-        j1 = j0 + nt < mb ? j0 + nt : mb;
-        jn = j0 + (j1 - j0) / 4 * 4;
-        for (g = 0; g < jn - j0; g += 4)
-            for (t = 0; t < nch; t++)
-                for (h = 0; h < 4; h++)
-                    memcpy(pk + g * d8 + 32 * t + 8 * h, b + (j0 + g + h) * d + 8 * t,
-                           8 * sizeof(float));
-        for (r0 = 0; r0 < mq3; r0 += FR_PACK256_QUERIES) {
-            r1 = r0 + FR_PACK256_QUERIES < mq3 ? r0 + FR_PACK256_QUERIES : mq3;
-            for (t0 = 0; t0 < nch; t0 += kc)
-                for (r = r0; r < r1; r += 3)
-                    for (j = j0; j < jn; j += 4)
-                        fr_f32_3x4_packed(q + r * d, d, pk + (j - j0) * d8, t0,
-                                          nch - t0 < kc ? nch - t0 : kc,
-                                          acc + 96 * ((r - r0) / 3 * (nt / 4) + (j - j0) / 4),
-                                          b + j * d, s + r * mb + j, mb);
-        }
-        for (r = 0; r < mq3; r += 3)
-            for (j = jn; j < j1; j++) fr_f32_3x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
-        for (r = mq3; r < mq; r++) {
-            for (j = j0; j + 4 <= j1; j += 4)
-                fr_f32_1x4(q + r * d, b + j * d, s + r * mb + j, mb, d);
-            for (; j < j1; j++) fr_f32_1x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
-        }
-    }
-    free(pk);
-    free(acc);
-    return 0;
-}
+FR_DOTS_PACKED(fr_dots_f32_packed256, FR_TARGET_AVX2_FMA, 3, 4, 4, fr_f32_3x4_packed,
+               fr_f32_3x1)
 FR_TARGET_AVX2_FMA static void fr_dots_f32_avx2(const float* q, const float* b, float* s,
                                                 int64_t mq, int64_t mb, int64_t d) {
     if (d > FR_PANEL_D && mq >= 3 && mb >= 4 && (double) mb * d * sizeof(float) <= FR_PACK256_BASE
-        && fr_dots_f32_packed256(q, b, s, mq, mb, d) == 0)
+        && fr_dots_f32_packed256(q, b, s, mq, mb, d, FR_PACK256_ROWS,
+                                 d / 8 < FR_PACK256_CHUNKS ? d / 8 : FR_PACK256_CHUNKS,
+                                 FR_PACK256_QUERIES) == 0)
         return;
     if (d > FR_PANEL_D || mq < 4 || mb < 8 ||
         fr_dots_f32_panels256(q, b, s, mq, mb, d) != 0)

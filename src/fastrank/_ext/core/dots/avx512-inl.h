@@ -181,55 +181,21 @@ FR_TARGET_AVX512_FMA static inline void fr_f32_panels_3x2(const float* a, int64_
     _mm512_storeu_ps(s + 2 * ss, a20), _mm512_storeu_ps(s + 2 * ss + 16, a21);
 }
 FR_DOTS_PANELS(fr_dots_f32_panels512, FR_TARGET_AVX512_FMA, 16, 3, fr_f32_panels_3x2)
+FR_DOTS_PACKED(fr_dots_f32_packed512, FR_TARGET_AVX512_FMA, 4, 8, 2, fr_f32_4x8_packed,
+               fr_f32_4x1)
 FR_TARGET_AVX512_FMA static void fr_dots_f32_avx512(const float* q, const float* b, float* s,
                                                     int64_t mq, int64_t mb, int64_t d) {
-    int64_t nch = d / 8, d8 = 8 * (d / 8), mq4 = mq / 4 * 4;
-    int64_t kc = nch < FR_KC ? nch : FR_KC;
+    int64_t nch = d / 8, kc = nch < FR_KC ? nch : FR_KC;
     int64_t nt = kc > 0 ? FR_L1 / (32 * kc) / 8 * 8 : 0;
     /* the query block is read again for every tile: when it is large (many features),
        tiles of 4x the rows, their slice in L2, read it a quarter as often */
     if ((double) mq * d * sizeof(float) > FR_QBIG) nt *= 4;
-    int64_t j0, j1, jn, j, p, t, h, r0, r1, r, t0;
-    float *pk, *acc;
     if (nt < 8) nt = 8;
-    if (nch == 0 || mq4 == 0 || mb < 8)
+    if (nch == 0 || mq < 4 || mb < 8)
         return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
     if (d <= FR_PANEL_D && fr_dots_f32_panels512(q, b, s, mq, mb, d) == 0) return;
-    pk = (float*) malloc((size_t) nt * d8 * sizeof(float));
-    acc = (float*) malloc((size_t) FR_MC * nt * 8 * sizeof(float));  /* 256 per 4 x 8 */
-    if (pk == NULL || acc == NULL) {
-        free(pk);
-        free(acc);
-        return fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
-    }
-    for (j0 = 0; j0 < mb; j0 += nt) {
-        j1 = j0 + nt < mb ? j0 + nt : mb;
-        jn = j0 + (j1 - j0) / 8 * 8;
-        for (p = 0; 2 * p < jn - j0; p++)
-            for (t = 0; t < nch; t++)
-                for (h = 0; h < 2; h++)
-                    memcpy(pk + 2 * p * d8 + 16 * t + 8 * h, b + (j0 + 2 * p + h) * d + 8 * t,
-                           8 * sizeof(float));
-        for (r0 = 0; r0 < mq4; r0 += FR_MC) {
-            r1 = r0 + FR_MC < mq4 ? r0 + FR_MC : mq4;
-            for (t0 = 0; t0 < nch; t0 += kc)
-                for (r = r0; r < r1; r += 4)
-                    for (j = j0; j < jn; j += 8)
-                        fr_f32_4x8_packed(q + r * d, d, pk + (j - j0) * d8, 2 * d8, t0,
-                                          nch - t0 < kc ? nch - t0 : kc,
-                                          acc + 256 * ((r - r0) / 4 * (nt / 8) + (j - j0) / 8),
-                                          b + j * d, s + r * mb + j, mb);
-        }
-        for (r = 0; r < mq4; r += 4)
-            for (j = jn; j < j1; j++) fr_f32_4x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
-        for (r = mq4; r < mq; r++) {
-            for (j = j0; j + 4 <= j1; j += 4)
-                fr_f32_1x4(q + r * d, b + j * d, s + r * mb + j, mb, d);
-            for (; j < j1; j++) fr_f32_1x1(q + r * d, b + j * d, s + r * mb + j, mb, d);
-        }
-    }
-    free(pk);
-    free(acc);
+    if (fr_dots_f32_packed512(q, b, s, mq, mb, d, nt, kc, FR_MC) != 0)
+        fr_dots_f32_avx512_rows(q, b, s, mq, mb, d);
 }
 /* fr_may_enter (cosine.h): a vector of rows at a time, the last ones under a mask */
 #define FR_MAY_ENTER_AVX512(NAME, T, W, K, LOAD, MUL, SET1, CMP)                            \

@@ -87,4 +87,57 @@
         return 0;                                                                           \
     }
 
+/* s (mq x mb) on packed tiles, blocked like a GEMM (dots/avx2-inl.h, dots/avx512-inl.h):
+   tiles of nt base rows (a multiple of BR) copied once as groups of G rows whose 8-feature
+   chunks lie side by side (chunk t of row g + h at pk + g d8 + 8 G t + 8 h), that blocks
+   of mc query rows (a multiple of QR) pass over, kc chunks of features a pass.
+   KERNEL(a, d, pb, ps, t0, n, acc, b, s, ss) adds chunks t0 .. t0 + n of QR x BR dot
+   products (query rows a, row stride d; packed groups from pb, group stride ps; acc: its
+   QR BR 8 accumulator values between passes; on the last pass the base rows b and the
+   outputs s, row stride ss). The rows left at the edges go to EDGE (QR x 1), fr_f32_1x4
+   and fr_f32_1x1. -1 (nothing written) when out of memory. */
+#define FR_DOTS_PACKED(NAME, ATTR, QR, BR, G, KERNEL, EDGE)                                 \
+    ATTR static int NAME(const float* q, const float* b, float* s, int64_t mq, int64_t mb,  \
+                         int64_t d, int64_t nt, int64_t kc, int64_t mc) {                   \
+        const int64_t nch = d / 8, d8 = 8 * nch, mqr = mq / (QR) * (QR);                    \
+        int64_t j0, j1, jn, j, g, t, h, r0, r1, r, t0;                                      \
+        float* pk = (float*) malloc((size_t) nt * d8 * sizeof(float));                      \
+        float* acc = (float*) malloc((size_t) mc * nt * 8 * sizeof(float));                \
+        if (pk == NULL || acc == NULL) {                                                    \
+            free(pk);                                                                       \
+            free(acc);                                                                      \
+            return -1;                                                                      \
+        }                                                                                   \
+        for (j0 = 0; j0 < mb; j0 += nt) {                                                   \
+            j1 = j0 + nt < mb ? j0 + nt : mb;                                               \
+            jn = j0 + (j1 - j0) / (BR) * (BR);                                              \
+            for (g = 0; g < jn - j0; g += (G))                                              \
+                for (t = 0; t < nch; t++)                                                   \
+                    for (h = 0; h < (G); h++)                                               \
+                        memcpy(pk + g * d8 + 8 * (G) * t + 8 * h,                           \
+                               b + (j0 + g + h) * d + 8 * t, 8 * sizeof(float));            \
+            for (r0 = 0; r0 < mqr; r0 += mc) {                                              \
+                r1 = r0 + mc < mqr ? r0 + mc : mqr;                                         \
+                for (t0 = 0; t0 < nch; t0 += kc)                                            \
+                    for (r = r0; r < r1; r += (QR))                                         \
+                        for (j = j0; j < jn; j += (BR))                                     \
+                            KERNEL(q + r * d, d, pk + (j - j0) * d8, (G) * d8, t0,          \
+                                   nch - t0 < kc ? nch - t0 : kc,                           \
+                                   acc + (QR) * (BR) * 8 * ((r - r0) / (QR) * (nt / (BR))   \
+                                                            + (j - j0) / (BR)),             \
+                                   b + j * d, s + r * mb + j, mb);                          \
+            }                                                                               \
+            for (r = 0; r < mqr; r += (QR))                                                 \
+                for (j = jn; j < j1; j++) EDGE(q + r * d, b + j * d, s + r * mb + j, mb, d); \
+            for (r = mqr; r < mq; r++) {                                                    \
+                for (j = j0; j + 4 <= j1; j += 4)                                           \
+                    fr_f32_1x4(q + r * d, b + j * d, s + r * mb + j, mb, d);                \
+                for (; j < j1; j++) fr_f32_1x1(q + r * d, b + j * d, s + r * mb + j, mb, d); \
+            }                                                                               \
+        }                                                                                   \
+        free(pk);                                                                           \
+        free(acc);                                                                          \
+        return 0;                                                                           \
+    }
+
 #endif

@@ -174,16 +174,17 @@ FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, fr_
                          FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, fr_slot_f64,
                          FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)
-/* As fr_distinct_keys (tie_counting.h), for n <= 16 keys in four vectors: AVX2 compares
-   64-bit lanes as signed, so the keys' top bits are flipped first (the same order). */
+/* As fr_distinct_keys (tie_counting.h), for n <= 16 keys in four vectors
+   (fr_distinct_from_masks): AVX2 compares 64-bit lanes as signed, so the keys' top bits
+   are flipped first (the same order). */
 static FR_TARGET_AVX2 ptrdiff_t fr_distinct_keys_avx2(const uint64_t* keys, ptrdiff_t n,
                                                       uint64_t* out, int64_t* count) {
     const __m256i flip = _mm256_set1_epi64x((long long) 0x8000000000000000ULL);
     uint64_t padded[16];
     __m256i k[4];
     uint16_t below[16], same[16];
-    unsigned first = 0, in = (1u << n) - 1;
-    ptrdiff_t i, d = 0;
+    const unsigned in = (1u << n) - 1;
+    ptrdiff_t i;
     int v;
     memcpy(padded, keys, (size_t) n * sizeof(uint64_t));
     memset(padded + n, 0, (size_t) (16 - n) * sizeof(uint64_t));
@@ -200,15 +201,8 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_keys_avx2(const uint64_t* keys, ptrd
         }
         below[i] = (uint16_t) (lt & in);
         same[i] = (uint16_t) (eq & in);
-        first |= (unsigned) ((same[i] & ((1u << i) - 1)) == 0) << i;
     }
-    for (i = 0; i < n; i++) {
-        const ptrdiff_t r = __builtin_popcount(below[i] & first);
-        out[r] = keys[i]; /* a repeated key writes its first one's slot again */
-        count[r] = __builtin_popcount(same[i]);
-        d += first >> i & 1;
-    }
-    return d;
+    return fr_distinct_from_masks(keys, n, below, same, out, count);
 }
 #endif
 

@@ -272,8 +272,7 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(const float* x, p
     return n;
 }
 /* As fr_distinct_keys (tie_counting.h), for n <= 16 keys: each key compared with all in
-   two vectors, its rank among the distinct keys counted from the masks, no branch on the
-   keys' order. */
+   two vectors (fr_distinct_from_masks), no branch on the keys' order. */
 static FR_TARGET_AVX512 ptrdiff_t fr_distinct_keys_avx512(const uint64_t* keys, ptrdiff_t n,
                                                           uint64_t* out, int64_t* count) {
     const __mmask8 in0 = (__mmask8) (n >= 8 ? 0xFF : (1u << n) - 1);
@@ -281,23 +280,15 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_keys_avx512(const uint64_t* keys, 
     const __m512i k0 = _mm512_maskz_loadu_epi64(in0, keys);
     const __m512i k1 = _mm512_maskz_loadu_epi64(in1, keys + 8);
     uint16_t below[16], same[16];
-    unsigned first = 0;
-    ptrdiff_t i, d = 0;
+    ptrdiff_t i;
     for (i = 0; i < n; i++) {
         const __m512i b = _mm512_set1_epi64((long long) keys[i]);
         below[i] = (uint16_t) (_mm512_mask_cmplt_epu64_mask(in0, k0, b) |
                                (unsigned) _mm512_mask_cmplt_epu64_mask(in1, k1, b) << 8);
         same[i] = (uint16_t) (_mm512_mask_cmpeq_epu64_mask(in0, k0, b) |
                               (unsigned) _mm512_mask_cmpeq_epu64_mask(in1, k1, b) << 8);
-        first |= (unsigned) ((same[i] & ((1u << i) - 1)) == 0) << i;
     }
-    for (i = 0; i < n; i++) {
-        const ptrdiff_t r = __builtin_popcount(below[i] & first);
-        out[r] = keys[i]; /* a repeated key writes its first one's slot again */
-        count[r] = __builtin_popcount(same[i]);
-        d += first >> i & 1;
-    }
-    return d;
+    return fr_distinct_from_masks(keys, n, below, same, out, count);
 }
 #endif
 

@@ -197,4 +197,24 @@ static inline unsigned fr_or_bytes(uint64_t w) {
         return k;                                                                         \
     }
 
+/* fr_distinct_keys (tie_counting.h) from the comparisons of each of the n <= 16 keys with
+   all of them: bit j of below[i] set when keys[j] < keys[i], of same[i] when keys[j] ==
+   keys[i]. A key is its value's first when no earlier key equals it; its rank among those
+   firsts below it is its place in out. */
+static inline ptrdiff_t fr_distinct_from_masks(const uint64_t* keys, ptrdiff_t n,
+                                               const uint16_t* below, const uint16_t* same,
+                                               uint64_t* out, int64_t* count) {
+    unsigned first = 0;
+    ptrdiff_t i, r, d = 0;
+    for (i = 0; i < n; i++)
+        first |= (unsigned) ((same[i] & ((1u << i) - 1)) == 0) << i;
+    for (i = 0; i < n; i++) {
+        r = __builtin_popcount(below[i] & first);
+        out[r] = keys[i]; /* a repeated key writes its first one's slot again */
+        count[r] = __builtin_popcount(same[i]);
+        d += first >> i & 1;
+    }
+    return d;
+}
+
 #endif
