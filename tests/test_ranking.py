@@ -77,19 +77,21 @@ def test_signed_zero_and_infinities_are_ordinary_values():
 
 
 @pytest.mark.parametrize("distinct", [1, 2, 21, 32, 33])
-def test_float32_rows_of_few_distinct_beliefs(simd_paths, distinct):
+@pytest.mark.parametrize("q", [200, 300, 1000, 1025])
+def test_float32_rows_of_few_distinct_beliefs(simd_paths, distinct, q):
     """Contiguous float32 rows of at most 32 distinct beliefs are counted a vector at a time
     on AVX-512 (each label's belief looked up in a table of 64 slots, those whose slot was
     taken compared one by one): with signed zeros and infinities among the beliefs, every
-    path gives scipy's ranks, the stable order and the tie groups; 33 take the other
-    sort; a NaN among them is found."""
+    path gives scipy's ranks, the stable order and the tie groups, for rows of several
+    lengths (whole vectors of 16 and 64 labels, and not); 33 take the other sort; a NaN
+    among them is found."""
     rng = np.random.default_rng(distinct)
     pool = np.r_[[-0.0, 0.0, np.inf, -np.inf, 1.0, -1.0], rng.standard_normal(40)]
     values = pool[:distinct + 1].astype(np.float32)  # (-0.0 and 0.0: one belief)
-    S = rng.choice(values, size=(30, 300))
+    S = rng.choice(values, size=(30, q))
     S[0, :40] = values[-1]  # a run of one belief across several vectors
     bad = S.copy()
-    bad[3, 200] = np.nan
+    bad[3, q - 100] = np.nan
     for _ in simd_paths:
         for method, scipy_method in SCIPY_METHODS.items():
             assert np.array_equal(fastrank.rank(S, method),
