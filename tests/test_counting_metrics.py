@@ -257,6 +257,27 @@ def test_every_number_of_relevant_levels_a_counting_pass_takes(simd_paths, dtype
                     M.ranking_loss(y, bad, ties=ties)
 
 
+@pytest.mark.parametrize("n_values", [3, 32, 40])
+def test_coverage_counts_its_level_beside_the_distinct_beliefs(simd_paths, n_values):
+    """Dense and ordinal coverage count the lowest relevant level and the distinct beliefs
+    above it in one pass where the path allows it (float32 rows, at most 32 distinct
+    beliefs, AVX-512), in two otherwise: the sort path's values on every path, and a NaN
+    belief found at the row's first label, in a full vector or in its last partial one."""
+    rng = np.random.default_rng(n_values)
+    q = 70
+    s = rng.choice(np.arange(n_values) / 4 - 1.0, size=(12, q)).astype(np.float32)
+    y = (rng.random((12, q)) < 0.05).astype(np.uint8)
+    y[np.arange(12), rng.integers(0, q, 12)] = 1
+    for _ in simd_paths:
+        assert_same_per_document(y, s)
+        for j in (0, 20, q - 1):
+            bad = s.copy()
+            bad[5, j] = np.nan
+            for ties in ("dense", "ordinal"):
+                with pytest.raises(ValueError, match="NaN"):
+                    M.coverage(y, bad, ties=ties)
+
+
 def test_empty_csr_rows_and_matrix():
     y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
     assert_same_per_document(y, np.zeros((3, 3)))

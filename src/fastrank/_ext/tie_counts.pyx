@@ -76,6 +76,9 @@ cdef extern from "tie_counting.h" nogil:
                                          Py_ssize_t m, float v, float* seen)
     Py_ssize_t fr_few_distinct_above_f64(int level, const double* x, Py_ssize_t stride,
                                          Py_ssize_t m, double v, double* seen)
+    Py_ssize_t fr_few_distinct_above_counted_f32(int level, const float* x, Py_ssize_t stride,
+                                                 Py_ssize_t m, float v, float* seen,
+                                                 int64_t* counts)
     Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
     Py_ssize_t fr_between_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
                               float lo, float hi, int bounded, double* out)
@@ -203,6 +206,15 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
 
 # ---- one row: its beliefs as (stored values, stride, implicit zeros) ------------------------
 
+cdef inline void _ask_ahead(Scratch* s, Py_ssize_t n) noexcept nogil:
+    """A part of the next row on its way while this one is read (n levels counted: n parts)."""
+    cdef size_t part
+    if s.ahead < s.ahead_end:
+        part = min(<size_t> (s.ahead_end - s.ahead), AHEAD_PART * <size_t> n)
+        fr_prefetch_bytes(s.ahead, part)
+        s.ahead += part
+
+
 cdef inline void _count_levels(const floating* x, Py_ssize_t stride, Py_ssize_t m,
                                Py_ssize_t n_zero, const floating* v, Py_ssize_t n,
                                int64_t* gt, int64_t* eq, Scratch* s, bint check,
@@ -213,12 +225,8 @@ cdef inline void _count_levels(const floating* x, Py_ssize_t stride, Py_ssize_t 
     pass), s.bad <- True when a stored belief is NaN."""
     cdef int64_t nan = 0
     cdef int64_t* p_nan = &nan if check else NULL
-    cdef size_t part
     cdef Py_ssize_t l
-    if s.ahead < s.ahead_end:  # a part of the next row on its way while this one is read
-        part = min(<size_t> (s.ahead_end - s.ahead), AHEAD_PART * <size_t> n)
-        fr_prefetch_bytes(s.ahead, part)
-        s.ahead += part
+    _ask_ahead(s, n)
     if floating is float:
         fr_count_levels_f32(s.level, x, stride, m, v, n, gt, eq, p_nan, with_eq)
     else:
@@ -287,6 +295,27 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
     return count
 
 
+cdef inline Py_ssize_t _count_level_above(const floating* x, Py_ssize_t stride,
+                                          Py_ssize_t m, Py_ssize_t n_zero, double v,
+                                          Scratch* s) noexcept nogil:
+    """_count_level of v (the row's first pass: its NaN check) and the distinct beliefs above
+    v (_distinct_above) in one pass, where the path has it (float32 rows without implicit
+    zeros, AVX-512: fr_few_distinct_above_counted); -1 (nothing counted) elsewhere."""
+    cdef int64_t counts[3]
+    cdef Py_ssize_t n = -1
+    if floating is float:
+        if n_zero == 0:
+            _ask_ahead(s, 1)
+            n = fr_few_distinct_above_counted_f32(s.level, x, stride, m, <float> v,
+                                                  <float*> s.w.keys, counts)
+        if n >= 0:
+            s.gt[0] = counts[0]
+            s.eq[0] = counts[1]
+            if counts[2]:
+                s.bad = True
+    return n
+
+
 cdef inline Py_ssize_t _gather(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, uint64_t* keys,
                                int32_t* labels, Py_ssize_t* n_rel, Scratch* s) noexcept nogil:
@@ -334,12 +363,15 @@ cdef inline double _key_value(uint64_t k) noexcept nogil:
 cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index_t* idx,
                                Py_ssize_t m, Py_ssize_t q, const uint8_t* y, int metric,
                                Scratch* s, Py_ssize_t* n_rel, double* low,
-                               int32_t* labels, bint with_eq) noexcept nogil:
+                               int32_t* labels, bint with_eq,
+                               Py_ssize_t* n_above) noexcept nogil:
     """Fill s.zero/rel/gt/eq for the relevant levels the metric reads, highest first
     (coverage: the lowest only; one-error: the highest only); without ``with_eq``, the
     levels of ranking loss and average precision get gt <- the labels at or above them, eq
     <- 0 (_count_levels). Returns their number (0 if the row has no relevant label), or -1
-    when there are more than MAX_LEVELS: the caller sorts.
+    when there are more than MAX_LEVELS: the caller sorts. Coverage with ``n_above`` (not
+    NULL) <- the distinct beliefs above the lowest relevant one, counted in the level's pass
+    where the path fuses the two (_count_level_above), else -1.
     ``low`` <- the lowest relevant belief. With ``labels`` (s.w.order, which the keys' sort
     carries), a dense row's relevant labels are left there: by level, highest first (each
     level's ascending), when every level is read; in label order otherwise."""
@@ -368,6 +400,10 @@ cdef inline Py_ssize_t _levels(const floating* x, Py_ssize_t stride, const index
             s.rel[0] += n_imp - 1  # the one zero key above stood for all of them
         s.zero[0] = best == zkey
         low[0] = _key_value(best)
+        if n_above != NULL:
+            n_above[0] = _count_level_above(x, stride, m, n_zero, low[0], s)
+            if n_above[0] >= 0:
+                return 1
         _count_level(x, stride, m, n_zero, low[0], &s.gt[0], &s.eq[0], s, True)
         return 1
     # the distinct keys (ascending: descending beliefs) and their relevant labels, to
@@ -556,12 +592,12 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
     sort: the lowest relevant tie group starts after the gt labels above it and its shuffle
     at step gt - (distinct beliefs above it); its relevant labels' places in the group are
     followed through the shuffle (fr_shuffled_positions), the last one kept."""
-    cdef Py_ssize_t n_rel, t, k = 0, last = 0
+    cdef Py_ssize_t n_rel, t, k = 0, last = 0, n_above = -1
     cdef double low
     cdef bint dense = idx == NULL and m == q  # (as _gather tells them apart)
     cdef int64_t step = 0
     _levels(x, stride, idx, m, q, y, COVERAGE, s, &n_rel, &low,
-            s.w.order if dense else NULL, True)
+            s.w.order if dense else NULL, True, &n_above)
     if s.bad or n_rel == 0:
         return 0.0
     if s.rel[0] == s.eq[0]:  # every label of the group relevant: its last place
@@ -575,8 +611,10 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
         k = s.rel[0]
     _relevant_places(x, stride, idx, m, q, y, <floating> low, s.w.order if dense else NULL,
                      k, s.eq[0], s)
+    if s.gt[0] and n_above < 0:
+        n_above = _distinct_above(x, stride, m, q - m, low, s)
     if s.gt[0]:
-        step = s.gt[0] - _distinct_above(x, stride, m, q - m, low, s)
+        step = s.gt[0] - n_above
     fr_shuffled_positions(s.level, s.pos, k, s.eq[0], row_state(seed, row), step,
                           s.places)
     for t in range(k):
@@ -747,7 +785,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     cdef uint64_t stream = row_state(seed, row)
     a.cum_rel = 0
     a.loss = a.ap_pos = a.ap_lab = 0.0
-    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order, True)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order, True, NULL)
     if s.bad:
         return 0.0
     if n_lev < 0 or s.level < FR_SIMD_AVX2:  # the sorted row's relevant groups, shuffled
@@ -941,7 +979,7 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
                         Scratch* s) noexcept nogil:
     cdef const floating* x
     cdef const index_t* idx = NULL
-    cdef Py_ssize_t m, stride, n_lev, n_rel, n_distinct = 0
+    cdef Py_ssize_t m, stride, n_lev, n_rel, n_distinct = -1
     cdef double low
     if pp == NULL:
         x = vp + i * row_stride
@@ -964,11 +1002,12 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
                             ties, seed, row, s)
     # (dense, standard and modified ranking loss and average precision read only the
     # labels at or above each relevant level: one comparison a level)
-    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL, ties == EXPECTED)
+    n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL, ties == EXPECTED,
+                    &n_distinct if metric == COVERAGE and ties == DENSE else NULL)
     if n_lev < 0:
         sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, s.w)
         n_lev = _levels_sorted(s, q, y, NULL)
-    if metric == COVERAGE and ties == DENSE and n_rel > 0:
+    if metric == COVERAGE and ties == DENSE and n_rel > 0 and n_distinct < 0:
         n_distinct = _distinct_above(x, stride, m, q - m, low, s)
     return _value(s, n_lev, n_rel, q, metric, ties, n_distinct)
 

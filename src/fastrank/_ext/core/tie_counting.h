@@ -363,6 +363,21 @@ FR_GAP_TOP_AT(double, f64)
 FR_FEW_DISTINCT_AT(float, f32)
 FR_FEW_DISTINCT_AT(double, f64)
 
+/* fr_few_distinct_above with the level counts of v in the same pass: counts[0:3] <- the
+ * values above v, equal to it and NaN (those of fr_count_levels), valid when it returns n
+ * >= 0; -1 where the values are more than few or on a path without the fused pass (AVX-512,
+ * contiguous float32 rows): the caller counts in separate passes then. */
+static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float* x,
+                                                          ptrdiff_t stride, ptrdiff_t m, float v,
+                                                          float* seen, int64_t* counts) {
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512 && stride == 1)
+        return fr_distinct_above_counted_f32_avx512(x, m, v, seen, counts);
+#endif
+    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)counts;
+    return -1;
+}
+
 /* out[0:d] <- the d distinct values of keys[0:n] in ascending order, count[0:d] <- how
  * often each occurs; returns d, or -1 (nothing written) where n > 16 or below AVX2 (the
  * caller sorts the keys): the few relevant levels of a row, without the mispredicted

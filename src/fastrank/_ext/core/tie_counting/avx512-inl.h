@@ -224,10 +224,14 @@ FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, double, __m512d, 8, _mm512_storeu_pd,
    by one more, its slot's bit set in a mask of the taken slots and its lane written by a
    masked move in each register, without a branch. The generic loop (the table in memory,
    reloaded every vector; the comparisons' masks ORed in general registers) took 1.8x the
-   time on a Zen 4 core at 21 levels, 1.5x where no value is new. */
-static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(const float* x, ptrdiff_t m,
-                                                              float v, float* seen) {
+   time on a Zen 4 core at 21 levels, 1.5x where no value is new. With counts (gt, eq,
+   nan: counts[0:3]), the pass also counts the values above v, equal to it and NaN (the
+   level counts of v, fused), valid when it returns n >= 0. */
+static FR_TARGET_AVX512 inline __attribute__((always_inline)) ptrdiff_t
+fr_distinct_above_f32_avx512_body(const float* x, ptrdiff_t m, float v, float* seen,
+                                  int64_t* counts) {
     const __m512 vv = _mm512_set1_ps(v);
+    int64_t gt = 0, eq = 0, lt = 0;
     __m512 t[4], a, b, look;
     __m512i slot;
     float lane[16], extra[FR_FEW_DISTINCT];
@@ -240,7 +244,13 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(const float* x, p
     for (j = 0; j < m; j += 16) {
         __mmask16 left = m - j >= 16 ? (__mmask16) ~0u : (__mmask16) ((1u << (m - j)) - 1);
         a = _mm512_maskz_loadu_ps(left, x + j);
+        if (counts) {
+            eq += __builtin_popcount(_mm512_mask_cmp_ps_mask(left, a, vv, _CMP_EQ_OQ));
+            lt += __builtin_popcount(_mm512_mask_cmp_ps_mask(left, a, vv, _CMP_LT_OQ));
+        }
         left = _mm512_mask_cmp_ps_mask(left, a, vv, _CMP_GT_OQ);
+        if (counts)
+            gt += __builtin_popcount(left);
         slot = _mm512_set1_epi32(FR_SLOT_MULTIPLIER);
         slot = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_castps_si512(a), slot), 26);
         look = _mm512_mask_blend_ps(_mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),
@@ -269,7 +279,22 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(const float* x, p
                 t[i] = _mm512_mask_mov_ps(t[i], (__mmask16) ((uint64_t) 1 << s >> 16 * i), b);
         } while (left);
     }
+    if (counts) {
+        counts[0] = gt;
+        counts[1] = eq;
+        counts[2] = m - gt - eq - lt;
+    }
     return n;
+}
+static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(const float* x, ptrdiff_t m,
+                                                              float v, float* seen) {
+    return fr_distinct_above_f32_avx512_body(x, m, v, seen, NULL);
+}
+static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_counted_f32_avx512(const float* x,
+                                                                      ptrdiff_t m, float v,
+                                                                      float* seen,
+                                                                      int64_t* counts) {
+    return fr_distinct_above_f32_avx512_body(x, m, v, seen, counts);
 }
 /* As fr_distinct_keys (tie_counting.h), for n <= 16 keys: each key compared with all in
    two vectors (fr_distinct_from_masks), no branch on the keys' order. */
