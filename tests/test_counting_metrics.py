@@ -278,6 +278,41 @@ def test_coverage_counts_its_level_beside_the_distinct_beliefs(simd_paths, n_val
                     M.coverage(y, bad, ties=ties)
 
 
+def test_distinct_beliefs_looked_up_in_a_table_kept_from_row_to_row(simd_paths):
+    """On AVX-512 the distinct float32 beliefs above a level are looked up in a table kept
+    from one row to the next, each row counting only the values it holds: rows whose values
+    are a subset of the last row's, new values whose slot an old one holds (kept aside as
+    extras), rows of more than 32 values (the table emptied), then few values again; every
+    form that reads them (dense coverage, the ordinal forms) gives the sort path's values,
+    on every path and row after row."""
+    rng = np.random.default_rng(11)
+    q = 70
+    pool = rng.standard_normal(400).astype(np.float32)
+    slots = ((pool.view(np.uint32).astype(np.uint64) * 0x3C6EF362) % 2**32) >> 26
+    crowded = pool[slots == np.bincount(slots).argmax()]  # values sharing one slot
+    rows, last = [], pool[:20]
+    for i in range(260):
+        kind = i % 6
+        if kind == 0:
+            values = rng.choice(pool, rng.choice([1, 5, 20, 31, 32]), replace=False)
+        elif kind == 1:  # a subset of the last row's values
+            values = rng.choice(last, max(1, len(last) // 2), replace=False)
+        elif kind == 2:  # values of one slot, beside others
+            values = np.r_[crowded[:rng.integers(2, len(crowded) + 1)], pool[:5]]
+        elif kind == 3:
+            values = rng.choice(pool, rng.choice([33, 45]), replace=False)
+        else:
+            values = last
+        rows.append(rng.choice(values, size=q))
+        last = np.unique(rows[-1])
+    s = np.array(rows, dtype=np.float32)
+    y = (rng.random(s.shape) < 0.1).astype(np.uint8)
+    y[np.arange(len(s)), rng.integers(0, q, len(s))] = 1
+    assert len(crowded) >= 3
+    for _ in simd_paths:
+        assert_same_per_document(y, s)
+
+
 def test_empty_csr_rows_and_matrix():
     y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=np.uint8)
     assert_same_per_document(y, np.zeros((3, 3)))

@@ -73,12 +73,13 @@ cdef extern from "tie_counting.h" nogil:
                        double lo, double hi, int bounded, int64_t r, double* v,
                        int64_t* above, int64_t* at)
     Py_ssize_t fr_few_distinct_above_f32(int level, const float* x, Py_ssize_t stride,
-                                         Py_ssize_t m, float v, float* seen)
+                                         Py_ssize_t m, float v, float* seen,
+                                         fr_few_memo_f32* memo)
     Py_ssize_t fr_few_distinct_above_f64(int level, const double* x, Py_ssize_t stride,
                                          Py_ssize_t m, double v, double* seen)
     Py_ssize_t fr_few_distinct_above_counted_f32(int level, const float* x, Py_ssize_t stride,
                                                  Py_ssize_t m, float v, float* seen,
-                                                 int64_t* counts)
+                                                 fr_few_memo_f32* memo, int64_t* counts)
     Py_ssize_t fr_top_insert(double* top, Py_ssize_t k, Py_ssize_t r, double v)
     Py_ssize_t fr_between_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
                               float lo, float hi, int bounded, double* out)
@@ -86,6 +87,11 @@ cdef extern from "tie_counting.h" nogil:
                               double lo, double hi, int bounded, double* out)
     Py_ssize_t fr_distinct_keys(int level, const uint64_t* keys, Py_ssize_t n, uint64_t* out,
                                 int64_t* count)
+
+cdef extern from "few_distinct.h" nogil:
+    ctypedef struct fr_few_memo_f32:
+        pass
+    void fr_few_memo_clear(fr_few_memo_f32* t)
 
 cdef extern from "bits.h" nogil:
     unsigned FR_CTZ64(uint64_t x)
@@ -157,6 +163,7 @@ cdef struct Scratch:
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
     uint32_t stamp
     int tab_bits
+    fr_few_memo_f32* memo  # float32 rows' distinct values above a level, kept row to row
     bint bad             # a NaN belief or a truth value other than 0/1 was seen
     int level            # the instruction-set level of the counting passes (_simd)
     const char* ahead    # the next row's beliefs not yet prefetched, up to ahead_end
@@ -180,12 +187,14 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level, const double* harmonic) noex
     s.places = <int32_t*> malloc((q + 16) * sizeof(int32_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
+    s.memo = <fr_few_memo_f32*> malloc(sizeof(fr_few_memo_f32))
     s.harmonic = harmonic
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
             or s.pos == NULL or s.places == NULL or s.tab_key == NULL \
-            or s.tab_stamp == NULL:
+            or s.tab_stamp == NULL or s.memo == NULL:
         _scratch_free(s)
         return NULL
+    fr_few_memo_clear(s.memo)
     return s
 
 
@@ -201,6 +210,7 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.places)
     free(s.tab_key)
     free(s.tab_stamp)
+    free(s.memo)
     free(s)
 
 
@@ -260,7 +270,7 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
     cdef double xv
     cdef floating* seen = <floating*> s.w.keys
     if floating is float:
-        count = fr_few_distinct_above_f32(s.level, x, stride, m, <float> v, seen)
+        count = fr_few_distinct_above_f32(s.level, x, stride, m, <float> v, seen, s.memo)
     else:
         count = fr_few_distinct_above_f64(s.level, x, stride, m, v, seen)
     if count >= 0:
@@ -307,7 +317,7 @@ cdef inline Py_ssize_t _count_level_above(const floating* x, Py_ssize_t stride,
         if n_zero == 0:
             _ask_ahead(s, 1)
             n = fr_few_distinct_above_counted_f32(s.level, x, stride, m, <float> v,
-                                                  <float*> s.w.keys, counts)
+                                                  <float*> s.w.keys, s.memo, counts)
         if n >= 0:
             s.gt[0] = counts[0]
             s.eq[0] = counts[1]
@@ -799,7 +809,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
                         s.gt[l], y, s.zero[l], &a)
     elif n_lev > 0:
         if floating is float:
-            n_seen = fr_few_distinct_above_f32(s.level, x, stride, m, <float> low, seen)
+            n_seen = fr_few_distinct_above_f32(s.level, x, stride, m, <float> low, seen,
+                                               s.memo)
         else:
             n_seen = fr_few_distinct_above_f64(s.level, x, stride, m, low, seen)
         for j in range(n_seen):

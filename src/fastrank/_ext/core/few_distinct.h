@@ -30,6 +30,25 @@ static inline unsigned fr_slot_f64(double x) {
     return ((uint32_t) (bits ^ (bits >> 32)) * (uint32_t) FR_SLOT_MULTIPLIER) >> 26;
 }
 
+/* A float32 table of few distinct values kept from one row to the next of a call (one per
+   thread): rows of one matrix mostly hold the same few values, which a lookup then finds
+   instead of inserting (tie_counting/avx512-inl.h). */
+typedef struct fr_few_memo_f32 {
+    float value[64];              /* by slot (fr_slot_f32); NaN: empty */
+    float extra[FR_FEW_DISTINCT]; /* values whose slot another value holds */
+    uint64_t taken;               /* the slots holding a value */
+    int n_extra;
+} fr_few_memo_f32;
+
+/* the empty table */
+static inline void fr_few_memo_clear(fr_few_memo_f32* t) {
+    int i;
+    for (i = 0; i < 64; i++)
+        t->value[i] = NAN;
+    t->taken = 0;
+    t->n_extra = 0;
+}
+
 #ifdef FR_X86
 /* index[j] <- the number of x[j]'s value among the row's distinct values in the order they
    first occur (-0.0 == 0.0), values[0:n] <- those values, counts[0:n] <- how many labels

@@ -341,40 +341,46 @@ FR_GAP_TOP_AT(float, f32)
 FR_GAP_TOP_AT(double, f64)
 
 /* The distinct values of x[j * stride] (j < m) above v while there are few (AVX2 and
- * AVX-512, contiguous rows: fr_distinct_above_*); -1 where there are more or on another
- * path (the caller counts them in a hash set) */
-#ifdef FR_X86
-#define FR_FEW_DISTINCT_DISPATCH(S)                                                       \
-    if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
-        return fr_distinct_above_##S##_avx512(x, m, v, seen);                             \
-    if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
-        return fr_distinct_above_##S##_avx2(x, m, v, seen);
-#else
-#define FR_FEW_DISTINCT_DISPATCH(S)
-#endif
-#define FR_FEW_DISTINCT_AT(T, S)                                                          \
-    static inline ptrdiff_t fr_few_distinct_above_##S(int level, const T* x,               \
-                                                      ptrdiff_t stride, ptrdiff_t m, T v,  \
-                                                      T* seen) {                          \
-        (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen;                 \
-        FR_FEW_DISTINCT_DISPATCH(S)                                                       \
-        return -1;                                                                        \
-    }
-FR_FEW_DISTINCT_AT(float, f32)
-FR_FEW_DISTINCT_AT(double, f64)
-
-/* fr_few_distinct_above with the level counts of v in the same pass: counts[0:3] <- the
- * values above v, equal to it and NaN (those of fr_count_levels), valid when it returns n
- * >= 0; -1 where the values are more than few or on a path without the fused pass (AVX-512,
- * contiguous float32 rows): the caller counts in separate passes then. */
-static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float* x,
-                                                          ptrdiff_t stride, ptrdiff_t m, float v,
-                                                          float* seen, int64_t* counts) {
+ * AVX-512, contiguous rows: fr_distinct_above_*; float32 on AVX-512 in the order of its
+ * table, which memo keeps from row to row, or not when NULL); -1 where there are more or
+ * on another path (the caller counts them in a hash set). */
+static inline ptrdiff_t fr_few_distinct_above_f32(int level, const float* x, ptrdiff_t stride,
+                                                  ptrdiff_t m, float v, float* seen,
+                                                  fr_few_memo_f32* memo) {
+    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)memo;
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512 && stride == 1)
-        return fr_distinct_above_counted_f32_avx512(x, m, v, seen, counts);
+        return fr_distinct_above_f32_avx512(memo, x, m, v, seen, NULL);
+    if (level >= FR_SIMD_AVX2 && stride == 1)
+        return fr_distinct_above_f32_avx2(x, m, v, seen);
 #endif
-    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)counts;
+    return -1;
+}
+static inline ptrdiff_t fr_few_distinct_above_f64(int level, const double* x, ptrdiff_t stride,
+                                                  ptrdiff_t m, double v, double* seen) {
+    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen;
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512 && stride == 1)
+        return fr_distinct_above_f64_avx512(x, m, v, seen);
+    if (level >= FR_SIMD_AVX2 && stride == 1)
+        return fr_distinct_above_f64_avx2(x, m, v, seen);
+#endif
+    return -1;
+}
+
+/* fr_few_distinct_above_f32 with the level counts of v in the same pass: counts[0:3] <- the
+ * values above v, equal to it and NaN (those of fr_count_levels), valid when it returns n
+ * >= 0; -1 where the values are more than few or on a path without the fused pass (AVX-512,
+ * contiguous rows): the caller counts in separate passes then. */
+static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float* x,
+                                                          ptrdiff_t stride, ptrdiff_t m, float v,
+                                                          float* seen, fr_few_memo_f32* memo,
+                                                          int64_t* counts) {
+    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)memo, (void)counts;
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512 && stride == 1)
+        return fr_distinct_above_f32_avx512(memo, x, m, v, seen, counts);
+#endif
     return -1;
 }
 

@@ -217,32 +217,39 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX512, double, FR_GAP_PASS_AVX512_F64, fr_gap_top_f
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX512, double, __m512d, 8, _mm512_storeu_pd, fr_slot_f64,
                          FR_UNSEEN_AVX512_F64, fr_distinct_above_f64_avx512)
 
-/* FR_DISTINCT_ABOVE_VECTOR (the same values, in the same order) for float32 rows, the
-   table's 64 slots held in four registers: sixteen values looked up by two two-table
-   permutes and a blend, the lanes left unseen narrowed by one masked comparison after
-   another (with the table's value, then each extra); a new value's lanes dropped from them
-   by one more, its slot's bit set in a mask of the taken slots and its lane written by a
-   masked move in each register, without a branch. The generic loop (the table in memory,
-   reloaded every vector; the comparisons' masks ORed in general registers) took 1.8x the
-   time on a Zen 4 core at 21 levels, 1.5x where no value is new. With counts (gt, eq,
-   nan: counts[0:3]), the pass also counts the values above v, equal to it and NaN (the
-   level counts of v, fused), valid when it returns n >= 0. */
-static FR_TARGET_AVX512 inline __attribute__((always_inline)) ptrdiff_t
-fr_distinct_above_f32_avx512_body(const float* x, ptrdiff_t m, float v, float* seen,
-                                  int64_t* counts) {
+/* The distinct values above v of a float32 row, as FR_DISTINCT_ABOVE_VECTOR finds them (the
+   same values; in the table's order, not the row's), looked up in a table of 64 slots held
+   in four registers and kept from row to row (memo, few_distinct.h): sixteen values looked
+   up by two two-table permutes and a blend, each lane found marking its slot (a bit of two
+   32-bit lane words per slot half), the lanes not found compared with the extras (values
+   whose slot was taken), what is left inserted: its slot's bit set among the taken ones and
+   its lane written by a masked move in each register, without a branch. A row's slots and
+   extras found say which of the table's values it holds. With counts (counts[0:3]), the
+   values above v, equal to it and NaN are counted in the same pass (the level counts of v),
+   valid when it returns n >= 0. Returns -1 past FR_FEW_DISTINCT values (the row's or, found
+   early, its new ones), -2 when the extras run out (the caller empties the table and looks
+   again). Inserting a value took about 30 cycles; a table emptied for every row inserted
+   the 21 values of a 21-level row, most of its pass. */
+static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512_pass(
+        fr_few_memo_f32* memo, const float* x, ptrdiff_t m, float v, float* seen,
+        int64_t* counts) {
     const __m512 vv = _mm512_set1_ps(v);
-    int64_t gt = 0, eq = 0, lt = 0;
+    const __m512i one = _mm512_set1_epi32(1), low = _mm512_set1_epi32(31),
+                  half = _mm512_set1_epi32(32);
     __m512 t[4], a, b, look;
-    __m512i slot;
-    float lane[16], extra[FR_FEW_DISTINCT];
-    uint64_t taken = 0;
-    ptrdiff_t j, n = 0;
-    int n_extra = 0, i;
+    __m512i slot, bit, found_lo = _mm512_setzero_si512(), found_hi = _mm512_setzero_si512();
+    float lane[16];
+    uint64_t taken = memo->taken, present = 0;
+    uint32_t extra_present = 0;
+    int64_t gt = 0, eq = 0, lt = 0;
+    ptrdiff_t j, n = 0, inserted = 0;
+    int n_extra = memo->n_extra, i;
     unsigned s;
     for (i = 0; i < 4; i++)
-        t[i] = _mm512_set1_ps(NAN);
+        t[i] = _mm512_loadu_ps(memo->value + 16 * i);
     for (j = 0; j < m; j += 16) {
         __mmask16 left = m - j >= 16 ? (__mmask16) ~0u : (__mmask16) ((1u << (m - j)) - 1);
+        __mmask16 hi, hit;
         a = _mm512_maskz_loadu_ps(left, x + j);
         if (counts) {
             eq += __builtin_popcount(_mm512_mask_cmp_ps_mask(left, a, vv, _CMP_EQ_OQ));
@@ -253,12 +260,20 @@ fr_distinct_above_f32_avx512_body(const float* x, ptrdiff_t m, float v, float* s
             gt += __builtin_popcount(left);
         slot = _mm512_set1_epi32(FR_SLOT_MULTIPLIER);
         slot = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_castps_si512(a), slot), 26);
-        look = _mm512_mask_blend_ps(_mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),
-                                    _mm512_permutex2var_ps(t[0], slot, t[1]),
+        hi = _mm512_test_epi32_mask(slot, half);
+        look = _mm512_mask_blend_ps(hi, _mm512_permutex2var_ps(t[0], slot, t[1]),
                                     _mm512_permutex2var_ps(t[2], slot, t[3]));
-        left = _mm512_mask_cmp_ps_mask(left, a, look, _CMP_NEQ_UQ); /* NaN: an empty slot */
-        for (i = 0; i < n_extra; i++)
-            left = _mm512_mask_cmp_ps_mask(left, a, _mm512_set1_ps(extra[i]), _CMP_NEQ_UQ);
+        hit = _mm512_mask_cmp_ps_mask(left, a, look, _CMP_EQ_OQ); /* NaN: an empty slot */
+        bit = _mm512_sllv_epi32(one, _mm512_and_si512(slot, low));
+        found_lo = _mm512_mask_or_epi32(found_lo, hit & (__mmask16) ~hi, found_lo, bit);
+        found_hi = _mm512_mask_or_epi32(found_hi, hit & hi, found_hi, bit);
+        left &= (__mmask16) ~hit;
+        for (i = 0; i < n_extra && left; i++) {
+            const __mmask16 e =
+                _mm512_mask_cmp_ps_mask(left, a, _mm512_set1_ps(memo->extra[i]), _CMP_EQ_OQ);
+            extra_present |= (uint32_t) (e != 0) << i;
+            left &= (__mmask16) ~e;
+        }
         if (!left)
             continue;
         _mm512_storeu_ps(lane, a);
@@ -266,19 +281,34 @@ fr_distinct_above_f32_avx512_body(const float* x, ptrdiff_t m, float v, float* s
             const float w = lane[__builtin_ctz(left)];
             b = _mm512_set1_ps(w);
             left = _mm512_mask_cmp_ps_mask(left, a, b, _CMP_NEQ_UQ);
-            if (n == FR_FEW_DISTINCT)
-                return -1;
-            seen[n++] = w;
+            if (inserted++ == FR_FEW_DISTINCT || n_extra == FR_FEW_DISTINCT) {
+                memo->taken = taken;
+                memo->n_extra = n_extra;
+                return inserted > FR_FEW_DISTINCT ? -1 : -2;
+            }
             s = fr_slot_f32(w);
             if (taken >> s & 1) {
-                extra[n_extra++] = w;
+                memo->extra[n_extra] = w;
+                extra_present |= (uint32_t) 1 << n_extra++;
                 continue;
             }
             taken |= (uint64_t) 1 << s;
+            present |= (uint64_t) 1 << s;
+            memo->value[s] = w;
             for (i = 0; i < 4; i++) /* lane s % 16 of t[s / 16] */
                 t[i] = _mm512_mask_mov_ps(t[i], (__mmask16) ((uint64_t) 1 << s >> 16 * i), b);
         } while (left);
     }
+    memo->taken = taken;
+    memo->n_extra = n_extra;
+    present |= (uint64_t) (uint32_t) _mm512_reduce_or_epi32(found_lo) |
+               (uint64_t) (uint32_t) _mm512_reduce_or_epi32(found_hi) << 32;
+    if (__builtin_popcountll(present) + __builtin_popcount(extra_present) > FR_FEW_DISTINCT)
+        return -1;
+    for (; present; present &= present - 1)
+        seen[n++] = memo->value[__builtin_ctzll(present)];
+    for (; extra_present; extra_present &= extra_present - 1)
+        seen[n++] = memo->extra[__builtin_ctz(extra_present)];
     if (counts) {
         counts[0] = gt;
         counts[1] = eq;
@@ -286,15 +316,29 @@ fr_distinct_above_f32_avx512_body(const float* x, ptrdiff_t m, float v, float* s
     }
     return n;
 }
-static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(const float* x, ptrdiff_t m,
-                                                              float v, float* seen) {
-    return fr_distinct_above_f32_avx512_body(x, m, v, seen, NULL);
-}
-static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_counted_f32_avx512(const float* x,
-                                                                      ptrdiff_t m, float v,
-                                                                      float* seen,
-                                                                      int64_t* counts) {
-    return fr_distinct_above_f32_avx512_body(x, m, v, seen, counts);
+/* fr_distinct_above_f32_avx512_pass with its table kept in memo (an empty one of its own
+   when memo is NULL); the table emptied where it ran out of extras (and the row looked up
+   again), and after a row it failed or that left it more than a few extras. */
+static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(fr_few_memo_f32* memo,
+                                                              const float* x, ptrdiff_t m,
+                                                              float v, float* seen,
+                                                              int64_t* counts) {
+    fr_few_memo_f32 own;
+    ptrdiff_t n;
+    if (memo == NULL) {
+        memo = &own;
+        fr_few_memo_clear(memo);
+    }
+    n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
+    if (n == -2) {
+        fr_few_memo_clear(memo);
+        n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
+    }
+    if (n < 0 || memo->n_extra > 4) {
+        fr_few_memo_clear(memo);
+        n = n < 0 ? -1 : n;
+    }
+    return n;
 }
 /* As fr_distinct_keys (tie_counting.h), for n <= 16 keys: each key compared with all in
    two vectors (fr_distinct_from_masks), no branch on the keys' order. */
