@@ -51,7 +51,12 @@ cdef extern from *:
 
 cdef extern from "few_distinct.h" nogil:
     enum: FR_FEW_DISTINCT
-    Py_ssize_t fr_distinct_index_f32(int level, const float* x, Py_ssize_t m, uint8_t* index,
+    enum: FR_INDEX_NUMBERS
+    ctypedef struct fr_few_memo_f32:
+        pass
+    void fr_few_memo_clear(fr_few_memo_f32* t)
+    Py_ssize_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, const float* x,
+                                     Py_ssize_t m, uint8_t* index, int32_t* numbers,
                                      float* values, int64_t* counts)
 
 cdef struct SortWork:
@@ -70,6 +75,7 @@ cdef struct SortWork:
     int32_t* slot_of    # q: table slot of each input element
     uint64_t few_key[FEW_MAX]
     int32_t few_slot[FEW_MAX]
+    fr_few_memo_f32* memo  # a float32 row's few distinct values, kept for the next row
     bint nan_seen       # a row sorted with this scratch held a NaN score
     int level           # the instruction-set level (_simd.current_level) of its passes
 
@@ -92,11 +98,13 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
         memset(w.tab_key, 0xFF, (1 << FEW_BITS) * sizeof(uint64_t))  # every slot EMPTY_KEY
     w.tab_count = <int32_t*> calloc(1 << FEW_BITS, sizeof(int32_t))
     w.slot_of = <int32_t*> malloc(q * sizeof(int32_t))
+    w.memo = <fr_few_memo_f32*> malloc(sizeof(fr_few_memo_f32))
     if w.order == NULL or w.end == NULL or w.keys == NULL or w.keys_tmp == NULL \
             or w.order_tmp == NULL or w.hist == NULL or w.mark == NULL or w.tab_key == NULL \
-            or w.tab_count == NULL or w.slot_of == NULL:
+            or w.tab_count == NULL or w.slot_of == NULL or w.memo == NULL:
         sort_work_free(w)
         return NULL
+    fr_few_memo_clear(w.memo)
     return w
 
 
@@ -113,6 +121,7 @@ cdef inline void sort_work_free(SortWork* w) noexcept nogil:
     free(w.tab_key)
     free(w.tab_count)
     free(w.slot_of)
+    free(w.memo)
     free(w)
 
 
@@ -331,10 +340,11 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
                                         SortWork* w) noexcept nogil:
     """sort_dense_row of a contiguous float32 row holding at most FR_FEW_DISTINCT distinct
     beliefs and no NaN, by counting: each label's distinct belief found a vector at a time
-    (fr_distinct_index_f32, AVX-512) with their counts, the few distinct keys sorted, the
-    labels scattered straight into place. False (nothing written) for another row or on
-    another path. The same order, keys and group ends as _few_distinct_sort: its hash probe
-    and the keys of every label were two thirds of that sort."""
+    (fr_distinct_index_f32, AVX-512, in a table kept from row to row: w.memo) with their
+    counts, the few distinct keys sorted, the labels scattered straight into place. False
+    (nothing written) for another row or on another path. The same order, keys and group
+    ends as _few_distinct_sort: its hash probe and the keys of every label were two thirds
+    of that sort."""
     cdef Py_ssize_t p, d, n
     cdef int32_t c, total
     cdef uint8_t* index = <uint8_t*> w.slot_of
@@ -345,9 +355,10 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     cdef int32_t* few_slot = w.few_slot
     cdef float values[FR_FEW_DISTINCT]
     cdef int64_t counts[FR_FEW_DISTINCT]
-    cdef int32_t at[FR_FEW_DISTINCT]
+    cdef int32_t numbers[FR_FEW_DISTINCT]
+    cdef int32_t at[FR_INDEX_NUMBERS]  # by index number: the next output position
     cdef uint64_t k
-    n = fr_distinct_index_f32(w.level, row, q, index, values, counts)
+    n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
     if n < 0:
         return False
     for d in range(n):
@@ -356,7 +367,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     _insertion_sort(few_key, few_slot, n)
     total = 0
     for d in range(n):  # each value's first output position
-        at[few_slot[d]] = total
+        at[numbers[few_slot[d]]] = total
         total += <int32_t> counts[few_slot[d]]
     for p in range(q):
         c = at[index[p]]
@@ -364,7 +375,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
         order[c] = <int32_t> p
     p = 0
     for d in range(n):  # each value's key and group end over its positions
-        total = at[few_slot[d]]
+        total = at[numbers[few_slot[d]]]
         k = few_key[d]
         while p < total:
             keys[p] = k

@@ -44,6 +44,11 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
+from _tiesort cimport (
+    SortWork, desc_key, floating, fr_few_memo_f32, fr_prefetch_bytes, index_t, row_state,
+    shuffle_group, sort_keys, sort_row_at, sort_work_free, sort_work_new,
+)
+
 cdef extern from "tie_counting.h" nogil:
     int64_t fr_count_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
                                float v)
@@ -88,11 +93,6 @@ cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_distinct_keys(int level, const uint64_t* keys, Py_ssize_t n, uint64_t* out,
                                 int64_t* count)
 
-cdef extern from "few_distinct.h" nogil:
-    ctypedef struct fr_few_memo_f32:
-        pass
-    void fr_few_memo_clear(fr_few_memo_f32* t)
-
 cdef extern from "bits.h" nogil:
     unsigned FR_CTZ64(uint64_t x)
 cdef extern from "numpy_sum.h" nogil:
@@ -110,10 +110,6 @@ cdef extern from "expected_precision.h" nogil:
                                      const double* h)
 
 from fastrank._ext._simd cimport FR_SIMD_AVX2, current_level
-from _tiesort cimport (
-    SortWork, desc_key, floating, fr_prefetch_bytes, index_t, row_state, shuffle_group,
-    sort_keys, sort_row_at, sort_work_free, sort_work_new,
-)
 
 # metric codes
 cdef enum:
@@ -163,7 +159,6 @@ cdef struct Scratch:
     uint32_t* tab_stamp  # slot in use in the current row <=> tab_stamp == stamp
     uint32_t stamp
     int tab_bits
-    fr_few_memo_f32* memo  # float32 rows' distinct values above a level, kept row to row
     bint bad             # a NaN belief or a truth value other than 0/1 was seen
     int level            # the instruction-set level of the counting passes (_simd)
     const char* ahead    # the next row's beliefs not yet prefetched, up to ahead_end
@@ -187,14 +182,12 @@ cdef Scratch* _scratch_new(Py_ssize_t q, int level, const double* harmonic) noex
     s.places = <int32_t*> malloc((q + 16) * sizeof(int32_t))
     s.tab_key = <uint64_t*> malloc((<size_t> 1 << s.tab_bits) * sizeof(uint64_t))
     s.tab_stamp = <uint32_t*> calloc(<size_t> 1 << s.tab_bits, sizeof(uint32_t))
-    s.memo = <fr_few_memo_f32*> malloc(sizeof(fr_few_memo_f32))
     s.harmonic = harmonic
     if s.w == NULL or s.zero == NULL or s.rel == NULL or s.gt == NULL or s.eq == NULL \
             or s.pos == NULL or s.places == NULL or s.tab_key == NULL \
-            or s.tab_stamp == NULL or s.memo == NULL:
+            or s.tab_stamp == NULL:
         _scratch_free(s)
         return NULL
-    fr_few_memo_clear(s.memo)
     return s
 
 
@@ -210,7 +203,6 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.places)
     free(s.tab_key)
     free(s.tab_stamp)
-    free(s.memo)
     free(s)
 
 
@@ -270,7 +262,7 @@ cdef inline Py_ssize_t _distinct_above(const floating* x, Py_ssize_t stride, Py_
     cdef double xv
     cdef floating* seen = <floating*> s.w.keys
     if floating is float:
-        count = fr_few_distinct_above_f32(s.level, x, stride, m, <float> v, seen, s.memo)
+        count = fr_few_distinct_above_f32(s.level, x, stride, m, <float> v, seen, s.w.memo)
     else:
         count = fr_few_distinct_above_f64(s.level, x, stride, m, v, seen)
     if count >= 0:
@@ -317,7 +309,7 @@ cdef inline Py_ssize_t _count_level_above(const floating* x, Py_ssize_t stride,
         if n_zero == 0:
             _ask_ahead(s, 1)
             n = fr_few_distinct_above_counted_f32(s.level, x, stride, m, <float> v,
-                                                  <float*> s.w.keys, s.memo, counts)
+                                                  <float*> s.w.keys, s.w.memo, counts)
         if n >= 0:
             s.gt[0] = counts[0]
             s.eq[0] = counts[1]
@@ -810,7 +802,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     elif n_lev > 0:
         if floating is float:
             n_seen = fr_few_distinct_above_f32(s.level, x, stride, m, <float> low, seen,
-                                               s.memo)
+                                               s.w.memo)
         else:
             n_seen = fr_few_distinct_above_f64(s.level, x, stride, m, low, seen)
         for j in range(n_seen):

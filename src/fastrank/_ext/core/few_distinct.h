@@ -49,99 +49,141 @@ static inline void fr_few_memo_clear(fr_few_memo_f32* t) {
     t->n_extra = 0;
 }
 
+/* the numbers a row's index bytes take: the table's 64 slots, then its extras */
+#define FR_INDEX_NUMBERS (64 + FR_FEW_DISTINCT)
+
 #ifdef FR_X86
-/* index[j] <- the number of x[j]'s value among the row's distinct values in the order they
-   first occur (-0.0 == 0.0), values[0:n] <- those values, counts[0:n] <- how many labels
-   hold each; returns n, or -1 when the row holds more than FR_FEW_DISTINCT distinct values
-   or a NaN (the caller sorts it another way). The table of 64 slots in four registers
-   holds the values, four more their numbers: sixteen labels looked up by two two-table
-   permutes of each and a blend; a value whose slot was taken kept in a short list of
-   extras, compared one by one; a new value's lanes found by one comparison. The counts are
-   the index bytes equal to each number, 64 a comparison. */
-FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
-        const float* x, ptrdiff_t m, uint8_t* index, float* values, int64_t* counts) {
+/* fr_distinct_index_f32 on AVX-512: -2 when the extras run out (the caller empties the
+   table and looks again). */
+static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
+        fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index,
+        int32_t* numbers, float* values, int64_t* counts) {
     __m512 t[4], a, b, look;
-    __m512i u[4], slot, number;
-    float lane[16], extra[FR_FEW_DISTINCT];
-    int extra_number[FR_FEW_DISTINCT], n_extra = 0, i;
-    uint64_t taken = 0;
-    ptrdiff_t j, n = 0;
+    __m512i slot, number;
+    float lane[16];
+    uint64_t taken = memo->taken, left_slots;
+    ptrdiff_t j, n = 0, inserted = 0;
+    int n_extra = memo->n_extra, i, k;
     unsigned s;
-    for (i = 0; i < 4; i++) {
-        t[i] = _mm512_set1_ps(NAN);
-        u[i] = _mm512_setzero_si512();
-    }
+    for (i = 0; i < 4; i++)
+        t[i] = _mm512_loadu_ps(memo->value + 16 * i);
     for (j = 0; j < m; j += 16) {
         __mmask16 in = m - j >= 16 ? (__mmask16) ~0u : (__mmask16) ((1u << (m - j)) - 1);
-        __mmask16 left, hi;
+        __mmask16 left;
         a = _mm512_maskz_loadu_ps(in, x + j);
         if (_mm512_mask_cmp_ps_mask(in, a, a, _CMP_UNORD_Q))
             return -1;
         slot = _mm512_set1_epi32(FR_SLOT_MULTIPLIER);
         slot = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_castps_si512(a), slot), 26);
-        hi = _mm512_test_epi32_mask(slot, _mm512_set1_epi32(32));
-        look = _mm512_mask_blend_ps(hi, _mm512_permutex2var_ps(t[0], slot, t[1]),
+        look = _mm512_mask_blend_ps(_mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),
+                                    _mm512_permutex2var_ps(t[0], slot, t[1]),
                                     _mm512_permutex2var_ps(t[2], slot, t[3]));
-        number = _mm512_mask_blend_epi32(hi, _mm512_permutex2var_epi32(u[0], slot, u[1]),
-                                         _mm512_permutex2var_epi32(u[2], slot, u[3]));
+        number = slot;
         left = _mm512_mask_cmp_ps_mask(in, a, look, _CMP_NEQ_UQ); /* NaN: an empty slot */
-        for (i = 0; i < n_extra; i++) {
-            const __mmask16 e = _mm512_mask_cmp_ps_mask(left, a, _mm512_set1_ps(extra[i]),
+        for (i = 0; i < n_extra && left; i++) {
+            const __mmask16 e = _mm512_mask_cmp_ps_mask(left, a, _mm512_set1_ps(memo->extra[i]),
                                                         _CMP_EQ_OQ);
-            number = _mm512_mask_mov_epi32(number, e, _mm512_set1_epi32(extra_number[i]));
+            number = _mm512_mask_mov_epi32(number, e, _mm512_set1_epi32(64 + i));
             left &= (__mmask16) ~e;
         }
         if (left)
             _mm512_storeu_ps(lane, a);
         while (left) {
             const float w = lane[__builtin_ctz(left)];
-            const __m512i own = _mm512_set1_epi32((int) n);
             __mmask16 same;
             b = _mm512_set1_ps(w);
             same = _mm512_mask_cmp_ps_mask(left, a, b, _CMP_EQ_OQ);
-            if (n == FR_FEW_DISTINCT)
-                return -1;
+            if (inserted++ == FR_FEW_DISTINCT || n_extra == FR_FEW_DISTINCT) {
+                memo->taken = taken;
+                memo->n_extra = n_extra;
+                return inserted > FR_FEW_DISTINCT ? -1 : -2;
+            }
             left &= (__mmask16) ~same;
-            number = _mm512_mask_mov_epi32(number, same, own);
             s = fr_slot_f32(w);
             if (taken >> s & 1) {
-                extra[n_extra] = w;
-                extra_number[n_extra++] = (int) n;
+                number = _mm512_mask_mov_epi32(number, same, _mm512_set1_epi32(64 + n_extra));
+                memo->extra[n_extra++] = w;
             } else {
                 taken |= (uint64_t) 1 << s;
-                for (i = 0; i < 4; i++) { /* lane s % 16 of t[s / 16] and u[s / 16] */
-                    const __mmask16 k = (__mmask16) ((uint64_t) 1 << s >> 16 * i);
-                    t[i] = _mm512_mask_mov_ps(t[i], k, b);
-                    u[i] = _mm512_mask_mov_epi32(u[i], k, own);
-                }
+                memo->value[s] = w;
+                for (i = 0; i < 4; i++) /* lane s % 16 of t[s / 16] */
+                    t[i] = _mm512_mask_mov_ps(t[i], (__mmask16) ((uint64_t) 1 << s >> 16 * i),
+                                              b);
             }
-            values[n++] = w;
         }
         _mm_mask_storeu_epi8(index + j, in, _mm512_cvtepi32_epi8(number));
     }
-    for (i = 0; i < n; i++) {
-        const __m512i want = _mm512_set1_epi8((char) i);
+    memo->taken = taken;
+    memo->n_extra = n_extra;
+    /* the table's values the row holds: those whose number its index bytes take */
+    for (left_slots = taken, k = 0; left_slots || k < n_extra;) {
+        int num;
+        __m512i want;
         int64_t c = 0;
+        if (left_slots) {
+            num = __builtin_ctzll(left_slots);
+            left_slots &= left_slots - 1;
+        } else {
+            num = 64 + k++;
+        }
+        want = _mm512_set1_epi8((char) num);
         for (j = 0; j < m; j += 64) {
             const __mmask64 in = m - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j)) - 1;
             c += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(
                 in, _mm512_maskz_loadu_epi8(in, index + j), want));
         }
-        counts[i] = c;
+        if (c == 0)
+            continue;
+        if (n == FR_FEW_DISTINCT)
+            return -1;
+        numbers[n] = num;
+        values[n] = num < 64 ? memo->value[num] : memo->extra[num - 64];
+        counts[n++] = c;
+    }
+    return n;
+}
+/* index[j] <- the number of x[j]'s value in a table of the row's distinct values kept from
+   row to row (memo, emptied first when NULL): its slot (below 64), or 64 + i for the i-th
+   value whose slot another holds (an extra); numbers[0:n] <- those the row holds, values
+   and counts <- their values and how many labels hold each; returns n, or -1 when the row
+   holds more than FR_FEW_DISTINCT distinct values or a NaN (the caller sorts it another
+   way). The table of 64 slots in four registers: sixteen labels looked up by two two-table
+   permutes and a blend (the slot is the number), an extra compared one by one, a new
+   value's lanes found by one comparison. The counts are the index bytes equal to each
+   number the table holds, 64 a comparison. A row that fails, or leaves more than four
+   extras or sixteen values it does not hold, empties the table for the next. */
+FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
+        fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index, int32_t* numbers,
+        float* values, int64_t* counts) {
+    fr_few_memo_f32 own;
+    ptrdiff_t n;
+    if (memo == NULL) {
+        memo = &own;
+        fr_few_memo_clear(memo);
+    }
+    n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
+    if (n == -2) {
+        fr_few_memo_clear(memo);
+        n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
+    }
+    if (n < 0 || memo->n_extra > 4 || __builtin_popcountll(memo->taken) + memo->n_extra > n + 16) {
+        fr_few_memo_clear(memo);
+        n = n < 0 ? -1 : n;
     }
     return n;
 }
 #endif
 
 /* fr_distinct_index_f32_avx512 on the AVX-512 level; -1 below it */
-static inline ptrdiff_t fr_distinct_index_f32(int level, const float* x, ptrdiff_t m,
-                                              uint8_t* index, float* values,
-                                              int64_t* counts) {
+static inline ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, const float* x,
+                                              ptrdiff_t m, uint8_t* index, int32_t* numbers,
+                                              float* values, int64_t* counts) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512)
-        return fr_distinct_index_f32_avx512(x, m, index, values, counts);
+        return fr_distinct_index_f32_avx512(memo, x, m, index, numbers, values, counts);
 #endif
-    (void) level, (void) x, (void) m, (void) index, (void) values, (void) counts;
+    (void) level, (void) memo, (void) x, (void) m, (void) index, (void) numbers;
+    (void) values, (void) counts;
     return -1;
 }
 
