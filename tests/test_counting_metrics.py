@@ -12,6 +12,7 @@ from fastrank import metrics as M
 from fastrank._ext import tie_counts
 from fastrank.metrics._common import check_inputs, column, family, run_kernel, score_args
 from fastrank._validation import int32_indexed
+from table_rows import rows_across_the_kept_table
 
 COUNTED_TIES = ("dense", "standard", "modified", "expected")  # and the ordinal forms
 PUBLIC = {"one_error": M.one_error, "coverage": M.coverage, "ranking_loss": M.ranking_loss,
@@ -286,29 +287,9 @@ def test_distinct_beliefs_looked_up_in_a_table_kept_from_row_to_row(simd_paths):
     form that reads them (dense coverage, the ordinal forms) gives the sort path's values,
     on every path and row after row."""
     rng = np.random.default_rng(11)
-    q = 70
-    pool = rng.standard_normal(400).astype(np.float32)
-    slots = ((pool.view(np.uint32).astype(np.uint64) * 0x3C6EF362) % 2**32) >> 26
-    crowded = pool[slots == np.bincount(slots).argmax()]  # values sharing one slot
-    rows, last = [], pool[:20]
-    for i in range(260):
-        kind = i % 6
-        if kind == 0:
-            values = rng.choice(pool, rng.choice([1, 5, 20, 31, 32]), replace=False)
-        elif kind == 1:  # a subset of the last row's values
-            values = rng.choice(last, max(1, len(last) // 2), replace=False)
-        elif kind == 2:  # values of one slot, beside others
-            values = np.r_[crowded[:rng.integers(2, len(crowded) + 1)], pool[:5]]
-        elif kind == 3:
-            values = rng.choice(pool, rng.choice([33, 45]), replace=False)
-        else:
-            values = last
-        rows.append(rng.choice(values, size=q))
-        last = np.unique(rows[-1])
-    s = np.array(rows, dtype=np.float32)
+    s = rows_across_the_kept_table(rng, 260, 70)
     y = (rng.random(s.shape) < 0.1).astype(np.uint8)
-    y[np.arange(len(s)), rng.integers(0, q, len(s))] = 1
-    assert len(crowded) >= 3
+    y[np.arange(len(s)), rng.integers(0, s.shape[1], len(s))] = 1
     for _ in simd_paths:
         assert_same_per_document(y, s)
 

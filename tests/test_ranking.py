@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 
 import fastrank
 from fastrank.ranking import RANK_METHODS
+from table_rows import rows_across_the_kept_table
 
 SCIPY_METHODS = {"standard": "min", "modified": "max", "dense": "dense", "fractional": "average"}
 
@@ -76,40 +77,23 @@ def test_signed_zero_and_infinities_are_ordinary_values():
     assert fastrank.rank(sp.csr_matrix(S), "standard").tolist() == [[3, 3, 1, 6, 2, 5]]
 
 
+def assert_ranks_of_scipy(S):
+    """fastrank's ranks of S, every method, equal scipy's (stable: scipy's ordinal)."""
+    for method, scipy_method in SCIPY_METHODS.items():
+        assert np.array_equal(fastrank.rank(S, method),
+                              ss.rankdata(-S, method=scipy_method, axis=1)), method
+    assert np.array_equal(fastrank.rank(S, "stable"), ss.rankdata(-S, method="ordinal", axis=1))
+
+
 def test_float32_rows_looked_up_in_a_table_kept_from_row_to_row(simd_paths):
     """The float32 few-distinct sort keeps its table of values from one row to the next
     (each row counting only the values it holds): rows holding a subset of the last row's
     values, values crowding one slot (kept aside as extras), rows of more than 32 values
     (another sort, the table emptied), NaN rows, then few values again: scipy's ranks and
     the stable order on every path, row after row."""
-    rng = np.random.default_rng(5)
-    q = 90
-    pool = rng.standard_normal(400).astype(np.float32)
-    slots = ((pool.view(np.uint32).astype(np.uint64) * 0x3C6EF362) % 2**32) >> 26
-    crowded = pool[slots == np.bincount(slots).argmax()]
-    rows, last = [], pool[:20]
-    for i in range(240):
-        kind = i % 6
-        if kind == 0:
-            values = rng.choice(pool, rng.choice([1, 5, 20, 31, 32]), replace=False)
-        elif kind == 1:
-            values = rng.choice(last, max(1, len(last) // 2), replace=False)
-        elif kind == 2:
-            values = np.r_[crowded[:rng.integers(2, len(crowded) + 1)], pool[:5]]
-        elif kind == 3:
-            values = rng.choice(pool, rng.choice([33, 45]), replace=False)
-        else:
-            values = last
-        rows.append(rng.choice(values, size=q))
-        last = np.unique(rows[-1])
-    S = np.array(rows, dtype=np.float32)
-    assert len(crowded) >= 3
+    S = rows_across_the_kept_table(np.random.default_rng(5), 240, 90)
     for _ in simd_paths:
-        for method, scipy_method in SCIPY_METHODS.items():
-            assert np.array_equal(fastrank.rank(S, method),
-                                  ss.rankdata(-S, method=scipy_method, axis=1)), method
-        assert np.array_equal(fastrank.rank(S, "stable"),
-                              ss.rankdata(-S, method="ordinal", axis=1))
+        assert_ranks_of_scipy(S)
         bad = S.copy()
         bad[100, 3] = np.nan
         with pytest.raises(ValueError, match="NaN .*row 100"):
@@ -133,11 +117,7 @@ def test_float32_rows_of_few_distinct_beliefs(simd_paths, distinct, q):
     bad = S.copy()
     bad[3, q - 100] = np.nan
     for _ in simd_paths:
-        for method, scipy_method in SCIPY_METHODS.items():
-            assert np.array_equal(fastrank.rank(S, method),
-                                  ss.rankdata(-S, method=scipy_method, axis=1)), method
-        assert np.array_equal(fastrank.rank(S, "stable"),
-                              ss.rankdata(-S, method="ordinal", axis=1))
+        assert_ranks_of_scipy(S)
         g = fastrank.tie_groups(S)
         for i, row in enumerate(S):
             order, groups = reference_groups(row)
