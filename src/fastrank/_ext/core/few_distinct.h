@@ -49,6 +49,19 @@ static inline void fr_few_memo_clear(fr_few_memo_f32* t) {
     t->n_extra = 0;
 }
 
+/* The table after a row's lookups returned n (< 0: they failed): emptied when they
+   failed, or left more than four values aside, or (where the row is known to hold `held`
+   of its values; -1: not known) more than sixteen values the row does not hold, so that
+   the next row starts from a table that fits it. Returns n, or -1 for a failure. */
+static inline ptrdiff_t fr_few_memo_settle(fr_few_memo_f32* t, ptrdiff_t n, ptrdiff_t held) {
+    if (n < 0 || t->n_extra > 4
+        || (held >= 0 && __builtin_popcountll(t->taken) + t->n_extra > held + 16)) {
+        fr_few_memo_clear(t);
+        return n < 0 ? -1 : n;
+    }
+    return n;
+}
+
 /* the numbers a row's index bytes take: the table's 64 slots, then its extras */
 #define FR_INDEX_NUMBERS (64 + FR_FEW_DISTINCT)
 
@@ -143,34 +156,23 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
     return n;
 }
 /* index[j] <- the number of x[j]'s value in a table of the row's distinct values kept from
-   row to row (memo, emptied first when NULL): its slot (below 64), or 64 + i for the i-th
+   row to row (memo): its slot (below 64), or 64 + i for the i-th
    value whose slot another holds (an extra); numbers[0:n] <- those the row holds, values
    and counts <- their values and how many labels hold each; returns n, or -1 when the row
    holds more than FR_FEW_DISTINCT distinct values or a NaN (the caller sorts it another
    way). The table of 64 slots in four registers: sixteen labels looked up by two two-table
    permutes and a blend (the slot is the number), an extra compared one by one, a new
    value's lanes found by one comparison. The counts are the index bytes equal to each
-   number the table holds, 64 a comparison. A row that fails, or leaves more than four
-   extras or sixteen values it does not hold, empties the table for the next. */
+   number the table holds, 64 a comparison. The table then settles (fr_few_memo_settle). */
 FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
         fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index, int32_t* numbers,
         float* values, int64_t* counts) {
-    fr_few_memo_f32 own;
-    ptrdiff_t n;
-    if (memo == NULL) {
-        memo = &own;
-        fr_few_memo_clear(memo);
-    }
-    n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
+    ptrdiff_t n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
     if (n == -2) {
         fr_few_memo_clear(memo);
         n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
     }
-    if (n < 0 || memo->n_extra > 4 || __builtin_popcountll(memo->taken) + memo->n_extra > n + 16) {
-        fr_few_memo_clear(memo);
-        n = n < 0 ? -1 : n;
-    }
-    return n;
+    return fr_few_memo_settle(memo, n, n);
 }
 #endif
 

@@ -342,7 +342,7 @@ FR_GAP_TOP_AT(double, f64)
 
 /* The distinct values of x[j * stride] (j < m) above v while there are few (AVX2 and
  * AVX-512, contiguous rows: fr_distinct_above_*; float32 on AVX-512 in the order of its
- * table, which memo keeps from row to row, or not when NULL); -1 where there are more or
+ * table, which memo keeps from row to row); -1 where there are more or
  * on another path (the caller counts them in a hash set). */
 static inline ptrdiff_t fr_few_distinct_above_f32(int level, const float* x, ptrdiff_t stride,
                                                   ptrdiff_t m, float v, float* seen,

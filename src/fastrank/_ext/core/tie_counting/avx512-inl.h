@@ -316,29 +316,19 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512_pass(
     }
     return n;
 }
-/* fr_distinct_above_f32_avx512_pass with its table kept in memo (an empty one of its own
-   when memo is NULL); the table emptied where it ran out of extras (and the row looked up
-   again), and after a row it failed or that left it more than a few extras. */
+/* fr_distinct_above_f32_avx512_pass with its table kept in memo: emptied where it ran out
+   of extras (and the row looked up again), then settled (fr_few_memo_settle; n counts only
+   the values above v, not those the row holds). */
 static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(fr_few_memo_f32* memo,
                                                               const float* x, ptrdiff_t m,
                                                               float v, float* seen,
                                                               int64_t* counts) {
-    fr_few_memo_f32 own;
-    ptrdiff_t n;
-    if (memo == NULL) {
-        memo = &own;
-        fr_few_memo_clear(memo);
-    }
-    n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
+    ptrdiff_t n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
     if (n == -2) {
         fr_few_memo_clear(memo);
         n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
     }
-    if (n < 0 || memo->n_extra > 4) {
-        fr_few_memo_clear(memo);
-        n = n < 0 ? -1 : n;
-    }
-    return n;
+    return fr_few_memo_settle(memo, n, -1);
 }
 /* As fr_distinct_keys (tie_counting.h), for n <= 16 keys: each key compared with all in
    two vectors (fr_distinct_from_masks), no branch on the keys' order. */
