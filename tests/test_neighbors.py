@@ -280,36 +280,24 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
                                atol=1e-6 if dtype == np.float32 else 1e-13)
 
 
-@pytest.mark.parametrize("n_features", [9, 64, 65, 100, 128, 129])
-def test_dense_panels_agree_across_tiles(n_features, simd_paths):
-    """float32 at few features (up to 128) packs the base in panels of 16 (AVX-512) or 8
-    (AVX2) rows, tiles of about 16 KiB: bases of several tiles (the last one partial,
-    its last panel padded) with query counts of every remainder of 3 and 2 give the same
-    bits on every path."""
+@pytest.mark.parametrize("n_features, queries, bases, k", [
+    *((d, (6, 7, 8), (355, 800), 50) for d in (9, 64, 65, 100, 128, 129)),
+    *((d, (49, 100, 103), (97, 150), 20) for d in (129, 1030))])
+def test_dense_tiles_agree_across_blocks(n_features, queries, bases, k, simd_paths):
+    """float32 packs the base in tiles: up to 128 features in panels of 16 (AVX-512) or 8
+    (AVX2) rows, tiles of about 16 KiB (the last one partial, its last panel padded;
+    query counts of every remainder of 3 and 2); beyond, tiles of 48 rows in groups of 4
+    (AVX2) or of 8 rows and more (AVX-512), searched by blocks of query rows, the features
+    in passes of up to 1 024 (the last tile partial, with rows outside its groups; query
+    counts over several blocks, of every remainder of 3 and 4). The same bits on every
+    path."""
     rng = np.random.default_rng(n_features)
-    B = rng.standard_normal((800, n_features)).astype(np.float32)
-    results = [[topk_cosine(B[:nq], B[:nb], 50) for nq in (6, 7, 8) for nb in (355, 800)]
+    B = rng.standard_normal((max(bases), n_features)).astype(np.float32)
+    results = [[topk_cosine(B[:nq], B[:nb], k) for nq in queries for nb in bases]
                for _ in simd_paths]
     _assert_paths_agree(results)
     s, i = results[0][-1]
-    np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:8], B), i, 1),
-                               atol=1e-6)
-
-
-@pytest.mark.parametrize("n_features", [129, 1030])
-def test_dense_packed_tiles_agree_across_blocks(n_features, simd_paths):
-    """float32 beyond 128 features packs the base in tiles (48 rows on AVX2, in groups of
-    4; 8 and more on AVX-512) searched by blocks of query rows, the features in passes of
-    up to 1 024: bases of several tiles (the last one partial, with rows outside its
-    groups) and query counts over several blocks, of every remainder of 3 and 4, give the
-    same bits on every path."""
-    rng = np.random.default_rng(n_features)
-    B = rng.standard_normal((150, n_features)).astype(np.float32)
-    results = [[topk_cosine(B[:nq], B[:nb], 20) for nq in (49, 100, 103) for nb in (97, 150)]
-               for _ in simd_paths]
-    _assert_paths_agree(results)
-    s, i = results[0][-1]
-    np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:103], B), i, 1),
+    np.testing.assert_allclose(s, np.take_along_axis(cosine_matrix(B[:max(queries)], B), i, 1),
                                atol=1e-6)
 
 
