@@ -48,6 +48,7 @@ by side, each in numpy's summation order.
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memset
 
 import numpy as np
 
@@ -625,7 +626,8 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
              uint64_t mc_seed, Py_ssize_t first_row, const double[::1] weight,
              double[:, ::1] doc, double[:, :, ::1] lab, double[:, :, :, ::1] mc,
              bint record=True):
-    """Fill ``doc``, ``lab`` and ``mc`` (zeroed by the caller) for an (n, q) belief matrix
+    """Fill ``doc``, ``lab`` and ``mc`` (their contents on entry are ignored: each chunk's
+    counters are zeroed by the thread that takes the chunk) for an (n, q) belief matrix
     given by ``fastrank._validation.row_source`` (a dense flat buffer with element strides
     and empty index arrays, or a canonical CSR matrix whose implicit zeros are one tie
     group); top_k < 0 is the perfect cutoff. Row i draws its random orders as global row
@@ -660,6 +662,9 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                     or (families & EXPECTED and harmonic == NULL):
                 continue
             mcp = &mc[chunk, 0, 0, 0] if n_draws > 0 else <double*> NULL
+            memset(&lab[chunk, 0, 0], 0, lab.shape[1] * q * sizeof(double))
+            if n_draws > 0:
+                memset(mcp, 0, n_draws * 2 * q * sizeof(double))
             lo = chunk * n // n_chunks
             hi = (chunk + 1) * n // n_chunks
             w.nan_seen = False

@@ -138,8 +138,10 @@ def run_kernel(y_true, y_score, families, seed, n_draws=0, top_k=None, rows=None
     doc = np.empty((n, N_SLOTS), dtype=np.float64)
     n_draws = n_draws if families & EXPECTED else 0
     n_chunks = _n_chunks(n, q, n_draws)
-    lab = np.zeros((n_chunks, N_LAB, q), dtype=np.float64)
-    mc = np.zeros((n_chunks, n_draws, 2, q), dtype=np.float64)
+    # the kernel zeroes each chunk's counters on the thread that takes it: np.zeros would
+    # clear these megabytes on one thread first (calloc clears reused heap memory)
+    lab = np.empty((n_chunks, N_LAB, q), dtype=np.float64)
+    mc = np.empty((n_chunks, n_draws, 2, q), dtype=np.float64)
     weight = _NO_WEIGHTS if sample_weight is None else sample_weight[lo:hi]
     counted, sound = _kernel.evaluate(*score_args(y_score, (lo, hi)), y_true[lo:hi], families,
                                       -1 if top_k is None else top_k, seed, seed ^ _MC_SALT,
