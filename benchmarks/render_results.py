@@ -102,6 +102,12 @@ ROWS = [
           "bibtex-shaped, 500 test documents", "vgram_wiring", "wiring_kept[{t}]",
           "wiring_per_call[{t}]", (t,), "xeon-spr16")
       for t in (1, 16)),
+    # evaluate after its label counters were zeroed on the threads (a later machine)
+    *(Row("Thread scaling on 16 cores", f"`{name}`, 16 threads{note}", "the same on 1 thread",
+          SCALING, "serial_fraction_evaluate", f"{name}[{{t}}]", f"{name}[1]", (16,),
+          "xeon-spr16")
+      for name, note in (("streaming_pass", ", a later machine"),
+                         ("evaluate", ", label counters zeroed on the threads"))),
     # the same machine at 4 and 8 threads: where its memory bandwidth runs out
     *(Row("Thread scaling on 16 cores", f"`{name}`, {t} threads", "the same on 1 thread",
           SCALING, f"serial_fraction_{t}threads", f"{name}[{{t}}]", f"{name}[1]", (t,),
