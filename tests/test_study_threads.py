@@ -1,5 +1,6 @@
 """The study in process on several threads: its tasks run side by side, each on one kernel
-thread, and the results, the calibration and the progress messages are those of one thread."""
+thread (two from eight threads on), and the results, the calibration and the progress
+messages are those of one thread."""
 import concurrent.futures
 import threading
 
@@ -60,6 +61,21 @@ def test_two_threads_run_two_tasks_at_once_each_on_one_kernel_thread(monkeypatch
     assert len({ident for ident, _ in seen}) == 2  # two pool threads
     assert {threads for _, threads in seen} == {1}  # each task's kernels on one thread
     assert threading.main_thread().ident not in {ident for ident, _ in seen}
+
+
+def test_from_eight_threads_half_as_many_tasks_run_at_once_each_on_two(monkeypatch):
+    seen = []
+    original = _tasks._classifier_task
+
+    def noted(*args):
+        seen.append((threading.get_ident(), args[-1]))  # the task's n_jobs
+        return original(*args)
+
+    monkeypatch.setattr(_tasks, "_classifier_task", noted)
+    run_study("yeast", classifiers=("knn", "mlknn"), folds=5, n_jobs=8)
+    assert len(seen) == 10
+    assert {threads for _, threads in seen} == {_tasks.TASK_THREADS} == {2}
+    assert len({ident for ident, _ in seen}) <= 8 // _tasks.TASK_THREADS
 
 
 def test_one_thread_runs_every_task_on_the_calling_thread(monkeypatch):

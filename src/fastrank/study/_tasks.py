@@ -158,16 +158,19 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
     """Every task in this process; returns the calibrated parameters and the calibration
     scores.
 
-    With more than one thread (``n_jobs``), the tasks run side by side on a pool of that many
-    Python threads, each task's kernels on one thread (the kernels release the GIL, so the
-    Python between them overlaps with another task's kernels): the independent calibrations
+    With more than one thread (``n_jobs``), the tasks run side by side on a pool of Python
+    threads, one per thread or, from 4 * :data:`TASK_THREADS` threads on, one per
+    :data:`TASK_THREADS` threads, each task's kernels on the threads it is given (the
+    kernels release the GIL, so the Python between them overlaps with another task's
+    kernels): the independent calibrations
     first, then the folds in blocks of as many as the window of pending outcomes holds, each
     block's features first and then its classifiers' tasks, longest first
     (:func:`_start_order`). Outcomes are recorded on the calling thread in the order of the
     folds and classifiers, whatever the order in which they complete, so the results and
     the progress messages are the same on any number of threads."""
     n_threads = effective_n_jobs(n_jobs)
-    n_workers = max(1, min(n_threads, len(splits) * len(classifiers)))
+    per_task = TASK_THREADS if n_threads >= 4 * TASK_THREADS else 1
+    n_workers = max(1, min(n_threads // per_task, len(splits) * len(classifiers)))
     if n_workers == 1:
         return _run_serially(dataset, splits, classifiers, config, calibrate, random_state,
                              ties, cutoff, n_jobs, record)
@@ -186,7 +189,7 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
             # tasks are queued in order and a worker takes the oldest: a block's features
             # are taken before its classifiers, which wait for them on another worker
             pending = collections.deque()
-            window = 4 * n_workers  # outcomes awaiting their turn: bounds the folds in memory
+            window = 4 * n_threads  # outcomes awaiting their turn: bounds the folds in memory
             block = max(1, window // (len(classifiers) + 1))
             for first in range(0, len(splits), block):
                 folds = range(first, min(first + block, len(splits)))
@@ -207,6 +210,12 @@ def _run_in_process(dataset, splits, classifiers, config, calibrate, random_stat
             raise
     return config, calibration
 
+
+#: Threads of each task's kernels on a pool of 4 * TASK_THREADS threads or more (fewer:
+#: one each). With one thread a task, the longest tasks (VG-RAM's, each over a sixteenth
+#: of the default study's time) ended a study on 16 threads alone; half as many tasks at
+#: a time, each on two threads, share the threads out more evenly.
+TASK_THREADS = 2
 
 #: the built-in classifiers by the time their tasks usually take, longest first
 _USUAL_COST = ("vgram", "vgramcor", "mlknn", "knn")
