@@ -108,6 +108,14 @@ ROWS = [
           "xeon-spr16")
       for name, note in (("streaming_pass", ", a later machine"),
                          ("evaluate", ", label counters zeroed on the threads"))),
+    # the study with two threads a task (a later machine)
+    *(Row("Thread scaling on 16 cores", f"{name}, 16 threads{note}", "the same on 1 thread",
+          sizes, "serial_fraction_study", f"{key}[{{t}}]", f"{key}[1]", (16,), "xeon-spr16")
+      for key, name, note, sizes in (
+          ("streaming_pass", "`streaming_pass`", ", a later machine",
+           "50 000 × 1 000 float32, 21 levels"),
+          ("study", "the default study", ", two threads a task",
+           "yeast, 4 classifiers × 10 folds"))),
     # the same machine at 4 and 8 threads: where its memory bandwidth runs out
     *(Row("Thread scaling on 16 cores", f"`{name}`, {t} threads", "the same on 1 thread",
           SCALING, f"serial_fraction_{t}threads", f"{name}[{{t}}]", f"{name}[1]", (t,),
