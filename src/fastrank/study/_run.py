@@ -80,8 +80,8 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
         Seeds the folds, the ordinal rankings and the classifiers (:mod:`fastrank.study`).
     n_jobs : None, -1 or int
         Threads; results do not depend on it. In process: that many tasks side by side, each
-        on one kernel thread (None: the OpenMP default). On a Dask cluster: the kernel
-        threads of each task (None: one).
+        on one kernel thread, or from 8 threads on half as many, each on two (None: the
+        OpenMP default). On a Dask cluster: the kernel threads of each task (None: one).
     params : dict, optional
         Per-classifier parameter overrides, e.g. ``{"vgram": {"n_neurons": 64}}``.
     progress : callable(str), optional
