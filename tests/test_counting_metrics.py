@@ -347,12 +347,17 @@ def test_ordinal_values_draw_the_seeded_order(seed):
     (60, 0.04),  # few relevant levels, more distinct beliefs above them than the short list
     (3, 0.02),   # tie groups of some hundred labels, one relevant label in most
     (2, 0.3),    # tie groups of some hundred labels, dozens of them relevant
+    (32, 0.05),  # float32: as many distinct beliefs as one numbering pass takes
+    (33, 0.05),  # float32: one more (the counting passes)
 ])
-def test_ordinal_ranking_values_on_each_path(simd_paths, levels, rate):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ordinal_ranking_values_on_each_path(simd_paths, levels, rate, dtype):
     """Every instruction-set path follows the relevant labels through the same steps (the
-    vector paths search many steps a pass for the next that moves one)."""
+    vector paths search many steps a pass for the next that moves one); float32 rows of at
+    most 32 distinct beliefs read their levels and the places of their relevant labels
+    off one pass that numbers the beliefs (AVX-512), the others count them."""
     rng = np.random.default_rng(levels)
-    s = rng.integers(0, levels, size=(40, 300)) / levels
+    s = (rng.integers(0, levels, size=(40, 300)) / levels).astype(dtype)
     y = (rng.random((40, 300)) < rate).astype(np.uint8)
     for _ in simd_paths:
         assert_same_per_document(y, s, seed=levels)
@@ -394,13 +399,15 @@ def _ordinal_reference(y, s, seed):
     ((40, 300), 3, 0.02),       # tie groups of some hundred labels, a few relevant
     ((2, 300_000), 2, 1e-4),    # groups of 150 000 labels: steps whose draw is redrawn
 ])
-def test_ordinal_values_equal_those_of_the_rank_shuffle(simd_paths, shape, levels, rate):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ordinal_values_equal_those_of_the_rank_shuffle(simd_paths, shape, levels, rate,
+                                                        dtype):
     """evaluate's and the single metrics' ordinal values, which follow a tie group's
     relevant labels through its shuffle below the cutoff instead of shuffling it, equal
     those read off the whole order that rank(..., "ordinal") shuffles, on every
     instruction-set path."""
     rng = np.random.default_rng(levels)
-    s = rng.integers(0, levels, size=shape) / levels
+    s = (rng.integers(0, levels, size=shape) / levels).astype(dtype)
     y = (rng.random(shape) < rate).astype(np.uint8)
     y[:, 0] = 1
     y[:, -1] = 0

@@ -45,7 +45,8 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from _tiesort cimport (
-    SortWork, desc_key, floating, fr_few_memo_f32, fr_prefetch_bytes, index_t, row_state,
+    FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, _insertion_sort, desc_key, floating,
+    fr_distinct_index_f32, fr_few_memo_f32, fr_prefetch_bytes, index_t, row_state,
     shuffle_group, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
@@ -100,6 +101,9 @@ cdef extern from "numpy_sum.h" nogil:
                                    long long n)
     long long fr_pairwise_pieces(long long n, int depth, long long start, long long* first)
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
+cdef extern from "few_distinct.h" nogil:
+    int fr_index_places(int level, const uint8_t* index, const int32_t* labels, Py_ssize_t k,
+                        int64_t* places)
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
                                uint64_t row, Py_ssize_t step, int32_t* places)
@@ -764,6 +768,67 @@ cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t
     _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
 
 
+cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t* y,
+                                     Scratch* s, Py_ssize_t* n_rel, int64_t* step,
+                                     Py_ssize_t* first) noexcept nogil:
+    """The relevant levels of a contiguous float32 row read off one pass that numbers its
+    distinct beliefs (fr_distinct_index_f32: AVX-512, at most FR_FEW_DISTINCT of them, no
+    NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
+    <- the row's shuffle step at which its group starts (gt less the distinct beliefs
+    above); s.pos[first[l]:first[l] + s.rel[l]] <- where its relevant labels sit among its
+    labels, in label order (fr_index_places). n_rel <- the row's relevant labels (its truth
+    checked by the gather). Returns the number of levels, or -1 for a row that takes the
+    counting passes (nothing trusted)."""
+    cdef uint8_t* index = <uint8_t*> s.w.slot_of
+    cdef int32_t* labels = s.w.order_tmp
+    cdef int64_t* places = <int64_t*> s.w.keys_tmp
+    cdef float values[FR_FEW_DISTINCT]
+    cdef int64_t counts[FR_FEW_DISTINCT]
+    cdef int32_t numbers[FR_FEW_DISTINCT]
+    cdef uint64_t key[FR_FEW_DISTINCT]
+    cdef int32_t rank[FR_FEW_DISTINCT]
+    cdef int32_t level_of[FR_INDEX_NUMBERS]  # by number: its relevant level
+    cdef int64_t rel_of[FR_INDEX_NUMBERS]    # by number: its relevant labels
+    cdef Py_ssize_t n, k, d, t, l, n_lev = 0
+    cdef int64_t above = 0
+    _ask_ahead(s, 4)
+    n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
+    if n < 0:
+        return -1
+    k = _gather(x, 1, <const int32_t*> NULL, q, q, y, s.w.keys, labels, n_rel, s)
+    if s.bad or k == 0:
+        return 0
+    for d in range(n):
+        rel_of[numbers[d]] = 0
+        key[d] = desc_key(<double> values[d])
+        rank[d] = <int32_t> d
+    for t in range(k):
+        rel_of[index[labels[t]]] += 1
+    _insertion_sort(key, rank, n)  # descending beliefs
+    for d in range(n):
+        t = rank[d]
+        if rel_of[numbers[t]] > 0:
+            level_of[numbers[t]] = <int32_t> n_lev
+            s.rel[n_lev] = rel_of[numbers[t]]
+            s.gt[n_lev] = above
+            s.eq[n_lev] = counts[t]
+            s.zero[n_lev] = values[t] == 0.0
+            (<float*> s.value)[n_lev] = values[t]
+            step[n_lev] = above - d
+            first[n_lev] = 0 if n_lev == 0 else first[n_lev - 1] + s.rel[n_lev - 1]
+            n_lev += 1
+        above += counts[t]
+    if fr_index_places(s.level, index, labels, k, places) < 0:
+        return -1
+    for t in range(k):  # by level, each in label order
+        l = level_of[index[labels[t]]]
+        s.pos[first[l]] = places[t]
+        first[l] += 1
+    for l in range(n_lev):
+        first[l] -= s.rel[l]
+    return n_lev
+
+
 cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
                                     Py_ssize_t col_stride, const index_t* ip,
                                     const index_t* pp, Py_ssize_t i, const floating* x,
@@ -772,21 +837,40 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
                                     Py_ssize_t row, Scratch* s) noexcept nogil:
     """Ordinal ranking loss or average precision: every relevant label's position in the
     seeded random order, without a sort. A relevant level's tie group starts after the gt
-    labels above it and its shuffle at step gt - (distinct beliefs above it), those read
-    from one list of the distinct beliefs above the lowest relevant level while there are
-    few (else counted per level); only the groups holding relevant and irrelevant labels are
-    shuffled (_walk_level). A row with more than MAX_LEVELS relevant levels is sorted, and so
-    is every row below the AVX2 level, whose passes count one level at a time (the sort is
-    then about 2.5x faster)."""
+    labels above it and its shuffle at step gt - (distinct beliefs above it); a contiguous
+    float32 row of few distinct beliefs reads them all, and where its relevant labels sit
+    in their groups, off one pass that numbers its beliefs (_index_levels); other rows
+    count them in passes over the row, the distinct beliefs above the lowest relevant level
+    read from one list of them while there are few (else counted per level). Only the
+    groups holding relevant and irrelevant labels are shuffled (fr_shuffled_positions). A
+    row with more than MAX_LEVELS relevant levels is sorted, and so is every row below the
+    AVX2 level, whose passes count one level at a time (the sort is then about 2.5x
+    faster)."""
     cdef OrdinalSums a
-    cdef Py_ssize_t n_rel, n_lev, l, j, n_seen = -1, n_zero = q - m, first = 0
+    cdef Py_ssize_t n_rel = 0, n_lev = -1, l, j, n_seen = -1, n_zero = q - m, first = 0
+    cdef Py_ssize_t at[MAX_LEVELS]
     cdef int64_t above
+    cdef int64_t steps[MAX_LEVELS]
     cdef double low, v
     cdef bint zero_seen = False, dense = pp == NULL
     cdef floating* seen = <floating*> s.w.keys_tmp
     cdef uint64_t stream = row_state(seed, row)
     a.cum_rel = 0
     a.loss = a.ap_pos = a.ap_lab = 0.0
+    if floating is float:
+        if dense and stride == 1:
+            n_lev = _index_levels(x, q, y, s, &n_rel, steps, at)
+    if n_lev >= 0:
+        if s.bad:
+            return 0.0
+        for l in range(n_lev):
+            if s.rel[l] == s.eq[l]:
+                _walk_group(NULL, s.eq[l], s.gt[l], y, s.zero[l], &a)
+                continue
+            fr_shuffled_positions(s.level, s.pos + at[l], s.rel[l], s.eq[l], stream, steps[l],
+                                  s.places)
+            _walk_positions(s.pos + at[l], s.rel[l], s.gt[l], s.zero[l], &a)
+        return _ordinal_value(&a, metric, n_rel, q)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order, True, NULL)
     if s.bad:
         return 0.0
@@ -824,6 +908,12 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
             _walk_level(x, stride, idx, m, q, y, v, l,
                         s.w.order + first - s.rel[l] if dense else NULL, stream,
                         s.gt[l] - above, s, &a)
+    return _ordinal_value(&a, metric, n_rel, q)
+
+
+cdef inline double _ordinal_value(const OrdinalSums* a, int metric, Py_ssize_t n_rel,
+                                  Py_ssize_t q) noexcept nogil:
+    """Ordinal ranking loss or average precision of a row from its sums."""
     if metric == RANKING_LOSS:
         return a.loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
     if n_rel == 0:
