@@ -76,7 +76,7 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
     float lane[16];
     uint64_t taken = memo->taken, left_slots;
     ptrdiff_t j, n = 0, inserted = 0;
-    int n_extra = memo->n_extra, i, k;
+    int n_extra = memo->n_extra, i, k, u, n_table = 0, table[FR_INDEX_NUMBERS];
     unsigned s;
     for (i = 0; i < 4; i++)
         t[i] = _mm512_loadu_ps(memo->value + 16 * i);
@@ -128,30 +128,33 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
     }
     memo->taken = taken;
     memo->n_extra = n_extra;
-    /* the table's values the row holds: those whose number its index bytes take */
-    for (left_slots = taken, k = 0; left_slots || k < n_extra;) {
-        int num;
-        __m512i want;
-        int64_t c = 0;
-        if (left_slots) {
-            num = __builtin_ctzll(left_slots);
-            left_slots &= left_slots - 1;
-        } else {
-            num = 64 + k++;
-        }
-        want = _mm512_set1_epi8((char) num);
+    /* the table's values the row holds: those whose number its index bytes take, eight
+       numbers counted a pass over the bytes */
+    for (left_slots = taken; left_slots; left_slots &= left_slots - 1)
+        table[n_table++] = __builtin_ctzll(left_slots);
+    for (k = 0; k < n_extra; k++)
+        table[n_table++] = 64 + k;
+    for (u = 0; u < n_table; u += 8) {
+        __m512i want[8];
+        int64_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (i = 0; i < 8; i++) /* past the last number: the last again, not kept */
+            want[i] = _mm512_set1_epi8((char) table[u + i < n_table ? u + i : n_table - 1]);
         for (j = 0; j < m; j += 64) {
             const __mmask64 in = m - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j)) - 1;
-            c += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(
-                in, _mm512_maskz_loadu_epi8(in, index + j), want));
+            const __m512i v = _mm512_maskz_loadu_epi8(in, index + j);
+            for (i = 0; i < 8; i++)
+                c[i] += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(in, v, want[i]));
         }
-        if (c == 0)
-            continue;
-        if (n == FR_FEW_DISTINCT)
-            return -1;
-        numbers[n] = num;
-        values[n] = num < 64 ? memo->value[num] : memo->extra[num - 64];
-        counts[n++] = c;
+        for (i = 0; i < 8 && u + i < n_table; i++) {
+            if (c[i] == 0)
+                continue;
+            if (n == FR_FEW_DISTINCT)
+                return -1;
+            numbers[n] = table[u + i];
+            values[n] = table[u + i] < 64 ? memo->value[table[u + i]]
+                                          : memo->extra[table[u + i] - 64];
+            counts[n++] = c[i];
+        }
     }
     return n;
 }
@@ -163,7 +166,8 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
    way). The table of 64 slots in four registers: sixteen labels looked up by two two-table
    permutes and a blend (the slot is the number), an extra compared one by one, a new
    value's lanes found by one comparison. The counts are the index bytes equal to each
-   number the table holds, 64 a comparison. The table then settles (fr_few_memo_settle). */
+   number the table holds, 64 a comparison, eight numbers a pass over the bytes. The table
+   then settles (fr_few_memo_settle). */
 FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
         fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index, int32_t* numbers,
         float* values, int64_t* counts) {
