@@ -363,6 +363,17 @@ def test_ordinal_ranking_values_on_each_path(simd_paths, levels, rate, dtype):
         assert_same_per_document(y, s, seed=levels)
 
 
+def test_ordinal_float32_rows_with_signed_zeros_and_infinities(simd_paths):
+    """-0.0 and +0.0 are one belief, and infinities are beliefs like others, in the pass
+    that numbers a float32 row's beliefs as in the counting passes and the sort."""
+    rng = np.random.default_rng(4)
+    values = np.array([-np.inf, -1.5, -0.0, 0.0, 0.25, 1.0, np.inf], dtype=np.float32)
+    s = rng.choice(values, size=(60, 200))
+    y = (rng.random((60, 200)) < 0.1).astype(np.uint8)
+    for _ in simd_paths:
+        assert_same_per_document(y, s, seed=4)
+
+
 def test_ordinal_positions_follow_the_redrawn_steps(simd_paths):
     """Tie groups of 300 000 labels take some steps whose first number would bias the
     draw, redrawn from the step's own stream: the positions followed through the steps
