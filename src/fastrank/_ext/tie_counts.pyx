@@ -42,7 +42,7 @@ so its first reads do not each wait on memory.
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, _insertion_sort, desc_key, floating,
@@ -103,7 +103,8 @@ cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
 cdef extern from "few_distinct.h" nogil:
     int fr_index_places(int level, const uint8_t* index, const int32_t* labels, Py_ssize_t k,
-                        int64_t* places)
+                        const int32_t* level_of, const int32_t* byte, int n,
+                        const Py_ssize_t* first, Py_ssize_t* places)
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
                                uint64_t row, Py_ssize_t step, int32_t* places)
@@ -776,21 +777,24 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
     above); s.pos[first[l]:first[l] + s.rel[l]] <- where its relevant labels sit among its
-    labels, in label order (fr_index_places). n_rel <- the row's relevant labels (its truth
-    checked by the gather). Returns the number of levels, or -1 for a row that takes the
-    counting passes (nothing trusted)."""
+    labels, in label order (fr_index_places; step and first hold MAX_LEVELS entries).
+    n_rel <- the row's relevant labels (its truth checked by the gather). Returns the number
+    of levels, or -1 for a row that takes the counting passes (nothing trusted)."""
     cdef uint8_t* index = <uint8_t*> s.w.slot_of
     cdef int32_t* labels = s.w.order_tmp
-    cdef int64_t* places = <int64_t*> s.w.keys_tmp
     cdef float values[FR_FEW_DISTINCT]
     cdef int64_t counts[FR_FEW_DISTINCT]
     cdef int32_t numbers[FR_FEW_DISTINCT]
     cdef uint64_t key[FR_FEW_DISTINCT]
     cdef int32_t rank[FR_FEW_DISTINCT]
     cdef int32_t level_of[FR_INDEX_NUMBERS]  # by number: its relevant level
+    cdef int32_t number_of[MAX_LEVELS]       # by relevant level: its number
     cdef int64_t rel_of[FR_INDEX_NUMBERS]    # by number: its relevant labels
-    cdef Py_ssize_t n, k, d, t, l, n_lev = 0
+    cdef Py_ssize_t n, k, d, t, n_lev = 0
     cdef int64_t above = 0
+    memset(level_of, 0, sizeof(level_of))  # (read in C: every entry defined)
+    memset(number_of, 0, sizeof(number_of))
+    memset(first, 0, MAX_LEVELS * sizeof(Py_ssize_t))
     _ask_ahead(s, 4)
     n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
     if n < 0:
@@ -809,6 +813,7 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         t = rank[d]
         if rel_of[numbers[t]] > 0:
             level_of[numbers[t]] = <int32_t> n_lev
+            number_of[n_lev] = numbers[t]
             s.rel[n_lev] = rel_of[numbers[t]]
             s.gt[n_lev] = above
             s.eq[n_lev] = counts[t]
@@ -818,14 +823,9 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
             first[n_lev] = 0 if n_lev == 0 else first[n_lev - 1] + s.rel[n_lev - 1]
             n_lev += 1
         above += counts[t]
-    if fr_index_places(s.level, index, labels, k, places) < 0:
+    if fr_index_places(s.level, index, labels, k, level_of, number_of, <int> n_lev, first,
+                       s.pos) < 0:
         return -1
-    for t in range(k):  # by level, each in label order
-        l = level_of[index[labels[t]]]
-        s.pos[first[l]] = places[t]
-        first[l] += 1
-    for l in range(n_lev):
-        first[l] -= s.rel[l]
     return n_lev
 
 

@@ -178,25 +178,20 @@ FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
     }
     return fr_few_memo_settle(memo, n, n);
 }
-/* places[t] <- the labels before labels[t] whose index byte equals its own (its place among
-   the labels of its value, in label order), t < k, for labels ascending that take at most
-   32 distinct index bytes: one pass over the index up to the last label, 64 bytes a
-   vector, each of those bytes compared in the vectors up to its own last label. */
-FR_SINGLE_COPY FR_TARGET_AVX512 void fr_index_places_avx512(const uint8_t* index,
-                                                            const int32_t* labels,
-                                                            ptrdiff_t k, int64_t* places) {
-    int8_t level_of[256];
-    uint8_t byte[32];
+/* places[first[l] + r] <- the place of the r-th of labels[0:k] (ascending) whose level is l
+   = level_of[its index byte] among the labels of its value, in label order (the labels
+   before it with its index byte), for the n <= 32 levels whose bytes are byte[0:n]: one
+   pass over the index up to the last label, 64 bytes a vector, each level's byte compared
+   once a vector (comparing a level only up to its own last label measured slower). */
+FR_SINGLE_COPY FR_TARGET_AVX512 void fr_index_places_avx512(
+        const uint8_t* index, const int32_t* labels, ptrdiff_t k, const int32_t* level_of,
+        const int32_t* byte, int n, const ptrdiff_t* first, ptrdiff_t* places) {
     int64_t count[32] = {0};
+    ptrdiff_t next[32], j, t = 0, end = k > 0 ? (ptrdiff_t) labels[k - 1] + 1 : 0;
     __mmask64 eq[32];
-    ptrdiff_t j, t = 0, u, end = k > 0 ? (ptrdiff_t) labels[k - 1] + 1 : 0;
-    int n = 0, l;
-    memset(level_of, -1, sizeof level_of);
-    for (u = 0; u < k; u++)
-        if (level_of[index[labels[u]]] < 0) {
-            level_of[index[labels[u]]] = (int8_t) n;
-            byte[n++] = index[labels[u]];
-        }
+    int l;
+    for (l = 0; l < n; l++)
+        next[l] = first[l];
     for (j = 0; j < end; j += 64) {
         const __mmask64 in = end - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (end - j)) - 1;
         const __m512i v = _mm512_maskz_loadu_epi8(in, index + j);
@@ -204,8 +199,8 @@ FR_SINGLE_COPY FR_TARGET_AVX512 void fr_index_places_avx512(const uint8_t* index
             eq[l] = _mm512_mask_cmpeq_epi8_mask(in, v, _mm512_set1_epi8((char) byte[l]));
         for (; t < k && labels[t] < j + 64; t++) {
             l = level_of[index[labels[t]]];
-            places[t] = count[l] + __builtin_popcountll(
-                                       eq[l] & (((__mmask64) 1 << (labels[t] - j)) - 1));
+            places[next[l]++] = count[l] + __builtin_popcountll(
+                                                eq[l] & (((__mmask64) 1 << (labels[t] - j)) - 1));
         }
         for (l = 0; l < n; l++)
             count[l] += __builtin_popcountll(eq[l]);
@@ -229,14 +224,16 @@ static inline ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, 
 /* fr_index_places_avx512 on the AVX-512 level (0); -1 (nothing written) below it, where no
    index is made */
 static inline int fr_index_places(int level, const uint8_t* index, const int32_t* labels,
-                                  ptrdiff_t k, int64_t* places) {
+                                  ptrdiff_t k, const int32_t* level_of, const int32_t* byte,
+                                  int n, const ptrdiff_t* first, ptrdiff_t* places) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512) {
-        fr_index_places_avx512(index, labels, k, places);
+        fr_index_places_avx512(index, labels, k, level_of, byte, n, first, places);
         return 0;
     }
 #endif
-    (void) level, (void) index, (void) labels, (void) k, (void) places;
+    (void) level, (void) index, (void) labels, (void) k, (void) level_of, (void) byte;
+    (void) n, (void) first, (void) places;
     return -1;
 }
 
