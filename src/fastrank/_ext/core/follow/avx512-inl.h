@@ -39,9 +39,10 @@ static FR_TARGET_AVX512_DQ ptrdiff_t fr_draw_places_avx512(int32_t* places, ptrd
         const __m512i z = fr_splitmix64_mix_avx512(counter);
         const __m512i p_even = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), size_even);
         const __m512i p_odd = _mm512_mul_epu32(z, size_odd);
+        /* (signed: the lanes past the group's last step, their sizes below 1, not redrawn) */
         const unsigned redo =
-            _mm512_cmplt_epu64_mask(_mm512_and_si512(p_even, low_word), size_even)
-            | (unsigned)_mm512_cmplt_epu64_mask(_mm512_and_si512(p_odd, low_word), size_odd)
+            _mm512_cmpgt_epi64_mask(size_even, _mm512_and_si512(p_even, low_word))
+            | (unsigned)_mm512_cmpgt_epi64_mask(size_odd, _mm512_and_si512(p_odd, low_word))
                   << 8;
         _mm512_storeu_si512(places + t,
                             _mm512_or_si512(_mm512_srli_epi64(p_even, 32),
