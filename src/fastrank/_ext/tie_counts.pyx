@@ -103,8 +103,8 @@ cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
 cdef extern from "few_distinct.h" nogil:
     int fr_index_places(int level, const uint8_t* index, const int32_t* labels, Py_ssize_t k,
-                        const int32_t* level_of, const int32_t* byte, int n,
-                        const Py_ssize_t* first, Py_ssize_t* places)
+                        const int32_t* level_of, int n, const Py_ssize_t* first,
+                        Py_ssize_t* places)
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
                                uint64_t row, Py_ssize_t step, int32_t* places)
@@ -788,12 +788,10 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     cdef uint64_t key[FR_FEW_DISTINCT]
     cdef int32_t rank[FR_FEW_DISTINCT]
     cdef int32_t level_of[FR_INDEX_NUMBERS]  # by number: its relevant level
-    cdef int32_t number_of[MAX_LEVELS]       # by relevant level: its number
     cdef int64_t rel_of[FR_INDEX_NUMBERS]    # by number: its relevant labels
     cdef Py_ssize_t n, k, d, t, n_lev = 0
     cdef int64_t above = 0
     memset(level_of, 0, sizeof(level_of))  # (read in C: every entry defined)
-    memset(number_of, 0, sizeof(number_of))
     memset(first, 0, MAX_LEVELS * sizeof(Py_ssize_t))
     _ask_ahead(s, 4)
     n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
@@ -813,7 +811,6 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         t = rank[d]
         if rel_of[numbers[t]] > 0:
             level_of[numbers[t]] = <int32_t> n_lev
-            number_of[n_lev] = numbers[t]
             s.rel[n_lev] = rel_of[numbers[t]]
             s.gt[n_lev] = above
             s.eq[n_lev] = counts[t]
@@ -823,8 +820,7 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
             first[n_lev] = 0 if n_lev == 0 else first[n_lev - 1] + s.rel[n_lev - 1]
             n_lev += 1
         above += counts[t]
-    if fr_index_places(s.level, index, labels, k, level_of, number_of, <int> n_lev, first,
-                       s.pos) < 0:
+    if fr_index_places(s.level, index, labels, k, level_of, <int> n_lev, first, s.pos) < 0:
         return -1
     return n_lev
 

@@ -179,31 +179,36 @@ FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
     return fr_few_memo_settle(memo, n, n);
 }
 /* places[first[l] + r] <- the place of the r-th of labels[0:k] (ascending) whose level is l
-   = level_of[its index byte] among the labels of its value, in label order (the labels
-   before it with its index byte), for the n <= 32 levels whose bytes are byte[0:n]: one
-   pass over the index up to the last label, 64 bytes a vector, each level's byte compared
-   once a vector (comparing a level only up to its own last label measured slower). */
+   = level_of[its index byte] among the labels of its value, in label order: the bytes equal
+   to its own before it, counted 64 a comparison from where the level's previous label was
+   counted (its first label: from the row's start), so that each level's bytes are read up
+   to its last label only. */
 FR_SINGLE_COPY FR_TARGET_AVX512 void fr_index_places_avx512(
         const uint8_t* index, const int32_t* labels, ptrdiff_t k, const int32_t* level_of,
-        const int32_t* byte, int n, const ptrdiff_t* first, ptrdiff_t* places) {
-    int64_t count[32] = {0};
-    ptrdiff_t next[32], j, t = 0, end = k > 0 ? (ptrdiff_t) labels[k - 1] + 1 : 0;
-    __mmask64 eq[32];
+        int n, const ptrdiff_t* first, ptrdiff_t* places) {
+    ptrdiff_t next[32], from[32], t, j;
+    int64_t count[32];
     int l;
-    for (l = 0; l < n; l++)
+    for (l = 0; l < n; l++) {
         next[l] = first[l];
-    for (j = 0; j < end; j += 64) {
-        const __mmask64 in = end - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (end - j)) - 1;
-        const __m512i v = _mm512_maskz_loadu_epi8(in, index + j);
-        for (l = 0; l < n; l++)
-            eq[l] = _mm512_mask_cmpeq_epi8_mask(in, v, _mm512_set1_epi8((char) byte[l]));
-        for (; t < k && labels[t] < j + 64; t++) {
-            l = level_of[index[labels[t]]];
-            places[next[l]++] = count[l] + __builtin_popcountll(
-                                                eq[l] & (((__mmask64) 1 << (labels[t] - j)) - 1));
-        }
-        for (l = 0; l < n; l++)
-            count[l] += __builtin_popcountll(eq[l]);
+        from[l] = 0;
+        count[l] = 0;
+    }
+    for (t = 0; t < k; t++) {
+        const ptrdiff_t p = labels[t];
+        const __m512i want = _mm512_set1_epi8((char) index[p]);
+        int64_t c;
+        l = level_of[index[p]];
+        c = count[l];
+        for (j = from[l]; p - j >= 64; j += 64)
+            c += __builtin_popcountll(
+                    _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(index + j), want));
+        c += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(
+                ((__mmask64) 1 << (p - j)) - 1, _mm512_maskz_loadu_epi8(
+                        ((__mmask64) 1 << (p - j)) - 1, index + j), want));
+        places[next[l]++] = c;
+        from[l] = p;
+        count[l] = c;
     }
 }
 #endif
@@ -224,15 +229,15 @@ static inline ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, 
 /* fr_index_places_avx512 on the AVX-512 level (0); -1 (nothing written) below it, where no
    index is made */
 static inline int fr_index_places(int level, const uint8_t* index, const int32_t* labels,
-                                  ptrdiff_t k, const int32_t* level_of, const int32_t* byte,
-                                  int n, const ptrdiff_t* first, ptrdiff_t* places) {
+                                  ptrdiff_t k, const int32_t* level_of, int n,
+                                  const ptrdiff_t* first, ptrdiff_t* places) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512) {
-        fr_index_places_avx512(index, labels, k, level_of, byte, n, first, places);
+        fr_index_places_avx512(index, labels, k, level_of, n, first, places);
         return 0;
     }
 #endif
-    (void) level, (void) index, (void) labels, (void) k, (void) level_of, (void) byte;
+    (void) level, (void) index, (void) labels, (void) k, (void) level_of;
     (void) n, (void) first, (void) places;
     return -1;
 }
