@@ -84,8 +84,6 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
         __mmask16 in = m - j >= 16 ? (__mmask16) ~0u : (__mmask16) ((1u << (m - j)) - 1);
         __mmask16 left;
         a = _mm512_maskz_loadu_ps(in, x + j);
-        if (_mm512_mask_cmp_ps_mask(in, a, a, _CMP_UNORD_Q))
-            return -1;
         slot = _mm512_set1_epi32(FR_SLOT_MULTIPLIER);
         slot = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_castps_si512(a), slot), 26);
         look = _mm512_mask_blend_ps(_mm512_test_epi32_mask(slot, _mm512_set1_epi32(32)),
@@ -104,6 +102,8 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
         while (left) {
             const float w = lane[__builtin_ctz(left)];
             __mmask16 same;
+            if (w != w) /* NaN, which no slot holds: every NaN lane is left */
+                return -1;
             b = _mm512_set1_ps(w);
             same = _mm512_mask_cmp_ps_mask(left, a, b, _CMP_EQ_OQ);
             if (inserted++ == FR_FEW_DISTINCT || n_extra == FR_FEW_DISTINCT) {
