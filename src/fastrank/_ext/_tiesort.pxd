@@ -341,7 +341,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     """sort_dense_row of a contiguous float32 row holding at most FR_FEW_DISTINCT distinct
     beliefs and no NaN, by counting: each label's distinct belief found a vector at a time
     (fr_distinct_index_f32, AVX-512, in a table kept from row to row: w.memo) with their
-    counts, the few distinct keys sorted, the labels scattered straight into place. False
+    counts, by descending belief, the labels scattered straight into place. False
     (nothing written) for another row or on another path. The same order, keys and group
     ends as _few_distinct_sort: its hash probe and the keys of every label were two thirds
     of that sort."""
@@ -351,8 +351,6 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     cdef int32_t* order = w.order
     cdef uint64_t* keys = w.keys
     cdef int32_t* end = w.end
-    cdef uint64_t* few_key = w.few_key
-    cdef int32_t* few_slot = w.few_slot
     cdef float values[FR_FEW_DISTINCT]
     cdef int64_t counts[FR_FEW_DISTINCT]
     cdef int32_t numbers[FR_FEW_DISTINCT]
@@ -361,22 +359,18 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
     if n < 0:
         return False
-    for d in range(n):
-        few_key[d] = desc_key(<double> values[d])
-        few_slot[d] = <int32_t> d
-    _insertion_sort(few_key, few_slot, n)
     total = 0
-    for d in range(n):  # each value's first output position
-        at[numbers[few_slot[d]]] = total
-        total += <int32_t> counts[few_slot[d]]
+    for d in range(n):  # each value's first output position (values descending)
+        at[numbers[d]] = total
+        total += <int32_t> counts[d]
     for p in range(q):
         c = at[index[p]]
         at[index[p]] = c + 1
         order[c] = <int32_t> p
     p = 0
     for d in range(n):  # each value's key and group end over its positions
-        total = at[numbers[few_slot[d]]]
-        k = few_key[d]
+        total = at[numbers[d]]
+        k = desc_key(<double> values[d])
         while p < total:
             keys[p] = k
             end[p] = total

@@ -45,7 +45,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
 from _tiesort cimport (
-    FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, _insertion_sort, desc_key, floating,
+    FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, desc_key, floating,
     fr_distinct_index_f32, fr_few_memo_f32, fr_prefetch_bytes, index_t, row_state,
     shuffle_group, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
@@ -785,8 +785,6 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     cdef float values[FR_FEW_DISTINCT]
     cdef int64_t counts[FR_FEW_DISTINCT]
     cdef int32_t numbers[FR_FEW_DISTINCT]
-    cdef uint64_t key[FR_FEW_DISTINCT]
-    cdef int32_t rank[FR_FEW_DISTINCT]
     cdef int32_t level_of[FR_INDEX_NUMBERS]  # by number: its relevant level
     cdef int64_t rel_of[FR_INDEX_NUMBERS]    # by number: its relevant labels
     cdef Py_ssize_t n, k, d, t, n_lev = 0
@@ -802,24 +800,20 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         return 0
     for d in range(n):
         rel_of[numbers[d]] = 0
-        key[d] = desc_key(<double> values[d])
-        rank[d] = <int32_t> d
     for t in range(k):
         rel_of[index[labels[t]]] += 1
-    _insertion_sort(key, rank, n)  # descending beliefs
-    for d in range(n):
-        t = rank[d]
-        if rel_of[numbers[t]] > 0:
-            level_of[numbers[t]] = <int32_t> n_lev
-            s.rel[n_lev] = rel_of[numbers[t]]
+    for d in range(n):  # descending beliefs
+        if rel_of[numbers[d]] > 0:
+            level_of[numbers[d]] = <int32_t> n_lev
+            s.rel[n_lev] = rel_of[numbers[d]]
             s.gt[n_lev] = above
-            s.eq[n_lev] = counts[t]
-            s.zero[n_lev] = values[t] == 0.0
-            (<float*> s.value)[n_lev] = values[t]
+            s.eq[n_lev] = counts[d]
+            s.zero[n_lev] = values[d] == 0.0
+            (<float*> s.value)[n_lev] = values[d]
             step[n_lev] = above - d
             first[n_lev] = 0 if n_lev == 0 else first[n_lev - 1] + s.rel[n_lev - 1]
             n_lev += 1
-        above += counts[t]
+        above += counts[d]
     if fr_index_places(s.level, index, labels, k, level_of, <int> n_lev, first, s.pos) < 0:
         return -1
     return n_lev

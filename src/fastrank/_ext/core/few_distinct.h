@@ -66,6 +66,34 @@ static inline ptrdiff_t fr_few_memo_settle(fr_few_memo_f32* t, ptrdiff_t n, ptrd
 #define FR_INDEX_NUMBERS (64 + FR_FEW_DISTINCT)
 
 #ifdef FR_X86
+/* numbers, values and counts [0:n] (n <= FR_FEW_DISTINCT) reordered by descending value:
+   the values are distinct (no NaN; -0.0 and +0.0 share a number), so each one's place is
+   the number of values above it, two comparisons a value. */
+static FR_TARGET_AVX512 void fr_order_descending_avx512(int32_t* numbers, float* values,
+                                                        int64_t* counts, ptrdiff_t n) {
+    const __mmask16 in_low = n >= 16 ? (__mmask16) ~0u : (__mmask16) ((1u << n) - 1);
+    const __mmask16 in_high = n >= 32 ? (__mmask16) ~0u
+                              : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
+    const __m512 low = _mm512_maskz_loadu_ps(in_low, values);
+    const __m512 high = _mm512_maskz_loadu_ps(in_high, values + 16);
+    int32_t number[FR_FEW_DISTINCT];
+    float value[FR_FEW_DISTINCT];
+    int64_t count[FR_FEW_DISTINCT];
+    ptrdiff_t d;
+    for (d = 0; d < n; d++) {
+        const __m512 v = _mm512_set1_ps(values[d]);
+        const int place = __builtin_popcount(_mm512_mask_cmp_ps_mask(in_low, low, v, _CMP_GT_OQ))
+                          + __builtin_popcount(_mm512_mask_cmp_ps_mask(in_high, high, v,
+                                                                       _CMP_GT_OQ));
+        number[place] = numbers[d];
+        value[place] = values[d];
+        count[place] = counts[d];
+    }
+    memcpy(numbers, number, (size_t) n * sizeof(int32_t));
+    memcpy(values, value, (size_t) n * sizeof(float));
+    memcpy(counts, count, (size_t) n * sizeof(int64_t));
+}
+
 /* fr_distinct_index_f32 on AVX-512: -2 when the extras run out (the caller empties the
    table and looks again). */
 static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
@@ -156,12 +184,14 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
             counts[n++] = c[i];
         }
     }
+    fr_order_descending_avx512(numbers, values, counts, n);
     return n;
 }
 /* index[j] <- the number of x[j]'s value in a table of the row's distinct values kept from
    row to row (memo): its slot (below 64), or 64 + i for the i-th
-   value whose slot another holds (an extra); numbers[0:n] <- those the row holds, values
-   and counts <- their values and how many labels hold each; returns n, or -1 when the row
+   value whose slot another holds (an extra); numbers[0:n] <- those the row holds by
+   descending value, values and counts <- their values and how many labels hold each
+   (fr_order_descending_avx512); returns n, or -1 when the row
    holds more than FR_FEW_DISTINCT distinct values or a NaN (the caller sorts it another
    way). The table of 64 slots in four registers: sixteen labels looked up by two two-table
    permutes and a blend (the slot is the number), an extra compared one by one, a new
