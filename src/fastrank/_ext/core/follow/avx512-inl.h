@@ -55,6 +55,55 @@ static FR_TARGET_AVX512_DQ ptrdiff_t fr_draw_places_avx512(int32_t* places, ptrd
     return t;
 }
 
+/* fr_shuffled_positions for a group of 2 .. 65 labels: its steps' places all drawn, held
+   in four vectors, each search of them four comparisons into a 64-bit mask of steps. */
+static FR_TARGET_AVX512_DQ void fr_shuffled_positions_small_avx512(ptrdiff_t* pos,
+                                                                   ptrdiff_t k, ptrdiff_t m,
+                                                                   uint64_t row,
+                                                                   ptrdiff_t step,
+                                                                   int32_t* places) {
+    const ptrdiff_t steps = m - 1;
+    __m512i drawn[4];
+    ptrdiff_t i, t = 0;
+    int v;
+    if ((step & 1) != 0) {
+        places[0] = fr_group_place(row, step, m, 0);
+        t = 1;
+    }
+    fr_draw_places_avx512(places, t, steps, m, row, step);
+    for (v = 0; v < 4; v++) {
+        const ptrdiff_t left = steps - 16 * v;
+        drawn[v] = _mm512_maskz_loadu_epi32(
+                left >= 16 ? (__mmask16) ~0u : left > 0 ? (__mmask16) ((1u << left) - 1) : 0,
+                places + 16 * v);
+    }
+    for (i = 0; i < k; i++) {
+        ptrdiff_t p = pos[i];
+        t = 0;
+        for (;;) {
+            const ptrdiff_t turn = steps - p; /* the step whose last place is p */
+            const ptrdiff_t end = turn < steps ? turn : steps;
+            const __m512i want = _mm512_set1_epi32((int32_t) p);
+            uint64_t hits = (uint64_t) _mm512_cmpeq_epi32_mask(drawn[0], want)
+                            | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[1], want) << 16
+                            | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[2], want) << 32
+                            | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[3], want) << 48;
+            /* the steps t .. end - 1 (t <= end <= 64) */
+            hits &= (end == 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << end) - 1)
+                    & (t == 64 ? 0 : ~(uint64_t) 0 << t);
+            if (hits) { /* drawn: to that step's last place, settled */
+                p = steps - __builtin_ctzll(hits);
+                break;
+            }
+            if (turn >= steps || places[turn] == p) /* no step ends at p, or it keeps p */
+                break;
+            p = places[turn];
+            t = turn + 1;
+        }
+        pos[i] = p;
+    }
+}
+
 /* the first u of from .. to - 1 with places[u] == p; to when none */
 static FR_TARGET_AVX512 ptrdiff_t fr_find_place_avx512(const int32_t* places, ptrdiff_t from,
                                                        ptrdiff_t to, int32_t p) {
