@@ -42,7 +42,7 @@ so its first reads do not each wait on memory.
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy
 
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, desc_key, floating,
@@ -103,7 +103,7 @@ cdef extern from "numpy_sum.h" nogil:
     double fr_pairwise_join(const double* sums, long long n, int depth, long long* used)
 cdef extern from "few_distinct.h" nogil:
     int fr_index_places(int level, const uint8_t* index, const int32_t* labels, Py_ssize_t k,
-                        const int32_t* level_of, int n, const Py_ssize_t* first,
+                        const int32_t* level_of, int n, const int64_t* rel,
                         Py_ssize_t* places)
 cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
@@ -770,14 +770,14 @@ cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t
 
 
 cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t* y,
-                                     Scratch* s, Py_ssize_t* n_rel, int64_t* step,
-                                     Py_ssize_t* first) noexcept nogil:
+                                     Scratch* s, Py_ssize_t* n_rel,
+                                     int64_t* step) noexcept nogil:
     """The relevant levels of a contiguous float32 row read off one pass that numbers its
     distinct beliefs (fr_distinct_index_f32: AVX-512, at most FR_FEW_DISTINCT of them, no
     NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
-    above); s.pos[first[l]:first[l] + s.rel[l]] <- where its relevant labels sit among its
-    labels, in label order (fr_index_places; step and first hold MAX_LEVELS entries).
+    above; MAX_LEVELS entries); where each level's relevant labels sit among its labels, in
+    label order, into s.pos level after level (fr_index_places).
     n_rel <- the row's relevant labels (its truth checked by the gather). Returns the number
     of levels, or -1 for a row that takes the counting passes (nothing trusted)."""
     cdef uint8_t* index = <uint8_t*> s.w.slot_of
@@ -789,8 +789,6 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     cdef int64_t rel_of[FR_INDEX_NUMBERS]    # by number: its relevant labels
     cdef Py_ssize_t n, k, d, t, n_lev = 0
     cdef int64_t above = 0
-    memset(level_of, 0, sizeof(level_of))  # (read in C: every entry defined)
-    memset(first, 0, MAX_LEVELS * sizeof(Py_ssize_t))
     _ask_ahead(s, 4)
     n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
     if n < 0:
@@ -800,6 +798,7 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         return 0
     for d in range(n):
         rel_of[numbers[d]] = 0
+        level_of[numbers[d]] = 0
     for t in range(k):
         rel_of[index[labels[t]]] += 1
     for d in range(n):  # descending beliefs
@@ -811,10 +810,9 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
             s.zero[n_lev] = values[d] == 0.0
             (<float*> s.value)[n_lev] = values[d]
             step[n_lev] = above - d
-            first[n_lev] = 0 if n_lev == 0 else first[n_lev - 1] + s.rel[n_lev - 1]
             n_lev += 1
         above += counts[d]
-    if fr_index_places(s.level, index, labels, k, level_of, <int> n_lev, first, s.pos) < 0:
+    if fr_index_places(s.level, index, labels, k, level_of, <int> n_lev, s.rel, s.pos) < 0:
         return -1
     return n_lev
 
@@ -838,7 +836,6 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     faster)."""
     cdef OrdinalSums a
     cdef Py_ssize_t n_rel = 0, n_lev = -1, l, j, n_seen = -1, n_zero = q - m, first = 0
-    cdef Py_ssize_t at[MAX_LEVELS]
     cdef int64_t above
     cdef int64_t steps[MAX_LEVELS]
     cdef double low, v
@@ -849,17 +846,18 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     a.loss = a.ap_pos = a.ap_lab = 0.0
     if floating is float:
         if dense and stride == 1:
-            n_lev = _index_levels(x, q, y, s, &n_rel, steps, at)
+            n_lev = _index_levels(x, q, y, s, &n_rel, steps)
     if n_lev >= 0:
         if s.bad:
             return 0.0
-        for l in range(n_lev):
+        for l in range(n_lev):  # level l's places at s.pos[first:]
             if s.rel[l] == s.eq[l]:
                 _walk_group(NULL, s.eq[l], s.gt[l], y, s.zero[l], &a)
-                continue
-            fr_shuffled_positions(s.level, s.pos + at[l], s.rel[l], s.eq[l], stream, steps[l],
-                                  s.places)
-            _walk_positions(s.pos + at[l], s.rel[l], s.gt[l], s.zero[l], &a)
+            else:
+                fr_shuffled_positions(s.level, s.pos + first, s.rel[l], s.eq[l], stream,
+                                      steps[l], s.places)
+                _walk_positions(s.pos + first, s.rel[l], s.gt[l], s.zero[l], &a)
+            first += s.rel[l]
         return _ordinal_value(&a, metric, n_rel, q)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, s.w.order, True, NULL)
     if s.bad:

@@ -208,19 +208,20 @@ FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
     }
     return fr_few_memo_settle(memo, n, n);
 }
-/* places[first[l] + r] <- the place of the r-th of labels[0:k] (ascending) whose level is l
-   = level_of[its index byte] among the labels of its value, in label order: the bytes equal
+/* places[rel[0] + .. + rel[l - 1] + r] <- the place of the r-th of labels[0:k] (ascending)
+   whose level is l = level_of[its index byte] (rel[l] of them) among the labels of its
+   value, in label order: the bytes equal
    to its own before it, counted 64 a comparison from where the level's previous label was
    counted (its first label: from the row's start), so that each level's bytes are read up
    to its last label only. */
 FR_SINGLE_COPY FR_TARGET_AVX512 void fr_index_places_avx512(
         const uint8_t* index, const int32_t* labels, ptrdiff_t k, const int32_t* level_of,
-        int n, const ptrdiff_t* first, ptrdiff_t* places) {
+        int n, const int64_t* rel, ptrdiff_t* places) {
     ptrdiff_t next[32], from[32], t, j;
     int64_t count[32];
     int l;
     for (l = 0; l < n; l++) {
-        next[l] = first[l];
+        next[l] = l == 0 ? 0 : next[l - 1] + rel[l - 1];
         from[l] = 0;
         count[l] = 0;
     }
@@ -260,15 +261,15 @@ static inline ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, 
    index is made */
 static inline int fr_index_places(int level, const uint8_t* index, const int32_t* labels,
                                   ptrdiff_t k, const int32_t* level_of, int n,
-                                  const ptrdiff_t* first, ptrdiff_t* places) {
+                                  const int64_t* rel, ptrdiff_t* places) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512) {
-        fr_index_places_avx512(index, labels, k, level_of, n, first, places);
+        fr_index_places_avx512(index, labels, k, level_of, n, rel, places);
         return 0;
     }
 #endif
     (void) level, (void) index, (void) labels, (void) k, (void) level_of;
-    (void) n, (void) first, (void) places;
+    (void) n, (void) rel, (void) places;
     return -1;
 }
 
