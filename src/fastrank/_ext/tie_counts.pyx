@@ -632,6 +632,7 @@ cdef inline double _ordinal_coverage(const floating* x, Py_ssize_t stride,
 cdef struct OrdinalSums:
     # ordinal ranking loss and average precision, summed down the positions
     Py_ssize_t cum_rel  # relevant labels walked so far
+    bint with_ap        # the precisions summed too (not for ranking loss)
     double loss         # irrelevant labels above each relevant one
     double ap_pos       # precision at each relevant label of non-zero belief
     double ap_lab       # precision at each relevant label
@@ -643,6 +644,8 @@ cdef inline void _add_relevant(OrdinalSums* a, Py_ssize_t p, bint is_zero) noexc
     cdef double prec
     a.loss += p - a.cum_rel
     a.cum_rel += 1
+    if not a.with_ap:
+        return
     prec = <double> a.cum_rel / (p + 1)
     a.ap_lab += prec
     if not is_zero:
@@ -843,6 +846,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     cdef floating* seen = <floating*> s.w.keys_tmp
     cdef uint64_t stream = row_state(seed, row)
     a.cum_rel = 0
+    a.with_ap = metric != RANKING_LOSS
     a.loss = a.ap_pos = a.ap_lab = 0.0
     if floating is float:
         if dense and stride == 1:
