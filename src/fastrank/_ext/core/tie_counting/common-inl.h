@@ -156,7 +156,8 @@ static inline unsigned fr_or_bytes(uint64_t w) {
 
 /* FR_GATHER (tie_counting.h: the same values, labels and *seen) for contiguous rows, on one
    vector path: the truth read BLOCK labels a vector VT (LOAD(p)), the non-zero bytes of t
-   a mask (NONZERO(t)) whose set bits are the relevant labels, each copied alone (about one
+   a mask (NONZERO(t)) whose set bits are the relevant labels (the last few labels' truth
+   copied into a zeroed vector first), each copied alone (about one
    a vector at 1 % relevant labels: the loop mostly leaves at once; copying every label
    of a cache line holding one, without a branch, took 1.1-1.3x the time), the truth ORed
    into a vector (OR), its lanes ORed into a word (FOLD) for *seen; the row prefetched
@@ -170,11 +171,18 @@ static inline unsigned fr_or_bytes(uint64_t w) {
         const ptrdiff_t line = 64 / sizeof(T);                                            \
         VT all = ZERO;                                                                    \
         ptrdiff_t j0, j, k = 0;                                                           \
-        uint64_t rel, w;                                                                  \
+        uint64_t rel;                                                                     \
         for (j0 = 0; j0 < line * FR_AHEAD && j0 < m; j0 += line)                          \
             FR_PREFETCH(x + j0);                                                          \
-        for (j0 = 0; j0 + (BLOCK) <= m; j0 += (BLOCK)) {                                  \
-            const VT t = LOAD(y + j0);                                                    \
+        for (j0 = 0; j0 < m; j0 += (BLOCK)) {                                             \
+            VT t;                                                                         \
+            if (m - j0 >= (BLOCK)) {                                                      \
+                t = LOAD(y + j0);                                                         \
+            } else { /* the last labels, zeros after them */                              \
+                uint8_t tail[BLOCK] = {0};                                                \
+                memcpy(tail, y + j0, (size_t) (m - j0));                                  \
+                t = LOAD(tail);                                                           \
+            }                                                                             \
             for (j = j0; j < j0 + (BLOCK) && j + line * FR_AHEAD < m; j += line)          \
                 FR_PREFETCH(x + j + line * FR_AHEAD);                                     \
             all = OR(all, t);                                                             \
@@ -186,14 +194,7 @@ static inline unsigned fr_or_bytes(uint64_t w) {
                 k++;                                                                      \
             }                                                                             \
         }                                                                                 \
-        for (w = FOLD(all), j = j0; j < m; j++) {                                         \
-            w |= y[j];                                                                    \
-            out[k] = (double) x[j];                                                       \
-            if (labels != NULL)                                                           \
-                labels[k] = (int32_t) j;                                                  \
-            k += y[j] != 0;                                                               \
-        }                                                                                 \
-        *seen = fr_or_bytes(w);                                                           \
+        *seen = fr_or_bytes(FOLD(all));                                                   \
         return k;                                                                         \
     }
 
