@@ -801,19 +801,18 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         return 0
     for d in range(n):
         rel_of[numbers[d]] = 0
-        level_of[numbers[d]] = 0
+        level_of[numbers[d]] = 0  # (written before the loop below: the compiler sees it)
     for t in range(k):
         rel_of[index[labels[t]]] += 1
-    for d in range(n):  # descending beliefs
-        if rel_of[numbers[d]] > 0:
-            level_of[numbers[d]] = <int32_t> n_lev
-            s.rel[n_lev] = rel_of[numbers[d]]
-            s.gt[n_lev] = above
-            s.eq[n_lev] = counts[d]
-            s.zero[n_lev] = values[d] == 0.0
-            (<float*> s.value)[n_lev] = values[d]
-            step[n_lev] = above - d
-            n_lev += 1
+    for d in range(n):  # descending beliefs; a level kept when it holds relevant labels
+        level_of[numbers[d]] = <int32_t> n_lev  # (whether kept or not: no branch)
+        s.rel[n_lev] = rel_of[numbers[d]]
+        s.gt[n_lev] = above
+        s.eq[n_lev] = counts[d]
+        s.zero[n_lev] = values[d] == 0.0
+        (<float*> s.value)[n_lev] = values[d]
+        step[n_lev] = above - d
+        n_lev += rel_of[numbers[d]] > 0
         above += counts[d]
     if fr_index_places(s.level, index, labels, k, level_of, <int> n_lev, s.rel, s.pos) < 0:
         return -1
