@@ -341,7 +341,8 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     """sort_dense_row of a contiguous float32 row holding at most FR_FEW_DISTINCT distinct
     beliefs and no NaN, by counting: each label's distinct belief found a vector at a time
     (fr_distinct_index_f32, AVX-512, in a table kept from row to row: w.memo) with their
-    counts, by descending belief, the labels scattered straight into place. False
+    counts, by descending belief, the labels scattered straight into place (two streams,
+    from the row's two ends: one alone waited on its own stores). False
     (nothing written) for another row or on another path. The same order, keys and group
     ends as _few_distinct_sort: its hash probe and the keys of every label were two thirds
     of that sort."""
@@ -354,22 +355,28 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     cdef float values[FR_FEW_DISTINCT]
     cdef int64_t counts[FR_FEW_DISTINCT]
     cdef int32_t numbers[FR_FEW_DISTINCT]
-    cdef int32_t at[FR_INDEX_NUMBERS]  # by index number: the next output position
+    cdef int32_t at[FR_INDEX_NUMBERS]    # by index number: the next output position,
+    cdef int32_t back[FR_INDEX_NUMBERS]  # and the last one filled from the back
     cdef uint64_t k
     n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
     if n < 0:
         return False
     total = 0
-    for d in range(n):  # each value's first output position (values descending)
+    for d in range(n):  # each value's first and past-last output positions (descending)
         at[numbers[d]] = total
         total += <int32_t> counts[d]
-    for p in range(q):
+        back[numbers[d]] = total
+    for p in range((q + 1) // 2):  # the first half from the front, the last from the back
         c = at[index[p]]
         at[index[p]] = c + 1
         order[c] = <int32_t> p
+        if q - 1 - p > p:
+            c = back[index[q - 1 - p]] - 1
+            back[index[q - 1 - p]] = c
+            order[c] = <int32_t> (q - 1 - p)
     p = 0
     for d in range(n):  # each value's key and group end over its positions
-        total = at[numbers[d]]
+        total = <int32_t> (p + counts[d])
         k = desc_key(<double> values[d])
         while p < total:
             keys[p] = k
