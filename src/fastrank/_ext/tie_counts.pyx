@@ -61,6 +61,8 @@ cdef extern from "tie_counting.h" nogil:
     void fr_count_levels_f64(int level, const double* x, Py_ssize_t stride, Py_ssize_t m,
                              const double* v, Py_ssize_t n, int64_t* gt, int64_t* eq,
                              int64_t* nan, int with_eq)
+    Py_ssize_t fr_relevant_labels(int level, const uint8_t* y, Py_ssize_t m, int32_t* labels,
+                                  unsigned* seen)
     Py_ssize_t fr_gather_f32(int level, const float* x, Py_ssize_t stride, const uint8_t* y,
                              Py_ssize_t m, double* out, int32_t* labels, unsigned* seen)
     Py_ssize_t fr_gather_f64(int level, const double* x, Py_ssize_t stride,
@@ -780,9 +782,10 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
     above; MAX_LEVELS entries); where each level's relevant labels sit among its labels, in
-    label order, into s.pos level after level (fr_index_places).
-    n_rel <- the row's relevant labels (its truth checked by the gather). Returns the number
-    of levels, or -1 for a row that takes the counting passes (nothing trusted)."""
+    label order, into s.pos level after level (fr_index_places). n_rel <- the row's
+    relevant labels (fr_relevant_labels: its truth alone read, and checked, the beliefs
+    being in cache). Returns the number of levels, or -1 for a row that takes the counting
+    passes (nothing trusted)."""
     cdef uint8_t* index = <uint8_t*> s.w.slot_of
     cdef int32_t* labels = s.w.order_tmp
     cdef float values[FR_FEW_DISTINCT]
@@ -792,12 +795,17 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     cdef int64_t rel_of[FR_INDEX_NUMBERS]    # by number: its relevant labels
     cdef Py_ssize_t n, k, d, t, n_lev = 0
     cdef int64_t above = 0
+    cdef unsigned seen = 0
     _ask_ahead(s, 4)
     n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
     if n < 0:
         return -1
-    k = _gather(x, 1, <const int32_t*> NULL, q, q, y, s.w.keys, labels, n_rel, s)
-    if s.bad or k == 0:
+    k = fr_relevant_labels(s.level, y, q, labels, &seen)
+    if k < 0:
+        return -1
+    n_rel[0] = k
+    if seen > 1 or k == 0:
+        s.bad |= seen > 1
         return 0
     for d in range(n):
         rel_of[numbers[d]] = 0

@@ -155,6 +155,19 @@ FR_GATHER(double, 1, fr_gather_labels_f64_portable)
 FR_GATHER_AT(float, f32)
 FR_GATHER_AT(double, f64)
 
+/* labels[0:k] <- the relevant labels of a row of m labels (truth y), ascending; *seen <-
+ * the bitwise OR of its truth values; returns k. On the AVX-512 level, for the row sort's
+ * numbering path (few_distinct.h) alone; -1 (nothing written) below it. */
+static inline ptrdiff_t fr_relevant_labels(int level, const uint8_t* y, ptrdiff_t m,
+                                           int32_t* labels, unsigned* seen) {
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512)
+        return fr_labels_avx512(NULL, y, m, NULL, labels, seen);
+#endif
+    (void) level, (void) y, (void) m, (void) labels, (void) seen;
+    return -1;
+}
+
 /* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
  * can keep in one vector (a maximum is exact: any order gives it). */
 #define FR_MAX(T, NAME)                                                                   \

@@ -124,7 +124,11 @@ static FR_TARGET_AVX512 inline uint64_t fr_fold_avx512(__m512i v) {
 }
 FR_GATHER_VECTOR(FR_TARGET_AVX512, float, __m512i, 64, _mm512_setzero_si512(),
                  _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,
-                 fr_fold_avx512, fr_gather_f32_avx512)
+                 fr_fold_avx512, 1, fr_gather_f32_avx512)
+/* its labels alone, of a row in cache (fr_relevant_labels) */
+FR_GATHER_VECTOR(FR_TARGET_AVX512, float, __m512i, 64, _mm512_setzero_si512(),
+                 _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,
+                 fr_fold_avx512, 0, fr_labels_avx512)
 
 /* As FR_WHERE_EQUAL, for contiguous rows: each vector's matching labels packed to its low
    lanes (compress) and stored under a mask, with no branch on whether there are any. */

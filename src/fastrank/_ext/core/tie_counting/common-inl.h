@@ -161,18 +161,20 @@ static inline unsigned fr_or_bytes(uint64_t w) {
    a vector at 1 % relevant labels: the loop mostly leaves at once; copying every label
    of a cache line holding one, without a branch, took 1.1-1.3x the time), the truth ORed
    into a vector (OR), its lanes ORed into a word (FOLD) for *seen; the row prefetched
-   FR_AHEAD cache lines ahead, as there. labels may be NULL. Used for float32 rows: float64
+   FR_AHEAD cache lines ahead, as there. labels may be NULL; without WITH_VALUES the labels
+   alone (x and out not read: a row already in cache). Used for float32 rows: float64
    rows keep the portable loop, where this one made one-error, coverage and r-precision
    8-16 % slower (ranking loss 5-9 % faster) on a Zen 4 core, with prefetch distances from
    none to 48 lines giving 0.85-1.25x their time, in no order; not understood. */
-#define FR_GATHER_VECTOR(ATTR, T, VT, BLOCK, ZERO, LOAD, NONZERO, OR, FOLD, NAME)         \
+#define FR_GATHER_VECTOR(ATTR, T, VT, BLOCK, ZERO, LOAD, NONZERO, OR, FOLD, WITH_VALUES,   \
+                         NAME)                                                            \
     static ATTR ptrdiff_t NAME(const T* x, const uint8_t* y, ptrdiff_t m, double* out,    \
                                int32_t* labels, unsigned* seen) {                         \
         const ptrdiff_t line = 64 / sizeof(T);                                            \
         VT all = ZERO;                                                                    \
         ptrdiff_t j0, j, k = 0;                                                           \
         uint64_t rel;                                                                     \
-        for (j0 = 0; j0 < line * FR_AHEAD && j0 < m; j0 += line)                          \
+        for (j0 = 0; (WITH_VALUES) && j0 < line * FR_AHEAD && j0 < m; j0 += line)         \
             FR_PREFETCH(x + j0);                                                          \
         for (j0 = 0; j0 < m; j0 += (BLOCK)) {                                             \
             VT t;                                                                         \
@@ -183,12 +185,14 @@ static inline unsigned fr_or_bytes(uint64_t w) {
                 memcpy(tail, y + j0, (size_t) (m - j0));                                  \
                 t = LOAD(tail);                                                           \
             }                                                                             \
-            for (j = j0; j < j0 + (BLOCK) && j + line * FR_AHEAD < m; j += line)          \
+            for (j = j0; (WITH_VALUES) && j < j0 + (BLOCK) && j + line * FR_AHEAD < m;   \
+                 j += line)                                                               \
                 FR_PREFETCH(x + j + line * FR_AHEAD);                                     \
             all = OR(all, t);                                                             \
             for (rel = NONZERO(t); rel; rel &= rel - 1) {                                 \
                 j = j0 + __builtin_ctzll(rel);                                            \
-                out[k] = (double) x[j];                                                   \
+                if (WITH_VALUES)                                                          \
+                    out[k] = (double) x[j];                                               \
                 if (labels != NULL)                                                       \
                     labels[k] = (int32_t) j;                                              \
                 k++;                                                                      \
