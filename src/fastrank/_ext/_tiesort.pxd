@@ -12,8 +12,8 @@ Conventions
 * The sort is stable: inside a tie group labels keep ascending label index ("stable" order).
   LSD radix sort on bytes, skipping bytes that are constant over the row; insertion sort for
   short rows; a counting sort for rows of at most FEW_MAX distinct scores (a contiguous
-  float32 row of at most 32, on AVX-512, has its distinct scores found a vector at a time:
-  few_distinct.h).
+  float32 row of at most 32, on AVX2 or AVX-512, has its distinct scores found a vector at
+  a time: few_distinct.h).
 * NaN is rejected by the Python layer, before a kernel runs or, for a kernel that reports
   ``SortWork.nan_seen``, after it: a NaN gets a key like any other value (a CSR row's with
   the stored positives), so a row holding one is sorted safely, to no purpose.
@@ -340,10 +340,10 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
                                         SortWork* w) noexcept nogil:
     """sort_dense_row of a contiguous float32 row holding at most FR_FEW_DISTINCT distinct
     beliefs and no NaN, by counting: each label's distinct belief found a vector at a time
-    (fr_distinct_index_f32, AVX-512, in a table kept from row to row: w.memo) with their
-    counts, by descending belief, the labels scattered straight into place (two streams,
-    from the row's two ends: one alone waited on its own stores). False
-    (nothing written) for another row or on another path. The same order, keys and group
+    (fr_distinct_index_f32, AVX2 and up, in a table kept from row to row: w.memo) with
+    their counts, by descending belief, the labels scattered straight into place (two
+    streams, from the row's two ends: one alone waited on its own stores). False (nothing
+    written) for another row or on another path. The same order, keys and group
     ends as _few_distinct_sort: its hash probe and the keys of every label were two thirds
     of that sort."""
     cdef Py_ssize_t p, d, n

@@ -778,7 +778,7 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
                                      Scratch* s, Py_ssize_t* n_rel,
                                      int64_t* step) noexcept nogil:
     """The relevant levels of a contiguous float32 row read off one pass that numbers its
-    distinct beliefs (fr_distinct_index_f32: AVX-512, at most FR_FEW_DISTINCT of them, no
+    distinct beliefs (fr_distinct_index_f32: AVX2 and up, at most FR_FEW_DISTINCT, no
     NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
     above; MAX_LEVELS entries); where each level's relevant labels sit among its labels, in

@@ -1,7 +1,7 @@
 /* A row's few distinct values, found a vector at a time: the table of 64 slots they are
  * looked up in (what the counting passes' distinct values above a level, tie_counting/,
  * share with the row sort's counting path, _tiesort), and that sort's first pass for
- * float32 rows on AVX-512: each label's distinct value, by number. */
+ * float32 rows on AVX2 and AVX-512: each label's distinct value, by number. */
 #ifndef FR_FEW_DISTINCT_H
 #define FR_FEW_DISTINCT_H
 
@@ -65,6 +65,71 @@ static inline ptrdiff_t fr_few_memo_settle(fr_few_memo_f32* t, ptrdiff_t n, ptrd
 /* the numbers a row's index bytes take: the table's 64 slots, then its extras */
 #define FR_INDEX_NUMBERS (64 + FR_FEW_DISTINCT)
 
+/* Puts w, a value of the row that neither a slot nor an extra holds (not NaN), into the
+   table: its slot when free, else the extras; *inserted counts the row's values put in.
+   Returns its number (the slot, or 64 + its place among the extras), -1 when the row has
+   put in more than FR_FEW_DISTINCT values, -2 when the extras are full (the caller empties
+   the table and looks again). */
+static inline int fr_few_memo_insert(fr_few_memo_f32* t, float w, ptrdiff_t* inserted) {
+    unsigned s;
+    if ((*inserted)++ == FR_FEW_DISTINCT)
+        return -1;
+    if (t->n_extra == FR_FEW_DISTINCT)
+        return -2;
+    s = fr_slot_f32(w);
+    if (t->taken >> s & 1) {
+        t->extra[t->n_extra] = w;
+        return 64 + t->n_extra++;
+    }
+    t->taken |= (uint64_t) 1 << s;
+    t->value[s] = w;
+    return (int) s;
+}
+
+/* table[0:n] <- the numbers the table holds (its slots taken, then its extras); returns n */
+static inline int fr_few_memo_numbers(const fr_few_memo_f32* t, int* table) {
+    uint64_t left;
+    int n = 0, k;
+    for (left = t->taken; left; left &= left - 1)
+        table[n++] = __builtin_ctzll(left);
+    for (k = 0; k < t->n_extra; k++)
+        table[n++] = 64 + k;
+    return n;
+}
+
+/* numbers, values and counts [n:] <- those of table[0:k] whose count c[] is not 0 (the
+   row holds them); returns the new n, or -1 past FR_FEW_DISTINCT */
+static inline ptrdiff_t fr_few_memo_held(const fr_few_memo_f32* t, const int* table, int k,
+                                         const int64_t* c, ptrdiff_t n, int32_t* numbers,
+                                         float* values, int64_t* counts) {
+    int i;
+    for (i = 0; i < k; i++) {
+        if (c[i] == 0)
+            continue;
+        if (n == FR_FEW_DISTINCT)
+            return -1;
+        numbers[n] = table[i];
+        values[n] = table[i] < 64 ? t->value[table[i]] : t->extra[table[i] - 64];
+        counts[n++] = c[i];
+    }
+    return n;
+}
+
+/* A row's numbers, values and counts by place (fr_order_descending_avx512, _avx2) */
+typedef struct fr_few_by_place {
+    int32_t number[FR_FEW_DISTINCT];
+    float value[FR_FEW_DISTINCT];
+    int64_t count[FR_FEW_DISTINCT];
+} fr_few_by_place;
+
+/* numbers, values and counts [0:n] <- those of o */
+static inline void fr_few_copy_out(const fr_few_by_place* o, ptrdiff_t n, int32_t* numbers,
+                                   float* values, int64_t* counts) {
+    memcpy(numbers, o->number, (size_t) n * sizeof(int32_t));
+    memcpy(values, o->value, (size_t) n * sizeof(float));
+    memcpy(counts, o->count, (size_t) n * sizeof(int64_t));
+}
+
 #ifdef FR_X86
 /* numbers, values and counts [0:n] (n <= FR_FEW_DISTINCT) reordered by descending value:
    the values are distinct (no NaN; -0.0 and +0.0 share a number), so each one's place is
@@ -76,36 +141,32 @@ static FR_TARGET_AVX512 void fr_order_descending_avx512(int32_t* numbers, float*
                               : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
     const __m512 low = _mm512_maskz_loadu_ps(in_low, values);
     const __m512 high = _mm512_maskz_loadu_ps(in_high, values + 16);
-    int32_t number[FR_FEW_DISTINCT];
-    float value[FR_FEW_DISTINCT];
-    int64_t count[FR_FEW_DISTINCT];
+    fr_few_by_place o;
     ptrdiff_t d;
     for (d = 0; d < n; d++) {
         const __m512 v = _mm512_set1_ps(values[d]);
         const int place = __builtin_popcount(_mm512_mask_cmp_ps_mask(in_low, low, v, _CMP_GT_OQ))
                           + __builtin_popcount(_mm512_mask_cmp_ps_mask(in_high, high, v,
                                                                        _CMP_GT_OQ));
-        number[place] = numbers[d];
-        value[place] = values[d];
-        count[place] = counts[d];
+        o.number[place] = numbers[d];
+        o.value[place] = values[d];
+        o.count[place] = counts[d];
     }
-    memcpy(numbers, number, (size_t) n * sizeof(int32_t));
-    memcpy(values, value, (size_t) n * sizeof(float));
-    memcpy(counts, count, (size_t) n * sizeof(int64_t));
+    fr_few_copy_out(&o, n, numbers, values, counts);
 }
 
-/* fr_distinct_index_f32 on AVX-512: -2 when the extras run out (the caller empties the
-   table and looks again). */
-static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
+/* fr_distinct_index_f32's pass on AVX-512 (-2: the extras ran out). The table of 64 slots
+   in four registers: sixteen labels looked up by two two-table permutes and a blend (the
+   slot is the number), an extra compared one by one, a new value's lanes found by one
+   comparison; the counts 64 index bytes a comparison, eight numbers a pass over them. */
+static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
         fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index,
         int32_t* numbers, float* values, int64_t* counts) {
-    __m512 t[4], a, b, look;
+    __m512 t[4], a, look;
     __m512i slot, number;
     float lane[16];
-    uint64_t taken = memo->taken, left_slots;
     ptrdiff_t j, n = 0, inserted = 0;
-    int n_extra = memo->n_extra, i, k, u, n_table = 0, table[FR_INDEX_NUMBERS];
-    unsigned s;
+    int i, u, n_table, table[FR_INDEX_NUMBERS], n_extra = memo->n_extra;
     for (i = 0; i < 4; i++)
         t[i] = _mm512_loadu_ps(memo->value + 16 * i);
     for (j = 0; j < m; j += 16) {
@@ -129,39 +190,24 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
             _mm512_storeu_ps(lane, a);
         while (left) {
             const float w = lane[__builtin_ctz(left)];
+            const __m512 b = _mm512_set1_ps(w);
             __mmask16 same;
+            int got;
             if (w != w) /* NaN, which no slot holds: every NaN lane is left */
                 return -1;
-            b = _mm512_set1_ps(w);
             same = _mm512_mask_cmp_ps_mask(left, a, b, _CMP_EQ_OQ);
-            if (inserted++ == FR_FEW_DISTINCT || n_extra == FR_FEW_DISTINCT) {
-                memo->taken = taken;
-                memo->n_extra = n_extra;
-                return inserted > FR_FEW_DISTINCT ? -1 : -2;
-            }
+            got = fr_few_memo_insert(memo, w, &inserted);
+            if (got < 0)
+                return got;
+            n_extra = memo->n_extra;
+            number = _mm512_mask_mov_epi32(number, same, _mm512_set1_epi32(got));
             left &= (__mmask16) ~same;
-            s = fr_slot_f32(w);
-            if (taken >> s & 1) {
-                number = _mm512_mask_mov_epi32(number, same, _mm512_set1_epi32(64 + n_extra));
-                memo->extra[n_extra++] = w;
-            } else {
-                taken |= (uint64_t) 1 << s;
-                memo->value[s] = w;
-                for (i = 0; i < 4; i++) /* lane s % 16 of t[s / 16] */
-                    t[i] = _mm512_mask_mov_ps(t[i], (__mmask16) ((uint64_t) 1 << s >> 16 * i),
-                                              b);
-            }
+            for (i = 0; got < 64 && i < 4; i++) /* lane got % 16 of t[got / 16] */
+                t[i] = _mm512_mask_mov_ps(t[i], (__mmask16) ((uint64_t) 1 << got >> 16 * i), b);
         }
         _mm_mask_storeu_epi8(index + j, in, _mm512_cvtepi32_epi8(number));
     }
-    memo->taken = taken;
-    memo->n_extra = n_extra;
-    /* the table's values the row holds: those whose number its index bytes take, eight
-       numbers counted a pass over the bytes */
-    for (left_slots = taken; left_slots; left_slots &= left_slots - 1)
-        table[n_table++] = __builtin_ctzll(left_slots);
-    for (k = 0; k < n_extra; k++)
-        table[n_table++] = 64 + k;
+    n_table = fr_few_memo_numbers(memo, table);
     for (u = 0; u < n_table; u += 8) {
         __m512i want[8];
         int64_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -173,98 +219,243 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass(
             for (i = 0; i < 8; i++)
                 c[i] += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(in, v, want[i]));
         }
-        for (i = 0; i < 8 && u + i < n_table; i++) {
-            if (c[i] == 0)
-                continue;
-            if (n == FR_FEW_DISTINCT)
-                return -1;
-            numbers[n] = table[u + i];
-            values[n] = table[u + i] < 64 ? memo->value[table[u + i]]
-                                          : memo->extra[table[u + i] - 64];
-            counts[n++] = c[i];
-        }
+        n = fr_few_memo_held(memo, table + u, n_table - u < 8 ? n_table - u : 8, c, n,
+                             numbers, values, counts);
+        if (n < 0)
+            return -1;
     }
     fr_order_descending_avx512(numbers, values, counts, n);
     return n;
 }
+
+/* the lanes whose bits `bits` sets, as a mask vector of eight 32-bit lanes */
+static FR_TARGET_AVX2 inline __m256i fr_lanes_avx2(unsigned bits) {
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int) bits), bit), bit);
+}
+
+/* As fr_order_descending_avx512, four comparisons a value */
+static FR_TARGET_AVX2 void fr_order_descending_avx2(int32_t* numbers, float* values,
+                                                    int64_t* counts, ptrdiff_t n) {
+    const uint32_t in = n >= 32 ? ~(uint32_t) 0 : ((uint32_t) 1 << n) - 1;
+    float padded[FR_FEW_DISTINCT] = {0};
+    fr_few_by_place o;
+    __m256 v[4];
+    ptrdiff_t d;
+    int k;
+    memcpy(padded, values, (size_t) n * sizeof(float));
+    for (k = 0; k < 4; k++)
+        v[k] = _mm256_loadu_ps(padded + 8 * k);
+    for (d = 0; d < n; d++) {
+        const __m256 w = _mm256_set1_ps(values[d]);
+        uint32_t above = 0;
+        int place;
+        for (k = 0; k < 4; k++)
+            above |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(v[k], w, _CMP_GT_OQ)) << 8 * k;
+        place = __builtin_popcount(above & in);
+        o.number[place] = numbers[d];
+        o.value[place] = values[d];
+        o.count[place] = counts[d];
+    }
+    fr_few_copy_out(&o, n, numbers, values, counts);
+}
+
+/* fr_distinct_index_f32's pass on AVX2 (-2: the extras ran out): eight labels a vector,
+   each looked up in the table's 64 slots by a gather (the slot is the number), an extra
+   compared one by one, a new value's lanes found by one comparison; the counts 32 index
+   bytes a comparison, eight numbers a pass over them. */
+static FR_TARGET_AVX2 ptrdiff_t fr_distinct_index_f32_pass_avx2(
+        fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index,
+        int32_t* numbers, float* values, int64_t* counts) {
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    float lane[8];
+    uint8_t bytes[32];
+    ptrdiff_t j, n = 0, inserted = 0;
+    int i, u, n_table, table[FR_INDEX_NUMBERS], n_extra = memo->n_extra;
+    for (j = 0; j < m; j += 8) {
+        const ptrdiff_t here = m - j < 8 ? m - j : 8;
+        const __m256 a = _mm256_maskload_ps(
+                x + j, _mm256_cmpgt_epi32(_mm256_set1_epi32((int) here), iota));
+        const __m256i slot = _mm256_srli_epi32(
+                _mm256_mullo_epi32(_mm256_castps_si256(a), _mm256_set1_epi32(FR_SLOT_MULTIPLIER)),
+                26);
+        const __m256 look = _mm256_i32gather_ps(memo->value, slot, 4);
+        __m256i number = slot;
+        __m128i packed;
+        unsigned left = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(a, look, _CMP_NEQ_UQ))
+                        & ((1u << here) - 1); /* NaN: an empty slot */
+        for (i = 0; i < n_extra && left; i++) {
+            const unsigned e = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(
+                                       a, _mm256_set1_ps(memo->extra[i]), _CMP_EQ_OQ)) & left;
+            number = _mm256_blendv_epi8(number, _mm256_set1_epi32(64 + i), fr_lanes_avx2(e));
+            left &= ~e;
+        }
+        if (left)
+            _mm256_storeu_ps(lane, a);
+        while (left) {
+            const float w = lane[__builtin_ctz(left)];
+            unsigned same;
+            int got;
+            if (w != w) /* NaN, which no slot holds: every NaN lane is left */
+                return -1;
+            same = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(w), _CMP_EQ_OQ))
+                   & left;
+            got = fr_few_memo_insert(memo, w, &inserted);
+            if (got < 0)
+                return got;
+            n_extra = memo->n_extra;
+            number = _mm256_blendv_epi8(number, _mm256_set1_epi32(got), fr_lanes_avx2(same));
+            left &= ~same;
+        }
+        packed = _mm_packs_epi32(_mm256_castsi256_si128(number),
+                                 _mm256_extracti128_si256(number, 1));
+        packed = _mm_packus_epi16(packed, packed);
+        if (here == 8) {
+            _mm_storel_epi64((__m128i*) (index + j), packed);
+        } else {
+            _mm_storel_epi64((__m128i*) bytes, packed);
+            memcpy(index + j, bytes, (size_t) here);
+        }
+    }
+    n_table = fr_few_memo_numbers(memo, table);
+    for (u = 0; u < n_table; u += 8) {
+        __m256i want[8];
+        int64_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (i = 0; i < 8; i++) /* past the last number: the last again, not kept */
+            want[i] = _mm256_set1_epi8((char) table[u + i < n_table ? u + i : n_table - 1]);
+        for (j = 0; j < m; j += 32) {
+            const uint32_t in = m - j >= 32 ? ~(uint32_t) 0 : ((uint32_t) 1 << (m - j)) - 1;
+            __m256i v;
+            if (m - j >= 32) {
+                v = _mm256_loadu_si256((const __m256i*) (index + j));
+            } else { /* the last bytes, copied */
+                memcpy(bytes, index + j, (size_t) (m - j));
+                v = _mm256_loadu_si256((const __m256i*) bytes);
+            }
+            for (i = 0; i < 8; i++)
+                c[i] += __builtin_popcount(
+                        (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, want[i])) & in);
+        }
+        n = fr_few_memo_held(memo, table + u, n_table - u < 8 ? n_table - u : 8, c, n,
+                             numbers, values, counts);
+        if (n < 0)
+            return -1;
+    }
+    fr_order_descending_avx2(numbers, values, counts, n);
+    return n;
+}
+#endif
+
 /* index[j] <- the number of x[j]'s value in a table of the row's distinct values kept from
-   row to row (memo): its slot (below 64), or 64 + i for the i-th
-   value whose slot another holds (an extra); numbers[0:n] <- those the row holds by
-   descending value, values and counts <- their values and how many labels hold each
-   (fr_order_descending_avx512); returns n, or -1 when the row
+   row to row (memo): its slot (below 64), or 64 + i for the i-th value whose slot another
+   holds (an extra); numbers[0:n] <- those the row holds by descending value, values and
+   counts <- their values and how many labels hold each; returns n, or -1 when the row
    holds more than FR_FEW_DISTINCT distinct values or a NaN (the caller sorts it another
-   way). The table of 64 slots in four registers: sixteen labels looked up by two two-table
-   permutes and a blend (the slot is the number), an extra compared one by one, a new
-   value's lanes found by one comparison. The counts are the index bytes equal to each
-   number the table holds, 64 a comparison, eight numbers a pass over the bytes. The table
-   then settles (fr_few_memo_settle). */
-FR_SINGLE_COPY FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_avx512(
-        fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index, int32_t* numbers,
-        float* values, int64_t* counts) {
-    ptrdiff_t n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
-    if (n == -2) {
+   way), or on a level below AVX2 (nothing written). Each label looked up a vector at a
+   time (fr_distinct_index_f32_pass_avx512, _avx2), the counts the index bytes equal to
+   each number the table holds; a pass whose extras ran out empties the table and looks
+   again. The table then settles (fr_few_memo_settle). */
+FR_SINGLE_COPY ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, const float* x,
+                                               ptrdiff_t m, uint8_t* index, int32_t* numbers,
+                                               float* values, int64_t* counts) {
+    ptrdiff_t n = -1;
+    int attempt;
+    for (attempt = 0; attempt < 2; attempt++) {
+#ifdef FR_X86
+        if (level >= FR_SIMD_AVX512)
+            n = fr_distinct_index_f32_pass_avx512(memo, x, m, index, numbers, values, counts);
+        else if (level >= FR_SIMD_AVX2)
+            n = fr_distinct_index_f32_pass_avx2(memo, x, m, index, numbers, values, counts);
+        else
+            return -1;
+#else
+        (void) level, (void) memo, (void) x, (void) m, (void) index, (void) numbers;
+        (void) values, (void) counts;
+        return -1;
+#endif
+        if (n != -2)
+            break;
         fr_few_memo_clear(memo);
-        n = fr_distinct_index_f32_pass(memo, x, m, index, numbers, values, counts);
     }
     return fr_few_memo_settle(memo, n, n);
 }
+
+#ifdef FR_X86
+/* the bytes of b[0:n] equal to v: 64 a comparison (AVX-512), 32 (AVX2, the last few
+   copied first) */
+static FR_TARGET_AVX512 inline int64_t fr_count_byte_avx512(const uint8_t* b, ptrdiff_t n,
+                                                            uint8_t v) {
+    const __m512i want = _mm512_set1_epi8((char) v);
+    int64_t c = 0;
+    ptrdiff_t j;
+    __mmask64 last;
+    for (j = 0; n - j >= 64; j += 64)
+        c += __builtin_popcountll(_mm512_cmpeq_epi8_mask(_mm512_loadu_si512(b + j), want));
+    last = ((__mmask64) 1 << (n - j)) - 1;
+    return c + __builtin_popcountll(
+                       _mm512_mask_cmpeq_epi8_mask(last, _mm512_maskz_loadu_epi8(last, b + j),
+                                                   want));
+}
+static FR_TARGET_AVX2 inline int64_t fr_count_byte_avx2(const uint8_t* b, ptrdiff_t n,
+                                                        uint8_t v) {
+    const __m256i want = _mm256_set1_epi8((char) v);
+    uint8_t last[32] = {0};
+    int64_t c = 0;
+    ptrdiff_t j;
+    for (j = 0; n - j >= 32; j += 32)
+        c += __builtin_popcount((uint32_t) _mm256_movemask_epi8(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i*) (b + j)), want)));
+    memcpy(last, b + j, (size_t) (n - j));
+    return c + __builtin_popcount(
+                       (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(
+                               _mm256_loadu_si256((const __m256i*) last), want))
+                       & (((uint32_t) 1 << (n - j)) - 1));
+}
+#endif
+
 /* places[rel[0] + .. + rel[l - 1] + r] <- the place of the r-th of labels[0:k] (ascending)
    whose level is l = level_of[its index byte] (rel[l] of them) among the labels of its
-   value, in label order: the bytes equal
-   to its own before it, counted 64 a comparison from where the level's previous label was
-   counted (its first label: from the row's start), so that each level's bytes are read up
-   to its last label only. */
-FR_SINGLE_COPY FR_TARGET_AVX512 void fr_index_places_avx512(
-        const uint8_t* index, const int32_t* labels, ptrdiff_t k, const int32_t* level_of,
-        int n, const int64_t* rel, ptrdiff_t* places) {
-    ptrdiff_t next[32], from[32], t, j;
-    int64_t count[32];
-    int l;
-    for (l = 0; l < n; l++) {
-        next[l] = l == 0 ? 0 : next[l - 1] + rel[l - 1];
-        from[l] = 0;
-        count[l] = 0;
+   value, in label order: the bytes equal to its own before it, counted a vector at a time
+   (COUNT) from where the level's previous label was counted (its first label: from the
+   row's start), so that each level's bytes are read up to its last label only. On one
+   vector path (ATTR). */
+#define FR_INDEX_PLACES(ATTR, COUNT, NAME)                                                \
+    FR_SINGLE_COPY ATTR void NAME(const uint8_t* index, const int32_t* labels, ptrdiff_t k, \
+                                  const int32_t* level_of, int n, const int64_t* rel,     \
+                                  ptrdiff_t* places) {                                    \
+        ptrdiff_t next[32], from[32], t;                                                  \
+        int64_t count[32];                                                                \
+        int l;                                                                            \
+        for (l = 0; l < n; l++) {                                                         \
+            next[l] = l == 0 ? 0 : next[l - 1] + rel[l - 1];                              \
+            from[l] = 0;                                                                  \
+            count[l] = 0;                                                                 \
+        }                                                                                 \
+        for (t = 0; t < k; t++) {                                                         \
+            const ptrdiff_t p = labels[t];                                                \
+            l = level_of[index[p]];                                                       \
+            count[l] += COUNT(index + from[l], p - from[l], index[p]);                    \
+            from[l] = p;                                                                  \
+            places[next[l]++] = count[l];                                                 \
+        }                                                                                 \
     }
-    for (t = 0; t < k; t++) {
-        const ptrdiff_t p = labels[t];
-        const __m512i want = _mm512_set1_epi8((char) index[p]);
-        int64_t c;
-        l = level_of[index[p]];
-        c = count[l];
-        for (j = from[l]; p - j >= 64; j += 64)
-            c += __builtin_popcountll(
-                    _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(index + j), want));
-        c += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(
-                ((__mmask64) 1 << (p - j)) - 1, _mm512_maskz_loadu_epi8(
-                        ((__mmask64) 1 << (p - j)) - 1, index + j), want));
-        places[next[l]++] = c;
-        from[l] = p;
-        count[l] = c;
-    }
-}
-#endif
-
-/* fr_distinct_index_f32_avx512 on the AVX-512 level; -1 below it */
-static inline ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, const float* x,
-                                              ptrdiff_t m, uint8_t* index, int32_t* numbers,
-                                              float* values, int64_t* counts) {
 #ifdef FR_X86
-    if (level >= FR_SIMD_AVX512)
-        return fr_distinct_index_f32_avx512(memo, x, m, index, numbers, values, counts);
+FR_INDEX_PLACES(FR_TARGET_AVX512, fr_count_byte_avx512, fr_index_places_avx512)
+FR_INDEX_PLACES(FR_TARGET_AVX2, fr_count_byte_avx2, fr_index_places_avx2)
 #endif
-    (void) level, (void) memo, (void) x, (void) m, (void) index, (void) numbers;
-    (void) values, (void) counts;
-    return -1;
-}
 
-/* fr_index_places_avx512 on the AVX-512 level (0); -1 (nothing written) below it, where no
-   index is made */
+/* FR_INDEX_PLACES on the level's path (0); -1 (nothing written) below AVX2, where no index
+   is made (fr_distinct_index_f32) */
 static inline int fr_index_places(int level, const uint8_t* index, const int32_t* labels,
                                   ptrdiff_t k, const int32_t* level_of, int n,
                                   const int64_t* rel, ptrdiff_t* places) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512) {
         fr_index_places_avx512(index, labels, k, level_of, n, rel, places);
+        return 0;
+    }
+    if (level >= FR_SIMD_AVX2) {
+        fr_index_places_avx2(index, labels, k, level_of, n, rel, places);
         return 0;
     }
 #endif

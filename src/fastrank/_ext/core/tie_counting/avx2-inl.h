@@ -170,6 +170,10 @@ static FR_TARGET_AVX2 inline uint64_t fr_fold_avx2(__m256i v) {
 FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
                  FR_LOAD_AVX2_BYTES, fr_nonzero_bytes_avx2, _mm256_or_si256,
                  fr_fold_avx2, 1, fr_gather_f32_avx2)
+/* its labels alone, of a row in cache (fr_relevant_labels) */
+FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
+                 FR_LOAD_AVX2_BYTES, fr_nonzero_bytes_avx2, _mm256_or_si256,
+                 fr_fold_avx2, 0, fr_labels_avx2)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, fr_slot_f32,
                          FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, fr_slot_f64,
