@@ -155,6 +155,73 @@ static FR_TARGET_AVX512 void fr_order_descending_avx512(int32_t* numbers, float*
     fr_few_copy_out(&o, n, numbers, values, counts);
 }
 
+/* c[0:8] <- the bytes of index[0:m] equal to each of eight[0:8]: 64 bytes a comparison */
+static FR_TARGET_AVX512 void fr_count_eight_avx512(const uint8_t* index, ptrdiff_t m,
+                                                   const int* eight, int64_t* c) {
+    __m512i want[8];
+    int64_t n[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t j;
+    int i;
+    for (i = 0; i < 8; i++)
+        want[i] = _mm512_set1_epi8((char) eight[i]);
+    for (j = 0; j < m; j += 64) {
+        const __mmask64 in = m - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j)) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(in, index + j);
+        for (i = 0; i < 8; i++)
+            n[i] += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(in, v, want[i]));
+    }
+    memcpy(c, n, sizeof(n));
+}
+
+/* As fr_count_eight_avx512, 32 bytes a comparison (the last few copied first) */
+static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m,
+                                               const int* eight, int64_t* c) {
+    __m256i want[8];
+    int64_t n[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t last[32] = {0};
+    ptrdiff_t j;
+    int i;
+    for (i = 0; i < 8; i++)
+        want[i] = _mm256_set1_epi8((char) eight[i]);
+    for (j = 0; j < m; j += 32) {
+        const uint32_t in = m - j >= 32 ? ~(uint32_t) 0 : ((uint32_t) 1 << (m - j)) - 1;
+        __m256i v;
+        if (m - j >= 32) {
+            v = _mm256_loadu_si256((const __m256i*) (index + j));
+        } else {
+            memcpy(last, index + j, (size_t) (m - j));
+            v = _mm256_loadu_si256((const __m256i*) last);
+        }
+        for (i = 0; i < 8; i++)
+            n[i] += __builtin_popcount(
+                    (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, want[i])) & in);
+    }
+    memcpy(c, n, sizeof(n));
+}
+
+/* numbers, values and counts [0:n] <- the values of the table (memo) that the row's index
+   bytes index[0:m] take, and how many labels take each: the bytes equal to each number
+   the table holds counted eight numbers a pass over them (fr_count_eight_avx512, _avx2 on
+   the level given). Returns n, or -1 past FR_FEW_DISTINCT. */
+static inline ptrdiff_t fr_few_count_held(int level, const fr_few_memo_f32* memo,
+                                          const uint8_t* index, ptrdiff_t m, int32_t* numbers,
+                                          float* values, int64_t* counts) {
+    int table[FR_INDEX_NUMBERS], eight[8], n_table = fr_few_memo_numbers(memo, table), u, i;
+    int64_t c[8];
+    ptrdiff_t n = 0;
+    for (u = 0; u < n_table && n >= 0; u += 8) {
+        for (i = 0; i < 8; i++) /* past the last number: the last again, not kept */
+            eight[i] = table[u + i < n_table ? u + i : n_table - 1];
+        if (level >= FR_SIMD_AVX512)
+            fr_count_eight_avx512(index, m, eight, c);
+        else
+            fr_count_eight_avx2(index, m, eight, c);
+        n = fr_few_memo_held(memo, table + u, n_table - u < 8 ? n_table - u : 8, c, n, numbers,
+                             values, counts);
+    }
+    return n;
+}
+
 /* fr_distinct_index_f32's pass on AVX-512 (-2: the extras ran out). The table of 64 slots
    in four registers: sixteen labels looked up by two two-table permutes and a blend (the
    slot is the number), an extra compared one by one, a new value's lanes found by one
@@ -166,7 +233,7 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
     __m512i slot, number;
     float lane[16];
     ptrdiff_t j, n = 0, inserted = 0;
-    int i, u, n_table, table[FR_INDEX_NUMBERS], n_extra = memo->n_extra;
+    int i, n_extra = memo->n_extra;
     for (i = 0; i < 4; i++)
         t[i] = _mm512_loadu_ps(memo->value + 16 * i);
     for (j = 0; j < m; j += 16) {
@@ -207,23 +274,9 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
         }
         _mm_mask_storeu_epi8(index + j, in, _mm512_cvtepi32_epi8(number));
     }
-    n_table = fr_few_memo_numbers(memo, table);
-    for (u = 0; u < n_table; u += 8) {
-        __m512i want[8];
-        int64_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (i = 0; i < 8; i++) /* past the last number: the last again, not kept */
-            want[i] = _mm512_set1_epi8((char) table[u + i < n_table ? u + i : n_table - 1]);
-        for (j = 0; j < m; j += 64) {
-            const __mmask64 in = m - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j)) - 1;
-            const __m512i v = _mm512_maskz_loadu_epi8(in, index + j);
-            for (i = 0; i < 8; i++)
-                c[i] += __builtin_popcountll(_mm512_mask_cmpeq_epi8_mask(in, v, want[i]));
-        }
-        n = fr_few_memo_held(memo, table + u, n_table - u < 8 ? n_table - u : 8, c, n,
-                             numbers, values, counts);
-        if (n < 0)
-            return -1;
-    }
+    n = fr_few_count_held(FR_SIMD_AVX512, memo, index, m, numbers, values, counts);
+    if (n < 0)
+        return -1;
     fr_order_descending_avx512(numbers, values, counts, n);
     return n;
 }
@@ -269,9 +322,9 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_index_f32_pass_avx2(
         int32_t* numbers, float* values, int64_t* counts) {
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     float lane[8];
-    uint8_t bytes[32];
+    uint8_t bytes[8];
     ptrdiff_t j, n = 0, inserted = 0;
-    int i, u, n_table, table[FR_INDEX_NUMBERS], n_extra = memo->n_extra;
+    int i, n_extra = memo->n_extra;
     for (j = 0; j < m; j += 8) {
         const ptrdiff_t here = m - j < 8 ? m - j : 8;
         const __m256 a = _mm256_maskload_ps(
@@ -317,30 +370,9 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_index_f32_pass_avx2(
             memcpy(index + j, bytes, (size_t) here);
         }
     }
-    n_table = fr_few_memo_numbers(memo, table);
-    for (u = 0; u < n_table; u += 8) {
-        __m256i want[8];
-        int64_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (i = 0; i < 8; i++) /* past the last number: the last again, not kept */
-            want[i] = _mm256_set1_epi8((char) table[u + i < n_table ? u + i : n_table - 1]);
-        for (j = 0; j < m; j += 32) {
-            const uint32_t in = m - j >= 32 ? ~(uint32_t) 0 : ((uint32_t) 1 << (m - j)) - 1;
-            __m256i v;
-            if (m - j >= 32) {
-                v = _mm256_loadu_si256((const __m256i*) (index + j));
-            } else { /* the last bytes, copied */
-                memcpy(bytes, index + j, (size_t) (m - j));
-                v = _mm256_loadu_si256((const __m256i*) bytes);
-            }
-            for (i = 0; i < 8; i++)
-                c[i] += __builtin_popcount(
-                        (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, want[i])) & in);
-        }
-        n = fr_few_memo_held(memo, table + u, n_table - u < 8 ? n_table - u : 8, c, n,
-                             numbers, values, counts);
-        if (n < 0)
-            return -1;
-    }
+    n = fr_few_count_held(FR_SIMD_AVX2, memo, index, m, numbers, values, counts);
+    if (n < 0)
+        return -1;
     fr_order_descending_avx2(numbers, values, counts, n);
     return n;
 }

@@ -96,10 +96,8 @@ FR_SINGLE_COPY void fr_shuffled_positions(int level, ptrdiff_t* pos, ptrdiff_t k
                 p = steps - found;
                 break;
             }
-            if (turn >= steps || places[turn] == p) /* no step ends at p, or it keeps p */
+            if (fr_follow_turn(places, steps, turn, &p, &t))
                 break;
-            p = places[turn];
-            t = turn + 1;
         }
         pos[i] = p;
     }

@@ -95,10 +95,8 @@ static FR_TARGET_AVX512_DQ void fr_shuffled_positions_small_avx512(ptrdiff_t* po
                 p = steps - __builtin_ctzll(hits);
                 break;
             }
-            if (turn >= steps || places[turn] == p) /* no step ends at p, or it keeps p */
+            if (fr_follow_turn(places, steps, turn, &p, &t))
                 break;
-            p = places[turn];
-            t = turn + 1;
         }
         pos[i] = p;
     }

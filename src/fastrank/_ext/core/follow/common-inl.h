@@ -1,4 +1,4 @@
-/* What the vector paths of the followed shuffle share (follow.h). */
+/* What the paths of the followed shuffle share (follow.h). */
 #ifndef FR_FOLLOW_COMMON_INL_H
 #define FR_FOLLOW_COMMON_INL_H
 
@@ -19,6 +19,18 @@ static inline void fr_redraw_places(int32_t* places, ptrdiff_t t, unsigned redo,
         if (u < m - 1)
             places[u] = fr_group_place(row, step, m, u);
     }
+}
+
+/* A label at place p not drawn before its turn (the step whose last place p is): 1 when
+   it stays there (no step ends at p, or that step draws p), else 0 with *p <- the place
+   the turn moves it to and *t <- the step after the turn. */
+static inline int fr_follow_turn(const int32_t* places, ptrdiff_t steps, ptrdiff_t turn,
+                                 ptrdiff_t* p, ptrdiff_t* t) {
+    if (turn >= steps || places[turn] == *p)
+        return 1;
+    *p = places[turn];
+    *t = turn + 1;
+    return 0;
 }
 
 #endif
