@@ -8,9 +8,9 @@
  * own (two followed labels swapped by one step are each moved by it), by a search of the
  * drawn places for its own. The places are drawn as the search needs them, many steps a
  * pass with AVX2 (follow/avx2-inl.h) and AVX-512 (follow/avx512-inl.h), each step's number
- * computed from its index alone; the same places on every path. On AVX-512 a group of at
- * most 65 labels has its steps all drawn at once and each search is one 64-bit mask of
- * four comparisons: no loop whose exit a branch must guess. */
+ * computed from its index alone; the same places on every path. With AVX2 or AVX-512 a
+ * group of at most 65 labels has its steps all drawn at once and each search is one
+ * 64-bit mask of eight or four comparisons: no loop whose exit a branch must guess. */
 #ifndef FR_FOLLOW_H
 #define FR_FOLLOW_H
 
@@ -78,6 +78,10 @@ FR_SINGLE_COPY void fr_shuffled_positions(int level, ptrdiff_t* pos, ptrdiff_t k
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512 && steps <= 64) {
         fr_shuffled_positions_small_avx512(pos, k, m, row, step, places);
+        return;
+    }
+    if (level >= FR_SIMD_AVX2 && steps <= 64) {
+        fr_shuffled_positions_small_avx2(pos, k, m, row, step, places);
         return;
     }
 #endif

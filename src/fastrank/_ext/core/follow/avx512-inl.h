@@ -64,7 +64,7 @@ static FR_TARGET_AVX512_DQ void fr_shuffled_positions_small_avx512(ptrdiff_t* po
                                                                    int32_t* places) {
     const ptrdiff_t steps = m - 1;
     __m512i drawn[4];
-    ptrdiff_t i, t = 0;
+    ptrdiff_t t = 0;
     int v;
     if ((step & 1) != 0) {
         places[0] = fr_group_place(row, step, m, 0);
@@ -77,29 +77,16 @@ static FR_TARGET_AVX512_DQ void fr_shuffled_positions_small_avx512(ptrdiff_t* po
                 left >= 16 ? (__mmask16) ~0u : left > 0 ? (__mmask16) ((1u << left) - 1) : 0,
                 places + 16 * v);
     }
-    for (i = 0; i < k; i++) {
-        ptrdiff_t p = pos[i];
-        t = 0;
-        for (;;) {
-            const ptrdiff_t turn = steps - p; /* the step whose last place is p */
-            const ptrdiff_t end = turn < steps ? turn : steps;
-            const __m512i want = _mm512_set1_epi32((int32_t) p);
-            uint64_t hits = (uint64_t) _mm512_cmpeq_epi32_mask(drawn[0], want)
-                            | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[1], want) << 16
-                            | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[2], want) << 32
-                            | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[3], want) << 48;
-            /* the steps t .. end - 1 (t <= end <= 64) */
-            hits &= (end == 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << end) - 1)
-                    & (t == 64 ? 0 : ~(uint64_t) 0 << t);
-            if (hits) { /* drawn: to that step's last place, settled */
-                p = steps - __builtin_ctzll(hits);
-                break;
-            }
-            if (fr_follow_turn(places, steps, turn, &p, &t))
-                break;
-        }
-        pos[i] = p;
-    }
+#define FR_DRAWN_AVX512(p, hits)                                                         \
+    do {                                                                                 \
+        const __m512i want = _mm512_set1_epi32((int32_t) (p));                          \
+        hits = (uint64_t) _mm512_cmpeq_epi32_mask(drawn[0], want)                        \
+               | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[1], want) << 16                \
+               | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[2], want) << 32                \
+               | (uint64_t) _mm512_cmpeq_epi32_mask(drawn[3], want) << 48;               \
+    } while (0)
+    FR_FOLLOW_DRAWN(pos, k, steps, places, FR_DRAWN_AVX512);
+#undef FR_DRAWN_AVX512
 }
 
 /* the first u of from .. to - 1 with places[u] == p; to when none */

@@ -33,4 +33,33 @@ static inline int fr_follow_turn(const int32_t* places, ptrdiff_t steps, ptrdiff
     return 0;
 }
 
+/* pos[0:k] <- where the group's shuffle moves the labels at places pos[0:k], its steps'
+   places (steps of them, at most 64) drawn and held in vectors: DRAWN(p, hits) sets
+   hits to the 64-bit mask of the steps that draw place p (bit u for step u; the small-group
+   follows, follow/avx512-inl.h and avx2-inl.h). */
+#define FR_FOLLOW_DRAWN(pos, k, steps, places, DRAWN)                                     \
+    do {                                                                                  \
+        ptrdiff_t i_, t_;                                                                 \
+        for (i_ = 0; i_ < (k); i_++) {                                                    \
+            ptrdiff_t p_ = (pos)[i_];                                                     \
+            t_ = 0;                                                                       \
+            for (;;) {                                                                    \
+                const ptrdiff_t turn = (steps) - p_; /* the step whose last place is p */ \
+                const ptrdiff_t end = turn < (steps) ? turn : (steps);                    \
+                uint64_t hits;                                                            \
+                DRAWN(p_, hits);                                                          \
+                /* the steps t .. end - 1 (t <= end <= 64) */                            \
+                hits &= (end == 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << end) - 1)           \
+                        & (t_ == 64 ? 0 : ~(uint64_t) 0 << t_);                           \
+                if (hits) { /* drawn: to that step's last place, settled */               \
+                    p_ = (steps) - __builtin_ctzll(hits);                                 \
+                    break;                                                                \
+                }                                                                         \
+                if (fr_follow_turn(places, (steps), turn, &p_, &t_))                      \
+                    break;                                                                \
+            }                                                                             \
+            (pos)[i_] = p_;                                                               \
+        }                                                                                 \
+    } while (0)
+
 #endif
