@@ -76,12 +76,12 @@ FR_SINGLE_COPY void fr_shuffled_positions(int level, ptrdiff_t* pos, ptrdiff_t k
     const ptrdiff_t steps = m - 1;
     ptrdiff_t drawn = 0, i;
 #ifdef FR_X86
-    if (level >= FR_SIMD_AVX512 && steps <= 64) {
-        fr_shuffled_positions_small_avx512(pos, k, m, row, step, places);
-        return;
-    }
-    if (level >= FR_SIMD_AVX2 && steps <= 64) {
-        fr_shuffled_positions_small_avx2(pos, k, m, row, step, places);
+    if (level >= FR_SIMD_AVX2 && steps <= 64) { /* all its steps drawn, then searched */
+        fr_draw_places(level, places, &drawn, steps, m, row, step);
+        if (level >= FR_SIMD_AVX512)
+            fr_follow_drawn_avx512(pos, k, steps, places);
+        else
+            fr_follow_drawn_avx2(pos, k, steps, places);
         return;
     }
 #endif

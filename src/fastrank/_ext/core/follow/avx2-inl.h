@@ -62,20 +62,12 @@ static FR_TARGET_AVX2 ptrdiff_t fr_draw_places_avx2(int32_t* places, ptrdiff_t t
     return t;
 }
 
-/* As fr_shuffled_positions_small_avx512, the group's steps in eight vectors of eight */
-static FR_TARGET_AVX2 void fr_shuffled_positions_small_avx2(ptrdiff_t* pos, ptrdiff_t k,
-                                                            ptrdiff_t m, uint64_t row,
-                                                            ptrdiff_t step, int32_t* places) {
+/* As fr_follow_drawn_avx512, the group's steps in eight vectors of eight */
+static FR_TARGET_AVX2 void fr_follow_drawn_avx2(ptrdiff_t* pos, ptrdiff_t k, ptrdiff_t steps,
+                                                const int32_t* places) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const ptrdiff_t steps = m - 1;
     __m256i drawn[8];
-    ptrdiff_t t = 0;
     int v;
-    if ((step & 1) != 0) {
-        places[0] = fr_group_place(row, step, m, 0);
-        t = 1;
-    }
-    fr_draw_places_avx2(places, t, steps, m, row, step);
     for (v = 0; v < 8; v++) /* the lanes of the group's steps */
         drawn[v] = _mm256_maskload_epi32(
                 places + 8 * v,

@@ -55,22 +55,13 @@ static FR_TARGET_AVX512_DQ ptrdiff_t fr_draw_places_avx512(int32_t* places, ptrd
     return t;
 }
 
-/* fr_shuffled_positions for a group of 2 .. 65 labels: its steps' places all drawn, held
-   in four vectors, each search of them four comparisons into a 64-bit mask of steps. */
-static FR_TARGET_AVX512_DQ void fr_shuffled_positions_small_avx512(ptrdiff_t* pos,
-                                                                   ptrdiff_t k, ptrdiff_t m,
-                                                                   uint64_t row,
-                                                                   ptrdiff_t step,
-                                                                   int32_t* places) {
-    const ptrdiff_t steps = m - 1;
+/* fr_shuffled_positions for a group of 2 .. 65 labels whose steps' places[0:steps] are all
+   drawn: held in four vectors, each search of them four comparisons into a 64-bit mask
+   of steps (FR_FOLLOW_DRAWN). */
+static FR_TARGET_AVX512 void fr_follow_drawn_avx512(ptrdiff_t* pos, ptrdiff_t k,
+                                                    ptrdiff_t steps, const int32_t* places) {
     __m512i drawn[4];
-    ptrdiff_t t = 0;
     int v;
-    if ((step & 1) != 0) {
-        places[0] = fr_group_place(row, step, m, 0);
-        t = 1;
-    }
-    fr_draw_places_avx512(places, t, steps, m, row, step);
     for (v = 0; v < 4; v++) {
         const ptrdiff_t left = steps - 16 * v;
         drawn[v] = _mm512_maskz_loadu_epi32(
