@@ -281,12 +281,6 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
     return n;
 }
 
-/* the lanes whose bits `bits` sets, as a mask vector of eight 32-bit lanes */
-static FR_TARGET_AVX2 inline __m256i fr_lanes_avx2(unsigned bits) {
-    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int) bits), bit), bit);
-}
-
 /* As fr_order_descending_avx512, four comparisons a value */
 static FR_TARGET_AVX2 void fr_order_descending_avx2(int32_t* numbers, float* values,
                                                     int64_t* counts, ptrdiff_t n) {
@@ -337,28 +331,28 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_index_f32_pass_avx2(
         __m128i packed;
         unsigned left = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(a, look, _CMP_NEQ_UQ))
                         & ((1u << here) - 1); /* NaN: an empty slot */
+        /* (a value equal to an extra or a new one is in no slot: its lanes are all left,
+           so the comparison itself selects them; the padding lanes past m are not stored) */
         for (i = 0; i < n_extra && left; i++) {
-            const unsigned e = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(
-                                       a, _mm256_set1_ps(memo->extra[i]), _CMP_EQ_OQ)) & left;
-            number = _mm256_blendv_epi8(number, _mm256_set1_epi32(64 + i), fr_lanes_avx2(e));
-            left &= ~e;
+            const __m256 e = _mm256_cmp_ps(a, _mm256_set1_ps(memo->extra[i]), _CMP_EQ_OQ);
+            number = _mm256_blendv_epi8(number, _mm256_set1_epi32(64 + i), _mm256_castps_si256(e));
+            left &= ~(unsigned) _mm256_movemask_ps(e);
         }
         if (left)
             _mm256_storeu_ps(lane, a);
         while (left) {
             const float w = lane[__builtin_ctz(left)];
-            unsigned same;
+            __m256 same;
             int got;
             if (w != w) /* NaN, which no slot holds: every NaN lane is left */
                 return -1;
-            same = (unsigned) _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(w), _CMP_EQ_OQ))
-                   & left;
+            same = _mm256_cmp_ps(a, _mm256_set1_ps(w), _CMP_EQ_OQ);
             got = fr_few_memo_insert(memo, w, &inserted);
             if (got < 0)
                 return got;
             n_extra = memo->n_extra;
-            number = _mm256_blendv_epi8(number, _mm256_set1_epi32(got), fr_lanes_avx2(same));
-            left &= ~same;
+            number = _mm256_blendv_epi8(number, _mm256_set1_epi32(got), _mm256_castps_si256(same));
+            left &= ~(unsigned) _mm256_movemask_ps(same);
         }
         packed = _mm_packs_epi32(_mm256_castsi256_si128(number),
                                  _mm256_extracti128_si256(number, 1));

@@ -48,7 +48,7 @@ static inline int fr_follow_turn(const int32_t* places, ptrdiff_t steps, ptrdiff
                 const ptrdiff_t end = turn < (steps) ? turn : (steps);                    \
                 uint64_t hits;                                                            \
                 DRAWN(p_, hits);                                                          \
-                /* the steps t .. end - 1 (t <= end <= 64) */                            \
+                /* the steps t .. end - 1 (both at most 64) */                         \
                 hits &= (end == 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << end) - 1)           \
                         & (t_ == 64 ? 0 : ~(uint64_t) 0 << t_);                           \
                 if (hits) { /* drawn: to that step's last place, settled */               \
