@@ -66,7 +66,7 @@ cdef struct SortWork:
     int32_t* end        # tie-group ends after group_ends()
     uint64_t* keys      # sorted keys, position-aligned with `order`
     uint64_t* keys_tmp
-    int32_t* order_tmp
+    int32_t* order_tmp  # q + 16 (whole vectors of labels stored: fr_relevant_labels)
     uint32_t* hist      # 8 byte-histograms of 256 counters
     unsigned char* mark  # q flags, all zero between calls (CSR zero-group scan)
     # few-distinct path: open-addressing table key -> count (count 0 = empty slot)
@@ -90,7 +90,7 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
     w.end = <int32_t*> malloc(q * sizeof(int32_t))
     w.keys = <uint64_t*> malloc(q * sizeof(uint64_t))
     w.keys_tmp = <uint64_t*> malloc(q * sizeof(uint64_t))
-    w.order_tmp = <int32_t*> malloc(q * sizeof(int32_t))
+    w.order_tmp = <int32_t*> malloc((q + 16) * sizeof(int32_t))
     w.hist = <uint32_t*> malloc(8 * 256 * sizeof(uint32_t))
     w.mark = <unsigned char*> calloc(q, 1)
     w.tab_key = <uint64_t*> malloc((1 << FEW_BITS) * sizeof(uint64_t))

@@ -156,13 +156,14 @@ FR_GATHER_AT(float, f32)
 FR_GATHER_AT(double, f64)
 
 /* labels[0:k] <- the relevant labels of a row of m labels (truth y), ascending; *seen <-
- * the bitwise OR of its truth values; returns k. On the levels of the row sort's
- * numbering path (few_distinct.h: AVX2 and up) alone; -1 (nothing written) below. */
+ * the bitwise OR of its truth values; returns k. labels holds m + 16 values (AVX-512
+ * stores whole vectors). On the levels of the row sort's numbering path (few_distinct.h:
+ * AVX2 and up) alone; -1 (nothing written) below. */
 static inline ptrdiff_t fr_relevant_labels(int level, const uint8_t* y, ptrdiff_t m,
                                            int32_t* labels, unsigned* seen) {
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512)
-        return fr_labels_avx512(NULL, y, m, NULL, labels, seen);
+        return fr_labels_avx512(y, m, labels, seen);
     if (level >= FR_SIMD_AVX2)
         return fr_labels_avx2(NULL, y, m, NULL, labels, seen);
 #endif

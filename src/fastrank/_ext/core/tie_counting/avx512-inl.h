@@ -125,10 +125,32 @@ static FR_TARGET_AVX512 inline uint64_t fr_fold_avx512(__m512i v) {
 FR_GATHER_VECTOR(FR_TARGET_AVX512, float, __m512i, 64, _mm512_setzero_si512(),
                  _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,
                  fr_fold_avx512, 1, fr_gather_f32_avx512)
-/* its labels alone, of a row in cache (fr_relevant_labels) */
-FR_GATHER_VECTOR(FR_TARGET_AVX512, float, __m512i, 64, _mm512_setzero_si512(),
-                 _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,
-                 fr_fold_avx512, 0, fr_labels_avx512)
+/* fr_relevant_labels (tie_counting.h): each sixteen truth values' labels packed to the low
+   lanes (compress) and stored whole (labels holds m + 16 values), with no branch on
+   whether there are any (a branch a vector mispredicts on one relevant label in a
+   hundred). */
+static FR_TARGET_AVX512 ptrdiff_t fr_labels_avx512(const uint8_t* y, ptrdiff_t m,
+                                                   int32_t* labels, unsigned* seen) {
+    const __m512i sixteen = _mm512_set1_epi32(16);
+    __m512i all = _mm512_setzero_si512();
+    __m512i at = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    ptrdiff_t j, k = 0;
+    int i;
+    for (j = 0; j < m; j += 64) {
+        const __mmask64 in = m - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j)) - 1;
+        const __m512i t = _mm512_maskz_loadu_epi8(in, y + j);
+        const uint64_t rel = _mm512_test_epi8_mask(t, t);
+        all = _mm512_or_si512(all, t);
+        for (i = 0; i < 4; i++) {
+            const __mmask16 r = (__mmask16) (rel >> 16 * i);
+            _mm512_storeu_si512(labels + k, _mm512_maskz_compress_epi32(r, at));
+            k += __builtin_popcount(r);
+            at = _mm512_add_epi32(at, sixteen);
+        }
+    }
+    *seen = (unsigned) fr_or_bytes(fr_fold_avx512(all));
+    return k;
+}
 
 /* As FR_WHERE_EQUAL, for contiguous rows: each vector's matching labels packed to its low
    lanes (compress) and stored under a mask, with no branch on whether there are any. */
