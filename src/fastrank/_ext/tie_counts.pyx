@@ -635,7 +635,8 @@ cdef struct OrdinalSums:
     # ordinal ranking loss and average precision, summed down the positions
     Py_ssize_t cum_rel  # relevant labels walked so far
     bint with_ap        # the precisions summed too (not for ranking loss)
-    double loss         # irrelevant labels above each relevant one
+    Py_ssize_t loss     # irrelevant labels above each relevant one (an integer sum: the
+                        # bits of the sort-based kernel's sum of doubles, which is exact)
     double ap_pos       # precision at each relevant label of non-zero belief
     double ap_lab       # precision at each relevant label
 
@@ -854,7 +855,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     cdef uint64_t stream = row_state(seed, row)
     a.cum_rel = 0
     a.with_ap = metric != RANKING_LOSS
-    a.loss = a.ap_pos = a.ap_lab = 0.0
+    a.loss = 0
+    a.ap_pos = a.ap_lab = 0.0
     if floating is float:
         if dense and stride == 1:
             n_lev = _index_levels(x, q, y, s, &n_rel, steps)
@@ -914,7 +916,7 @@ cdef inline double _ordinal_value(const OrdinalSums* a, int metric, Py_ssize_t n
                                   Py_ssize_t q) noexcept nogil:
     """Ordinal ranking loss or average precision of a row from its sums."""
     if metric == RANKING_LOSS:
-        return a.loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
+        return <double> a.loss / (<double> n_rel * (q - n_rel)) if 0 < n_rel < q else 0.0
     if n_rel == 0:
         return 1.0
     return (a.ap_lab if metric == AP_LABEL else a.ap_pos) / n_rel
