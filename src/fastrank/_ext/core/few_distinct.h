@@ -173,6 +173,77 @@ static FR_TARGET_AVX512 void fr_count_eight_avx512(const uint8_t* index, ptrdiff
     memcpy(c, n, sizeof(n));
 }
 
+/* c[0:8] <- the bytes of index[0:m] (each below 128) equal to each of eight[0:8] (a
+   number given twice counted at its first place, 0 at the others), with AVX-512 VBMI:
+   each vector of 64 bytes turned into one bit a byte (a two-table byte permute: bit i
+   for eight[i]), sixteen such vectors added bit by bit (a carry-save tree of
+   three-input logic: the five bits of each count), and each count's bits read by one
+   test a bit and weight: one permute a vector where fr_count_eight_avx512 compares eight
+   times. */
+#define FR_CSA_AVX512(high, low, a, b, c)                                                 \
+    do {                                                                                  \
+        const __m512i a_ = (a), b_ = (b), c_ = (c);                                       \
+        high = _mm512_ternarylogic_epi32(a_, b_, c_, 0xE8); /* majority */                \
+        low = _mm512_ternarylogic_epi32(a_, b_, c_, 0x96);  /* odd parity */              \
+    } while (0)
+static FR_TARGET_VBMI void fr_count_eight_vbmi(const uint8_t* index, ptrdiff_t m,
+                                               const int* eight, int64_t* c) {
+    __m512i low_table = _mm512_setzero_si512(), high_table = _mm512_setzero_si512();
+    __m512i x[16], ones, twos, fours, eights, sixteens;
+    __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b;
+    int64_t n[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t j0;
+    int i, v;
+    for (i = 7; i >= 0; i--) { /* (in registers: bytes stored and loaded whole would wait) */
+        const __m512i bit = _mm512_set1_epi8((char) (1u << i));
+        if (eight[i] < 64)
+            low_table = _mm512_mask_mov_epi8(low_table, (__mmask64) 1 << eight[i], bit);
+        else
+            high_table = _mm512_mask_mov_epi8(high_table, (__mmask64) 1 << (eight[i] - 64),
+                                              bit);
+    }
+    for (j0 = 0; j0 < m; j0 += 16 * 64) {
+        for (v = 0; v < 16; v++) { /* past the row: 0xFF, whose table byte is 0 */
+            const ptrdiff_t left = m - j0 - 64 * v;
+            const __mmask64 in = left >= 64 ? ~(__mmask64) 0
+                                 : left > 0 ? ((__mmask64) 1 << left) - 1 : 0;
+            x[v] = _mm512_permutex2var_epi8(
+                    low_table,
+                    _mm512_mask_loadu_epi8(_mm512_set1_epi8((char) 0xFF), in,
+                                           index + j0 + 64 * v),
+                    high_table);
+        }
+        ones = twos = _mm512_setzero_si512();
+        FR_CSA_AVX512(twos_a, ones, ones, x[0], x[1]);
+        FR_CSA_AVX512(twos_b, ones, ones, x[2], x[3]);
+        FR_CSA_AVX512(fours_a, twos, twos, twos_a, twos_b);
+        FR_CSA_AVX512(twos_a, ones, ones, x[4], x[5]);
+        FR_CSA_AVX512(twos_b, ones, ones, x[6], x[7]);
+        FR_CSA_AVX512(fours_b, twos, twos, twos_a, twos_b);
+        fours = _mm512_setzero_si512();
+        FR_CSA_AVX512(eights_a, fours, fours, fours_a, fours_b);
+        FR_CSA_AVX512(twos_a, ones, ones, x[8], x[9]);
+        FR_CSA_AVX512(twos_b, ones, ones, x[10], x[11]);
+        FR_CSA_AVX512(fours_a, twos, twos, twos_a, twos_b);
+        FR_CSA_AVX512(twos_a, ones, ones, x[12], x[13]);
+        FR_CSA_AVX512(twos_b, ones, ones, x[14], x[15]);
+        FR_CSA_AVX512(fours_b, twos, twos, twos_a, twos_b);
+        eights = _mm512_setzero_si512();
+        FR_CSA_AVX512(eights_b, fours, fours, fours_a, fours_b);
+        FR_CSA_AVX512(sixteens, eights, eights, eights_a, eights_b);
+        for (i = 0; i < 8; i++) {
+            const __m512i bit = _mm512_set1_epi8((char) (1u << i));
+            n[i] += __builtin_popcountll(_mm512_test_epi8_mask(ones, bit))
+                    + 2 * __builtin_popcountll(_mm512_test_epi8_mask(twos, bit))
+                    + 4 * __builtin_popcountll(_mm512_test_epi8_mask(fours, bit))
+                    + 8 * __builtin_popcountll(_mm512_test_epi8_mask(eights, bit))
+                    + 16 * __builtin_popcountll(_mm512_test_epi8_mask(sixteens, bit));
+        }
+    }
+    memcpy(c, n, sizeof(n));
+}
+#undef FR_CSA_AVX512
+
 /* As fr_count_eight_avx512, 32 bytes a comparison (the last few copied first) */
 static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m,
                                                const int* eight, int64_t* c) {
@@ -212,7 +283,9 @@ static inline ptrdiff_t fr_few_count_held(int level, const fr_few_memo_f32* memo
     for (u = 0; u < n_table && n >= 0; u += 8) {
         for (i = 0; i < 8; i++) /* past the last number: the last again, not kept */
             eight[i] = table[u + i < n_table ? u + i : n_table - 1];
-        if (level >= FR_SIMD_AVX512)
+        if (level >= FR_SIMD_AVX512_VPOPCNTDQ)
+            fr_count_eight_vbmi(index, m, eight, c);
+        else if (level >= FR_SIMD_AVX512)
             fr_count_eight_avx512(index, m, eight, c);
         else
             fr_count_eight_avx2(index, m, eight, c);
@@ -225,9 +298,10 @@ static inline ptrdiff_t fr_few_count_held(int level, const fr_few_memo_f32* memo
 /* fr_distinct_index_f32's pass on AVX-512 (-2: the extras ran out). The table of 64 slots
    in four registers: sixteen labels looked up by two two-table permutes and a blend (the
    slot is the number), an extra compared one by one, a new value's lanes found by one
-   comparison; the counts 64 index bytes a comparison, eight numbers a pass over them. */
+   comparison; the counts eight numbers a pass over the index bytes (fr_count_eight_vbmi,
+   or with AVX-512 alone fr_count_eight_avx512). */
 static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
-        fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index,
+        int level, fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index,
         int32_t* numbers, float* values, int64_t* counts) {
     __m512 t[4], a, look;
     __m512i slot, number;
@@ -274,7 +348,7 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
         }
         _mm_mask_storeu_epi8(index + j, in, _mm512_cvtepi32_epi8(number));
     }
-    n = fr_few_count_held(FR_SIMD_AVX512, memo, index, m, numbers, values, counts);
+    n = fr_few_count_held(level, memo, index, m, numbers, values, counts);
     if (n < 0)
         return -1;
     fr_order_descending_avx512(numbers, values, counts, n);
@@ -389,7 +463,8 @@ FR_SINGLE_COPY ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo,
     for (attempt = 0; attempt < 2; attempt++) {
 #ifdef FR_X86
         if (level >= FR_SIMD_AVX512)
-            n = fr_distinct_index_f32_pass_avx512(memo, x, m, index, numbers, values, counts);
+            n = fr_distinct_index_f32_pass_avx512(level, memo, x, m, index, numbers, values,
+                                                  counts);
         else if (level >= FR_SIMD_AVX2)
             n = fr_distinct_index_f32_pass_avx2(memo, x, m, index, numbers, values, counts);
         else
