@@ -635,8 +635,9 @@ cdef struct OrdinalSums:
     # ordinal ranking loss and average precision, summed down the positions
     Py_ssize_t cum_rel  # relevant labels walked so far
     bint with_ap        # the precisions summed too (not for ranking loss)
-    Py_ssize_t loss     # irrelevant labels above each relevant one (an integer sum: the
-                        # bits of the sort-based kernel's sum of doubles, which is exact)
+    # irrelevant labels above each relevant one, summed as an integer: the bits of the
+    # sort-based kernel's sum of doubles, which is exact
+    Py_ssize_t loss
     double ap_pos       # precision at each relevant label of non-zero belief
     double ap_lab       # precision at each relevant label
 
@@ -776,14 +777,15 @@ cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t
 
 
 cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t* y,
-                                     Scratch* s, Py_ssize_t* n_rel,
-                                     int64_t* step) noexcept nogil:
+                                     Scratch* s, Py_ssize_t* n_rel, int64_t* step,
+                                     bint with_places) noexcept nogil:
     """The relevant levels of a contiguous float32 row read off one pass that numbers its
     distinct beliefs (fr_distinct_index_f32: AVX2 and up, at most FR_FEW_DISTINCT, no
     NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
     above; MAX_LEVELS entries); where each level's relevant labels sit among its labels, in
-    label order, into s.pos level after level (fr_index_places). n_rel <- the row's
+    label order, into s.pos level after level (fr_index_places), when with_places (else
+    step is not written either: the expected forms need neither). n_rel <- the row's
     relevant labels (fr_relevant_labels: its truth alone read, and checked, the beliefs
     being in cache). Returns the number of levels, or -1 for a row that takes the counting
     passes (nothing trusted)."""
@@ -820,10 +822,12 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         s.eq[n_lev] = counts[d]
         s.zero[n_lev] = values[d] == 0.0
         (<float*> s.value)[n_lev] = values[d]
-        step[n_lev] = above - d
+        if with_places:
+            step[n_lev] = above - d
         n_lev += rel_of[numbers[d]] > 0
         above += counts[d]
-    if fr_index_places(s.level, index, labels, k, level_of, <int> n_lev, s.rel, s.pos) < 0:
+    if with_places and fr_index_places(s.level, index, labels, k, level_of, <int> n_lev,
+                                       s.rel, s.pos) < 0:
         return -1
     return n_lev
 
@@ -859,7 +863,7 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     a.ap_pos = a.ap_lab = 0.0
     if floating is float:
         if dense and stride == 1:
-            n_lev = _index_levels(x, q, y, s, &n_rel, steps)
+            n_lev = _index_levels(x, q, y, s, &n_rel, steps, True)
     if n_lev >= 0:
         if s.bad:
             return 0.0
@@ -1094,8 +1098,17 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
     if metric == R_PRECISION:
         return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
                             ties, seed, row, s)
-    # (dense, standard and modified ranking loss and average precision read only the
-    # labels at or above each relevant level: one comparison a level)
+    # (the expected ranking loss and average precision of a contiguous float32 row of few
+    # distinct beliefs read every count they need off the pass that numbers its beliefs,
+    # where the counting passes take two comparisons a level; dense, standard and
+    # modified read only the labels at or above each relevant level: one comparison a
+    # level)
+    if floating is float:
+        if ties == EXPECTED and metric != ONE_ERROR and metric != COVERAGE and pp == NULL \
+                and stride == 1:
+            n_lev = _index_levels(x, q, y, s, &n_rel, NULL, False)
+            if n_lev >= 0:
+                return 0.0 if s.bad else _value(s, n_lev, n_rel, q, metric, ties, -1)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL, ties == EXPECTED,
                     &n_distinct if metric == COVERAGE and ties == DENSE else NULL)
     if n_lev < 0:
