@@ -125,27 +125,39 @@ static FR_TARGET_AVX512 inline uint64_t fr_fold_avx512(__m512i v) {
 FR_GATHER_VECTOR(FR_TARGET_AVX512, float, __m512i, 64, _mm512_setzero_si512(),
                  _mm512_loadu_si512, fr_nonzero_bytes_avx512, _mm512_or_si512,
                  fr_fold_avx512, 1, fr_gather_f32_avx512)
-/* fr_relevant_labels (tie_counting.h): each sixteen truth values' labels packed to the low
-   lanes (compress) and stored whole (labels holds m + 16 values), with no branch on
+/* fr_relevant_labels (tie_counting.h), 64 truth values a vector: a vector of at most two
+   relevant labels writes both places (k advanced by the ones it holds), with no branch on
    whether there are any (a branch a vector mispredicts on one relevant label in a
-   hundred). */
+   hundred); one with more packs each sixteen lanes' labels (compress) and stores them whole
+   (labels holds m + 16 values). Whether a vector holds more than two is the one branch,
+   taken rarely by a sparse truth row and mostly by a dense one. */
 static FR_TARGET_AVX512 ptrdiff_t fr_labels_avx512(const uint8_t* y, ptrdiff_t m,
                                                    int32_t* labels, unsigned* seen) {
-    const __m512i sixteen = _mm512_set1_epi32(16);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+                                           15);
     __m512i all = _mm512_setzero_si512();
-    __m512i at = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     ptrdiff_t j, k = 0;
     int i;
     for (j = 0; j < m; j += 64) {
         const __mmask64 in = m - j >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << (m - j)) - 1;
         const __m512i t = _mm512_maskz_loadu_epi8(in, y + j);
-        const uint64_t rel = _mm512_test_epi8_mask(t, t);
+        uint64_t rel = _mm512_test_epi8_mask(t, t);
         all = _mm512_or_si512(all, t);
-        for (i = 0; i < 4; i++) {
-            const __mmask16 r = (__mmask16) (rel >> 16 * i);
-            _mm512_storeu_si512(labels + k, _mm512_maskz_compress_epi32(r, at));
-            k += __builtin_popcount(r);
-            at = _mm512_add_epi32(at, sixteen);
+        if (__builtin_popcountll(rel) <= 2) { /* (sparse truth: taken nearly always) */
+            labels[k] = (int32_t) (j + __builtin_ctzll(rel | (uint64_t) 1 << 63));
+            k += rel != 0;
+            rel &= rel - 1;
+            labels[k] = (int32_t) (j + __builtin_ctzll(rel | (uint64_t) 1 << 63));
+            k += rel != 0;
+        } else {
+            for (i = 0; i < 4; i++) {
+                const __mmask16 r = (__mmask16) (rel >> 16 * i);
+                _mm512_storeu_si512(
+                        labels + k,
+                        _mm512_maskz_compress_epi32(
+                                r, _mm512_add_epi32(lane, _mm512_set1_epi32((int) (j + 16 * i)))));
+                k += __builtin_popcount(r);
+            }
         }
     }
     *seen = (unsigned) fr_or_bytes(fr_fold_avx512(all));
