@@ -62,11 +62,13 @@ cdef extern from "few_distinct.h" nogil:
 cdef struct SortWork:
     # per-thread scratch for rows of q labels; allocate inside the parallel block so that
     # each thread gets its own (a pointer assigned there is thread-private in Cython)
+    # (order, keys and order_tmp hold q + 16 values: the gathers of relevant labels
+    # write past their last one, fr_relevant_labels whole vectors)
     int32_t* order      # labels by descending score after a sort
     int32_t* end        # tie-group ends after group_ends()
     uint64_t* keys      # sorted keys, position-aligned with `order`
     uint64_t* keys_tmp
-    int32_t* order_tmp  # q + 16 (whole vectors of labels stored: fr_relevant_labels)
+    int32_t* order_tmp
     uint32_t* hist      # 8 byte-histograms of 256 counters
     unsigned char* mark  # q flags, all zero between calls (CSR zero-group scan)
     # few-distinct path: open-addressing table key -> count (count 0 = empty slot)
@@ -86,9 +88,9 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
     if w == NULL:
         return NULL
     w.level = current_level()
-    w.order = <int32_t*> malloc(q * sizeof(int32_t))
+    w.order = <int32_t*> malloc((q + 16) * sizeof(int32_t))
     w.end = <int32_t*> malloc(q * sizeof(int32_t))
-    w.keys = <uint64_t*> malloc(q * sizeof(uint64_t))
+    w.keys = <uint64_t*> malloc((q + 16) * sizeof(uint64_t))
     w.keys_tmp = <uint64_t*> malloc(q * sizeof(uint64_t))
     w.order_tmp = <int32_t*> malloc((q + 16) * sizeof(int32_t))
     w.hist = <uint32_t*> malloc(8 * 256 * sizeof(uint32_t))
