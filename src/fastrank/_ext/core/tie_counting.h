@@ -83,6 +83,7 @@ FR_COUNT_LEVELS(double, f64)
 /* out[0:k] <- the beliefs x[j * stride] (as double) of the labels with y[j] != 0, j < m, in
  * label order, and labels[0:k] <- those labels unless labels is NULL; returns k; *seen <-
  * the bitwise OR of every y[j] (a value other than 0/1 shows in its bits above the lowest).
+ * out and labels hold m + 1 values (the vector paths write one past the last).
  * AVX2 and AVX-512, contiguous float32 rows: fr_gather_f32_avx2 / _avx512 (tie_counting/
  * common-inl.h). The portable loop
  * (fr_gather_labels_*_portable; fr_gather_*_portable, a copy without the label stores)
