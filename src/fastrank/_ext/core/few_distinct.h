@@ -190,7 +190,7 @@ static FR_TARGET_VBMI void fr_count_eight_vbmi(const uint8_t* index, ptrdiff_t m
                                                const int* eight, int64_t* c) {
     __m512i low_table = _mm512_setzero_si512(), high_table = _mm512_setzero_si512();
     __m512i x[16], ones, twos, fours, eights, sixteens;
-    __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b;
+    __m512i twos_a, twos_b, fours_a, fours_b, eights_of[2];
     int64_t n[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     ptrdiff_t j0;
     int i, v;
@@ -213,24 +213,17 @@ static FR_TARGET_VBMI void fr_count_eight_vbmi(const uint8_t* index, ptrdiff_t m
                                            index + j0 + 64 * v),
                     high_table);
         }
-        ones = twos = _mm512_setzero_si512();
-        FR_CSA_AVX512(twos_a, ones, ones, x[0], x[1]);
-        FR_CSA_AVX512(twos_b, ones, ones, x[2], x[3]);
-        FR_CSA_AVX512(fours_a, twos, twos, twos_a, twos_b);
-        FR_CSA_AVX512(twos_a, ones, ones, x[4], x[5]);
-        FR_CSA_AVX512(twos_b, ones, ones, x[6], x[7]);
-        FR_CSA_AVX512(fours_b, twos, twos, twos_a, twos_b);
-        fours = _mm512_setzero_si512();
-        FR_CSA_AVX512(eights_a, fours, fours, fours_a, fours_b);
-        FR_CSA_AVX512(twos_a, ones, ones, x[8], x[9]);
-        FR_CSA_AVX512(twos_b, ones, ones, x[10], x[11]);
-        FR_CSA_AVX512(fours_a, twos, twos, twos_a, twos_b);
-        FR_CSA_AVX512(twos_a, ones, ones, x[12], x[13]);
-        FR_CSA_AVX512(twos_b, ones, ones, x[14], x[15]);
-        FR_CSA_AVX512(fours_b, twos, twos, twos_a, twos_b);
-        eights = _mm512_setzero_si512();
-        FR_CSA_AVX512(eights_b, fours, fours, fours_a, fours_b);
-        FR_CSA_AVX512(sixteens, eights, eights, eights_a, eights_b);
+        ones = twos = fours = eights = _mm512_setzero_si512();
+        for (v = 0; v < 16; v += 8) { /* eight vectors into eights_of[v / 8] and below */
+            FR_CSA_AVX512(twos_a, ones, ones, x[v], x[v + 1]);
+            FR_CSA_AVX512(twos_b, ones, ones, x[v + 2], x[v + 3]);
+            FR_CSA_AVX512(fours_a, twos, twos, twos_a, twos_b);
+            FR_CSA_AVX512(twos_a, ones, ones, x[v + 4], x[v + 5]);
+            FR_CSA_AVX512(twos_b, ones, ones, x[v + 6], x[v + 7]);
+            FR_CSA_AVX512(fours_b, twos, twos, twos_a, twos_b);
+            FR_CSA_AVX512(eights_of[v / 8], fours, fours, fours_a, fours_b);
+        }
+        FR_CSA_AVX512(sixteens, eights, eights, eights_of[0], eights_of[1]);
         for (i = 0; i < 8; i++) {
             const __m512i bit = _mm512_set1_epi8((char) (1u << i));
             n[i] += __builtin_popcountll(_mm512_test_epi8_mask(ones, bit))
