@@ -78,6 +78,10 @@ cdef struct SortWork:
     uint64_t few_key[FEW_MAX]
     int32_t few_slot[FEW_MAX]
     fr_few_memo_f32* memo  # a float32 row's few distinct values, kept for the next row
+    # the last row sorted by numbering its values (_few_distinct_sort_f32): slot_of holds
+    # each label's number as a byte, group_start each number's first position
+    bint numbered
+    int32_t group_start[FR_INDEX_NUMBERS]
     bint nan_seen       # a row sorted with this scratch held a NaN score
     int level           # the instruction-set level (_simd.current_level) of its passes
 
@@ -366,6 +370,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     total = 0
     for d in range(n):  # each value's first and past-last output positions (descending)
         at[numbers[d]] = total
+        w.group_start[numbers[d]] = total
         total += <int32_t> counts[d]
         back[numbers[d]] = total
     for p in range((q + 1) // 2):  # the first half from the front, the last from the back
@@ -384,6 +389,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
             keys[p] = k
             end[p] = total
             p += 1
+    w.numbered = True
     return True
 
 
@@ -395,6 +401,7 @@ cdef inline void sort_dense_row(const floating* row, Py_ssize_t stride, Py_ssize
     cdef int32_t* order = w.order
     cdef uint64_t* keys = w.keys
     cdef uint64_t u, nan = 0
+    w.numbered = False
     if floating is float:
         if stride == 1 and q > INSERTION_MAX and _few_distinct_sort_f32(row, q, w):
             return
@@ -416,6 +423,7 @@ cdef inline void sort_csr_row(const floating* data, const index_t* indices, Py_s
     cdef unsigned char* mark = w.mark
     cdef double v
     cdef uint64_t zkey = desc_key(0.0)
+    w.numbered = False
     # stored non-zeros: positives (and NaN, a stored non-zero too) to the front of keys,
     # negatives after them
     for p in range(nnz):

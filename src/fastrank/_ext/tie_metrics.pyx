@@ -74,6 +74,9 @@ cdef extern from "follow.h" nogil:
     void fr_shuffled_positions(int level, Py_ssize_t* pos, Py_ssize_t k, Py_ssize_t m,
                                uint64_t row, Py_ssize_t step, int32_t* places)
     void fr_sort_places(Py_ssize_t* pos, Py_ssize_t k)
+cdef extern from "tie_counting.h" nogil:
+    Py_ssize_t fr_relevant_labels(int level, const uint8_t* y, Py_ssize_t m, int32_t* labels,
+                                  unsigned* seen)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     const double* fr_shared_harmonic_numbers(int64_t q)
@@ -263,9 +266,10 @@ cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k
 
 cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                              Py_ssize_t top_k, uint64_t zkey, double wt, double* out,
-                             double* lab, int32_t* group_rel) noexcept nogil:
+                             double* lab, int32_t* group_rel, bint counted) noexcept nogil:
     """Dense/standard/modified values of one sorted row (whole tie groups); group_rel[start]
-    <- the relevant labels of the group starting at position start."""
+    <- the relevant labels of the group starting at position start, unless ``counted``
+    (_count_groups counted them)."""
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
     cdef Py_ssize_t start = 0, stop, p, group = 0, rel_g, cum_rel = 0, cum_nonrel = 0
@@ -279,10 +283,13 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
     while start < q:
         stop = end[start]
         is_zero = w.keys[start] == zkey
-        rel_g = 0
-        for p in range(start, stop):
-            rel_g += y[order[p]]
-        group_rel[start] = <int32_t> rel_g
+        if counted:
+            rel_g = group_rel[start]
+        else:
+            rel_g = 0
+            for p in range(start, stop):
+                rel_g += y[order[p]]
+            group_rel[start] = <int32_t> rel_g
         cum_rel += rel_g
         cum_nonrel += (stop - start) - rel_g
         if group == 0 and rel_g == stop - start:
@@ -549,6 +556,32 @@ cdef inline Py_ssize_t _row_scratch_size(Py_ssize_t q) noexcept nogil:
     return 2 * q + 16
 
 
+cdef inline bint _count_groups(SortWork* w, Py_ssize_t q, const uint8_t* y, double wt,
+                               double* rel, int32_t* group_rel, Py_ssize_t* n_rel,
+                               unsigned* seen) noexcept nogil:
+    """For a row sorted by numbering its values (w.numbered), from its relevant labels
+    alone (fr_relevant_labels: AVX2 and up): group_rel[start] <- the relevant labels of each
+    tie group (by each label's number, the group it starts), rel[c] += wt for each relevant
+    label c, n_rel and seen <- their count and the OR of the truth values. Returns False
+    (nothing written) for another row or path, whose passes walk every group's labels."""
+    cdef int32_t* labels = w.order_tmp
+    cdef const uint8_t* index = <const uint8_t*> w.slot_of
+    cdef Py_ssize_t k, t, start = 0
+    if not w.numbered:
+        return False
+    k = fr_relevant_labels(w.level, y, q, labels, seen)
+    if k < 0:
+        return False
+    while start < q:
+        group_rel[start] = 0
+        start = w.end[start]
+    for t in range(k):
+        rel[labels[t]] += wt
+        group_rel[w.group_start[index[labels[t]]]] += 1
+    n_rel[0] = k
+    return True
+
+
 cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int families,
                           Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed,
                           Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
@@ -557,28 +590,32 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions. ``scratch``
     holds _row_scratch_size(q) int32: the expected family's draws or the ordinal family's
-    followed places (q + 16), then the tie groups' relevant labels (which the group or
-    expected pass counts for the ordinal one). Returns the bitwise OR of the row's truth
-    values (above 1: one is neither 0 nor 1, and the values are meaningless)."""
+    followed places (q + 16), then the tie groups' relevant labels (_count_groups, or else
+    the group or expected pass, counts them for the passes after it). Returns the bitwise
+    OR of the row's truth values (above 1: one is neither 0 nor 1, and the values are
+    meaningless)."""
     cdef Py_ssize_t c, n_rel = 0
     cdef int32_t* group_rel = scratch + q + 16
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + LAB_REL * q
     cdef unsigned seen = 0
-    for c in range(q):
-        seen |= y[c]
-        n_rel += y[c]
-        rel[c] += wt * y[c]
+    cdef bint counted = _count_groups(w, q, y, wt, rel, group_rel, &n_rel, &seen)
+    if not counted:
+        for c in range(q):
+            seen |= y[c]
+            n_rel += y[c]
+            rel[c] += wt * y[c]
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
-        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q, group_rel)
+        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q, group_rel,
+                    counted)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, harmonic,
-                       wt, out, lab, mc, rec, group_rel, families & GROUP != 0)
+                       wt, out, lab, mc, rec, group_rel, counted or families & GROUP != 0)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
-                      lab + LAB_ORDINAL * q, group_rel, families & (GROUP | EXPECTED) != 0,
-                      scratch)
+                      lab + LAB_ORDINAL * q, group_rel,
+                      counted or families & (GROUP | EXPECTED) != 0, scratch)
     return seen
 
 
