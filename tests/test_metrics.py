@@ -256,6 +256,24 @@ def test_evaluate_top_k_matches_reference_and_cutoff(top_k):
         assert res[t]["f1_macro_c"] == M.f1(y, pred)
 
 
+@pytest.mark.parametrize("cutoff", ["perfect", 1, 7, 60, 200])
+def test_evaluate_numbered_float32_rows_equal_sorted_rows(cutoff, simd_paths):
+    """evaluate numbers a contiguous float32 row of few distinct beliefs instead of sorting
+    it, its order filled only for the groups that the cutoff and the ordinal shuffles read:
+    every value (label counts, expected records and ordinal draws among them) equals that
+    of the same beliefs as float64, which are sorted, bit for bit, on every path."""
+    rng = np.random.default_rng(3)
+    s = rng.integers(0, 21, size=(300, 200)) / 20
+    y = (rng.random(s.shape) < rng.choice([0.01, 0.1, 0.5], size=(300, 1))).astype(np.uint8)
+    y[::9] = 0
+    w = rng.random(300)
+    for _ in simd_paths:
+        got = M.evaluate(y, s.astype(np.float32), cutoff=cutoff, sample_weight=w)
+        want = M.evaluate(y, s, cutoff=cutoff, sample_weight=w)
+        assert np.array_equal(np.asarray(got.values).view(np.int64),
+                              np.asarray(want.values).view(np.int64))
+
+
 # ---- evaluate == the individual functions, exactly ---------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 7])

@@ -78,10 +78,14 @@ cdef struct SortWork:
     uint64_t few_key[FEW_MAX]
     int32_t few_slot[FEW_MAX]
     fr_few_memo_f32* memo  # a float32 row's few distinct values, kept for the next row
-    # the last row sorted by numbering its values (_few_distinct_sort_f32): slot_of holds
-    # each label's number as a byte, group_start each number's first position
+    # the last row sorted by numbering its values (_few_distinct_sort_f32, or numbered
+    # alone by tie_metrics' evaluate): slot_of holds each label's number as a byte,
+    # group_start each number's first position, group_number the numbers by descending
+    # value (n_groups of them)
     bint numbered
     int32_t group_start[FR_INDEX_NUMBERS]
+    int32_t group_number[FR_FEW_DISTINCT]
+    int n_groups
     bint nan_seen       # a row sorted with this scratch held a NaN score
     int level           # the instruction-set level (_simd.current_level) of its passes
 
@@ -371,6 +375,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
     for d in range(n):  # each value's first and past-last output positions (descending)
         at[numbers[d]] = total
         w.group_start[numbers[d]] = total
+        w.group_number[d] = numbers[d]
         total += <int32_t> counts[d]
         back[numbers[d]] = total
     for p in range((q + 1) // 2):  # the first half from the front, the last from the back
@@ -389,6 +394,7 @@ cdef inline bint _few_distinct_sort_f32(const float* row, Py_ssize_t q,
             keys[p] = k
             end[p] = total
             p += 1
+    w.n_groups = <int> n
     w.numbered = True
     return True
 

@@ -53,9 +53,9 @@ from libc.string cimport memset
 import numpy as np
 
 from _tiesort cimport (
-    SortWork, bounded, desc_key, floating, fr_prefetch_bytes, index_t, prefetch_row_at,
-    row_state, shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free,
-    sort_work_new,
+    FR_FEW_DISTINCT, FR_INDEX_NUMBERS, INSERTION_MAX, SortWork, bounded, desc_key, floating,
+    fr_distinct_index_f32, fr_prefetch_bytes, index_t, prefetch_row_at, row_state,
+    shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
 cdef extern from "document_sums.h":
@@ -77,6 +77,12 @@ cdef extern from "follow.h" nogil:
 cdef extern from "tie_counting.h" nogil:
     Py_ssize_t fr_relevant_labels(int level, const uint8_t* y, Py_ssize_t m, int32_t* labels,
                                   unsigned* seen)
+    Py_ssize_t fr_where_equal_f32(int level, const float* x, Py_ssize_t stride, Py_ssize_t m,
+                                  float v, int32_t* out)
+cdef extern from "few_distinct.h" nogil:
+    int fr_index_places(int level, const uint8_t* index, const int32_t* labels, Py_ssize_t k,
+                        const int32_t* level_of, int n, const int64_t* rel,
+                        Py_ssize_t* places)
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     const double* fr_shared_harmonic_numbers(int64_t q)
@@ -331,7 +337,7 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
 cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                Py_ssize_t top_k, uint64_t zkey, uint64_t seed, Py_ssize_t row,
                                double wt, double* out, double* lab, int32_t* group_rel,
-                               bint counted, int32_t* places) noexcept nogil:
+                               bint counted, bint placed, int32_t* places) noexcept nogil:
     """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions.
     Only the groups whose order some value reads are shuffled and walked, each shuffled as
     the whole row's shuffle would (shuffle_group): those starting before position
@@ -342,13 +348,15 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     same operations, in the same order: the same bits). The other groups only add their
     labels to the irrelevant ones above the next, which changes no value. The groups'
     relevant labels are group_rel[start] when ``counted`` (an earlier pass counted them),
-    counted here if not."""
+    counted here if not; their places in their groups are read from w.keys_tmp, group after
+    group, when ``placed`` (_count_groups), else found in the group's order."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t* pos = <Py_ssize_t*> w.keys_tmp  # (the sort's spare keys: q values)
     cdef Py_ssize_t p, c, t, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
     cdef Py_ssize_t tp_r = 0, npred_r = 0
     cdef Py_ssize_t k = n_rel if top_k < 0 else top_k
     cdef Py_ssize_t start = 0, stop, groups = 0, rel_g, read = k if k > n_rel else n_rel
+    cdef Py_ssize_t first = 0  # the relevant labels of the groups before (placed)
     cdef double loss = 0.0, ap_pos = 0.0, ap_lab = 0.0, prec
     cdef bint is_zero, drop_zero = top_k < 0
     cdef uint64_t stream = row_state(seed, row)
@@ -366,11 +374,15 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
             start = stop
             continue
         is_zero = w.keys[start] == zkey
+        if placed:
+            pos = <Py_ssize_t*> w.keys_tmp + first
+            first += rel_g
         if start >= read:  # its relevant labels' places, followed
-            rel_g = 0  # (a truth value above 1 counts once, as the walk counts it)
-            for p in range(stop - start):
-                pos[rel_g] = p
-                rel_g += y[order[start + p]] != 0
+            if not placed:
+                rel_g = 0  # (a truth value above 1 counts once, as the walk counts it)
+                for p in range(stop - start):
+                    pos[rel_g] = p
+                    rel_g += y[order[start + p]] != 0
             if rel_g < stop - start:
                 fr_shuffled_positions(w.level, pos, rel_g, stop - start, stream,
                                       start - groups, places)
@@ -556,22 +568,70 @@ cdef inline Py_ssize_t _row_scratch_size(Py_ssize_t q) noexcept nogil:
     return 2 * q + 16
 
 
-cdef inline bint _count_groups(SortWork* w, Py_ssize_t q, const uint8_t* y, double wt,
-                               double* rel, int32_t* group_rel, Py_ssize_t* n_rel,
-                               unsigned* seen) noexcept nogil:
-    """For a row sorted by numbering its values (w.numbered), from its relevant labels
-    alone (fr_relevant_labels: AVX2 and up): group_rel[start] <- the relevant labels of each
-    tie group (by each label's number, the group it starts), rel[c] += wt for each relevant
-    label c, n_rel and seen <- their count and the OR of the truth values. Returns False
-    (nothing written) for another row or path, whose passes walk every group's labels."""
-    cdef int32_t* labels = w.order_tmp
-    cdef const uint8_t* index = <const uint8_t*> w.slot_of
-    cdef Py_ssize_t k, t, start = 0
-    if not w.numbered:
+cdef inline bint _number_row(const float* row, Py_ssize_t q, const uint8_t* y,
+                             Py_ssize_t top_k, SortWork* w, Py_ssize_t* n_labels,
+                             unsigned* seen) noexcept nogil:
+    """In place of a row sort, for evaluate: a contiguous float32 row of at most
+    FR_FEW_DISTINCT distinct beliefs (no NaN; AVX2 and up) numbered, each label's number in
+    w.slot_of (fr_distinct_index_f32), each tie group's key and end written at its start
+    alone, and w.order filled only for the groups starting before max(k, |C|, 1), each in
+    label order (fr_where_equal_f32): what the passes read of a sorted row, the later
+    groups read by their counts and the relevant labels' places (_count_groups). The
+    relevant labels to w.order_tmp, n_labels and seen <- their count and the OR of the
+    truth values. w.numbered; False (nothing trusted) for another row, to be sorted."""
+    cdef uint8_t* index = <uint8_t*> w.slot_of
+    cdef float values[FR_FEW_DISTINCT]
+    cdef int64_t counts[FR_FEW_DISTINCT]
+    cdef int32_t numbers[FR_FEW_DISTINCT]
+    cdef Py_ssize_t n, d, k, read, start = 0
+    w.numbered = False
+    n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
+    if n < 0:
         return False
-    k = fr_relevant_labels(w.level, y, q, labels, seen)
+    k = fr_relevant_labels(w.level, y, q, w.order_tmp, seen)
     if k < 0:
         return False
+    read = k if top_k < 0 or top_k < k else top_k
+    if read < 1:
+        read = 1
+    for d in range(n):
+        w.group_start[numbers[d]] = <int32_t> start
+        w.group_number[d] = numbers[d]
+        w.keys[start] = desc_key(<double> values[d])
+        w.end[start] = <int32_t> (start + counts[d])
+        if start < read:
+            fr_where_equal_f32(w.level, row, 1, q, values[d], w.order + start)
+        start += counts[d]
+    w.n_groups = <int> n
+    w.numbered = True
+    n_labels[0] = k
+    return True
+
+
+cdef inline bint _count_groups(SortWork* w, Py_ssize_t q, const uint8_t* y, double wt,
+                               double* rel, int32_t* group_rel, Py_ssize_t n_labels,
+                               bint with_places, Py_ssize_t* n_rel,
+                               unsigned* seen) noexcept nogil:
+    """For a row sorted or numbered by its values (w.numbered), from its relevant labels
+    alone (w.order_tmp, n_labels of them when _number_row found them, else found here:
+    fr_relevant_labels, AVX2 and up): group_rel[start] <- the relevant labels of each tie
+    group (by each label's number, the group it starts), rel[c] += wt for each relevant
+    label c, n_rel and seen <- their count and the OR of the truth values; with
+    ``with_places``, where each relevant label sits in its group, in label order, group
+    after group (fr_index_places) into w.keys_tmp, which the ordinal pass reads. Returns
+    False (nothing written) for another row or path, whose passes walk every group's
+    labels."""
+    cdef int32_t* labels = w.order_tmp
+    cdef const uint8_t* index = <const uint8_t*> w.slot_of
+    cdef int32_t level_of[FR_INDEX_NUMBERS]  # by number: its group, by descending value
+    cdef int64_t rel_of[FR_FEW_DISTINCT]     # by group: its relevant labels
+    cdef Py_ssize_t k = n_labels, t, d, start = 0
+    if not w.numbered:
+        return False
+    if k < 0:
+        k = fr_relevant_labels(w.level, y, q, labels, seen)
+        if k < 0:
+            return False
     while start < q:
         group_rel[start] = 0
         start = w.end[start]
@@ -579,6 +639,12 @@ cdef inline bint _count_groups(SortWork* w, Py_ssize_t q, const uint8_t* y, doub
         rel[labels[t]] += wt
         group_rel[w.group_start[index[labels[t]]]] += 1
     n_rel[0] = k
+    if with_places:
+        for d in range(w.n_groups):
+            level_of[w.group_number[d]] = <int32_t> d
+            rel_of[d] = group_rel[w.group_start[w.group_number[d]]]
+        fr_index_places(w.level, index, labels, k, level_of, w.n_groups, rel_of,
+                        <Py_ssize_t*> w.keys_tmp)
     return True
 
 
@@ -586,21 +652,24 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
                           Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed,
                           Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
                           Py_ssize_t row, double wt, double* out, double* lab, double* mc,
-                          Records* rec) noexcept nogil:
+                          Records* rec, Py_ssize_t n_labels, unsigned seen) noexcept nogil:
     """All requested families for one sorted row, whose label counts weigh ``wt``; the set
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions. ``scratch``
     holds _row_scratch_size(q) int32: the expected family's draws or the ordinal family's
     followed places (q + 16), then the tie groups' relevant labels (_count_groups, or else
     the group or expected pass, counts them for the passes after it). Returns the bitwise
     OR of the row's truth values (above 1: one is neither 0 nor 1, and the values are
-    meaningless)."""
+    meaningless). A row numbered by _number_row (w.numbered, its order filled for the
+    first groups alone) comes with its n_labels relevant labels and the OR of its truth
+    values, seen; another with n_labels -1."""
     cdef Py_ssize_t c, n_rel = 0
     cdef int32_t* group_rel = scratch + q + 16
     cdef uint64_t zkey = desc_key(0.0)
     cdef double* rel = lab + LAB_REL * q
-    cdef unsigned seen = 0
-    cdef bint counted = _count_groups(w, q, y, wt, rel, group_rel, &n_rel, &seen)
+    cdef bint counted = _count_groups(w, q, y, wt, rel, group_rel, n_labels,
+                                      families & ORDINAL != 0, &n_rel, &seen)
     if not counted:
+        seen = 0
         for c in range(q):
             seen |= y[c]
             n_rel += y[c]
@@ -615,7 +684,7 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
                       lab + LAB_ORDINAL * q, group_rel,
-                      counted or families & (GROUP | EXPECTED) != 0, scratch)
+                      counted or families & (GROUP | EXPECTED) != 0, counted, scratch)
     return seen
 
 
@@ -676,6 +745,8 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     as they read them, so the caller need not scan the inputs beforehand."""
     cdef SortWork* w = NULL  # each thread sets its own
     cdef Py_ssize_t chunk, i, lo, hi, n_chunks = lab.shape[0], n_draws = mc.shape[1]
+    cdef Py_ssize_t n_labels
+    cdef unsigned seen
     cdef Records* rec = <Records*> calloc(n_chunks, sizeof(Records))
     cdef int32_t* scratch = NULL
     cdef double* harmonic = _harmonic_numbers(q, families)  # read by every thread
@@ -709,11 +780,19 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                 if i + 1 < hi:
                     prefetch_row_at(vp, row_stride, col_stride, pp, i + 1, q)
                     fr_prefetch_bytes(&y[i + 1, 0], q)
-                sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
+                n_labels = -1
+                seen = 0
+                if floating is float:
+                    if pp == NULL and col_stride == 1 and q > INSERTION_MAX:
+                        if not _number_row(vp + i * row_stride, q, &y[i, 0], top_k, w,
+                                           &n_labels, &seen):
+                            n_labels = -1
+                if n_labels < 0:
+                    sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 if _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,
                         harmonic, first_row + i, weight[i] if weighted else 1.0,
                         &doc[i, 0], &lab[chunk, 0, 0], mcp,
-                        &rec[chunk] if record else <Records*> NULL) > 1:
+                        &rec[chunk] if record else <Records*> NULL, n_labels, seen) > 1:
                     bad[chunk] = 1
             if w.nan_seen:
                 bad[chunk] = 1
@@ -743,7 +822,7 @@ cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int f
     if w != NULL and scratch != NULL and not (families & EXPECTED and harmonic == NULL):
         sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
         _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, harmonic,
-             row, wt, doc, lab, mc, NULL)  # (its inputs are checked by the C API)
+             row, wt, doc, lab, mc, NULL, -1, 0)  # (its inputs are checked by the C API)
         status = 0
     sort_work_free(w)
     free(scratch)
