@@ -52,6 +52,7 @@ from libc.string cimport memset
 
 import numpy as np
 
+from fastrank._ext._simd cimport FR_SIMD_AVX512
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, INSERTION_MAX, SortWork, bounded, desc_key, floating,
     fr_distinct_index_f32, fr_prefetch_bytes, index_t, prefetch_row_at, row_state,
@@ -572,7 +573,7 @@ cdef inline bint _number_row(const float* row, Py_ssize_t q, const uint8_t* y,
                              Py_ssize_t top_k, SortWork* w, Py_ssize_t* n_labels,
                              unsigned* seen) noexcept nogil:
     """In place of a row sort, for evaluate: a contiguous float32 row of at most
-    FR_FEW_DISTINCT distinct beliefs (no NaN; AVX2 and up) numbered, each label's number in
+    FR_FEW_DISTINCT distinct beliefs (no NaN) numbered, each label's number in
     w.slot_of (fr_distinct_index_f32), each tie group's key and end written at its start
     alone, and w.order filled only for the groups starting before max(k, |C|, 1), each in
     label order (fr_where_equal_f32): what the passes read of a sorted row, the later
@@ -782,8 +783,9 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                     fr_prefetch_bytes(&y[i + 1, 0], q)
                 n_labels = -1
                 seen = 0
-                if floating is float:
-                    if pp == NULL and col_stride == 1 and q > INSERTION_MAX:
+                if floating is float:  # (AVX2 sorts: its numbering gathers, slower here)
+                    if pp == NULL and col_stride == 1 and q > INSERTION_MAX \
+                            and w.level >= FR_SIMD_AVX512:
                         if not _number_row(vp + i * row_stride, q, &y[i, 0], top_k, w,
                                            &n_labels, &seen):
                             n_labels = -1
