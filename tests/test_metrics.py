@@ -268,10 +268,12 @@ def test_evaluate_numbered_float32_rows_equal_sorted_rows(cutoff, simd_paths):
     y[::9] = 0
     w = rng.random(300)
     for _ in simd_paths:
-        got = M.evaluate(y, s.astype(np.float32), cutoff=cutoff, sample_weight=w)
-        want = M.evaluate(y, s, cutoff=cutoff, sample_weight=w)
-        assert np.array_equal(np.asarray(got.values).view(np.int64),
-                              np.asarray(want.values).view(np.int64))
+        for ties in (M.TIES, ("expected", "ordinal", "modified")):
+            got = M.evaluate(y, s.astype(np.float32), ties=ties, cutoff=cutoff,
+                             sample_weight=w)
+            want = M.evaluate(y, s, ties=ties, cutoff=cutoff, sample_weight=w)
+            assert np.array_equal(np.asarray(got.values).view(np.int64),
+                                  np.asarray(want.values).view(np.int64))
 
 
 # ---- evaluate == the individual functions, exactly ---------------------------------------
