@@ -273,10 +273,9 @@ cdef inline Py_ssize_t _group_cut(const int32_t* end, Py_ssize_t q, Py_ssize_t k
 
 cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                              Py_ssize_t top_k, uint64_t zkey, double wt, double* out,
-                             double* lab, int32_t* group_rel, bint counted) noexcept nogil:
-    """Dense/standard/modified values of one sorted row (whole tie groups); group_rel[start]
-    <- the relevant labels of the group starting at position start, unless ``counted``
-    (_count_groups counted them)."""
+                             double* lab, const int32_t* group_rel) noexcept nogil:
+    """Dense/standard/modified values of one sorted row (whole tie groups), group_rel[start]
+    the relevant labels of the group starting at position start."""
     cdef int32_t* order = w.order
     cdef int32_t* end = w.end
     cdef Py_ssize_t start = 0, stop, p, group = 0, rel_g, cum_rel = 0, cum_nonrel = 0
@@ -290,13 +289,7 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
     while start < q:
         stop = end[start]
         is_zero = w.keys[start] == zkey
-        if counted:
-            rel_g = group_rel[start]
-        else:
-            rel_g = 0
-            for p in range(start, stop):
-                rel_g += y[order[p]]
-            group_rel[start] = <int32_t> rel_g
+        rel_g = group_rel[start]
         cum_rel += rel_g
         cum_nonrel += (stop - start) - rel_g
         if group == 0 and rel_g == stop - start:
@@ -337,8 +330,8 @@ cdef inline void _group_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssi
 
 cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_ssize_t n_rel,
                                Py_ssize_t top_k, uint64_t zkey, uint64_t seed, Py_ssize_t row,
-                               double wt, double* out, double* lab, int32_t* group_rel,
-                               bint counted, bint placed, int32_t* places) noexcept nogil:
+                               double wt, double* out, double* lab, const int32_t* group_rel,
+                               bint placed, int32_t* places) noexcept nogil:
     """Ordinal values of one sorted row: shuffle inside tie groups, then walk positions.
     Only the groups whose order some value reads are shuffled and walked, each shuffled as
     the whole row's shuffle would (shuffle_group): those starting before position
@@ -348,9 +341,9 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     in order, each adding what the walk of the shuffled group adds when it reaches it (the
     same operations, in the same order: the same bits). The other groups only add their
     labels to the irrelevant ones above the next, which changes no value. The groups'
-    relevant labels are group_rel[start] when ``counted`` (an earlier pass counted them),
-    counted here if not; their places in their groups are read from w.keys_tmp, group after
-    group, when ``placed`` (_count_groups), else found in the group's order."""
+    relevant labels are group_rel[start]; their places in their groups are read from
+    w.keys_tmp, group after group, when ``placed`` (_count_groups), else found in the
+    group's order."""
     cdef int32_t* order = w.order
     cdef Py_ssize_t* pos = <Py_ssize_t*> w.keys_tmp  # (the sort's spare keys: q values)
     cdef Py_ssize_t p, c, t, cum_rel = 0, cum_nonrel = 0, cov = 0, tp = 0, npred = 0
@@ -363,12 +356,7 @@ cdef inline void _ordinal_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_s
     cdef uint64_t stream = row_state(seed, row)
     while start < q:
         stop = w.end[start]
-        if counted:
-            rel_g = group_rel[start]
-        else:
-            rel_g = 0
-            for p in range(start, stop):
-                rel_g += y[order[p]]
+        rel_g = group_rel[start]
         if rel_g == 0 and start >= read:
             cum_nonrel += stop - start
             groups += 1
@@ -440,7 +428,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
                                 Py_ssize_t top_k, uint64_t zkey, uint64_t mc_seed, Py_ssize_t row,
                                 Py_ssize_t n_draws, int32_t* scratch, const double* harmonic,
                                 double wt, double* out, double* lab, double* mc,
-                                Records* rec, int32_t* group_rel, bint counted) noexcept nogil:
+                                Records* rec, const int32_t* group_rel) noexcept nogil:
     """Exact expectations, over uniformly random orders inside every tie group, of the
     ordinal values of one sorted row. For a group of s labels, a of them relevant, starting
     at position B (0-based) after A relevant labels:
@@ -478,13 +466,7 @@ cdef inline void _expected_pass(SortWork* w, Py_ssize_t q, const uint8_t* y, Py_
         stop = end[start]
         s = stop - start
         is_zero = w.keys[start] == zkey
-        if counted:  # by the group pass
-            a = group_rel[start]
-        else:
-            a = 0
-            for p in range(start, stop):
-                a += y[order[p]]
-            group_rel[start] = <int32_t> a
+        a = group_rel[start]
         if start == 0:
             out[E_ONE_ERROR] = 1.0 - <double> a / s
         if a > 0:
@@ -609,6 +591,20 @@ cdef inline bint _number_row(const float* row, Py_ssize_t q, const uint8_t* y,
     return True
 
 
+cdef inline void _walk_groups(const SortWork* w, Py_ssize_t q, const uint8_t* y,
+                              int32_t* group_rel) noexcept nogil:
+    """group_rel[start] <- the relevant labels of each tie group of a sorted row, its truth
+    summed through the sorted order (a row _count_groups does not serve)."""
+    cdef Py_ssize_t start = 0, stop, p, rel_g
+    while start < q:
+        stop = w.end[start]
+        rel_g = 0
+        for p in range(start, stop):
+            rel_g += y[w.order[p]]
+        group_rel[start] = <int32_t> rel_g
+        start = stop
+
+
 cdef inline bint _count_groups(SortWork* w, Py_ssize_t q, const uint8_t* y, double wt,
                                double* rel, int32_t* group_rel, Py_ssize_t n_labels,
                                bint with_places, Py_ssize_t* n_rel,
@@ -658,7 +654,7 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
     metrics use the perfect cutoff (top_k < 0) or the first top_k positions. ``scratch``
     holds _row_scratch_size(q) int32: the expected family's draws or the ordinal family's
     followed places (q + 16), then the tie groups' relevant labels (_count_groups, or else
-    the group or expected pass, counts them for the passes after it). Returns the bitwise
+    _walk_groups, counts them once for every pass). Returns the bitwise
     OR of the row's truth values (above 1: one is neither 0 nor 1, and the values are
     meaningless). A row numbered by _number_row (w.numbered, its order filled for the
     first groups alone) comes with its n_labels relevant labels and the OR of its truth
@@ -675,17 +671,16 @@ cdef inline unsigned _row(SortWork* w, Py_ssize_t q, const uint8_t* y, int famil
             seen |= y[c]
             n_rel += y[c]
             rel[c] += wt * y[c]
+        _walk_groups(w, q, y, group_rel)
     out[N_REL] = n_rel
     if families & GROUP:  # before the ordinal pass, which shuffles w.order in place
-        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q, group_rel,
-                    counted)
+        _group_pass(w, q, y, n_rel, top_k, zkey, wt, out, lab + LAB_GROUP * q, group_rel)
     if families & EXPECTED:
         _expected_pass(w, q, y, n_rel, top_k, zkey, mc_seed, row, n_draws, scratch, harmonic,
-                       wt, out, lab, mc, rec, group_rel, counted or families & GROUP != 0)
+                       wt, out, lab, mc, rec, group_rel)
     if families & ORDINAL:
         _ordinal_pass(w, q, y, n_rel, top_k, zkey, seed, row, wt, out,
-                      lab + LAB_ORDINAL * q, group_rel,
-                      counted or families & (GROUP | EXPECTED) != 0, counted, scratch)
+                      lab + LAB_ORDINAL * q, group_rel, counted, scratch)
     return seen
 
 
