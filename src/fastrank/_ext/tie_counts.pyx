@@ -812,7 +812,6 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         return 0
     for d in range(n):
         rel_of[numbers[d]] = 0
-        level_of[numbers[d]] = 0  # (written before the loop below: the compiler sees it)
     for t in range(k):
         rel_of[index[labels[t]]] += 1
     for d in range(n):  # descending beliefs; a level kept when it holds relevant labels

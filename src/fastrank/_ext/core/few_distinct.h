@@ -265,8 +265,8 @@ static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m
 
 /* numbers, values and counts [0:n] <- the values of the table (memo) that the row's index
    bytes index[0:m] take, and how many labels take each: the bytes equal to each number
-   the table holds counted eight numbers a pass over them (fr_count_eight_avx512, _avx2 on
-   the level given). Returns n, or -1 past FR_FEW_DISTINCT. */
+   the table holds counted eight numbers a pass over them (fr_count_eight_vbmi, _avx512 or
+   _avx2, on the level given). Returns n, or -1 past FR_FEW_DISTINCT. */
 static inline ptrdiff_t fr_few_count_held(int level, const fr_few_memo_f32* memo,
                                           const uint8_t* index, ptrdiff_t m, int32_t* numbers,
                                           float* values, int64_t* counts) {
@@ -511,14 +511,14 @@ static FR_TARGET_AVX2 inline int64_t fr_count_byte_avx2(const uint8_t* b, ptrdif
    whose level is l = level_of[its index byte] (rel[l] of them) among the labels of its
    value, in label order: the bytes equal to its own before it, counted a vector at a time
    (COUNT) from where the level's previous label was counted (its first label: from the
-   row's start), so that each level's bytes are read up to its last label only. On one
-   vector path (ATTR). */
+   row's start), so that each level's bytes are read up to its last label only; n <=
+   FR_FEW_DISTINCT levels. On one vector path (ATTR). */
 #define FR_INDEX_PLACES(ATTR, COUNT, NAME)                                                \
     FR_SINGLE_COPY ATTR void NAME(const uint8_t* index, const int32_t* labels, ptrdiff_t k, \
                                   const int32_t* level_of, int n, const int64_t* rel,     \
                                   ptrdiff_t* places) {                                    \
-        ptrdiff_t next[32], from[32], t;                                                  \
-        int64_t count[32];                                                                \
+        ptrdiff_t next[FR_FEW_DISTINCT], from[FR_FEW_DISTINCT], t;                        \
+        int64_t count[FR_FEW_DISTINCT];                                                   \
         int l;                                                                            \
         for (l = 0; l < n; l++) {                                                         \
             next[l] = l == 0 ? 0 : next[l - 1] + rel[l - 1];                              \
