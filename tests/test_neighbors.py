@@ -216,6 +216,40 @@ def test_dense_first_block_bar_keeps_every_neighbour(dtype, monkeypatch, simd_pa
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_single_best_row_in_one_pass(dtype, simd_paths):
+    """k = 1 finds a query's best row of its first block in one pass (each vector lane's
+    largest product, its row and its second largest), a second pass only when another
+    row comes near: one row far ahead, the best row repeated (scaled copies: the same
+    cosine) in the same lane of an AVX2 vector (8 rows on), of an AVX-512 one (16 on), in
+    the next lane or in the last row (past the vectors where the rows are not a multiple
+    of their width), the best in the last row, every row equal; bases of 1 to 45 rows.
+    The result is the first row of the full sorted search, bit for bit, on every
+    instruction-set path."""
+    rng = np.random.default_rng(12)
+    q = rng.standard_normal(24)
+    for n in (1, 2, 7, 8, 9, 16, 17, 31, 45):
+        bases = {"uniform": _rows_with_cosines(rng, q, rng.uniform(-1, 0.9, n)),
+                 "equal": np.repeat(_rows_with_cosines(rng, q, [0.5]), n, axis=0)}
+        for gap in (1, 8, 16, n - 2):
+            if n > gap + 1 > 1:
+                B = _rows_with_cosines(rng, q, rng.uniform(-1, 0.5, n))
+                B[1] = _rows_with_cosines(rng, q, [0.9])[0]
+                B[1 + gap] = 3 * B[1]
+                bases[f"copy {gap} rows on"] = B
+        ahead = _rows_with_cosines(rng, q, rng.uniform(-1, 0.5, n))
+        ahead[-1] = _rows_with_cosines(rng, q, [0.99])[0]
+        bases["last ahead"] = ahead
+        for name, B in bases.items():
+            B = B.astype(dtype)
+            Q = np.vstack([q, -q, B[:3]]).astype(dtype)
+            full_s, full_i = topk_cosine(Q, B, None)
+            for path in simd_paths:
+                sims, idx = topk_cosine(Q, B, 1)
+                np.testing.assert_array_equal(idx, full_i[:, :1], err_msg=f"{name} {n} {path}")
+                np.testing.assert_array_equal(sims, full_s[:, :1], err_msg=f"{name} {n} {path}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
     """Each row times 2^-e, e the exponent of its largest absolute value (frexp: that value
     lands in [1/2, 1)), dense and CSR: against NumPy's frexp, with the largest magnitude

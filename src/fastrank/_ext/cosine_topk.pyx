@@ -495,10 +495,10 @@ cdef extern from "cosine.h":
                              int64_t k) noexcept nogil
     float fr_kth_scaled_f32(const float* dot, const float* w, int64_t n,
                             int64_t k) noexcept nogil
-    double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w,
-                             int64_t n) noexcept nogil
-    float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w,
-                            int64_t n) noexcept nogil
+    double fr_top2_scaled_f64(fr_simd_level level, const double* dot, const double* w,
+                              int64_t n, int64_t* at, double* next) noexcept nogil
+    float fr_top2_scaled_f32(fr_simd_level level, const float* dot, const float* w,
+                             int64_t n, int64_t* at, float* next) noexcept nogil
     uint64_t fr_may_enter_f32(fr_simd_level level, const float* dot, const float* w,
                               int64_t n, float lo) noexcept nogil
     double fr_cosine(double dot, double aa, double bb) noexcept nogil
@@ -591,25 +591,35 @@ cdef inline void _offer_block(fr_simd_level lv, const floating* row, const float
     -1 for none) that may rank among the query's k best to its heap, from one bar: the
     worst kept cosine when the heap is full; else a cosine that at least k of the block's
     other rows reach. That one is the bound on their k-th largest row[j] * w[j]
-    (fr_kth_scaled; for k = 1 and no excluded row the largest, fr_max_scaled) times qinv,
+    (fr_kth_scaled; for k = 1 and no excluded row the largest, fr_top2_scaled) times qinv,
     the cosine of a row that gives it up to its roundings (float32: 2^-22 relative,
     2^-148 absolute), lowered by SIEVE relative and SIEVE_ABS absolute (and a product no
     larger gives a cosine no larger, less its own rounding). Rows pass the sieve
     (fr_may_enter_rows, as _may_enter) in one or two vector passes over the block, where
-    the general search sieves chunk after chunk as its bar rises; _heap_offer_dot checks
-    each against the rising root again. Needs qinv > 0 and, unless the heap is full,
+    the general search sieves chunk after chunk as its bar rises; for k = 1, when the
+    second largest product is below the sieve's bound, only the largest passes, and the
+    pass that finds it is the only one. _heap_offer_dot checks each row against the
+    rising root again. Needs qinv > 0 and, unless the heap is full,
     k + (skip >= 0) <= min(n, FR_KTH_GROUPS)."""
     cdef double bar, lo
     cdef Py_ssize_t s0, c, j, part, need = k + (skip >= 0)
     cdef uint64_t m
     cdef uint64_t masks[BLOCK_WORDS]
+    cdef int64_t at
+    cdef floating top, next_
     if size[0] == k:
         bar = hv[0]
     elif need == 1:
         if floating is float:
-            bar = _lowered(fr_max_scaled_f32(lv, row, w, n) * qinv)
+            top = fr_top2_scaled_f32(lv, row, w, n, &at, &next_)
         else:
-            bar = _lowered(fr_max_scaled_f64(lv, row, w, n) * qinv)
+            top = fr_top2_scaled_f64(lv, row, w, n, &at, &next_)
+        bar = _lowered(top * qinv)
+        lo = _sieve_lo(qinv, bar)
+        if next_ < <floating> lo:     # the sieve's pass would find row `at` alone
+            if top >= <floating> lo:
+                _heap_offer_dot(hv, hi, size, k, row[at], qa, qinv, ba, binv, at, j0)
+            return
     elif floating is float:
         bar = _lowered(fr_kth_scaled_f32(row, w, n, need) * qinv)
     else:

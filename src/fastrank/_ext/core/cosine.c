@@ -104,24 +104,26 @@ void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w
 }
 
 #ifdef FR_X86
-#define FR_MAX_SCALED_DISPATCH(SFX)                                                   \
+#define FR_TOP2_SCALED_DISPATCH(SFX)                                                  \
     switch (fr_dots_path(level)) {                                                  \
-    case FR_SIMD_AVX512: return fr_max_scaled_##SFX##_avx512(dot, w, n);            \
-    case FR_SIMD_AVX2: return fr_max_scaled_##SFX##_avx2(dot, w, n);                \
-    default: return fr_max_scaled_##SFX##_portable(dot, w, n);                      \
+    case FR_SIMD_AVX512: return fr_top2_scaled_##SFX##_avx512(dot, w, n, at, next); \
+    case FR_SIMD_AVX2: return fr_top2_scaled_##SFX##_avx2(dot, w, n, at, next);     \
+    default: return fr_top2_scaled_##SFX##_portable(dot, w, n, at, next);           \
     }
 #else
-#define FR_MAX_SCALED_DISPATCH(SFX)                                                   \
+#define FR_TOP2_SCALED_DISPATCH(SFX)                                                  \
     (void) level;                                                                   \
-    return fr_max_scaled_##SFX##_portable(dot, w, n);
+    return fr_top2_scaled_##SFX##_portable(dot, w, n, at, next);
 #endif
 
-double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n) {
-    FR_MAX_SCALED_DISPATCH(f64)
+double fr_top2_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
+                          int64_t* at, double* next) {
+    FR_TOP2_SCALED_DISPATCH(f64)
 }
 
-float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n) {
-    FR_MAX_SCALED_DISPATCH(f32)
+float fr_top2_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
+                         int64_t* at, float* next) {
+    FR_TOP2_SCALED_DISPATCH(f32)
 }
 
 /* fr_kth_scaled: the largest product of each of G >= k groups of rows (row j in group

@@ -37,12 +37,17 @@ void fr_may_enter_rows_f64(fr_simd_level level, const double* dot, const double*
 void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
                            float lo, uint64_t* masks);
 
-/* The largest dot[j] * w[j] (rounded in the type of the search) of n >= 1 base rows: with w
-   the inverse norms of the base rows, a query's best cosine up to the roundings, which
-   the search of its single best row turns into a bar (see cosine_topk.pyx). The level
-   picks the code. */
-double fr_max_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n);
-float fr_max_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n);
+/* The largest dot[j] * w[j] (rounded in the type of the search) of n >= 1 base rows, with
+   *at a row that gives it and *next the largest product of the other rows (-inf when
+   n = 1; equal to the largest when two rows give it), in one pass; n < 2^31. With w the
+   inverse norms of the base rows, the largest is a query's best cosine up to the
+   roundings, which the search of its single best row turns into a bar; when *next is
+   below the bar's sieve bound, row *at is the only one that passes the sieve, and no
+   second pass looks for others (see cosine_topk.pyx). The level picks the code. */
+double fr_top2_scaled_f64(fr_simd_level level, const double* dot, const double* w, int64_t n,
+                          int64_t* at, double* next);
+float fr_top2_scaled_f32(fr_simd_level level, const float* dot, const float* w, int64_t n,
+                         int64_t* at, float* next);
 
 /* A lower bound, close below or equal, on the k-th largest dot[j] * w[j] (rounded in the
    type of the search) of n >= k base rows, 1 <= k <= FR_KTH_GROUPS: a product such that

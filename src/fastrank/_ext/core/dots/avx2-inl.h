@@ -160,34 +160,51 @@ FR_TARGET_AVX2_FMA static inline void fr_pack_panels(const float* b, int64_t n, 
             for (i = 0; i < 8; i++) out[w * f + i] = j0 + i < n ? b[(j0 + i) * d + f] : 0;
     }
 }
-/* float32 panels (dots/common.h) of 8 rows: 2 query rows x 2 panels, the chains two at
-   a time (8 independent fma chains, enough to cover the fma latency of two units), the
-   sums of each pair kept in memory (the outputs, a block on the stack) while the next
-   pairs run: 13 of the 16 registers. */
+/* float32 panels (dots/common.h) of 8 rows: 3 query rows x 2 panels, the chains two at
+   a time (12 independent fma chains), each feature's 2 panel vectors loaded just before
+   its 6 fused multiply-adds, the sums of each pair kept in memory (the outputs, a block
+   on the stack) while the next pairs run: 15 of the 16 registers, 10 loads per 12 fused
+   multiply-adds. */
 #define FR_PANEL256_STEP(P, y0, y1, f)                                                   \
     x = _mm256_set1_ps(a[f]);                                                            \
     P##00 = _mm256_fmadd_ps(x, y0, P##00), P##01 = _mm256_fmadd_ps(x, y1, P##01);        \
     x = _mm256_set1_ps(a[d + (f)]);                                                      \
-    P##10 = _mm256_fmadd_ps(x, y0, P##10), P##11 = _mm256_fmadd_ps(x, y1, P##11);
-/* (partial sum L) + (partial sum L + 1) of the dot products of 2 query rows (a, row
+    P##10 = _mm256_fmadd_ps(x, y0, P##10), P##11 = _mm256_fmadd_ps(x, y1, P##11);        \
+    x = _mm256_set1_ps(a[2 * d + (f)]);                                                  \
+    P##20 = _mm256_fmadd_ps(x, y0, P##20), P##21 = _mm256_fmadd_ps(x, y1, P##21);
+/* feature f of the 2 panels at y (panel stride ps) into y0, y1, kept in registers */
+#define FR_PANEL256_LOAD(y)                                                              \
+    y0 = _mm256_loadu_ps(y), y1 = _mm256_loadu_ps((y) + ps);                             \
+    __asm__("" : "+v"(y0), "+v"(y1));
+/* (partial sum L) + (partial sum L + 1) of the dot products of 3 query rows (a, row
    stride d) with 2 panels (pb, panel stride ps), into a##ur for query row u, panel r */
 #define FR_PANEL256_PAIR(L)                                                              \
-    a00 = a01 = a10 = a11 = b00 = b01 = b10 = b11 = _mm256_setzero_ps();                 \
-    FR_PANEL_PAIR(_mm256_loadu_ps, 8, FR_PANEL256_STEP, a, b, L)                         \
+    a00 = a01 = a10 = a11 = a20 = a21 = _mm256_setzero_ps();                             \
+    b00 = b01 = b10 = b11 = b20 = b21 = _mm256_setzero_ps();                             \
+    for (f = (L), y = pb + 8 * (L); f + 1 < d; f += 8, y += 64) {                        \
+        FR_PANEL256_LOAD(y) FR_PANEL256_STEP(a, y0, y1, f)                               \
+        FR_PANEL256_LOAD(y + 8) FR_PANEL256_STEP(b, y0, y1, f + 1)                       \
+    }                                                                                    \
+    if (f < d) {                                                                         \
+        FR_PANEL256_LOAD(y) FR_PANEL256_STEP(a, y0, y1, f)                               \
+    }                                                                                    \
     a00 = _mm256_add_ps(a00, b00), a01 = _mm256_add_ps(a01, b01);                        \
-    a10 = _mm256_add_ps(a10, b10), a11 = _mm256_add_ps(a11, b11);
+    a10 = _mm256_add_ps(a10, b10), a11 = _mm256_add_ps(a11, b11);                        \
+    a20 = _mm256_add_ps(a20, b20), a21 = _mm256_add_ps(a21, b21);
 /* t[u ts + 8 r] <- a##ur (+ t[...] where ADD) */
 #define FR_PANEL256_PUT(t, ts, ADD)                                                      \
     _mm256_storeu_ps(t, ADD(t, a00)), _mm256_storeu_ps(t + 8, ADD(t + 8, a01));          \
     _mm256_storeu_ps(t + (ts), ADD(t + (ts), a10));                                      \
-    _mm256_storeu_ps(t + (ts) + 8, ADD(t + (ts) + 8, a11));
+    _mm256_storeu_ps(t + (ts) + 8, ADD(t + (ts) + 8, a11));                              \
+    _mm256_storeu_ps(t + 2 * (ts), ADD(t + 2 * (ts), a20));                              \
+    _mm256_storeu_ps(t + 2 * (ts) + 8, ADD(t + 2 * (ts) + 8, a21));
 #define FR_PANEL256_SET(p, v) (v)
 #define FR_PANEL256_ADD(p, v) _mm256_add_ps(_mm256_loadu_ps(p), v)
-FR_TARGET_AVX2_FMA static inline void fr_f32_panels_2x2(const float* a, int64_t d,
+FR_TARGET_AVX2_FMA static inline void fr_f32_panels256_3x2(const float* a, int64_t d,
                                                         const float* pb, int64_t ps,
                                                         float* s, int64_t ss) {
-    __m256 a00, a01, a10, a11, b00, b01, b10, b11, x, y0, y1, y2, y3;
-    float t[32];
+    __m256 a00, a01, a10, a11, a20, a21, b00, b01, b10, b11, b20, b21, x, y0, y1;
+    float t[48];
     const float* y;
     int64_t f;
     FR_PANEL256_PAIR(0) FR_PANEL256_PUT(s, ss, FR_PANEL256_SET)     /* p0 + p1 */
@@ -196,9 +213,10 @@ FR_TARGET_AVX2_FMA static inline void fr_f32_panels_2x2(const float* a, int64_t 
     FR_PANEL256_PAIR(6) FR_PANEL256_PUT(t, 16, FR_PANEL256_ADD)     /* + (p6 + p7) */
     a00 = _mm256_loadu_ps(t), a01 = _mm256_loadu_ps(t + 8);
     a10 = _mm256_loadu_ps(t + 16), a11 = _mm256_loadu_ps(t + 24);
+    a20 = _mm256_loadu_ps(t + 32), a21 = _mm256_loadu_ps(t + 40);
     FR_PANEL256_PUT(s, ss, FR_PANEL256_ADD)                         /* the two halves */
 }
-FR_DOTS_PANELS(fr_dots_f32_panels256, FR_TARGET_AVX2_FMA, 8, 2, fr_f32_panels_2x2)
+FR_DOTS_PANELS(fr_dots_f32_panels256, FR_TARGET_AVX2_FMA, 8, 3, fr_f32_panels256_3x2)
 /* float32 AVX2 on packed base rows, blocked like a GEMM (as on AVX-512, dots/avx512-inl.h):
    a tile of FR_PACK256_ROWS base rows is copied once as groups of 4 rows whose 8-feature
    chunks lie side by side, so the 3 x 4 micro-kernel (12 accumulators, 7 loads per 12 fused
@@ -289,31 +307,41 @@ FR_MAY_ENTER_AVX2(fr_may_enter_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _m
                   _mm256_set1_pd, _mm256_cmp_pd, _mm256_movemask_pd)
 FR_MAY_ENTER_AVX2(fr_may_enter_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_mul_ps,
                   _mm256_set1_ps, _mm256_cmp_ps, _mm256_movemask_ps)
-/* fr_max_scaled (cosine.h): a vector of rows at a time, the last n % (its width) rows in
-   portable code */
-#define FR_MAX_SCALED_AVX2(NAME, T, W, V, LOAD, MUL, MAX, STORE)                            \
-    FR_TARGET_AVX2_FMA static T NAME(const T* dot, const T* w, int64_t n) {                 \
-        V v;                                                                                \
-        T lanes[W], m;                                                                      \
-        int64_t j, l;                                                                       \
-        if (n < (W)) return NAME##_tail(dot, w, n);                                         \
-        v = MUL(LOAD(dot), LOAD(w));                                                        \
-        for (j = (W); j + (W) <= n; j += (W)) v = MAX(v, MUL(LOAD(dot + j), LOAD(w + j)));  \
-        STORE(lanes, v);                                                                    \
-        m = lanes[0];                                                                       \
-        for (l = 1; l < (W); l++) m = lanes[l] > m ? lanes[l] : m;                          \
-        if (j < n) {                                                                        \
-            T rest = NAME##_tail(dot + j, w + j, n - j);                                    \
-            m = rest > m ? rest : m;                                                        \
+/* fr_top2_scaled (cosine.h): each lane's largest product, its row and its second largest
+   in one pass, a vector of rows at a time (the row numbers in integer lanes of the same
+   width, moved by a blend on the comparison), the lanes and the last n % (their number)
+   rows then by fr_top2_finish */
+#define FR_TOP2_SCALED_AVX2(NAME, T, W, V, IT, LOAD, MUL, MIN, MAX, SET1, CMP, BLENDV,       \
+                            CASTI, CASTV, STORE, FIRST, IADD, ISET1, FINISH)                \
+    FR_TARGET_AVX2_FMA static T NAME(const T* dot, const T* w, int64_t n, int64_t* at,      \
+                                     T* next) {                                             \
+        V m1 = SET1(-INFINITY), m2 = m1, p;                                                 \
+        __m256i i1 = _mm256_setzero_si256(), row = FIRST, step = ISET1(W);                  \
+        T l1[W], l2[W];                                                                     \
+        IT li[W];                                                                           \
+        int64_t j, l, rows[W];                                                              \
+        for (j = 0; j + (W) <= n; j += (W)) {                                               \
+            p = MUL(LOAD(dot + j), LOAD(w + j));                                            \
+            i1 = CASTI(BLENDV(CASTV(i1), CASTV(row), CMP(p, m1, _CMP_GT_OQ)));              \
+            m2 = MAX(m2, MIN(p, m1));                                                       \
+            m1 = MAX(m1, p);                                                                \
+            row = IADD(row, step);                                                          \
         }                                                                                   \
-        return m;                                                                           \
+        STORE(l1, m1), STORE(l2, m2);                                                       \
+        _mm256_storeu_si256((__m256i*) li, i1);                                             \
+        for (l = 0; l < (W); l++) rows[l] = li[l];                                          \
+        return FINISH(l1, l2, rows, (W), dot, w, j, n, at, next);                           \
     }
-#define fr_max_scaled_f64_avx2_tail fr_max_scaled_f64_portable
-#define fr_max_scaled_f32_avx2_tail fr_max_scaled_f32_portable
-FR_MAX_SCALED_AVX2(fr_max_scaled_f64_avx2, double, 4, __m256d, _mm256_loadu_pd, _mm256_mul_pd,
-                   _mm256_max_pd, _mm256_storeu_pd)
-FR_MAX_SCALED_AVX2(fr_max_scaled_f32_avx2, float, 8, __m256, _mm256_loadu_ps, _mm256_mul_ps,
-                   _mm256_max_ps, _mm256_storeu_ps)
+FR_TOP2_SCALED_AVX2(fr_top2_scaled_f64_avx2, double, 4, __m256d, int64_t, _mm256_loadu_pd,
+                    _mm256_mul_pd, _mm256_min_pd, _mm256_max_pd, _mm256_set1_pd,
+                    _mm256_cmp_pd, _mm256_blendv_pd, _mm256_castpd_si256, _mm256_castsi256_pd,
+                    _mm256_storeu_pd, _mm256_setr_epi64x(0, 1, 2, 3), _mm256_add_epi64,
+                    _mm256_set1_epi64x, fr_top2_finish_f64)
+FR_TOP2_SCALED_AVX2(fr_top2_scaled_f32_avx2, float, 8, __m256, int32_t, _mm256_loadu_ps,
+                    _mm256_mul_ps, _mm256_min_ps, _mm256_max_ps, _mm256_set1_ps,
+                    _mm256_cmp_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
+                    _mm256_storeu_ps, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                    _mm256_add_epi32, _mm256_set1_epi32, fr_top2_finish_f32)
 #endif
 
 #endif

@@ -214,24 +214,46 @@ FR_MAY_ENTER_AVX512(fr_may_enter_f64_avx512, double, 8, __mmask8, _mm512_maskz_l
                     _mm512_mul_pd, _mm512_set1_pd, _mm512_mask_cmp_pd_mask)
 FR_MAY_ENTER_AVX512(fr_may_enter_f32_avx512, float, 16, __mmask16, _mm512_maskz_loadu_ps,
                     _mm512_mul_ps, _mm512_set1_ps, _mm512_mask_cmp_ps_mask)
-/* fr_max_scaled (cosine.h): a vector of rows at a time, the last ones under a mask */
-#define FR_MAX_SCALED_AVX512(NAME, T, W, K, V, LOAD, MUL, MAX, SET1, REDUCE)                \
-    FR_TARGET_AVX512_FMA static T NAME(const T* dot, const T* w, int64_t n) {               \
-        V m = SET1(-INFINITY);                                                              \
-        int64_t j;                                                                          \
+/* fr_top2_scaled (cosine.h): each lane's largest product, its row and its second largest
+   in one pass, a vector of rows at a time (the last ones under a mask, the rest of their
+   lanes -inf; the row numbers in integer lanes of the same width), the lanes then by
+   fr_top2_finish */
+#define FR_TOP2_SCALED_AVX512(NAME, T, W, K, V, IT, LOAD, MUL, MIN, MAX, SET1, CMP, MOV,    \
+                              IMOV, STORE, FIRST, IADD, ISET1, FINISH)                      \
+    FR_TARGET_AVX512_FMA static T NAME(const T* dot, const T* w, int64_t n, int64_t* at,    \
+                                       T* next) {                                           \
+        V m1 = SET1(-INFINITY), m2 = m1, p;                                                 \
+        __m512i i1 = _mm512_setzero_si512(), row = FIRST, step = ISET1(W);                  \
+        T l1[W], l2[W];                                                                     \
+        IT li[W];                                                                           \
+        int64_t j, l, rows[W];                                                              \
         K live;                                                                             \
         for (j = 0; j < n; j += (W)) {                                                      \
             live = (K) (n - j >= (W) ? (1u << (W)) - 1 : (1u << (n - j)) - 1);              \
-            m = MAX(m, live, m, MUL(LOAD(live, dot + j), LOAD(live, w + j)));               \
+            p = MOV(SET1(-INFINITY), live, MUL(LOAD(live, dot + j), LOAD(live, w + j)));    \
+            i1 = IMOV(i1, CMP(p, m1, _CMP_GT_OQ), row);                                     \
+            m2 = MAX(m2, MIN(p, m1));                                                       \
+            m1 = MAX(m1, p);                                                                \
+            row = IADD(row, step);                                                          \
         }                                                                                   \
-        return REDUCE(m);                                                                   \
+        STORE(l1, m1), STORE(l2, m2);                                                       \
+        _mm512_storeu_si512(li, i1);                                                        \
+        for (l = 0; l < (W); l++) rows[l] = li[l];                                          \
+        return FINISH(l1, l2, rows, (W), dot, w, n, n, at, next);                           \
     }
-FR_MAX_SCALED_AVX512(fr_max_scaled_f64_avx512, double, 8, __mmask8, __m512d,
-                     _mm512_maskz_loadu_pd, _mm512_mul_pd, _mm512_mask_max_pd, _mm512_set1_pd,
-                     _mm512_reduce_max_pd)
-FR_MAX_SCALED_AVX512(fr_max_scaled_f32_avx512, float, 16, __mmask16, __m512,
-                     _mm512_maskz_loadu_ps, _mm512_mul_ps, _mm512_mask_max_ps, _mm512_set1_ps,
-                     _mm512_reduce_max_ps)
+FR_TOP2_SCALED_AVX512(fr_top2_scaled_f64_avx512, double, 8, __mmask8, __m512d, int64_t,
+                      _mm512_maskz_loadu_pd, _mm512_mul_pd, _mm512_min_pd, _mm512_max_pd,
+                      _mm512_set1_pd, _mm512_cmp_pd_mask, _mm512_mask_mov_pd,
+                      _mm512_mask_mov_epi64, _mm512_storeu_pd,
+                      _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_add_epi64,
+                      _mm512_set1_epi64, fr_top2_finish_f64)
+FR_TOP2_SCALED_AVX512(fr_top2_scaled_f32_avx512, float, 16, __mmask16, __m512, int32_t,
+                      _mm512_maskz_loadu_ps, _mm512_mul_ps, _mm512_min_ps, _mm512_max_ps,
+                      _mm512_set1_ps, _mm512_cmp_ps_mask, _mm512_mask_mov_ps,
+                      _mm512_mask_mov_epi32, _mm512_storeu_ps,
+                      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                      _mm512_add_epi32, _mm512_set1_epi32, fr_top2_finish_f32)
+
 FR_DOTS_BLOCKED(fr_dots_f64_avx512, FR_TARGET_AVX512_FMA, double, 4, 3, fr_f64_4x3_512,
                 fr_f64_4x1, fr_f64_1x3, fr_f64_1x1)
 #endif

@@ -39,19 +39,41 @@
     }
 FR_MAY_ENTER(fr_may_enter_f64_portable, double)
 FR_MAY_ENTER(fr_may_enter_f32_portable, float)
-/* fr_max_scaled (cosine.h) in portable C */
-#define FR_MAX_SCALED(NAME, T)                                                              \
-    static T NAME(const T* dot, const T* w, int64_t n) {                                    \
-        T m = dot[0] * w[0], x;                                                             \
-        int64_t j;                                                                          \
-        for (j = 1; j < n; j++) {                                                           \
-            x = dot[j] * w[j];                                                              \
-            m = x > m ? x : m;                                                              \
+/* fr_top2_scaled (cosine.h) from the largest product of each of `lanes` lanes (m1), the
+   row that gives it first (i1) and the lane's second largest (m2), then the rows j .. n - 1
+   one by one; the portable code: no lanes, every row. The largest of equal products keeps
+   the lower row only within a lane, which matters not: two rows give it, and the second
+   largest equals it. */
+#define FR_TOP2_FINISH(NAME, T)                                                             \
+    static T NAME(const T* m1, const T* m2, const int64_t* i1, int lanes, const T* dot,    \
+                  const T* w, int64_t j, int64_t n, int64_t* at, T* next) {                 \
+        T m = -INFINITY, x = -INFINITY, p;                                                  \
+        int64_t a = 0;                                                                      \
+        int l;                                                                              \
+        for (l = 0; l < lanes; l++) {                                                       \
+            if (m1[l] > m) x = m, m = m1[l], a = i1[l];                                     \
+            else x = m1[l] > x ? m1[l] : x;                                                 \
+            x = m2[l] > x ? m2[l] : x;                                                      \
         }                                                                                   \
+        for (; j < n; j++) {                                                                \
+            p = dot[j] * w[j];                                                              \
+            if (p > m) x = m, m = p, a = j;                                                 \
+            else x = p > x ? p : x;                                                         \
+        }                                                                                   \
+        *at = a;                                                                            \
+        *next = x;                                                                          \
         return m;                                                                           \
     }
-FR_MAX_SCALED(fr_max_scaled_f64_portable, double)
-FR_MAX_SCALED(fr_max_scaled_f32_portable, float)
+FR_TOP2_FINISH(fr_top2_finish_f64, double)
+FR_TOP2_FINISH(fr_top2_finish_f32, float)
+static double fr_top2_scaled_f64_portable(const double* dot, const double* w, int64_t n,
+                                          int64_t* at, double* next) {
+    return fr_top2_finish_f64(NULL, NULL, NULL, 0, dot, w, 0, n, at, next);
+}
+static float fr_top2_scaled_f32_portable(const float* dot, const float* w, int64_t n,
+                                         int64_t* at, float* next) {
+    return fr_top2_finish_f32(NULL, NULL, NULL, 0, dot, w, 0, n, at, next);
+}
 FR_DOTS(fr_dots_f64_portable, double, fma)
 FR_DOTS(fr_dots_f32_portable, float, fmaf)
 #ifdef FR_X86
