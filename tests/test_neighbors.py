@@ -69,6 +69,32 @@ def test_topk_small_blocks_and_mixed_kinds(tied, monkeypatch):
         assert sims.dtype == np.float64
 
 
+@pytest.mark.parametrize("threads", [1, 2, 16])
+def test_query_blocks_feed_every_thread_within_the_memory_bound(threads):
+    """Queries per dense block: a block for each thread while the queries allow; at most
+    BLOCK_QUERIES of them where the base block fits the cache, else as many as keep one
+    block within BLOCK_QUERIES x BLOCK_BASE similarities (one pass over the base for a
+    thread's queries); blocks that cover the queries."""
+    from fastrank._parallel import num_threads
+    from fastrank.neighbors._search import (BASE_CACHE_BYTES, BLOCK_BASE, BLOCK_QUERIES,
+                                            _query_block)
+    with num_threads(threads):
+        for nq, block_b, row_bytes in itertools.product(
+                (1, 5, 255, 488, 4000, 20_000), (7, 1000, BLOCK_BASE), (128, 4096)):
+            block_q = _query_block(nq, block_b, row_bytes)
+            blocks = -(-nq // block_q)
+            assert block_q * blocks >= nq > block_q * (blocks - 1)
+            assert blocks >= min(nq, threads)
+            if block_b * row_bytes <= BASE_CACHE_BYTES:
+                assert block_q <= BLOCK_QUERIES
+            else:
+                assert block_q * block_b <= max(BLOCK_QUERIES * BLOCK_BASE,
+                                                BLOCK_QUERIES * block_b)
+                if threads == 1:
+                    assert blocks == -(-nq // max(BLOCK_QUERIES,
+                                                  BLOCK_QUERIES * BLOCK_BASE // block_b))
+
+
 def test_zero_rows_have_cosine_zero():
     Q = np.array([[0.0, 0, 0], [1, 0, 0]])
     B = np.array([[0.0, 1, 0], [0, 0, 0], [2, 0, 0], [0, 0, 3]])
@@ -250,12 +276,14 @@ def test_single_best_row_in_one_pass(dtype, simd_paths):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
+def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype, simd_paths):
     """Each row times 2^-e, e the exponent of its largest absolute value (frexp: that value
     lands in [1/2, 1)), dense and CSR: against NumPy's frexp, with the largest magnitude
     negative, positive, tied in both signs, subnormal (float32 and float64: a shift past
     2^1023), beside a -0, in a zero row, at every position of rows of 1 to 70 values; the
-    squared norms written in the same pass equal those of the scaled rows."""
+    squared norms written in the same pass equal those of the scaled rows, alone and in
+    matrices of 1 to 9 rows (norms taken 4 rows at a time), on every instruction-set
+    path."""
     from fastrank._ext import cosine_topk as kernel
     rng = np.random.default_rng(4)
     tiny = np.finfo(np.float32).smallest_subnormal   # subnormal in float32
@@ -268,24 +296,39 @@ def test_rows_scaled_by_the_power_of_two_of_their_largest_magnitude(dtype):
         x[rng.integers(m)] *= -100                 # the largest magnitude, negative
         rows.append(x)
         rows.append(np.abs(x))
-    for x in rows:
-        x = x.astype(dtype)[None, :]
-        x64 = x.astype(np.float64)
-        top = np.abs(x64).max()
-        ref = np.ldexp(x64, -np.frexp(top)[1] if top > 0 else 0).astype(dtype)
-        out = np.empty_like(x)
-        kernel.scale_dense(x, out, np.empty(0, dtype))
-        np.testing.assert_array_equal(out, ref)
-        assert np.array_equal(np.signbit(out), np.signbit(ref))
-        again, sq, ref_sq = np.empty_like(x), np.empty(1, dtype), np.empty(1, dtype)
-        kernel.scale_dense(x, again, sq)       # the squared norm in the same pass
-        kernel.sqnorms_dense(out, ref_sq)
-        np.testing.assert_array_equal(again, ref)
-        np.testing.assert_array_equal(sq, ref_sq)
-        csr = sp.csr_matrix(x)
-        data = np.empty_like(csr.data)
-        kernel.scale_csr(csr.data, csr.indptr, data)
-        np.testing.assert_array_equal(data, ref[x != 0])
+    for path in simd_paths:
+        for x in rows:
+            x = x.astype(dtype)[None, :]
+            x64 = x.astype(np.float64)
+            top = np.abs(x64).max()
+            ref = np.ldexp(x64, -np.frexp(top)[1] if top > 0 else 0).astype(dtype)
+            out = np.empty_like(x)
+            kernel.scale_dense(x, out, np.empty(0, dtype))
+            np.testing.assert_array_equal(out, ref, err_msg=path)
+            assert np.array_equal(np.signbit(out), np.signbit(ref))
+            again, sq, ref_sq = np.empty_like(x), np.empty(1, dtype), np.empty(1, dtype)
+            kernel.scale_dense(x, again, sq)       # the squared norm in the same pass
+            kernel.sqnorms_dense(out, ref_sq)
+            np.testing.assert_array_equal(again, ref)
+            np.testing.assert_array_equal(sq, ref_sq)
+            csr = sp.csr_matrix(x)
+            data = np.empty_like(csr.data)
+            kernel.scale_csr(csr.data, csr.indptr, data)
+            np.testing.assert_array_equal(data, ref[x != 0])
+    for m in (1, 7, 8, 9, 33, 70):
+        X = (rng.standard_normal((9, m)) * 10.0 ** rng.integers(-30, 30, (9, 1))).astype(dtype)
+        X[3] = 0
+        ref = np.ldexp(X.astype(np.float64),
+                       -np.frexp(np.abs(X).max(1, keepdims=True).astype(np.float64))[1]
+                       ).astype(dtype)
+        ref_sq = np.empty(9, dtype)
+        kernel.sqnorms_dense(ref, ref_sq)
+        for path in simd_paths:
+            for n in range(1, 10):
+                out, sq = np.empty_like(X[:n]), np.empty(n, dtype)
+                kernel.scale_dense(X[:n], out, sq)
+                np.testing.assert_array_equal(out, ref[:n], err_msg=f"{path} {m} {n}")
+                np.testing.assert_array_equal(sq, ref_sq[:n], err_msg=f"{path} {m} {n}")
 
 
 def _assert_paths_agree(results):

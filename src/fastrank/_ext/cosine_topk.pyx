@@ -55,10 +55,9 @@ them into cosines and selects. Every query is summed in a fixed order, so result
 depend on the thread count.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, frexp, ldexp, sqrt
+from libc.math cimport fabs, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
 
 from fastrank._ext._simd cimport current_level, fr_simd_level, fr_simd_name
 from _tiesort cimport floating, index_t
@@ -85,6 +84,7 @@ cdef double SIEVE_ABS = 2.0 ** -120
 cdef enum:
     PAD = 64       # a cache line
     BLOCK_WORDS = 64  # mask words of the rows _offer_block sieves per call (64 rows each)
+    SCALE_ROWS = 64   # rows scale_dense gives a thread at a time
     RESERVOIR = 4  # reservoir capacity in units of k (measured: 4 beats 2 on Reuters, k=100)
 
 
@@ -367,100 +367,49 @@ cdef inline void _heap_offer_dot(floating* hv, int64_t* hi, Py_ssize_t* size, Py
 
 # ---- row scaling and squared norms ----------------------------------------------------------
 
-cdef inline int _pow2_shift(const floating* x, Py_ssize_t m) noexcept nogil:
-    """The exponent -e of the power of two 2^-e that brings max |x[0..m)| into [1/2, 1); 0
-    for a zero vector. The maximum is taken on the bit patterns with the sign cleared, which
-    order as the absolute values of finite numbers do (an integer maximum: the compiler
-    vectorizes it)."""
-    cdef Py_ssize_t j
-    cdef int32_t b32, top32 = 0
-    cdef int64_t b64, top64 = 0
-    cdef float t32
-    cdef double top
-    cdef int e
-    cdef uint64_t bits
+cdef extern from "cosine.h":
+    void fr_scale_rows_f64(fr_simd_level level, const double* x, double* out, double* sqnorms,
+                           int64_t n, int64_t m) noexcept nogil
+    void fr_scale_rows_f32(fr_simd_level level, const float* x, float* out, float* sqnorms,
+                           int64_t n, int64_t m) noexcept nogil
+
+
+cdef inline void _scale_rows(fr_simd_level lv, const floating* x, floating* out,
+                             floating* sqnorms, Py_ssize_t n, Py_ssize_t m) noexcept nogil:
+    """out <- the n rows of x (m values each), each times 2^-e_i, its largest magnitude then
+    in [1/2, 1), exactly (fr_scale_rows); their squared norms into sqnorms unless NULL."""
     if floating is float:
-        for j in range(m):
-            memcpy(&b32, &x[j], 4)
-            b32 = b32 & 0x7fffffff
-            top32 = b32 if b32 > top32 else top32
-        memcpy(&t32, &top32, 4)
-        top = t32
+        fr_scale_rows_f32(lv, x, out, sqnorms, n, m)
     else:
-        for j in range(m):
-            memcpy(&b64, &x[j], 8)
-            b64 = b64 & 0x7fffffffffffffffLL
-            top64 = b64 if b64 > top64 else top64
-        memcpy(&top, &top64, 8)
-    if top == 0:
-        return 0
-    memcpy(&bits, &top, 8)
-    if bits >> 52 == 0:     # subnormal: frexp normalizes it
-        frexp(top, &e)
-        return -e
-    return 1022 - <int> (bits >> 52)   # frexp's exponent of a normal number, from its bits
-
-
-cdef inline double _pow2(int e) noexcept nogil:
-    """2^e, exactly: from its bits where it is a normal number, else ldexp."""
-    cdef uint64_t bits
-    cdef double r
-    if e < -1022 or e > 1023:
-        return ldexp(1.0, e)
-    bits = <uint64_t> (e + 1023) << 52
-    memcpy(&r, &bits, 8)
-    return r
-
-
-cdef inline void _scale_row(const floating* x, floating* out, Py_ssize_t m) noexcept nogil:
-    """out[0..m) <- x[0..m) times 2^_pow2_shift(x, m), exactly (barring underflow below the
-    smallest normal number). A float64 row whose largest magnitude is subnormal needs a
-    shift past 2^1023, the largest power of two a double holds: it is applied in two exact
-    steps. float32 multiplies in float32 where the power of two is a float32 (one rounding
-    of the exact product either way: the same bits)."""
-    cdef Py_ssize_t j
-    cdef int shift = _pow2_shift(x, m)
-    cdef double s, low
-    cdef float s32
-    if floating is float and -126 <= shift <= 127:
-        s32 = <float> _pow2(shift)
-        for j in range(m):
-            out[j] = x[j] * s32
-    elif shift <= 1000:
-        s = _pow2(shift)
-        for j in range(m):
-            out[j] = <floating> (x[j] * s)
-    else:
-        low, s = _pow2(shift - 1000), _pow2(1000)
-        for j in range(m):
-            out[j] = <floating> (x[j] * low * s)
+        fr_scale_rows_f64(lv, x, out, sqnorms, n, m)
 
 
 def scale_dense(const floating[:, ::1] X, floating[:, ::1] out, floating[::1] sqnorms):
     """out[i] <- X[i] * 2^-e_i, max |out[i]| in [1/2, 1) (a zero row stays zero); unless
     sqnorms is empty, sqnorms[i] <- the squared norm of out[i] as sqnorms_dense computes
-    it, while the row is in cache."""
-    cdef Py_ssize_t i, n = X.shape[0], m = X.shape[1]
+    it, while the row is in cache. OpenMP over blocks of SCALE_ROWS rows."""
+    cdef Py_ssize_t b, i, n = X.shape[0], m = X.shape[1]
     cdef bint norms = sqnorms.shape[0] > 0
     cdef fr_simd_level lv = current_level()
     if m == 0:
         if norms:
             sqnorms[:] = 0
         return
-    for i in prange(n, nogil=True, schedule="static"):
-        _scale_row(&X[i, 0], &out[i, 0], m)
-        if norms:
-            _dots(lv, &out[i, 0], &out[i, 0], &sqnorms[i], 1, 1, m)
+    for b in prange((n + SCALE_ROWS - 1) // SCALE_ROWS, nogil=True, schedule="static"):
+        i = b * SCALE_ROWS
+        _scale_rows(lv, &X[i, 0], &out[i, 0], &sqnorms[i] if norms else NULL,
+                    min(SCALE_ROWS, n - i), m)
 
 
 def scale_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
     """The data array of a CSR matrix with rows scaled as in scale_dense."""
     cdef Py_ssize_t i, lo, hi, n = indptr.shape[0] - 1
+    cdef fr_simd_level lv = current_level()
     for i in prange(n, nogil=True, schedule="static"):
         lo = indptr[i]
         hi = indptr[i + 1]
         if hi > lo:
-            _scale_row(&data[lo], &out[lo], hi - lo)
+            _scale_rows(lv, &data[lo], &out[lo], NULL, 1, hi - lo)
 
 
 def sqnorms_csr(const floating[::1] data, const index_t[::1] indptr, floating[::1] out):
@@ -774,7 +723,7 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     squared norms (sqnorms_dense) and B's inverse norms (inv_norms), then topk_dense's search
     with blocks of its own size (the results do not depend on them). The C API's search
     (fastrank._ext.capi); returns -1 when out of memory, else 0."""
-    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), i, q0, r
+    cdef Py_ssize_t bq = min(nq, 64), bb = min(nb, 1024), q0, r
     cdef fr_simd_level lv = current_level()
     cdef double* Qs = <double*> malloc(nq * d * sizeof(double))
     cdef double* Bs = <double*> malloc(nb * d * sizeof(double))
@@ -786,15 +735,10 @@ cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssiz
     cdef int status = -1
     if Qs != NULL and Bs != NULL and qa != NULL and ba != NULL and binv != NULL \
             and S != NULL and size != NULL:
-        for i in range(nq + nb):
-            if i < nq:
-                _scale_row(Q + i * d, Qs + i * d, d)
-                _dots(lv, Qs + i * d, Qs + i * d, qa + i, 1, 1, d)
-            else:
-                r = i - nq
-                _scale_row(B + r * d, Bs + r * d, d)
-                _dots(lv, Bs + r * d, Bs + r * d, ba + r, 1, 1, d)
-                binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
+        _scale_rows(lv, Q, Qs, qa, nq, d)
+        _scale_rows(lv, B, Bs, ba, nb, d)
+        for r in range(nb):
+            binv[r] = 1 / sqrt(ba[r]) if ba[r] > 0 else 0.0
         q0 = 0
         while q0 < nq:
             _search_block(lv, Qs, Bs, qa, ba, binv, binv, out_sim, out_idx, q0,

@@ -6,14 +6,21 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._ext import _threads
 from .._ext import cosine_topk as _kernel
 from .._typing import MatrixLike
 from .._validation import check_features
 
-#: Dense search: one (BLOCK_QUERIES x BLOCK_BASE) similarity block per thread in memory.
+#: Dense search: one similarity block of at most BLOCK_QUERIES x BLOCK_BASE values per thread
+#: in memory: BLOCK_QUERIES queries a block against BLOCK_BASE base rows, more queries
+#: against a smaller base whose block outgrows the cache, fewer where that would leave a
+#: thread without a block.
 BLOCK_QUERIES = 256
 #: See :data:`BLOCK_QUERIES`.
 BLOCK_BASE = 4096
+#: A base block larger than this (bytes; about a core's L2 cache) is read from memory again
+#: by every query block.
+BASE_CACHE_BYTES = 2**20
 
 
 def _pow2_scaled_rows(X, sqnorms=None):
@@ -130,9 +137,23 @@ class _Base:
             _kernel.topk_csr(Qr.data, qi, qp, self.index.data, ti, tp, qa, self.sqnorms,
                              self.inv_norms, sims, idx, exclude_self)
         else:
+            block_b = min(BLOCK_BASE, self.n)
             _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, self.inv_norms, sims, idx,
-                               exclude_self, min(BLOCK_QUERIES, nq), min(BLOCK_BASE, self.n))
+                               exclude_self, _query_block(nq, block_b, Qn.shape[1] * Qn.itemsize),
+                               block_b)
         return sims, idx
+
+
+def _query_block(nq, block_b, row_bytes):
+    """Queries per block of the dense search. Every query block reads (and packs) the base
+    block again: where that outgrows the cache (BASE_CACHE_BYTES), one thread's queries go
+    in as few blocks as keep BLOCK_QUERIES x BLOCK_BASE similarities; and while the queries
+    allow, every thread gets a block."""
+    cap = BLOCK_QUERIES
+    if block_b * row_bytes > BASE_CACHE_BYTES:
+        cap = max(cap, BLOCK_QUERIES * BLOCK_BASE // block_b)
+    blocks = max(-(-nq // cap), min(nq, _threads.get_max_threads()))
+    return -(-nq // blocks)
 
 
 def _search_kind(Q, B):

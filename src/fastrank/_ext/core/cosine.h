@@ -19,6 +19,18 @@ void fr_dots_f64(fr_simd_level level, const double* q, const double* b, double* 
 void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s, int64_t mq,
                  int64_t mb, int64_t d);
 
+/* out[i] <- row i of x (n rows of m values) times the power of two that brings its
+   largest magnitude into [1/2, 1) (a zero row stays zero): exact, barring underflow
+   below the smallest normal number, so exact ties survive, cosines are unchanged and
+   the sums cannot overflow. Unless sqnorms is NULL, sqnorms[i] <- the squared norm of
+   out[i], its dot product with itself as fr_dots computes it, while the row is in
+   cache. A row holding NaN or infinity gets a norm that is not finite (its values
+   scaled by some power of two). The level picks the code, not the result. */
+void fr_scale_rows_f64(fr_simd_level level, const double* x, double* out, double* sqnorms,
+                       int64_t n, int64_t m);
+void fr_scale_rows_f32(fr_simd_level level, const float* x, float* out, float* sqnorms,
+                       int64_t n, int64_t m);
+
 /* Which of n <= 64 base rows may rank among a query's best: bit j is set when
    dot[j] * w[j] (rounded in the type of the search) is not below lo. With w the inverse
    norms of the base rows, and lo a bound below the k-th best cosine divided by the inverse

@@ -342,6 +342,83 @@ FR_TOP2_SCALED_AVX2(fr_top2_scaled_f32_avx2, float, 8, __m256, int32_t, _mm256_l
                     _mm256_cmp_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
                     _mm256_storeu_ps, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                     _mm256_add_epi32, _mm256_set1_epi32, fr_top2_finish_f32)
+/* fr_scale_rows (cosine.h) with 256-bit vectors: a row's largest magnitude from 4 vector
+   maxima of the values with the sign cleared (the row then multiplied by its power of
+   two, in the row's type: other rows, a float32 one whose power of two is not a
+   float32, one with a subnormal largest magnitude, NaN or infinity, go to the portable
+   code); the squared norms of 4 rows at a time, their 4 fma chains side by side (one
+   chain's latency per row was most of the time at many features), each the chain of
+   fr_f32_1x1 / fr_f64_1x1: the same bits. */
+#define FR_SCALE_ROWS_AVX2(NAME, T, V, N, LOAD, STORE, MUL, AND, MAX, SET1, ZERO, FMADD,    \
+                           FMA, SIGNLESS, FAST)                                             \
+    FR_TARGET_AVX2_FMA static void NAME##_row(const T* x, T* out, int64_t m) {              \
+        const V keep = SIGNLESS;                                                            \
+        V a0 = ZERO(), a1 = a0, a2 = a0, a3 = a0, s;                                        \
+        T lanes[8 / (N)], top = 0, t, sc;                                                  \
+        int64_t j, l;                                                                       \
+        int shift;                                                                          \
+        for (j = 0; j + 32 / (N) <= m; j += 32 / (N)) {                                     \
+            a0 = MAX(a0, AND(LOAD(x + j), keep));                                           \
+            a1 = MAX(a1, AND(LOAD(x + j + 8 / (N)), keep));                                 \
+            a2 = MAX(a2, AND(LOAD(x + j + 16 / (N)), keep));                                \
+            a3 = MAX(a3, AND(LOAD(x + j + 24 / (N)), keep));                                \
+        }                                                                                   \
+        for (; j + 8 / (N) <= m; j += 8 / (N)) a0 = MAX(a0, AND(LOAD(x + j), keep));        \
+        STORE(lanes, MAX(MAX(a0, a1), MAX(a2, a3)));                                        \
+        for (l = 0; l < 8 / (N); l++) top = lanes[l] > top ? lanes[l] : top;                \
+        for (; j < m; j++) {                                                                \
+            t = x[j] < 0 ? -x[j] : x[j];                                                    \
+            top = t > top ? t : top;                                                        \
+        }                                                                                   \
+        shift = fr_pow2_shift((double) top);                                                \
+        if (!(top < INFINITY) || !(FAST)) {                                                 \
+            NAME##_slow(x, out, m);                                                         \
+            return;                                                                         \
+        }                                                                                   \
+        sc = (T) fr_pow2(shift), s = SET1(sc);                                              \
+        for (j = 0; j + 8 / (N) <= m; j += 8 / (N)) STORE(out + j, MUL(LOAD(x + j), s));    \
+        for (; j < m; j++) out[j] = x[j] * sc;                                              \
+    }                                                                                       \
+    FR_TARGET_AVX2_FMA static void NAME(const T* x, T* out, T* sqnorms, int64_t n,          \
+                                        int64_t m) {                                        \
+        const int64_t m8 = m / 8 * 8;                                                       \
+        const T* o[4];                                                                      \
+        V c[4][N], y;                                                                       \
+        T p[8];                                                                             \
+        int64_t i0, r, rows, f, v, l;                                                       \
+        for (i0 = 0; i0 < n; i0 += 4) {                                                     \
+            rows = n - i0 < 4 ? n - i0 : 4;                                                 \
+            for (r = 0; r < rows; r++) NAME##_row(x + (i0 + r) * m, out + (i0 + r) * m, m); \
+            if (sqnorms == NULL) continue;                                                  \
+            for (r = 0; r < 4; r++) {                                                       \
+                o[r] = out + (i0 + (r < rows ? r : rows - 1)) * m;                          \
+                for (v = 0; v < (N); v++) c[r][v] = ZERO();                                 \
+            }                                                                               \
+            for (f = 0; f < m8; f += 8)                                                     \
+                for (r = 0; r < 4; r++)                                                     \
+                    for (v = 0; v < (N); v++) {                                             \
+                        y = LOAD(o[r] + f + v * (8 / (N)));                                 \
+                        c[r][v] = FMADD(y, y, c[r][v]);                                     \
+                    }                                                                       \
+            for (r = 0; r < rows; r++) {                                                    \
+                for (v = 0; v < (N); v++) STORE(p + v * (8 / (N)), c[r][v]);                \
+                for (l = 0; m8 + l < m; l++) p[l] = FMA(o[r][m8 + l], o[r][m8 + l], p[l]);  \
+                sqnorms[i0 + r] = FR_SUM8(p);                                               \
+            }                                                                               \
+        }                                                                                   \
+    }
+#define fr_scale_rows_f64_avx2_slow fr_scale_row_f64_portable
+#define fr_scale_rows_f32_avx2_slow fr_scale_row_f32_portable
+FR_SCALE_ROWS_AVX2(fr_scale_rows_f64_avx2, double, __m256d, 2, _mm256_loadu_pd,
+                   _mm256_storeu_pd, _mm256_mul_pd, _mm256_and_pd, _mm256_max_pd,
+                   _mm256_set1_pd, _mm256_setzero_pd, _mm256_fmadd_pd, fma,
+                   _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL)),
+                   shift <= 1000 && shift >= -1022)
+FR_SCALE_ROWS_AVX2(fr_scale_rows_f32_avx2, float, __m256, 1, _mm256_loadu_ps,
+                   _mm256_storeu_ps, _mm256_mul_ps, _mm256_and_ps, _mm256_max_ps,
+                   _mm256_set1_ps, _mm256_setzero_ps, _mm256_fmadd_ps, fmaf,
+                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)),
+                   shift >= -126 && shift <= 127)
 #endif
 
 #endif

@@ -74,6 +74,78 @@ static float fr_top2_scaled_f32_portable(const float* dot, const float* w, int64
                                          int64_t* at, float* next) {
     return fr_top2_finish_f32(NULL, NULL, NULL, 0, dot, w, 0, n, at, next);
 }
+/* 2^e, exactly: from its bits where it is a normal number, else ldexp */
+static inline double fr_pow2(int e) {
+    uint64_t bits;
+    double r;
+    if (e < -1022 || e > 1023) return ldexp(1.0, e);
+    bits = (uint64_t) (e + 1023) << 52;
+    memcpy(&r, &bits, 8);
+    return r;
+}
+/* The exponent -e of the power of two 2^-e that brings top >= 0 into [1/2, 1) (frexp's
+   exponent, from the bits of a normal number); 0 for 0. */
+static inline int fr_pow2_shift(double top) {
+    uint64_t bits;
+    int e;
+    if (top == 0) return 0;
+    memcpy(&bits, &top, 8);
+    if (bits >> 52 == 0) { /* subnormal: frexp normalizes it */
+        frexp(top, &e);
+        return -e;
+    }
+    return 1022 - (int) (bits >> 52);
+}
+/* fr_scale_rows (cosine.h) of one row, in portable C: its largest magnitude taken on the
+   bit patterns with the sign cleared, which order as the absolute values of finite
+   numbers do. float32 multiplies in float32 where the power of two is a float32 (one
+   rounding of the exact product either way: the same bits); a float64 row whose largest
+   magnitude is subnormal needs a shift past 2^1023, the largest power of two a double
+   holds: it is applied in two exact steps. */
+static void fr_scale_row_f64_portable(const double* x, double* out, int64_t m) {
+    uint64_t b, top = 0;
+    double t, s, low;
+    int64_t j;
+    int shift;
+    for (j = 0; j < m; j++) {
+        memcpy(&b, x + j, 8);
+        b &= 0x7fffffffffffffffULL;
+        top = b > top ? b : top;
+    }
+    memcpy(&t, &top, 8);
+    shift = fr_pow2_shift(t);
+    if (shift <= 1000) {
+        s = fr_pow2(shift);
+        for (j = 0; j < m; j++) out[j] = x[j] * s;
+    } else {
+        low = fr_pow2(shift - 1000), s = fr_pow2(1000);
+        for (j = 0; j < m; j++) out[j] = x[j] * low * s;
+    }
+}
+static void fr_scale_row_f32_portable(const float* x, float* out, int64_t m) {
+    uint32_t b, top = 0;
+    float t, s32;
+    double s, low;
+    int64_t j;
+    int shift;
+    for (j = 0; j < m; j++) {
+        memcpy(&b, x + j, 4);
+        b &= 0x7fffffffu;
+        top = b > top ? b : top;
+    }
+    memcpy(&t, &top, 4);
+    shift = fr_pow2_shift(t);
+    if (-126 <= shift && shift <= 127) {
+        s32 = (float) fr_pow2(shift);
+        for (j = 0; j < m; j++) out[j] = x[j] * s32;
+    } else if (shift <= 1000) {
+        s = fr_pow2(shift);
+        for (j = 0; j < m; j++) out[j] = (float) (x[j] * s);
+    } else {
+        low = fr_pow2(shift - 1000), s = fr_pow2(1000);
+        for (j = 0; j < m; j++) out[j] = (float) (x[j] * low * s);
+    }
+}
 FR_DOTS(fr_dots_f64_portable, double, fma)
 FR_DOTS(fr_dots_f32_portable, float, fmaf)
 #ifdef FR_X86
