@@ -358,12 +358,12 @@ def test_dense_kernels_agree_at_every_shape(dtype, n_features, simd_paths):
 
 
 @pytest.mark.parametrize("n_features, queries, bases, k", [
-    *((d, (6, 7, 8), (355, 800), 50) for d in (9, 64, 65, 100, 128, 129)),
-    *((d, (49, 100, 103), (97, 150), 20) for d in (129, 1030))])
+    *((d, (6, 7, 8), (355, 800), 50) for d in (9, 64, 65, 100, 128, 129, 192)),
+    *((d, (49, 100, 103), (97, 150), 20) for d in (193, 1030))])
 def test_dense_tiles_agree_across_blocks(n_features, queries, bases, k, simd_paths):
-    """float32 packs the base in tiles: up to 128 features in panels of 16 (AVX-512) or 8
+    """float32 packs the base in tiles: up to 192 features in panels of 16 (AVX-512) or 8
     (AVX2) rows, tiles of about 16 KiB (the last one partial, its last panel padded;
-    query counts of every remainder of 3 and 2); beyond, tiles of 48 rows in groups of 4
+    query counts of every remainder of 3); beyond, tiles of 48 rows in groups of 4
     (AVX2) or of 8 rows and more (AVX-512), searched by blocks of query rows, the features
     in passes of up to 1 024 (the last tile partial, with rows outside its groups; query
     counts over several blocks, of every remainder of 3 and 4). The same bits on every

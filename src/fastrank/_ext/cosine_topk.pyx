@@ -35,9 +35,9 @@ past its roundings. So about k rows, not all of them, fill the heap.
 
 Dense input: OpenMP over blocks of queries; each thread scans B in blocks, computing each
 (query block x base block) block of dot products with ``fr_dots`` (``core/cosine.h``; the
-micro-kernels of each instruction set in ``core/dots/``; float32 on AVX-512:
-packed base rows, blocked like a GEMM, and up to 128 features panels of 16 base rows in
-the lanes of a vector) and offering them to the queries' heaps. Every dot
+micro-kernels of each instruction set in ``core/dots/``; float32: packed base rows,
+blocked like a GEMM, and up to 192 features panels of 16 (AVX-512) or 8 (AVX2) base rows
+in the lanes of a vector) and offering them to the queries' heaps. Every dot
 product there is summed in one fixed order that
 depends only on the number of features (8 interleaved partial sums of fused multiply-adds,
 then a fixed pairwise reduction), so a similarity depends only on its two rows: not on the
