@@ -96,24 +96,31 @@ static inline int fr_pow2_shift(double top) {
     }
     return 1022 - (int) (bits >> 52);
 }
-/* fr_scale_rows (cosine.h) of one row, in portable C: its largest magnitude taken on the
-   bit patterns with the sign cleared, which order as the absolute values of finite
-   numbers do. float32 multiplies in float32 where the power of two is a float32 (one
-   rounding of the exact product either way: the same bits); a float64 row whose largest
-   magnitude is subnormal needs a shift past 2^1023, the largest power of two a double
-   holds: it is applied in two exact steps. */
-static void fr_scale_row_f64_portable(const double* x, double* out, int64_t m) {
-    uint64_t b, top = 0;
-    double t, s, low;
-    int64_t j;
-    int shift;
-    for (j = 0; j < m; j++) {
-        memcpy(&b, x + j, 8);
-        b &= 0x7fffffffffffffffULL;
-        top = b > top ? b : top;
+/* The largest magnitude of x[0..m) (0 when m = 0), taken on the bit patterns with the
+   sign cleared, which order as the absolute values of finite numbers do. */
+#define FR_LARGEST_MAGNITUDE(NAME, T, U, SIGNLESS)                                          \
+    static T NAME(const T* x, int64_t m) {                                                  \
+        U b, top = 0;                                                                       \
+        T t;                                                                                \
+        int64_t j;                                                                          \
+        for (j = 0; j < m; j++) {                                                           \
+            memcpy(&b, x + j, sizeof b);                                                    \
+            b &= (SIGNLESS);                                                                \
+            top = b > top ? b : top;                                                        \
+        }                                                                                   \
+        memcpy(&t, &top, sizeof t);                                                         \
+        return t;                                                                           \
     }
-    memcpy(&t, &top, 8);
-    shift = fr_pow2_shift(t);
+FR_LARGEST_MAGNITUDE(fr_largest_magnitude_f64, double, uint64_t, 0x7fffffffffffffffULL)
+FR_LARGEST_MAGNITUDE(fr_largest_magnitude_f32, float, uint32_t, 0x7fffffffu)
+/* fr_scale_rows (cosine.h) of one row, in portable C. float32 multiplies in float32 where
+   the power of two is a float32 (one rounding of the exact product either way: the same
+   bits); a float64 row whose largest magnitude is subnormal needs a shift past 2^1023,
+   the largest power of two a double holds: it is applied in two exact steps. */
+static void fr_scale_row_f64_portable(const double* x, double* out, int64_t m) {
+    int shift = fr_pow2_shift(fr_largest_magnitude_f64(x, m));
+    double s, low;
+    int64_t j;
     if (shift <= 1000) {
         s = fr_pow2(shift);
         for (j = 0; j < m; j++) out[j] = x[j] * s;
@@ -123,18 +130,10 @@ static void fr_scale_row_f64_portable(const double* x, double* out, int64_t m) {
     }
 }
 static void fr_scale_row_f32_portable(const float* x, float* out, int64_t m) {
-    uint32_t b, top = 0;
-    float t, s32;
+    int shift = fr_pow2_shift(fr_largest_magnitude_f32(x, m));
+    float s32;
     double s, low;
     int64_t j;
-    int shift;
-    for (j = 0; j < m; j++) {
-        memcpy(&b, x + j, 4);
-        b &= 0x7fffffffu;
-        top = b > top ? b : top;
-    }
-    memcpy(&t, &top, 4);
-    shift = fr_pow2_shift(t);
     if (-126 <= shift && shift <= 127) {
         s32 = (float) fr_pow2(shift);
         for (j = 0; j < m; j++) out[j] = x[j] * s32;
