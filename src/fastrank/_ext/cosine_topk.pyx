@@ -367,13 +367,6 @@ cdef inline void _heap_offer_dot(floating* hv, int64_t* hi, Py_ssize_t* size, Py
 
 # ---- row scaling and squared norms ----------------------------------------------------------
 
-cdef extern from "cosine.h":
-    void fr_scale_rows_f64(fr_simd_level level, const double* x, double* out, double* sqnorms,
-                           int64_t n, int64_t m) noexcept nogil
-    void fr_scale_rows_f32(fr_simd_level level, const float* x, float* out, float* sqnorms,
-                           int64_t n, int64_t m) noexcept nogil
-
-
 cdef inline void _scale_rows(fr_simd_level lv, const floating* x, floating* out,
                              floating* sqnorms, Py_ssize_t n, Py_ssize_t m) noexcept nogil:
     """out <- the n rows of x (m values each), each times 2^-e_i, its largest magnitude then
@@ -433,6 +426,10 @@ cdef extern from "cosine.h":
     void fr_dots_f32(fr_simd_level level, const float* q, const float* b, float* s,
                      int64_t mq, int64_t mb, int64_t d) noexcept nogil
     fr_simd_level fr_dots_path(fr_simd_level level) noexcept nogil
+    void fr_scale_rows_f64(fr_simd_level level, const double* x, double* out, double* sqnorms,
+                           int64_t n, int64_t m) noexcept nogil
+    void fr_scale_rows_f32(fr_simd_level level, const float* x, float* out, float* sqnorms,
+                           int64_t n, int64_t m) noexcept nogil
     uint64_t fr_may_enter_f64(fr_simd_level level, const double* dot, const double* w,
                               int64_t n, double lo) noexcept nogil
     void fr_may_enter_rows_f64(fr_simd_level level, const double* dot, const double* w,

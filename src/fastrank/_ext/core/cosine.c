@@ -103,7 +103,7 @@ void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w
     FR_MAY_ENTER_ROWS_DISPATCH(f32)
 }
 
-#define FR_SCALE_ROWS_PORTABLE(SFX, T)                                                \
+#define FR_SCALE_ROWS_PORTABLE(SFX)                                                   \
     int64_t i;                                                                      \
     for (i = 0; i < n; i++) {                                                       \
         fr_scale_row_##SFX##_portable(x + i * m, out + i * m, m);                   \
@@ -111,24 +111,24 @@ void fr_may_enter_rows_f32(fr_simd_level level, const float* dot, const float* w
             fr_dots_##SFX(level, out + i * m, out + i * m, sqnorms + i, 1, 1, m);    \
     }
 #ifdef FR_X86
-#define FR_SCALE_ROWS_DISPATCH(SFX, T)                                                \
+#define FR_SCALE_ROWS_DISPATCH(SFX)                                                   \
     if (fr_dots_path(level) >= FR_SIMD_AVX2) {                                      \
         fr_scale_rows_##SFX##_avx2(x, out, sqnorms, n, m);                          \
         return;                                                                     \
     }                                                                               \
-    FR_SCALE_ROWS_PORTABLE(SFX, T)
+    FR_SCALE_ROWS_PORTABLE(SFX)
 #else
-#define FR_SCALE_ROWS_DISPATCH(SFX, T) FR_SCALE_ROWS_PORTABLE(SFX, T)
+#define FR_SCALE_ROWS_DISPATCH(SFX) FR_SCALE_ROWS_PORTABLE(SFX)
 #endif
 
 void fr_scale_rows_f64(fr_simd_level level, const double* x, double* out, double* sqnorms,
                        int64_t n, int64_t m) {
-    FR_SCALE_ROWS_DISPATCH(f64, double)
+    FR_SCALE_ROWS_DISPATCH(f64)
 }
 
 void fr_scale_rows_f32(fr_simd_level level, const float* x, float* out, float* sqnorms,
                        int64_t n, int64_t m) {
-    FR_SCALE_ROWS_DISPATCH(f32, float)
+    FR_SCALE_ROWS_DISPATCH(f32)
 }
 
 #ifdef FR_X86
