@@ -276,6 +276,33 @@ def test_evaluate_numbered_float32_rows_equal_sorted_rows(cutoff, simd_paths):
                                   np.asarray(want.values).view(np.int64))
 
 
+def test_evaluate_numbered_float64_rows_equal_sorted_rows(simd_paths):
+    """On AVX-512 evaluate numbers a contiguous float64 row through its float32 roundings
+    where they keep the row's order, ties and zeros, and sorts it otherwise: distinct
+    values 1e-12 apart (one float32; in the vectors and past them), a tiny value in a row
+    without zeros (rounds to zero), two finite ones that round to infinity, -0.0 beside
+    0.0, infinity, values whose roundings are float32 subnormals. Every value equals that
+    of the rows sorted (the AVX2 and portable paths), bit for bit."""
+    rng = np.random.default_rng(5)
+    s = rng.integers(0, 21, size=(280, 123)) / 20
+    s[1::14, :5] += 1e-12
+    s[8::14, 122] = s[8::14, 121]        # past the last whole vector: 120 is 1e-12
+    s[8::14, 120] = s[8::14, 121] + 1e-12  # above the value that 121 and 122 hold
+    s[2::7] = rng.integers(1, 21, size=s[2::7].shape) / 20
+    s[2::7, 3] = 1e-50     # and no zero in the row: its number would read as one
+    s[3::7, 4], s[3::7, 8] = 1e300, 2e300
+    s[4::7, 5] = -0.0
+    s[4::7, 6] = 0.0
+    s[5::7, 7] = np.inf
+    s[6::7] *= 1e-41
+    y = (rng.random(s.shape) < 0.1).astype(np.uint8)
+    runs = {path: M.evaluate(y, s, ties=M.TIES, cutoff=3, random_state=2)
+            for path in simd_paths}
+    want = np.asarray(runs["portable"].values).view(np.int64)
+    for path, got in runs.items():
+        assert np.array_equal(np.asarray(got.values).view(np.int64), want), path
+
+
 # ---- evaluate == the individual functions, exactly ---------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 7])

@@ -55,7 +55,8 @@ import numpy as np
 from fastrank._ext._simd cimport FR_SIMD_AVX512
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, INSERTION_MAX, SortWork, bounded, desc_key, floating,
-    fr_distinct_index_f32, fr_prefetch_bytes, index_t, prefetch_row_at, row_state,
+    fr_distinct_index_f32, fr_narrow_f64, fr_prefetch_bytes, fr_same_by_index_f64, index_t,
+    prefetch_row_at, row_state,
     shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
@@ -551,26 +552,39 @@ cdef inline Py_ssize_t _row_scratch_size(Py_ssize_t q) noexcept nogil:
     return 2 * q + 16
 
 
-cdef inline bint _number_row(const float* row, Py_ssize_t q, const uint8_t* y,
+cdef inline bint _number_row(const floating* given, Py_ssize_t q, const uint8_t* y,
                              Py_ssize_t top_k, SortWork* w, Py_ssize_t* n_labels,
                              unsigned* seen) noexcept nogil:
-    """In place of a row sort, for evaluate: a contiguous float32 row of at most
-    FR_FEW_DISTINCT distinct beliefs (no NaN) numbered, each label's number in
-    w.slot_of (fr_distinct_index_f32), each tie group's key and end written at its start
-    alone, and w.order filled only for the groups starting before max(k, |C|, 1), each in
-    label order (fr_where_equal_f32): what the passes read of a sorted row, the later
-    groups read by their counts and the relevant labels' places (_count_groups). The
-    relevant labels to w.order_tmp, n_labels and seen <- their count and the OR of the
-    truth values. w.numbered; False (nothing trusted) for another row, to be sorted."""
+    """In place of a row sort, for evaluate: a contiguous row of at most FR_FEW_DISTINCT
+    distinct beliefs (no NaN) numbered, each label's number in w.slot_of
+    (fr_distinct_index_f32; a float64 row through its float32 roundings, in w.keys_tmp,
+    where they keep its order, ties and zeros: fr_narrow_f64, fr_same_by_index_f64), each
+    tie group's key (a float64 row's, its rounding's: the passes compare keys with zero's
+    alone) and end written at its start alone, and w.order filled only for the
+    groups starting before max(k, |C|, 1), each in label order (fr_where_equal_f32): what
+    the passes read of a sorted row, the later groups read by their counts and the
+    relevant labels' places (_count_groups). The relevant labels to w.order_tmp, n_labels
+    and seen <- their count and the OR of the truth values. w.numbered; False (nothing
+    trusted) for another row, to be sorted."""
     cdef uint8_t* index = <uint8_t*> w.slot_of
     cdef float values[FR_FEW_DISTINCT]
     cdef int64_t counts[FR_FEW_DISTINCT]
     cdef int32_t numbers[FR_FEW_DISTINCT]
     cdef Py_ssize_t n, d, k, read, start = 0
+    cdef const float* row
     w.numbered = False
+    if floating is float:
+        row = given
+    else:
+        row = <float*> w.keys_tmp
+        if not fr_narrow_f64(w.level, given, q, <float*> w.keys_tmp):
+            return False
     n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
     if n < 0:
         return False
+    if floating is double:
+        if not fr_same_by_index_f64(w.level, given, index, q):
+            return False
     k = fr_relevant_labels(w.level, y, q, w.order_tmp, seen)
     if k < 0:
         return False
@@ -778,12 +792,12 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                     fr_prefetch_bytes(&y[i + 1, 0], q)
                 n_labels = -1
                 seen = 0
-                if floating is float:  # (AVX2 sorts: its numbering gathers, slower here)
-                    if pp == NULL and col_stride == 1 and q > INSERTION_MAX \
-                            and w.level >= FR_SIMD_AVX512:
-                        if not _number_row(vp + i * row_stride, q, &y[i, 0], top_k, w,
-                                           &n_labels, &seen):
-                            n_labels = -1
+                # (AVX2 sorts: its numbering gathers, slower here)
+                if pp == NULL and col_stride == 1 and q > INSERTION_MAX \
+                        and w.level >= FR_SIMD_AVX512:
+                    if not _number_row(vp + i * row_stride, q, &y[i, 0], top_k, w,
+                                       &n_labels, &seen):
+                        n_labels = -1
                 if n_labels < 0:
                     sort_row_at(vp, row_stride, col_stride, ip, pp, i, q, w)
                 if _row(w, q, &y[i, 0], families, top_k, seed, mc_seed, n_draws, scratch,

@@ -558,4 +558,64 @@ static inline int fr_index_places(int level, const uint8_t* index, const int32_t
     return -1;
 }
 
+/* A float64 row numbered through its float32 roundings (evaluate, where the numbering
+   stands in for a sort): rounding to nearest keeps the order of any two values, and the
+   row keeps its ties and zeros when no two distinct values round alike (finite ones to
+   infinity among them) and none that is not zero rounds to zero (alone in its number, it
+   would read as a zero belief). */
+#ifdef FR_X86
+static FR_TARGET_AVX512 int fr_narrow_f64_avx512(const double* x, ptrdiff_t m, float* out) {
+    __m512d v;
+    __m256 f;
+    __mmask8 live, bad = 0;
+    ptrdiff_t j;
+    for (j = 0; j < m; j += 8) {
+        live = (__mmask8) (m - j >= 8 ? 0xff : (1u << (m - j)) - 1);
+        v = _mm512_maskz_loadu_pd(live, x + j);
+        f = _mm512_cvtpd_ps(v);
+        _mm256_mask_storeu_ps(out + j, live, f);
+        bad |= _mm512_mask_cmp_pd_mask(live, v, _mm512_setzero_pd(), _CMP_NEQ_OQ)
+               & _mm256_cmp_ps_mask(f, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    }
+    return bad == 0;
+}
+static FR_TARGET_AVX512 int fr_same_by_index_f64_avx512(const double* x, const uint8_t* index,
+                                                        ptrdiff_t m) {
+    double rep[FR_INDEX_NUMBERS];
+    __mmask8 bad = 0;
+    ptrdiff_t j;
+    for (j = 0; j < m; j++) rep[index[j]] = x[j];
+    for (j = 0; j + 8 <= m; j += 8)
+        bad |= _mm512_cmp_pd_mask(
+            _mm512_i64gather_pd(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i*) (index + j))),
+                                rep, 8),
+            _mm512_loadu_pd(x + j), _CMP_NEQ_UQ);
+    for (; j < m; j++) bad |= rep[index[j]] != x[j];
+    return bad == 0;
+}
+#endif
+
+/* out[0:m] <- x[0:m] rounded to float32; 1 when no value that is not zero rounds to zero
+   (NaN is left to the numbering), else 0 (out partly written). 0 below AVX-512. */
+static inline int fr_narrow_f64(int level, const double* x, ptrdiff_t m, float* out) {
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512) return fr_narrow_f64_avx512(x, m, out);
+#endif
+    (void) level, (void) x, (void) m, (void) out;
+    return 0;
+}
+
+/* 1 when every x[j] equals the values of the other labels of its number index[j] (below
+   FR_INDEX_NUMBERS): a row numbered through its float32 roundings (fr_narrow_f64) then
+   holds no two distinct values in one number, its ties exactly those numbered. 0
+   otherwise, and below AVX-512. */
+static inline int fr_same_by_index_f64(int level, const double* x, const uint8_t* index,
+                                       ptrdiff_t m) {
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX512) return fr_same_by_index_f64_avx512(x, index, m);
+#endif
+    (void) level, (void) x, (void) index, (void) m;
+    return 0;
+}
+
 #endif
