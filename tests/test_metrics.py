@@ -276,14 +276,13 @@ def test_evaluate_numbered_float32_rows_equal_sorted_rows(cutoff, simd_paths):
                                   np.asarray(want.values).view(np.int64))
 
 
-def test_evaluate_numbered_float64_rows_equal_sorted_rows(simd_paths):
-    """On AVX-512 evaluate numbers a contiguous float64 row through its float32 roundings
-    where they keep the row's order, ties and zeros, and sorts it otherwise: distinct
-    values 1e-12 apart (one float32; in the vectors and past them), a tiny value in a row
-    without zeros (rounds to zero), two finite ones that round to infinity, -0.0 beside
-    0.0, infinity, values whose roundings are float32 subnormals. Every value equals that
-    of the rows sorted (the AVX2 and portable paths), bit for bit."""
-    rng = np.random.default_rng(5)
+def _float64_rows_some_round_alike(seed):
+    """(y, s): float64 beliefs at 21 levels, some rows of which lose a tie, an order or a
+    zero when rounded to float32: distinct values 1e-12 apart (in the vectors and past
+    them), a tiny value in a row without zeros (rounds to zero), two finite ones that
+    round to infinity; others not: -0.0 beside 0.0, infinity, values whose roundings are
+    float32 subnormals."""
+    rng = np.random.default_rng(seed)
     s = rng.integers(0, 21, size=(280, 123)) / 20
     s[1::14, :5] += 1e-12
     s[8::14, 122] = s[8::14, 121]        # past the last whole vector: 120 is 1e-12
@@ -295,12 +294,31 @@ def test_evaluate_numbered_float64_rows_equal_sorted_rows(simd_paths):
     s[4::7, 6] = 0.0
     s[5::7, 7] = np.inf
     s[6::7] *= 1e-41
-    y = (rng.random(s.shape) < 0.1).astype(np.uint8)
+    return (rng.random(s.shape) < 0.1).astype(np.uint8), s
+
+
+def test_evaluate_numbered_float64_rows_equal_sorted_rows(simd_paths):
+    """On AVX-512 evaluate numbers a contiguous float64 row through its float32 roundings
+    where they keep the row's order, ties and zeros, and sorts it otherwise
+    (_float64_rows_some_round_alike): every value equals that of the rows sorted (the
+    AVX2 and portable paths), bit for bit."""
+    y, s = _float64_rows_some_round_alike(5)
     runs = {path: M.evaluate(y, s, ties=M.TIES, cutoff=3, random_state=2)
             for path in simd_paths}
     want = np.asarray(runs["portable"].values).view(np.int64)
     for path, got in runs.items():
         assert np.array_equal(np.asarray(got.values).view(np.int64), want), path
+
+
+@pytest.mark.parametrize("metric", [M.ranking_loss, M.average_precision])
+def test_ordinal_float64_rows_numbered_equal_counted(simd_paths, metric):
+    """The ordinal ranking loss and average precision of a contiguous float64 row read its
+    levels and places off the numbering of its float32 roundings where they keep its
+    order, ties and zeros (AVX-512), and count them in passes otherwise
+    (_float64_rows_some_round_alike): the same value on every path."""
+    y, s = _float64_rows_some_round_alike(6)
+    got = {path: metric(y, s, ties="ordinal", random_state=4) for path in simd_paths}
+    assert len(set(got.values())) == 1, got
 
 
 # ---- evaluate == the individual functions, exactly ---------------------------------------

@@ -46,8 +46,9 @@ from libc.string cimport memcpy
 
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, desc_key, floating,
-    fr_distinct_index_f32, fr_few_memo_f32, fr_prefetch_bytes, index_t, row_state,
-    shuffle_group, sort_keys, sort_row_at, sort_work_free, sort_work_new,
+    fr_distinct_index_f32, fr_few_memo_f32, fr_narrow_f64, fr_prefetch_bytes,
+    fr_same_by_index_f64, index_t, row_state, shuffle_group, sort_keys, sort_row_at,
+    sort_work_free, sort_work_new,
 )
 
 cdef extern from "tie_counting.h" nogil:
@@ -776,12 +777,14 @@ cdef inline void _walk_level(const floating* x, Py_ssize_t stride, const index_t
     _walk_positions(s.pos, k, s.gt[l], s.zero[l], a)
 
 
-cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t* y,
+cdef inline Py_ssize_t _index_levels(const floating* given, Py_ssize_t q, const uint8_t* y,
                                      Scratch* s, Py_ssize_t* n_rel, int64_t* step,
                                      bint with_places) noexcept nogil:
-    """The relevant levels of a contiguous float32 row read off one pass that numbers its
-    distinct beliefs (fr_distinct_index_f32: AVX2 and up, at most FR_FEW_DISTINCT, no
-    NaN) and counts each: s.rel/gt/eq/zero/value per relevant level, highest first; step[l]
+    """The relevant levels of a contiguous row read off one pass that numbers its distinct
+    beliefs (fr_distinct_index_f32: AVX2 and up, at most FR_FEW_DISTINCT, no NaN; a
+    float64 row through its float32 roundings, in s.w.keys_tmp, where they keep its order,
+    ties and zeros: fr_narrow_f64 and fr_same_by_index_f64, AVX-512) and counts each:
+    s.rel/gt/eq/zero per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
     above; MAX_LEVELS entries); where each level's relevant labels sit among its labels, in
     label order, into s.pos level after level (fr_index_places), when with_places (else
@@ -799,10 +802,20 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
     cdef Py_ssize_t n, k, d, t, n_lev = 0
     cdef int64_t above = 0
     cdef unsigned seen = 0
+    cdef const float* x
     _ask_ahead(s, 4)
+    if floating is float:
+        x = given
+    else:
+        x = <float*> s.w.keys_tmp
+        if not fr_narrow_f64(s.level, given, q, <float*> s.w.keys_tmp):
+            return -1
     n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
     if n < 0:
         return -1
+    if floating is double:
+        if not fr_same_by_index_f64(s.level, given, index, q, numbers, n):
+            return -1
     k = fr_relevant_labels(s.level, y, q, labels, &seen)
     if k < 0:
         return -1
@@ -820,7 +833,6 @@ cdef inline Py_ssize_t _index_levels(const float* x, Py_ssize_t q, const uint8_t
         s.gt[n_lev] = above
         s.eq[n_lev] = counts[d]
         s.zero[n_lev] = values[d] == 0.0
-        (<float*> s.value)[n_lev] = values[d]
         if with_places:
             step[n_lev] = above - d
         n_lev += rel_of[numbers[d]] > 0
@@ -840,8 +852,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     """Ordinal ranking loss or average precision: every relevant label's position in the
     seeded random order, without a sort. A relevant level's tie group starts after the gt
     labels above it and its shuffle at step gt - (distinct beliefs above it); a contiguous
-    float32 row of few distinct beliefs reads them all, and where its relevant labels sit
-    in their groups, off one pass that numbers its beliefs (_index_levels); other rows
+    row of few distinct beliefs reads them all, and where its relevant labels sit in their
+    groups, off one pass that numbers its beliefs (_index_levels); other rows
     count them in passes over the row, the distinct beliefs above the lowest relevant level
     read from one list of them while there are few (else counted per level). Only the
     groups holding relevant and irrelevant labels are shuffled (fr_shuffled_positions). A
@@ -860,9 +872,8 @@ cdef inline double _ordinal_ranking(const floating* vp, Py_ssize_t row_stride,
     a.with_ap = metric != RANKING_LOSS
     a.loss = 0
     a.ap_pos = a.ap_lab = 0.0
-    if floating is float:
-        if dense and stride == 1:
-            n_lev = _index_levels(x, q, y, s, &n_rel, steps, True)
+    if dense and stride == 1:
+        n_lev = _index_levels(x, q, y, s, &n_rel, steps, True)
     if n_lev >= 0:
         if s.bad:
             return 0.0
@@ -1101,8 +1112,10 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
     # distinct beliefs read every count they need off the pass that numbers its beliefs,
     # where the counting passes take two comparisons a level: on AVX-512, whose pass
     # looks its values up by permutes; the AVX2 pass gathers, slower than the counting
-    # passes there (66 against 49 ms on the EPYC). Dense, standard and modified read only
-    # the labels at or above each relevant level: one comparison a level)
+    # passes there (66 against 49 ms on the EPYC), and a float64 row's check of its
+    # roundings costs what the numbering saves (81 against 80 ms). Dense, standard and
+    # modified read only the labels at or above each relevant level: one comparison a
+    # level)
     if floating is float:
         if ties == EXPECTED and metric != ONE_ERROR and metric != COVERAGE and pp == NULL \
                 and stride == 1 and s.level >= FR_SIMD_AVX512:

@@ -583,7 +583,7 @@ cdef inline bint _number_row(const floating* given, Py_ssize_t q, const uint8_t*
     if n < 0:
         return False
     if floating is double:
-        if not fr_same_by_index_f64(w.level, given, index, q):
+        if not fr_same_by_index_f64(w.level, given, index, q, numbers, n):
             return False
     k = fr_relevant_labels(w.level, y, q, w.order_tmp, seen)
     if k < 0:

@@ -580,11 +580,22 @@ static FR_TARGET_AVX512 int fr_narrow_f64_avx512(const double* x, ptrdiff_t m, f
     return bad == 0;
 }
 static FR_TARGET_AVX512 int fr_same_by_index_f64_avx512(const double* x, const uint8_t* index,
-                                                        ptrdiff_t m) {
+                                                        ptrdiff_t m, const int32_t* numbers,
+                                                        ptrdiff_t n) {
     double rep[FR_INDEX_NUMBERS];
     __mmask8 bad = 0;
-    ptrdiff_t j;
-    for (j = 0; j < m; j++) rep[index[j]] = x[j];
+    __mmask64 at;
+    ptrdiff_t j, d;
+    for (d = 0; d < n; d++) /* each number's value: its first label's, 64 index bytes a look */
+        for (j = 0; j < m; j += 64) {
+            at = _mm512_cmpeq_epi8_mask(
+                _mm512_maskz_loadu_epi8(m - j >= 64 ? ~0ULL : (1ULL << (m - j)) - 1, index + j),
+                _mm512_set1_epi8((char) numbers[d]));
+            if (at) {
+                rep[numbers[d]] = x[j + __builtin_ctzll(at)];
+                break;
+            }
+        }
     for (j = 0; j + 8 <= m; j += 8)
         bad |= _mm512_cmp_pd_mask(
             _mm512_i64gather_pd(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i*) (index + j))),
@@ -605,16 +616,16 @@ static inline int fr_narrow_f64(int level, const double* x, ptrdiff_t m, float* 
     return 0;
 }
 
-/* 1 when every x[j] equals the values of the other labels of its number index[j] (below
-   FR_INDEX_NUMBERS): a row numbered through its float32 roundings (fr_narrow_f64) then
-   holds no two distinct values in one number, its ties exactly those numbered. 0
-   otherwise, and below AVX-512. */
+/* 1 when every x[j] equals the values of the other labels of its number index[j] (the
+   numbers[0:n] of fr_distinct_index_f32): a row numbered through its float32 roundings
+   (fr_narrow_f64) then holds no two distinct values in one number, its ties exactly those
+   numbered. 0 otherwise, and below AVX-512. */
 static inline int fr_same_by_index_f64(int level, const double* x, const uint8_t* index,
-                                       ptrdiff_t m) {
+                                       ptrdiff_t m, const int32_t* numbers, ptrdiff_t n) {
 #ifdef FR_X86
-    if (level >= FR_SIMD_AVX512) return fr_same_by_index_f64_avx512(x, index, m);
+    if (level >= FR_SIMD_AVX512) return fr_same_by_index_f64_avx512(x, index, m, numbers, n);
 #endif
-    (void) level, (void) x, (void) index, (void) m;
+    (void) level, (void) x, (void) index, (void) m, (void) numbers, (void) n;
     return 0;
 }
 
