@@ -310,14 +310,16 @@ def test_evaluate_numbered_float64_rows_equal_sorted_rows(simd_paths):
         assert np.array_equal(np.asarray(got.values).view(np.int64), want), path
 
 
+@pytest.mark.parametrize("ties", ["ordinal", "expected"])
 @pytest.mark.parametrize("metric", [M.ranking_loss, M.average_precision])
-def test_ordinal_float64_rows_numbered_equal_counted(simd_paths, metric):
-    """The ordinal ranking loss and average precision of a contiguous float64 row read its
-    levels and places off the numbering of its float32 roundings where they keep its
-    order, ties and zeros (AVX-512), and count them in passes otherwise
-    (_float64_rows_some_round_alike): the same value on every path."""
+def test_float64_rows_numbered_equal_counted(simd_paths, metric, ties):
+    """The ordinal and expected ranking loss and average precision of a contiguous float64
+    row read its levels (and places) off the numbering of its float32 roundings where they
+    keep its order, ties and zeros (AVX-512: its check by gathers, and by permutes with
+    VBMI), and count them in passes otherwise (_float64_rows_some_round_alike): the same
+    value on every path."""
     y, s = _float64_rows_some_round_alike(6)
-    got = {path: metric(y, s, ties="ordinal", random_state=4) for path in simd_paths}
+    got = {path: metric(y, s, ties=ties, random_state=4) for path in simd_paths}
     assert len(set(got.values())) == 1, got
 
 

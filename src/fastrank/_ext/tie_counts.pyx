@@ -1108,20 +1108,17 @@ cdef inline double _row(const floating* vp, Py_ssize_t row_stride, Py_ssize_t co
     if metric == R_PRECISION:
         return _r_precision(vp, row_stride, col_stride, ip, pp, i, x, stride, idx, m, q, y,
                             ties, seed, row, s)
-    # (the expected ranking loss and average precision of a contiguous float32 row of few
+    # (the expected ranking loss and average precision of a contiguous row of few
     # distinct beliefs read every count they need off the pass that numbers its beliefs,
     # where the counting passes take two comparisons a level: on AVX-512, whose pass
     # looks its values up by permutes; the AVX2 pass gathers, slower than the counting
-    # passes there (66 against 49 ms on the EPYC), and a float64 row's check of its
-    # roundings costs what the numbering saves (81 against 80 ms). Dense, standard and
-    # modified read only the labels at or above each relevant level: one comparison a
-    # level)
-    if floating is float:
-        if ties == EXPECTED and metric != ONE_ERROR and metric != COVERAGE and pp == NULL \
-                and stride == 1 and s.level >= FR_SIMD_AVX512:
-            n_lev = _index_levels(x, q, y, s, &n_rel, NULL, False)
-            if n_lev >= 0:
-                return 0.0 if s.bad else _value(s, n_lev, n_rel, q, metric, ties, -1)
+    # passes there (66 against 49 ms on the EPYC). Dense, standard and modified read only
+    # the labels at or above each relevant level: one comparison a level)
+    if ties == EXPECTED and metric != ONE_ERROR and metric != COVERAGE and pp == NULL \
+            and stride == 1 and s.level >= FR_SIMD_AVX512:
+        n_lev = _index_levels(x, q, y, s, &n_rel, NULL, False)
+        if n_lev >= 0:
+            return 0.0 if s.bad else _value(s, n_lev, n_rel, q, metric, ties, -1)
     n_lev = _levels(x, stride, idx, m, q, y, metric, s, &n_rel, &low, NULL, ties == EXPECTED,
                     &n_distinct if metric == COVERAGE and ties == DENSE else NULL)
     if n_lev < 0:

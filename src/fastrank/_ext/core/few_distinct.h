@@ -579,29 +579,84 @@ static FR_TARGET_AVX512 int fr_narrow_f64_avx512(const double* x, ptrdiff_t m, f
     }
     return bad == 0;
 }
-static FR_TARGET_AVX512 int fr_same_by_index_f64_avx512(const double* x, const uint8_t* index,
-                                                        ptrdiff_t m, const int32_t* numbers,
-                                                        ptrdiff_t n) {
-    double rep[FR_INDEX_NUMBERS];
-    __mmask8 bad = 0;
+/* rep[number] <- the value of each number's first label, 64 index bytes a look */
+static FR_TARGET_AVX512 void fr_first_values_f64(const double* x, const uint8_t* index,
+                                                 ptrdiff_t m, const int32_t* numbers,
+                                                 ptrdiff_t n, double* rep) {
     __mmask64 at;
     ptrdiff_t j, d;
-    for (d = 0; d < n; d++) /* each number's value: its first label's, 64 index bytes a look */
+    for (d = 0; d < n; d++)
         for (j = 0; j < m; j += 64) {
             at = _mm512_cmpeq_epi8_mask(
                 _mm512_maskz_loadu_epi8(m - j >= 64 ? ~0ULL : (1ULL << (m - j)) - 1, index + j),
                 _mm512_set1_epi8((char) numbers[d]));
             if (at) {
-                rep[numbers[d]] = x[j + __builtin_ctzll(at)];
+                rep[d] = x[j + __builtin_ctzll(at)];
                 break;
             }
         }
+}
+/* Each label's value against its number's: looked up by a gather (rep by number) */
+static FR_TARGET_AVX512 int fr_same_by_index_f64_avx512(const double* x, const uint8_t* index,
+                                                        ptrdiff_t m, const int32_t* numbers,
+                                                        ptrdiff_t n) {
+    double first[FR_FEW_DISTINCT], rep[FR_INDEX_NUMBERS];
+    __mmask8 bad = 0;
+    ptrdiff_t j, d;
+    fr_first_values_f64(x, index, m, numbers, n, first);
+    for (d = 0; d < n; d++) rep[numbers[d]] = first[d];
     for (j = 0; j + 8 <= m; j += 8)
         bad |= _mm512_cmp_pd_mask(
             _mm512_i64gather_pd(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i*) (index + j))),
                                 rep, 8),
             _mm512_loadu_pd(x + j), _CMP_NEQ_UQ);
     for (; j < m; j++) bad |= rep[index[j]] != x[j];
+    return bad == 0;
+}
+/* As fr_same_by_index_f64_avx512, by permutes: each label's number made its rank among
+   the row's n <= 32 (a byte permute of 64 index bytes), its number's value then one of 32
+   in four registers (two two-register permutes; a gather cost 20 cycles a vector) */
+static FR_TARGET_VBMI int fr_same_by_index_f64_vbmi(const double* x, const uint8_t* index,
+                                                    ptrdiff_t m, const int32_t* numbers,
+                                                    ptrdiff_t n) {
+    uint8_t rank_of[128] = {0};
+    double first[32] = {0};
+    __m512i lo, hi, sixteen = _mm512_set1_epi64(16), ranks, r;
+    __m512d f0, f1, f2, f3;
+    __m128i quarter;
+    __mmask8 bad = 0, live;
+    ptrdiff_t j, t, d;
+    fr_first_values_f64(x, index, m, numbers, n, first);
+    for (d = 0; d < n; d++) rank_of[numbers[d]] = (uint8_t) d;
+    lo = _mm512_loadu_si512(rank_of), hi = _mm512_loadu_si512(rank_of + 64);
+    f0 = _mm512_loadu_pd(first), f1 = _mm512_loadu_pd(first + 8);
+    f2 = _mm512_loadu_pd(first + 16), f3 = _mm512_loadu_pd(first + 24);
+#define FR_SAME_BY_RANK(QUARTER, HALF, LIVE, AT)                                          \
+    r = _mm512_cvtepu8_epi64((HALF) ? _mm_unpackhi_epi64(QUARTER, QUARTER) : (QUARTER)); \
+    bad |= _mm512_mask_cmp_pd_mask(                                                       \
+        LIVE,                                                                             \
+        _mm512_mask_blend_pd(_mm512_test_epi64_mask(r, sixteen),                          \
+                             _mm512_permutex2var_pd(f0, r, f1),                           \
+                             _mm512_permutex2var_pd(f2, r, f3)),                          \
+        _mm512_maskz_loadu_pd(LIVE, AT), _CMP_NEQ_UQ);
+    for (j = 0; j < m; j += 64) {
+        ranks = _mm512_permutex2var_epi8(
+            lo, _mm512_maskz_loadu_epi8(m - j >= 64 ? ~0ULL : (1ULL << (m - j)) - 1, index + j),
+            hi);
+        for (t = 0; t < 64 && j + t < m; t += 16) {
+            quarter = t == 0 ? _mm512_castsi512_si128(ranks)
+                    : t == 16 ? _mm512_extracti32x4_epi32(ranks, 1)
+                    : t == 32 ? _mm512_extracti32x4_epi32(ranks, 2)
+                              : _mm512_extracti32x4_epi32(ranks, 3);
+            live = (__mmask8) (m - j - t >= 8 ? 0xff : (1u << (m - j - t)) - 1);
+            FR_SAME_BY_RANK(quarter, 0, live, x + j + t)
+            if (j + t + 8 < m) {
+                live = (__mmask8) (m - j - t >= 16 ? 0xff : (1u << (m - j - t - 8)) - 1);
+                FR_SAME_BY_RANK(quarter, 1, live, x + j + t + 8)
+            }
+        }
+    }
+#undef FR_SAME_BY_RANK
     return bad == 0;
 }
 #endif
@@ -623,6 +678,8 @@ static inline int fr_narrow_f64(int level, const double* x, ptrdiff_t m, float* 
 static inline int fr_same_by_index_f64(int level, const double* x, const uint8_t* index,
                                        ptrdiff_t m, const int32_t* numbers, ptrdiff_t n) {
 #ifdef FR_X86
+    if (level >= FR_SIMD_AVX512_VPOPCNTDQ)
+        return fr_same_by_index_f64_vbmi(x, index, m, numbers, n);
     if (level >= FR_SIMD_AVX512) return fr_same_by_index_f64_avx512(x, index, m, numbers, n);
 #endif
     (void) level, (void) x, (void) index, (void) m, (void) numbers, (void) n;
