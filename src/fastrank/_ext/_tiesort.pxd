@@ -58,9 +58,9 @@ cdef extern from "few_distinct.h" nogil:
     Py_ssize_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo, const float* x,
                                      Py_ssize_t m, uint8_t* index, int32_t* numbers,
                                      float* values, int64_t* counts)
-    int fr_narrow_f64(int level, const double* x, Py_ssize_t m, float* out)
-    int fr_same_by_index_f64(int level, const double* x, const uint8_t* index, Py_ssize_t m,
-                             const int32_t* numbers, Py_ssize_t n)
+    Py_ssize_t fr_distinct_index_f64(int level, fr_few_memo_f32* memo, const double* x,
+                                     Py_ssize_t m, float* narrow, uint8_t* index,
+                                     int32_t* numbers, float* values, int64_t* counts)
 
 cdef struct SortWork:
     # per-thread scratch for rows of q labels; allocate inside the parallel block so that

@@ -46,9 +46,8 @@ from libc.string cimport memcpy
 
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, SortWork, desc_key, floating,
-    fr_distinct_index_f32, fr_few_memo_f32, fr_narrow_f64, fr_prefetch_bytes,
-    fr_same_by_index_f64, index_t, row_state, shuffle_group, sort_keys, sort_row_at,
-    sort_work_free, sort_work_new,
+    fr_distinct_index_f32, fr_distinct_index_f64, fr_few_memo_f32, fr_prefetch_bytes,
+    index_t, row_state, shuffle_group, sort_keys, sort_row_at, sort_work_free, sort_work_new,
 )
 
 cdef extern from "tie_counting.h" nogil:
@@ -783,7 +782,7 @@ cdef inline Py_ssize_t _index_levels(const floating* given, Py_ssize_t q, const 
     """The relevant levels of a contiguous row read off one pass that numbers its distinct
     beliefs (fr_distinct_index_f32: AVX2 and up, at most FR_FEW_DISTINCT, no NaN; a
     float64 row through its float32 roundings, in s.w.keys_tmp, where they keep its order,
-    ties and zeros: fr_narrow_f64 and fr_same_by_index_f64, AVX-512) and counts each:
+    ties and zeros: fr_distinct_index_f64, AVX-512) and counts each:
     s.rel/gt/eq/zero per relevant level, highest first; step[l]
     <- the row's shuffle step at which its group starts (gt less the distinct beliefs
     above; MAX_LEVELS entries); where each level's relevant labels sit among its labels, in
@@ -802,20 +801,14 @@ cdef inline Py_ssize_t _index_levels(const floating* given, Py_ssize_t q, const 
     cdef Py_ssize_t n, k, d, t, n_lev = 0
     cdef int64_t above = 0
     cdef unsigned seen = 0
-    cdef const float* x
     _ask_ahead(s, 4)
     if floating is float:
-        x = given
+        n = fr_distinct_index_f32(s.level, s.w.memo, given, q, index, numbers, values, counts)
     else:
-        x = <float*> s.w.keys_tmp
-        if not fr_narrow_f64(s.level, given, q, <float*> s.w.keys_tmp):
-            return -1
-    n = fr_distinct_index_f32(s.level, s.w.memo, x, q, index, numbers, values, counts)
+        n = fr_distinct_index_f64(s.level, s.w.memo, given, q, <float*> s.w.keys_tmp, index,
+                                  numbers, values, counts)
     if n < 0:
         return -1
-    if floating is double:
-        if not fr_same_by_index_f64(s.level, given, index, q, numbers, n):
-            return -1
     k = fr_relevant_labels(s.level, y, q, labels, &seen)
     if k < 0:
         return -1

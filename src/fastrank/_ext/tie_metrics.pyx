@@ -55,9 +55,9 @@ import numpy as np
 from fastrank._ext._simd cimport FR_SIMD_AVX512
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, INSERTION_MAX, SortWork, bounded, desc_key, floating,
-    fr_distinct_index_f32, fr_narrow_f64, fr_prefetch_bytes, fr_same_by_index_f64, index_t,
-    prefetch_row_at, row_state,
-    shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free, sort_work_new,
+    fr_distinct_index_f32, fr_distinct_index_f64, fr_prefetch_bytes, index_t, prefetch_row_at,
+    row_state, shuffle_group, shuffle_groups, sort_keys, sort_row_at, sort_work_free,
+    sort_work_new,
 )
 
 cdef extern from "document_sums.h":
@@ -558,7 +558,7 @@ cdef inline bint _number_row(const floating* given, Py_ssize_t q, const uint8_t*
     """In place of a row sort, for evaluate: a contiguous row of at most FR_FEW_DISTINCT
     distinct beliefs (no NaN) numbered, each label's number in w.slot_of
     (fr_distinct_index_f32; a float64 row through its float32 roundings, in w.keys_tmp,
-    where they keep its order, ties and zeros: fr_narrow_f64, fr_same_by_index_f64), each
+    where they keep its order, ties and zeros: fr_distinct_index_f64), each
     tie group's key (a float64 row's, its rounding's: the passes compare keys with zero's
     alone) and end written at its start alone, and w.order filled only for the
     groups starting before max(k, |C|, 1), each in label order (fr_where_equal_f32): what
@@ -575,16 +575,13 @@ cdef inline bint _number_row(const floating* given, Py_ssize_t q, const uint8_t*
     w.numbered = False
     if floating is float:
         row = given
+        n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
     else:
         row = <float*> w.keys_tmp
-        if not fr_narrow_f64(w.level, given, q, <float*> w.keys_tmp):
-            return False
-    n = fr_distinct_index_f32(w.level, w.memo, row, q, index, numbers, values, counts)
+        n = fr_distinct_index_f64(w.level, w.memo, given, q, <float*> w.keys_tmp, index,
+                                  numbers, values, counts)
     if n < 0:
         return False
-    if floating is double:
-        if not fr_same_by_index_f64(w.level, given, index, q, numbers, n):
-            return False
     k = fr_relevant_labels(w.level, y, q, w.order_tmp, seen)
     if k < 0:
         return False

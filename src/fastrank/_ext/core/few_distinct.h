@@ -686,4 +686,19 @@ static inline int fr_same_by_index_f64(int level, const double* x, const uint8_t
     return 0;
 }
 
+/* fr_distinct_index_f32 of a float64 row x[0:m] through its float32 roundings, written to
+   narrow[0:m] (values[] are those roundings), where they keep the row's order, ties and
+   zeros (fr_narrow_f64, fr_same_by_index_f64); -1 otherwise, and below AVX-512 (the
+   caller sorts or counts the row another way). */
+static inline ptrdiff_t fr_distinct_index_f64(int level, fr_few_memo_f32* memo, const double* x,
+                                              ptrdiff_t m, float* narrow, uint8_t* index,
+                                              int32_t* numbers, float* values,
+                                              int64_t* counts) {
+    ptrdiff_t n;
+    if (!fr_narrow_f64(level, x, m, narrow))
+        return -1;
+    n = fr_distinct_index_f32(level, memo, narrow, m, index, numbers, values, counts);
+    return n >= 0 && fr_same_by_index_f64(level, x, index, m, numbers, n) ? n : -1;
+}
+
 #endif
