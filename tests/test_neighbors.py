@@ -69,6 +69,43 @@ def test_topk_small_blocks_and_mixed_kinds(tied, monkeypatch):
         assert sims.dtype == np.float64
 
 
+@pytest.mark.parametrize("limit", [None, 64])
+def test_scratch_kept_from_call_to_call(tied, limit, monkeypatch):
+    """A thread keeps its scratch (the similarity blocks, topk_cosine's scaled queries and
+    base) for its next call: calls that grow it, shrink it, change its dtype or kind, or
+    search with exclude_self, each give the reference's result, and so do buffers past
+    WORKSPACE_BYTES (allocated by each call); a base prepared without scratch (as a model
+    keeps it) is left as it was by the calls in between."""
+    import fastrank.neighbors._search as nb
+    if limit is not None:
+        monkeypatch.setattr(nb, "WORKSPACE_BYTES", limit)
+    Q, B = tied
+    kept = nb._Base(B)
+    kept_scaled = kept.scaled.copy()
+    calls = [(Q, B, 9, False), (Q[:5], B[:20], 3, False), (Q, B, 1, False),
+             (B, B, 6, True), (Q[:40], B, 130, False)]
+    for kind in ("dense32", "dense64", "csr64", "dense64"):
+        for q, b, k, exclude_self in calls:
+            qk = KINDS[kind](q)
+            sims, idx = topk_cosine(qk, qk if exclude_self else KINDS[kind](b), k,
+                                    exclude_self)
+            ref_s, ref_i = ref_topk(q, b, k, exclude_self)
+            np.testing.assert_array_equal(idx, ref_i)
+            np.testing.assert_array_equal(sims, ref_s)
+    np.testing.assert_array_equal(kept.scaled, kept_scaled)
+    sims, idx = kept.search(nb._pow2_scaled_rows(Q), 9)
+    np.testing.assert_array_equal(idx, ref_topk(Q, B, 9)[1])
+
+
+def test_search_refuses_scratch_without_a_block(tied):
+    from fastrank._ext import cosine_topk
+    Q, B = tied
+    with pytest.raises(ValueError, match="no similarity block"):
+        cosine_topk.topk_dense(Q, B, np.ones(90), np.ones(130), np.ones(130), np.empty((90, 2)),
+                               np.empty((90, 2), np.int64), False, 16, 130,
+                               np.empty(16 * 130 * 8 - 1, np.uint8))
+
+
 @pytest.mark.parametrize("threads", [1, 2, 16])
 def test_query_blocks_feed_every_thread_within_the_memory_bound(threads):
     """Queries per dense block: a block for each thread while the queries allow; at most

@@ -54,7 +54,7 @@ accumulator (multiply, then add, in the order of the query's stored features), t
 them into cosines and selects. Every query is summed in a fixed order, so results do not
 depend on the thread count.
 """
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport fabs, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -668,48 +668,55 @@ cdef inline void _search_block(fr_simd_level lv, const floating* Q, const floati
 def topk_dense(const floating[:, ::1] Q, const floating[:, ::1] B, const floating[::1] qa,
                const floating[::1] ba, const double[::1] binv, floating[:, ::1] out_sim,
                int64_t[:, ::1] out_idx, bint exclude_self, Py_ssize_t block_q,
-               Py_ssize_t block_b):
+               Py_ssize_t block_b, unsigned char[::1] blocks):
     """Top-k cosines: out[i] <- the k best (cos, j) of Q[i] against B, sorted; qa and ba are
     the squared norms of the rows (sqnorms_dense), binv the inverse norms of B's rows
-    (inv_norms). With exclude_self, j == i is never a candidate. OpenMP over query blocks;
-    each thread computes its (block_q x block_b) dot products with _dots, whose every
-    element depends only on its two rows (see the module docstring), and offers them to
-    the query's heap (_heap_offer_dot: the exact cosine only for those that may enter)."""
+    (inv_norms). With exclude_self, j == i is never a candidate. OpenMP over query blocks,
+    one thread for each whole (block_q x block_b) block of similarities that `blocks` holds
+    (scratch the caller keeps between calls: memory freed at the end of a call would come
+    back as fresh pages, a page fault at each first touch); each thread computes its dot
+    products with _dots, whose every element depends only on its two rows (see the module
+    docstring), and offers them to the query's heap (_heap_offer_dot: the exact cosine only
+    for those that may enter)."""
     cdef Py_ssize_t nq = Q.shape[0], nb = B.shape[0], k = out_sim.shape[1]
     cdef Py_ssize_t n_blocks = (nq + block_q - 1) // block_q
     cdef Py_ssize_t d = Q.shape[1]
+    cdef Py_ssize_t per_thread = block_q * block_b * sizeof(floating)
+    cdef int n_threads = <int> (blocks.shape[0] // per_thread)
     cdef Py_ssize_t blk, q0, j
     cdef fr_simd_level lv = current_level()
     cdef floating* S = NULL
     cdef Py_ssize_t* size = NULL
-    cdef floating* w = <floating*> malloc(nb * sizeof(floating)) if floating is float \
-        else <floating*> &binv[0]
+    cdef floating* w
     cdef int failed[1]
+    if n_threads < 1:
+        raise ValueError("topk_dense: the scratch holds no similarity block")
+    w = <floating*> malloc(nb * sizeof(floating)) if floating is float \
+        else <floating*> &binv[0]
     if w == NULL:
         raise MemoryError("fastrank: cannot allocate the inverse norms of the base")
     if floating is float:
         for j in range(nb):
             w[j] = <float> binv[j]
     failed[0] = 0
-    with nogil, parallel():
-        S = <floating*> _scratch(block_q * block_b * sizeof(floating))
+    with nogil, parallel(num_threads=n_threads):
+        S = <floating*> &blocks[threadid() * per_thread]
         size = <Py_ssize_t*> _scratch(block_q * sizeof(Py_ssize_t))
-        if S == NULL or size == NULL:
+        if size == NULL:
             failed[0] = 1
         # every thread must reach the work-shared loop (OpenMP); one without scratch skips
         for blk in prange(n_blocks, schedule="dynamic"):
-            if S == NULL or size == NULL:
+            if size == NULL:
                 continue
             q0 = blk * block_q
             _search_block(lv, &Q[0, 0], &B[0, 0], &qa[0], &ba[0], &binv[0], w,
                           &out_sim[0, 0], &out_idx[0, 0], q0, min(block_q, nq - q0), nb, d, k,
                           block_b, exclude_self, S, size)
-        _scratch_free(S)
         _scratch_free(size)
     if floating is float:
         free(w)
     if failed[0]:
-        raise MemoryError("fastrank: cannot allocate the similarity blocks")
+        raise MemoryError("fastrank: cannot allocate the heap sizes of a query block")
 
 
 cdef int topk_dense_f64(const double* Q, Py_ssize_t nq, const double* B, Py_ssize_t nb,

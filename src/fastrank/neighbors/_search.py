@@ -2,6 +2,7 @@
 searches (:class:`_Base`), shared with the sharded search of :mod:`fastrank.dask` and with the
 VG-RAM WNN's column restriction. Ties and exactness: see :mod:`fastrank.neighbors`."""
 import numbers
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,15 +22,38 @@ BLOCK_BASE = 4096
 #: A base block larger than this (bytes; about a core's L2 cache) is read from memory again
 #: by every query block.
 BASE_CACHE_BYTES = 2**20
+#: Scratch a thread keeps from one search to the next (bytes, each of its buffers: the
+#: similarity blocks, and in :func:`topk_cosine` the scaled copies of the queries and the
+#: base), as a BLAS keeps its packing buffers: memory freed at the end of a call comes back
+#: as fresh pages, whose first touches (page faults) took a quarter of a search of 10³ base
+#: rows × 1 024 features. A larger buffer is allocated by each call; a thread's buffers go
+#: when the thread ends.
+WORKSPACE_BYTES = 64 * 2**20
+_kept = threading.local()
 
 
-def _pow2_scaled_rows(X, sqnorms=None):
+def _workspace(name, shape, dtype):
+    """An uninitialised array of ``shape`` and ``dtype`` in the calling thread's buffer
+    ``name`` (kept for the thread's next call when at most :data:`WORKSPACE_BYTES`): valid
+    until the thread asks for ``name`` again."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes > WORKSPACE_BYTES:
+        return np.empty(shape, dtype)
+    buffer = getattr(_kept, name, None)
+    if buffer is None or buffer.size < nbytes:
+        buffer = np.empty(nbytes, np.uint8)
+        setattr(_kept, name, buffer)
+    return buffer[:nbytes].view(dtype).reshape(shape)
+
+
+def _pow2_scaled_rows(X, sqnorms=None, out=None):
     """A copy of a validated X (C-contiguous ndarray or CSR), each row multiplied by the power
     of two that brings its largest absolute value into [1/2, 1): scaling by a power of two is
     exact, so exact ties survive (integer rows stay integers times a power of two), cosines
     are unchanged, and the sums cannot overflow. With ``sqnorms`` (an array of X's dtype,
     one per row), the :func:`_sqnorms` of the copy written there too (dense: in the same
-    pass)."""
+    pass). A dense copy is written to ``out`` when given (an array of X's shape and dtype)."""
     if sp.issparse(X):
         data = np.empty_like(X.data)
         _kernel.scale_csr(X.data, X.indptr, data)
@@ -37,7 +61,7 @@ def _pow2_scaled_rows(X, sqnorms=None):
         if sqnorms is not None:
             _kernel.sqnorms_csr(data, X.indptr, sqnorms)
         return out
-    out = np.empty_like(X)
+    out = np.empty_like(X) if out is None else out
     _kernel.scale_dense(X, out, np.empty(0, X.dtype) if sqnorms is None else sqnorms)
     return out
 
@@ -97,15 +121,20 @@ class _Base:
     column): a feature no base document has adds nothing to any dot product, so a query is
     searched with its entries in those columns only (:meth:`_restricted`), its norm still
     taken over all of them -- the same sums in the same order, so the same bits. Memory
-    and time then follow the stored entries, not the declared number of features."""
+    and time then follow the stored entries, not the declared number of features.
 
-    def __init__(self, X):
+    With ``scratch``, a dense base's scaled rows lie in the thread's buffer ``"base"``
+    (:func:`_workspace`): a base searched only before the thread builds another (the base of
+    one :func:`topk_cosine` call)."""
+
+    def __init__(self, X, scratch=False):
         self.n = X.shape[0]
         self.sqnorms = np.empty(self.n, dtype=X.dtype)
-        self.scaled = _pow2_scaled_rows(X, self.sqnorms)
+        self.sparse = sp.issparse(X)
+        self.scaled = _pow2_scaled_rows(X, self.sqnorms, _workspace("base", X.shape, X.dtype)
+                                        if scratch and not self.sparse else None)
         self.inv_norms = np.empty(self.n, dtype=np.float64)
         _kernel.inv_norms(self.sqnorms, self.inv_norms)
-        self.sparse = sp.issparse(X)
         self.columns = None
         if self.sparse:
             present = _present_columns(self.scaled.indices, X.shape[1])
@@ -138,9 +167,11 @@ class _Base:
                              self.inv_norms, sims, idx, exclude_self)
         else:
             block_b = min(BLOCK_BASE, self.n)
+            block_q = _query_block(nq, block_b, Qn.shape[1] * Qn.itemsize)
+            threads = min(_threads.get_max_threads(), -(-nq // block_q))
+            blocks = _workspace("blocks", threads * block_q * block_b * Qn.itemsize, np.uint8)
             _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, self.inv_norms, sims, idx,
-                               exclude_self, _query_block(nq, block_b, Qn.shape[1] * Qn.itemsize),
-                               block_b)
+                               exclude_self, block_q, block_b, blocks)
         return sims, idx
 
 
@@ -267,9 +298,10 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     qa = None
     if B is not Q:
         qa = np.empty(Qv.shape[0], dtype=Qv.dtype)
-        Qn = _pow2_scaled_rows(Qv, qa)
+        Qn = _pow2_scaled_rows(Qv, qa, None if sp.issparse(Qv)
+                               else _workspace("queries", Qv.shape, Qv.dtype))
         _finite_norms(qa, "Q")
-    base = _Base(Bv)
+    base = _Base(Bv, scratch=True)
     _finite_norms(base.sqnorms, "Q" if B is Q else "B")
     if B is Q:
         Qn = base.scaled
