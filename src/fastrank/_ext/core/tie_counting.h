@@ -173,16 +173,22 @@ static inline ptrdiff_t fr_relevant_labels(int level, const uint8_t* y, ptrdiff_
 }
 
 /* The largest of x[j * stride], j < m (m >= 1); eight independent maxima that the compiler
- * can keep in one vector (a maximum is exact: any order gives it). */
+ * can keep in vectors (a maximum is exact: any order gives it), a contiguous row in a loop
+ * of its own (with a stride the compiler keeps them in scalars). */
 #define FR_MAX(T, NAME)                                                                   \
     static inline T NAME(const T* x, ptrdiff_t stride, ptrdiff_t m) {                     \
         T acc[8];                                                                         \
         ptrdiff_t j, l;                                                                   \
         for (l = 0; l < 8; l++)                                                           \
             acc[l] = x[0];                                                                \
-        for (j = 0; j + 8 <= m; j += 8)                                                   \
-            for (l = 0; l < 8; l++)                                                       \
-                acc[l] = x[(j + l) * stride] > acc[l] ? x[(j + l) * stride] : acc[l];     \
+        if (stride == 1)                                                                  \
+            for (j = 0; j + 8 <= m; j += 8)                                               \
+                for (l = 0; l < 8; l++)                                                   \
+                    acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];                       \
+        else                                                                              \
+            for (j = 0; j + 8 <= m; j += 8)                                               \
+                for (l = 0; l < 8; l++)                                                   \
+                    acc[l] = x[(j + l) * stride] > acc[l] ? x[(j + l) * stride] : acc[l]; \
         for (; j < m; j++)                                                                \
             acc[0] = x[j * stride] > acc[0] ? x[j * stride] : acc[0];                     \
         for (l = 1; l < 8; l++)                                                           \
@@ -198,7 +204,8 @@ FR_MAX(double, fr_max_f64)
 
 /* out[0:k] <- the j < m with x[j * stride] == v, ascending; returns k. Blocks of
  * FR_BETWEEN_BLOCK values without one are passed over in one vectorised test, the others
- * written without a branch per label (AVX-512, contiguous rows: fr_where_equal_*_avx512). */
+ * written without a branch per label (AVX2 and AVX-512, contiguous rows: fr_where_equal_*_avx2,
+ * fr_where_equal_*_avx512, with no branch on a block either). */
 #define FR_WHERE_EQUAL(T, NAME)                                                           \
     static inline ptrdiff_t NAME(const T* x, ptrdiff_t stride, ptrdiff_t m, T v,           \
                                  int32_t* out) {                                          \
@@ -224,7 +231,9 @@ FR_WHERE_EQUAL(double, fr_where_equal_f64_portable)
 #ifdef FR_X86
 #define FR_WHERE_EQUAL_DISPATCH(S)                                                        \
     if (level >= FR_SIMD_AVX512 && stride == 1)                                           \
-        return fr_where_equal_##S##_avx512(x, m, v, out);
+        return fr_where_equal_##S##_avx512(x, m, v, out);                                 \
+    if (level >= FR_SIMD_AVX2 && stride == 1)                                             \
+        return fr_where_equal_##S##_avx2(x, m, v, out);
 #else
 #define FR_WHERE_EQUAL_DISPATCH(S)
 #endif

@@ -80,6 +80,41 @@ FR_LEVELS_AVX2(double, __m256d, d, D, 4, 4, 0, fr_at_or_above4_f64_avx2)
 FR_COUNT_EQUAL_AVX2(float, __m256, s, S, 8, fr_count_equal_f32_avx2)
 FR_COUNT_EQUAL_AVX2(double, __m256d, d, D, 4, fr_count_equal_f64_avx2)
 
+/* As FR_WHERE_EQUAL, for contiguous rows, with no branch on whether a vector holds one:
+   each 4 lanes' matches as a 4-bit mask, whose labels are its set bits' offsets (a table of
+   16) added to the label of its first lane and stored whole, the count advancing by the
+   mask's popcount (the stores of a full vector stay below j + 8 <= m); the last m % W
+   values by the portable loop. */
+static const int32_t fr_set_bits4[16][4] = {
+    {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
+    {1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
+    {2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3}};
+#define FR_WHERE_EQUAL_PUT4(bits, first)                                                  \
+    _mm_storeu_si128((__m128i*) (out + k),                                                \
+                     _mm_add_epi32(_mm_set1_epi32((int32_t) (first)),                     \
+                                   _mm_loadu_si128((const __m128i*) fr_set_bits4[bits]))); \
+    k += __builtin_popcount(bits);
+#define FR_WHERE_EQUAL_AVX2(T, VT, S, W, NAME)                                            \
+    static FR_TARGET_AVX2 ptrdiff_t NAME(const T* x, ptrdiff_t m, T v, int32_t* out) {    \
+        const VT vv = _mm256_set1_p##S(v);                                                \
+        ptrdiff_t j, k = 0;                                                               \
+        for (j = 0; j + W <= m; j += W) {                                                 \
+            unsigned bits = (unsigned) _mm256_movemask_p##S(                              \
+                _mm256_cmp_p##S(_mm256_loadu_p##S(x + j), vv, _CMP_EQ_OQ));               \
+            FR_WHERE_EQUAL_PUT4(bits & 15, j)                                             \
+            if (W == 8) {                                                                 \
+                FR_WHERE_EQUAL_PUT4(bits >> 4, j + 4)                                     \
+            }                                                                             \
+        }                                                                                 \
+        for (; j < m; j++) {                                                              \
+            out[k] = (int32_t) j;                                                         \
+            k += x[j] == v;                                                               \
+        }                                                                                 \
+        return k;                                                                         \
+    }
+FR_WHERE_EQUAL_AVX2(float, __m256, s, 8, fr_where_equal_f32_avx2)
+FR_WHERE_EQUAL_AVX2(double, __m256d, d, 4, fr_where_equal_f64_avx2)
+
 /* the largest of the lanes of v */
 static FR_TARGET_AVX2 inline float fr_lane_max_s(__m256 v) {
     __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
