@@ -52,7 +52,7 @@ from libc.string cimport memset
 
 import numpy as np
 
-from fastrank._ext._simd cimport FR_SIMD_AVX512
+from fastrank._ext._simd cimport FR_SIMD_AVX512, current_level
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, INSERTION_MAX, SortWork, bounded, desc_key, floating,
     fr_distinct_index_f32, fr_distinct_index_f64, fr_prefetch_bytes, index_t, prefetch_row_at,
@@ -85,6 +85,11 @@ cdef extern from "few_distinct.h" nogil:
     int fr_index_places(int level, const uint8_t* index, const int32_t* labels, Py_ssize_t k,
                         const int32_t* level_of, int n, const int64_t* rel,
                         Py_ssize_t* places)
+cdef extern from "convolution.h" nogil:
+    void fr_convolve(int level, const double* src, Py_ssize_t w, const double* ker,
+                     Py_ssize_t kw, double* dst)
+
+
 cdef extern from "expected_precision.h" nogil:
     double* fr_harmonic_numbers_new(int64_t q)
     const double* fr_shared_harmonic_numbers(int64_t q)
@@ -872,22 +877,15 @@ cdef enum:
     MAX_STEP = 4  # single indicators applied in one pass (a kernel of 5 terms)
 
 
-cdef inline void _step(double** P, double** NP, Py_ssize_t* off, Py_ssize_t* width,
-                       const double* ker, Py_ssize_t kw, Py_ssize_t* lo) noexcept nogil:
+cdef inline void _step(int level, double** P, double** NP, Py_ssize_t* off,
+                       Py_ssize_t* width, const double* ker, Py_ssize_t kw,
+                       Py_ssize_t* lo) noexcept nogil:
     """Convolve the distribution (P[0] + off[0])[:width[0]] of a sum starting at lo[0]
-    with ker[:kw] into NP[0], swap P and NP, and leave out its tails below TINY."""
-    cdef Py_ssize_t i, j, w = width[0]
-    cdef const double* src = P[0] + off[0]
+    with ker[:kw] into NP[0] (fr_convolve), swap P and NP, and leave out its tails below
+    TINY."""
+    cdef Py_ssize_t i, w = width[0]
     cdef double* dst = NP[0]
-    cdef double x
-    for i in range(w):
-        dst[i] = ker[0] * src[i]
-    for i in range(w, w + kw - 1):
-        dst[i] = 0.0
-    for j in range(1, kw):
-        x = ker[j]
-        for i in range(w):
-            dst[i + j] += x * src[i]
+    fr_convolve(level, P[0] + off[0], w, ker, kw, dst)
     NP[0], P[0] = P[0], dst
     w += kw - 1
     i = 0
@@ -909,6 +907,7 @@ cdef Py_ssize_t _poisson_binomial(const int64_t* s, const int64_t* d, const int6
     convolution with Binomial(count[c], d[c]/s[c]) (pk: scratch as long), single
     indicators MAX_STEP at a time (one pass); the tails below TINY left out."""
     cdef Py_ssize_t c, i, n, kw = 1, klo = 0, width = 1, off = 0
+    cdef int level = current_level()
     cdef double p
     cdef double ker[MAX_STEP + 1]
     cdef double* P = A
@@ -926,12 +925,12 @@ cdef Py_ssize_t _poisson_binomial(const int64_t* s, const int64_t* d, const int6
             ker[0] *= 1.0 - p
             kw += 1
         if kw > 1 and (kw > MAX_STEP or n > 1 or c == n_classes):
-            _step(&P, &NP, &off, &width, ker, kw, lo)
+            _step(level, &P, &NP, &off, &width, ker, kw, lo)
             ker[0], kw = 1.0, 1
         if n > 1:
             kw = _binomial(n, <double> d[c] / s[c], pk, &klo)
             lo[0] += klo
-            _step(&P, &NP, &off, &width, pk + klo, kw, lo)
+            _step(level, &P, &NP, &off, &width, pk + klo, kw, lo)
             kw = 1
     out[0] = P + off
     return width
