@@ -30,7 +30,8 @@ OUTPUT = HERE / "RESULTS.md"
 class Row:
     """One kernel against one peer: ``ours`` and ``theirs`` are benchmark names in
     ``file`` (of the run of ``cpu`` only, when given), formatted with ``t`` for each entry
-    of ``threads``."""
+    of ``threads``; a row of instruction-set ``path`` only from runs that measured that
+    path (a CPU without AVX-512 has no ``avx512`` cells)."""
     section: str
     kernel: str
     peer: str
@@ -40,6 +41,7 @@ class Row:
     theirs: str
     threads: tuple = (1, 2)
     cpu: str | None = None
+    path: str | None = None
 
 
 RANK = "10 000 × 1 000 float64, 21 levels"
@@ -89,7 +91,7 @@ ROWS = [
     *(Row(f"Thread scaling on {t} cores", f"`{name}`, {t} threads", "the same on 1 thread",
           sizes, "serial_fraction", f"{name}[{{t}}]", f"{name}[1]", (t,), cpu)
       for t, rows, cpu in ((2, "50 000", "xeon-2c"), (2, "50 000", "epyc-2c"),
-                           (16, "200 000", "xeon-spr16"))
+                           (2, "50 000", "epyc-zen3-2c"), (16, "200 000", "xeon-spr16"))
       for name, sizes in (
           *((name, f"{rows} × 1 000 float32, 21 levels") for name in (
               "streaming_pass", "evaluate", "rank", "one_error", "coverage", "ranking_loss",
@@ -180,7 +182,8 @@ ROWS = [
       for k in (10, 100)),
     *(Row("Dense top-k against FAISS, one thread", f"`topk_cosine` dense float32, k = {k}",
           f"`faiss.IndexFlatIP`, both on `{path}`", f"base {rows} × {d}", "topk_grid",
-          f"topk_cosine[{path}-{nb}-{d}-{k}]", f"faiss_IndexFlatIP[{path}-{nb}-{d}-{k}]", (1,))
+          f"topk_cosine[{path}-{nb}-{d}-{k}]", f"faiss_IndexFlatIP[{path}-{nb}-{d}-{k}]", (1,),
+          path=path)
       for path in ("avx2", "avx512")
       for nb, rows in ((1_000, "10³"), (10_000, "10⁴"), (100_000, "10⁵"), (1_000_000, "10⁶"))
       for d in (32, 128, 1024) if nb * d <= 2**28       # 10⁶ × 1 024 (4 GB) left out
@@ -304,6 +307,9 @@ def table_rows(runs):
     for row in sorted(ROWS, key=lambda row: sections.index(row.section)):
         for (cpu, file), run in runs.items():
             if file != row.file or row.cpu not in (None, cpu):
+                continue
+            if row.path and row.path not in run["machine_info"]["fastrank"]["kernel_paths"][
+                    "cosine_topk"].split(" and "):
                 continue
             benches = {b["name"]: b for b in run["benchmarks"]}
             ours, theirs = [], []

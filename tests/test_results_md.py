@@ -51,6 +51,23 @@ def test_ratio_is_peer_time_over_fastrank_time(monkeypatch):
                      "| 4.00 / 8.00 | `cpu/bench_toy` |"]
 
 
+def test_grid_rows_of_a_path_the_run_did_not_measure_are_left_out(monkeypatch):
+    """A CPU without AVX-512 measures the grid's avx2 cells only: its run gives those rows
+    and none of the avx512 ones; a measured path's missing cell is still an error."""
+    rows = [render_results.Row("Toy", f"toy {path}", "toy peer", "n", "topk_grid",
+                               f"ours[{path}]", f"peer[{path}]", (1,), path=path)
+            for path in ("avx2", "avx512")]
+    monkeypatch.setattr(render_results, "ROWS", rows)
+    run = {"machine_info": {"fastrank": {"kernel_paths": {"cosine_topk": "avx2"}}},
+           "benchmarks": [{"name": "ours[avx2]", "stats": {"min": 0.5}},
+                          {"name": "peer[avx2]", "stats": {"min": 1.0}}]}
+    lines = render_results.table_rows({("cpu", "topk_grid"): run})
+    assert lines == ["| toy avx2 | toy peer | n | 1 | 500 ms | 1.00 s | 2.00 | `cpu/topk_grid` |"]
+    run["machine_info"]["fastrank"]["kernel_paths"]["cosine_topk"] = "avx2 and avx512"
+    with pytest.raises(KeyError, match=re.escape("ours[avx512]")):
+        render_results.table_rows({("cpu", "topk_grid"): run})
+
+
 def test_a_row_whose_benchmark_is_missing_is_an_error():
     runs = copy.deepcopy(render_results.load_runs())
     row = render_results.ROWS[0]
