@@ -309,7 +309,7 @@ cdef inline Py_ssize_t _count_level_above(const floating* x, Py_ssize_t stride,
                                           Scratch* s) noexcept nogil:
     """_count_level of v (the row's first pass: its NaN check) and the distinct beliefs above
     v (_distinct_above) in one pass, where the path has it (float32 rows without implicit
-    zeros, AVX-512: fr_few_distinct_above_counted); -1 (nothing counted) elsewhere."""
+    zeros, AVX2 or AVX-512: fr_few_distinct_above_counted); -1 (nothing counted) elsewhere."""
     cdef int64_t counts[3]
     cdef Py_ssize_t n = -1
     if floating is float:

@@ -378,7 +378,7 @@ static inline ptrdiff_t fr_few_distinct_above_f32(int level, const float* x, ptr
     if (level >= FR_SIMD_AVX512 && stride == 1)
         return fr_distinct_above_f32_avx512(memo, x, m, v, seen, NULL);
     if (level >= FR_SIMD_AVX2 && stride == 1)
-        return fr_distinct_above_f32_avx2(x, m, v, seen);
+        return fr_distinct_above_f32_avx2(memo, x, m, v, seen, NULL);
 #endif
     return -1;
 }
@@ -396,8 +396,8 @@ static inline ptrdiff_t fr_few_distinct_above_f64(int level, const double* x, pt
 
 /* fr_few_distinct_above_f32 with the level counts of v in the same pass: counts[0:3] <- the
  * values above v, equal to it and NaN (those of fr_count_levels), valid when it returns n
- * >= 0; -1 where the values are more than few or on a path without the fused pass (AVX-512,
- * contiguous rows): the caller counts in separate passes then. */
+ * >= 0; -1 where the values are more than few or on a path without the fused pass (AVX2 and
+ * AVX-512, contiguous rows): the caller counts in separate passes then. */
 static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float* x,
                                                           ptrdiff_t stride, ptrdiff_t m, float v,
                                                           float* seen, fr_few_memo_f32* memo,
@@ -406,6 +406,8 @@ static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float
 #ifdef FR_X86
     if (level >= FR_SIMD_AVX512 && stride == 1)
         return fr_distinct_above_f32_avx512(memo, x, m, v, seen, counts);
+    if (level >= FR_SIMD_AVX2 && stride == 1)
+        return fr_distinct_above_f32_avx2(memo, x, m, v, seen, counts);
 #endif
     return -1;
 }

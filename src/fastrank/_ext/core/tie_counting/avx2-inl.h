@@ -177,19 +177,14 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_a
                                                           _CMP_EQ_OQ));                   \
         left = (unsigned) _mm256_movemask_p##S(_mm256_andnot_p##S(found, in));            \
     } while (0)
-/* the slots of eight float32 values' bits; of four float64 values', from the exclusive or
-   of each one's halves (fr_slot_f32, fr_slot_f64) */
-#define FR_SLOTS_AVX2_F32(bits)                                                           \
-    _mm256_srli_epi32(_mm256_mullo_epi32(bits, _mm256_set1_epi32(FR_SLOT_MULTIPLIER)), 26)
+/* the slots of four float64 values, from the exclusive or of each one's halves
+   (fr_slot_f64) */
 #define FR_SLOTS_AVX2_F64(bits)                                                           \
     _mm_srli_epi32(_mm_mullo_epi32(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(    \
                        _mm256_xor_si256(bits, _mm256_srli_epi64(bits, 32)),               \
                        _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6))),                       \
                    _mm_set1_epi32(FR_SLOT_MULTIPLIER)), 26)
-#define FR_GATHER_AVX2_F32(slots) _mm256_i32gather_ps(table, slots, 4)
 #define FR_GATHER_AVX2_F64(slots) _mm256_i32gather_pd(table, slots, 8)
-#define FR_UNSEEN_AVX2_F32()                                                              \
-    FR_UNSEEN_AVX2(__m256, s, 8, FR_SLOTS_AVX2_F32, FR_GATHER_AVX2_F32)
 #define FR_UNSEEN_AVX2_F64()                                                              \
     FR_UNSEEN_AVX2(__m256d, d, 4, FR_SLOTS_AVX2_F64, FR_GATHER_AVX2_F64)
 /* the gather of a float32 row's relevant beliefs (FR_GATHER_VECTOR), 32 truth values
@@ -209,8 +204,110 @@ FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
 FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
                  FR_LOAD_AVX2_BYTES, fr_nonzero_bytes_avx2, _mm256_or_si256,
                  fr_fold_avx2, 0, fr_labels_avx2)
-FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, float, __m256, 8, _mm256_storeu_ps, fr_slot_f32,
-                         FR_UNSEEN_AVX2_F32, fr_distinct_above_f32_avx2)
+/* As fr_distinct_above_f32_avx512 (avx512-inl.h), with AVX2: the table kept in memo from
+   row to row, looked up by a gather (eight lanes), the slots found marked lane by lane in
+   two vectors of bits, the values above v, equal to it and below it counted in the same
+   pass when counts is not NULL. A table emptied for every row inserted its values one by
+   one on every row (the first vectors' lanes, a mispredicted branch each). */
+static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32* memo,
+                                                                const float* x, ptrdiff_t m,
+                                                                float v, float* seen,
+                                                                int64_t* counts) {
+    const __m256 vv = _mm256_set1_ps(v);
+    const __m256i one = _mm256_set1_epi32(1), low = _mm256_set1_epi32(31),
+                  half = _mm256_set1_epi32(32), mult = _mm256_set1_epi32(FR_SLOT_MULTIPLIER);
+    __m256i slot, bit, hi, found_lo = _mm256_setzero_si256(), found_hi = found_lo;
+    __m256 a, above, hit;
+    float lane[8];
+    uint32_t fl[8], fh[8];
+    uint64_t taken = memo->taken, present = 0;
+    uint32_t extra_present = 0;
+    int64_t gt = 0, eq = 0, lt = 0;
+    ptrdiff_t j, n = 0, inserted = 0;
+    int n_extra = memo->n_extra, i;
+    unsigned s, in, left, e;
+    for (j = 0; j < m; j += 8) {
+        const __m256i tail = m - j >= 8 ? _mm256_set1_epi32(-1) : fr_tail_mask_s(m - j);
+        in = m - j >= 8 ? 0xFFu : (1u << (m - j)) - 1;
+        a = _mm256_maskload_ps(x + j, tail);
+        above = _mm256_and_ps(_mm256_castsi256_ps(tail), _mm256_cmp_ps(a, vv, _CMP_GT_OQ));
+        left = (unsigned) _mm256_movemask_ps(above);
+        if (counts) {
+            gt += __builtin_popcount(left);
+            eq += __builtin_popcount((unsigned) _mm256_movemask_ps(
+                _mm256_cmp_ps(a, vv, _CMP_EQ_OQ)) & in);
+            lt += __builtin_popcount((unsigned) _mm256_movemask_ps(
+                _mm256_cmp_ps(a, vv, _CMP_LT_OQ)) & in);
+        }
+        slot = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_castps_si256(a), mult), 26);
+        hit = _mm256_and_ps(above, _mm256_cmp_ps(a, _mm256_i32gather_ps(memo->value, slot, 4),
+                                                 _CMP_EQ_OQ)); /* NaN: an empty slot */
+        bit = _mm256_and_si256(_mm256_castps_si256(hit),
+                               _mm256_sllv_epi32(one, _mm256_and_si256(slot, low)));
+        hi = _mm256_cmpeq_epi32(_mm256_and_si256(slot, half), half);
+        found_lo = _mm256_or_si256(found_lo, _mm256_andnot_si256(hi, bit));
+        found_hi = _mm256_or_si256(found_hi, _mm256_and_si256(hi, bit));
+        left &= ~(unsigned) _mm256_movemask_ps(hit);
+        for (i = 0; i < n_extra && left; i++) {
+            e = left & (unsigned) _mm256_movemask_ps(
+                _mm256_cmp_ps(a, _mm256_set1_ps(memo->extra[i]), _CMP_EQ_OQ));
+            extra_present |= (uint32_t) (e != 0) << i;
+            left &= ~e;
+        }
+        if (!left)
+            continue;
+        _mm256_storeu_ps(lane, a);
+        do {
+            const float w = lane[__builtin_ctz(left)];
+            left &= (unsigned) _mm256_movemask_ps(
+                _mm256_cmp_ps(a, _mm256_set1_ps(w), _CMP_NEQ_UQ));
+            if (inserted++ == FR_FEW_DISTINCT || n_extra == FR_FEW_DISTINCT) {
+                memo->taken = taken;
+                memo->n_extra = n_extra;
+                return inserted > FR_FEW_DISTINCT ? -1 : -2;
+            }
+            s = fr_slot_f32(w);
+            if (taken >> s & 1) {
+                memo->extra[n_extra] = w;
+                extra_present |= (uint32_t) 1 << n_extra++;
+                continue;
+            }
+            taken |= (uint64_t) 1 << s;
+            present |= (uint64_t) 1 << s;
+            memo->value[s] = w;
+        } while (left);
+    }
+    memo->taken = taken;
+    memo->n_extra = n_extra;
+    _mm256_storeu_si256((__m256i*) fl, found_lo);
+    _mm256_storeu_si256((__m256i*) fh, found_hi);
+    for (i = 0; i < 8; i++)
+        present |= (uint64_t) fl[i] | (uint64_t) fh[i] << 32;
+    if (__builtin_popcountll(present) + __builtin_popcount(extra_present) > FR_FEW_DISTINCT)
+        return -1;
+    for (; present; present &= present - 1)
+        seen[n++] = memo->value[__builtin_ctzll(present)];
+    for (; extra_present; extra_present &= extra_present - 1)
+        seen[n++] = memo->extra[__builtin_ctz(extra_present)];
+    if (counts) {
+        counts[0] = gt;
+        counts[1] = eq;
+        counts[2] = m - gt - eq - lt;
+    }
+    return n;
+}
+/* the pass with its table kept in memo, as fr_distinct_above_f32_avx512 */
+static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2(fr_few_memo_f32* memo,
+                                                           const float* x, ptrdiff_t m,
+                                                           float v, float* seen,
+                                                           int64_t* counts) {
+    ptrdiff_t n = fr_distinct_above_f32_avx2_pass(memo, x, m, v, seen, counts);
+    if (n == -2) {
+        fr_few_memo_clear(memo);
+        n = fr_distinct_above_f32_avx2_pass(memo, x, m, v, seen, counts);
+    }
+    return fr_few_memo_settle(memo, n, -1);
+}
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, fr_slot_f64,
                          FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)
 /* As fr_distinct_keys (tie_counting.h), for n <= 16 keys in four vectors
