@@ -259,6 +259,10 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     -----
     Rows are scaled and their norms computed once; memory beyond the inputs and outputs is
     one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread.
+    A thread keeps its dense similarity blocks and the scaled copies of dense inputs for
+    its next call (each buffer up to 64 MiB; larger ones are freed), as a BLAS keeps its
+    buffers: memory freed after every call would come back as fresh pages, a page fault
+    at each first touch.
     A sparse base is indexed on the columns it stores, so a declared number of features
     costs nothing by itself (query features absent from the base add nothing to a dot
     product and are left out, with the same bits). Up
