@@ -62,6 +62,28 @@ static inline ptrdiff_t fr_few_memo_settle(fr_few_memo_f32* t, ptrdiff_t n, ptrd
     return n;
 }
 
+/* The end of a pass over a row's values above v (tie_counting/avx2-inl.h, avx512-inl.h):
+   seen[0:n] <- the values of the slots in `present`, then of the extras in `extra_present`
+   (those the row holds); counts[0:3] <- gt, eq and m - gt - eq - lt (the NaN values) unless
+   counts is NULL. Returns n, or -1 past FR_FEW_DISTINCT (nothing written). */
+static inline ptrdiff_t fr_few_memo_found(const fr_few_memo_f32* t, uint64_t present,
+                                          uint32_t extra_present, float* seen, int64_t* counts,
+                                          int64_t gt, int64_t eq, int64_t lt, ptrdiff_t m) {
+    ptrdiff_t n = 0;
+    if (__builtin_popcountll(present) + __builtin_popcount(extra_present) > FR_FEW_DISTINCT)
+        return -1;
+    for (; present; present &= present - 1)
+        seen[n++] = t->value[__builtin_ctzll(present)];
+    for (; extra_present; extra_present &= extra_present - 1)
+        seen[n++] = t->extra[__builtin_ctz(extra_present)];
+    if (counts) {
+        counts[0] = gt;
+        counts[1] = eq;
+        counts[2] = m - gt - eq - lt;
+    }
+    return n;
+}
+
 /* the numbers a row's index bytes take: the table's 64 slots, then its extras */
 #define FR_INDEX_NUMBERS (64 + FR_FEW_DISTINCT)
 

@@ -206,9 +206,10 @@ FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
                  fr_fold_avx2, 0, fr_labels_avx2)
 /* As fr_distinct_above_f32_avx512 (avx512-inl.h), with AVX2: the table kept in memo from
    row to row, looked up by a gather (eight lanes), the slots found marked lane by lane in
-   two vectors of bits, the values above v, equal to it and below it counted in the same
-   pass when counts is not NULL. A table emptied for every row inserted its values one by
-   one on every row (the first vectors' lanes, a mispredicted branch each). */
+   two vectors of bits, a value not found put in (fr_few_memo_insert), the values above v,
+   equal to it and below it counted in the same pass when counts is not NULL. A table
+   emptied for every row inserted its values one by one on every row (the first vectors'
+   lanes, a mispredicted branch each). */
 static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32* memo,
                                                                 const float* x, ptrdiff_t m,
                                                                 float v, float* seen,
@@ -220,12 +221,12 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32*
     __m256 a, above, hit;
     float lane[8];
     uint32_t fl[8], fh[8];
-    uint64_t taken = memo->taken, present = 0;
+    uint64_t present = 0;
     uint32_t extra_present = 0;
     int64_t gt = 0, eq = 0, lt = 0;
-    ptrdiff_t j, n = 0, inserted = 0;
-    int n_extra = memo->n_extra, i;
-    unsigned s, in, left, e;
+    ptrdiff_t j, inserted = 0;
+    int i, number;
+    unsigned in, left, e;
     for (j = 0; j < m; j += 8) {
         const __m256i tail = m - j >= 8 ? _mm256_set1_epi32(-1) : fr_tail_mask_s(m - j);
         in = m - j >= 8 ? 0xFFu : (1u << (m - j)) - 1;
@@ -248,7 +249,7 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32*
         found_lo = _mm256_or_si256(found_lo, _mm256_andnot_si256(hi, bit));
         found_hi = _mm256_or_si256(found_hi, _mm256_and_si256(hi, bit));
         left &= ~(unsigned) _mm256_movemask_ps(hit);
-        for (i = 0; i < n_extra && left; i++) {
+        for (i = 0; i < memo->n_extra && left; i++) {
             e = left & (unsigned) _mm256_movemask_ps(
                 _mm256_cmp_ps(a, _mm256_set1_ps(memo->extra[i]), _CMP_EQ_OQ));
             extra_present |= (uint32_t) (e != 0) << i;
@@ -261,40 +262,20 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32*
             const float w = lane[__builtin_ctz(left)];
             left &= (unsigned) _mm256_movemask_ps(
                 _mm256_cmp_ps(a, _mm256_set1_ps(w), _CMP_NEQ_UQ));
-            if (inserted++ == FR_FEW_DISTINCT || n_extra == FR_FEW_DISTINCT) {
-                memo->taken = taken;
-                memo->n_extra = n_extra;
-                return inserted > FR_FEW_DISTINCT ? -1 : -2;
-            }
-            s = fr_slot_f32(w);
-            if (taken >> s & 1) {
-                memo->extra[n_extra] = w;
-                extra_present |= (uint32_t) 1 << n_extra++;
-                continue;
-            }
-            taken |= (uint64_t) 1 << s;
-            present |= (uint64_t) 1 << s;
-            memo->value[s] = w;
+            number = fr_few_memo_insert(memo, w, &inserted);
+            if (number < 0)
+                return number;
+            if (number < 64)
+                present |= (uint64_t) 1 << number;
+            else
+                extra_present |= (uint32_t) 1 << (number - 64);
         } while (left);
     }
-    memo->taken = taken;
-    memo->n_extra = n_extra;
     _mm256_storeu_si256((__m256i*) fl, found_lo);
     _mm256_storeu_si256((__m256i*) fh, found_hi);
     for (i = 0; i < 8; i++)
         present |= (uint64_t) fl[i] | (uint64_t) fh[i] << 32;
-    if (__builtin_popcountll(present) + __builtin_popcount(extra_present) > FR_FEW_DISTINCT)
-        return -1;
-    for (; present; present &= present - 1)
-        seen[n++] = memo->value[__builtin_ctzll(present)];
-    for (; extra_present; extra_present &= extra_present - 1)
-        seen[n++] = memo->extra[__builtin_ctz(extra_present)];
-    if (counts) {
-        counts[0] = gt;
-        counts[1] = eq;
-        counts[2] = m - gt - eq - lt;
-    }
-    return n;
+    return fr_few_memo_found(memo, present, extra_present, seen, counts, gt, eq, lt, m);
 }
 /* the pass with its table kept in memo, as fr_distinct_above_f32_avx512 */
 static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2(fr_few_memo_f32* memo,

@@ -280,7 +280,7 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512_pass(
     uint64_t taken = memo->taken, present = 0;
     uint32_t extra_present = 0;
     int64_t gt = 0, eq = 0, lt = 0;
-    ptrdiff_t j, n = 0, inserted = 0;
+    ptrdiff_t j, inserted = 0;
     int n_extra = memo->n_extra, i;
     unsigned s;
     for (i = 0; i < 4; i++)
@@ -341,18 +341,7 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512_pass(
     memo->n_extra = n_extra;
     present |= (uint64_t) (uint32_t) _mm512_reduce_or_epi32(found_lo) |
                (uint64_t) (uint32_t) _mm512_reduce_or_epi32(found_hi) << 32;
-    if (__builtin_popcountll(present) + __builtin_popcount(extra_present) > FR_FEW_DISTINCT)
-        return -1;
-    for (; present; present &= present - 1)
-        seen[n++] = memo->value[__builtin_ctzll(present)];
-    for (; extra_present; extra_present &= extra_present - 1)
-        seen[n++] = memo->extra[__builtin_ctz(extra_present)];
-    if (counts) {
-        counts[0] = gt;
-        counts[1] = eq;
-        counts[2] = m - gt - eq - lt;
-    }
-    return n;
+    return fr_few_memo_found(memo, present, extra_present, seen, counts, gt, eq, lt, m);
 }
 /* fr_distinct_above_f32_avx512_pass with its table kept in memo: emptied where it ran out
    of extras (and the row looked up again), then settled (fr_few_memo_settle; n counts only
