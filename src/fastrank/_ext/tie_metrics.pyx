@@ -52,7 +52,7 @@ from libc.string cimport memset
 
 import numpy as np
 
-from fastrank._ext._simd cimport FR_SIMD_AVX512, current_level
+from fastrank._ext._simd cimport FR_SIMD_AVX2, current_level
 from _tiesort cimport (
     FR_FEW_DISTINCT, FR_INDEX_NUMBERS, INSERTION_MAX, SortWork, bounded, desc_key, floating,
     fr_distinct_index_f32, fr_distinct_index_f64, fr_prefetch_bytes, index_t, prefetch_row_at,
@@ -794,9 +794,8 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
                     fr_prefetch_bytes(&y[i + 1, 0], q)
                 n_labels = -1
                 seen = 0
-                # (AVX2 sorts: its numbering gathers, slower here)
                 if pp == NULL and col_stride == 1 and q > INSERTION_MAX \
-                        and w.level >= FR_SIMD_AVX512:
+                        and w.level >= FR_SIMD_AVX2:
                     if not _number_row(vp + i * row_stride, q, &y[i, 0], top_k, w,
                                        &n_labels, &seen):
                         n_labels = -1
