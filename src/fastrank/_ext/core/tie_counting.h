@@ -366,21 +366,42 @@ FR_BETWEEN_AT(double, f64)
 FR_GAP_TOP_AT(float, f32)
 FR_GAP_TOP_AT(double, f64)
 
+/* fr_few_distinct_above_f32 with the level counts of v in the same pass: counts[0:3] <- the
+ * values above v, equal to it and NaN (those of fr_count_levels), valid when it returns n
+ * >= 0 (counts may be NULL); -1 where the values are more than few or on a path without
+ * the pass (AVX2 and AVX-512, contiguous rows): the caller counts in separate passes then.
+ * The pass's table is the one memo keeps from row to row: emptied where it ran out of
+ * extras (and the row looked up again), then settled (fr_few_memo_settle; n counts only
+ * the values above v, not those the row holds). */
+static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float* x,
+                                                          ptrdiff_t stride, ptrdiff_t m, float v,
+                                                          float* seen, fr_few_memo_f32* memo,
+                                                          int64_t* counts) {
+    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)memo, (void)counts;
+#ifdef FR_X86
+    if (level >= FR_SIMD_AVX2 && stride == 1) {
+        ptrdiff_t (*pass)(fr_few_memo_f32*, const float*, ptrdiff_t, float, float*, int64_t*) =
+            level >= FR_SIMD_AVX512 ? fr_distinct_above_f32_avx512_pass
+                                    : fr_distinct_above_f32_avx2_pass;
+        ptrdiff_t n = pass(memo, x, m, v, seen, counts);
+        if (n == -2) {
+            fr_few_memo_clear(memo);
+            n = pass(memo, x, m, v, seen, counts);
+        }
+        return fr_few_memo_settle(memo, n, -1);
+    }
+#endif
+    return -1;
+}
+
 /* The distinct values of x[j * stride] (j < m) above v while there are few (AVX2 and
- * AVX-512, contiguous rows: fr_distinct_above_*; float32 on AVX-512 in the order of its
- * table, which memo keeps from row to row); -1 where there are more or
- * on another path (the caller counts them in a hash set). */
+ * AVX-512, contiguous rows: float32 by fr_few_distinct_above_counted_f32, in the order of
+ * its table; float64 by fr_distinct_above_f64_*); -1 where there are more or on another
+ * path (the caller counts them in a hash set). */
 static inline ptrdiff_t fr_few_distinct_above_f32(int level, const float* x, ptrdiff_t stride,
                                                   ptrdiff_t m, float v, float* seen,
                                                   fr_few_memo_f32* memo) {
-    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)memo;
-#ifdef FR_X86
-    if (level >= FR_SIMD_AVX512 && stride == 1)
-        return fr_distinct_above_f32_avx512(memo, x, m, v, seen, NULL);
-    if (level >= FR_SIMD_AVX2 && stride == 1)
-        return fr_distinct_above_f32_avx2(memo, x, m, v, seen, NULL);
-#endif
-    return -1;
+    return fr_few_distinct_above_counted_f32(level, x, stride, m, v, seen, memo, NULL);
 }
 static inline ptrdiff_t fr_few_distinct_above_f64(int level, const double* x, ptrdiff_t stride,
                                                   ptrdiff_t m, double v, double* seen) {
@@ -390,24 +411,6 @@ static inline ptrdiff_t fr_few_distinct_above_f64(int level, const double* x, pt
         return fr_distinct_above_f64_avx512(x, m, v, seen);
     if (level >= FR_SIMD_AVX2 && stride == 1)
         return fr_distinct_above_f64_avx2(x, m, v, seen);
-#endif
-    return -1;
-}
-
-/* fr_few_distinct_above_f32 with the level counts of v in the same pass: counts[0:3] <- the
- * values above v, equal to it and NaN (those of fr_count_levels), valid when it returns n
- * >= 0; -1 where the values are more than few or on a path without the fused pass (AVX2 and
- * AVX-512, contiguous rows): the caller counts in separate passes then. */
-static inline ptrdiff_t fr_few_distinct_above_counted_f32(int level, const float* x,
-                                                          ptrdiff_t stride, ptrdiff_t m, float v,
-                                                          float* seen, fr_few_memo_f32* memo,
-                                                          int64_t* counts) {
-    (void)level, (void)x, (void)stride, (void)m, (void)v, (void)seen, (void)memo, (void)counts;
-#ifdef FR_X86
-    if (level >= FR_SIMD_AVX512 && stride == 1)
-        return fr_distinct_above_f32_avx512(memo, x, m, v, seen, counts);
-    if (level >= FR_SIMD_AVX2 && stride == 1)
-        return fr_distinct_above_f32_avx2(memo, x, m, v, seen, counts);
 #endif
     return -1;
 }

@@ -204,7 +204,7 @@ FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
 FR_GATHER_VECTOR(FR_TARGET_AVX2, float, __m256i, 32, _mm256_setzero_si256(),
                  FR_LOAD_AVX2_BYTES, fr_nonzero_bytes_avx2, _mm256_or_si256,
                  fr_fold_avx2, 0, fr_labels_avx2)
-/* As fr_distinct_above_f32_avx512 (avx512-inl.h), with AVX2: the table kept in memo from
+/* As fr_distinct_above_f32_avx512_pass (avx512-inl.h), with AVX2: the table kept in memo from
    row to row, looked up by a gather (eight lanes), the slots found marked lane by lane in
    two vectors of bits, a value not found put in (fr_few_memo_insert), the values above v,
    equal to it and below it counted in the same pass when counts is not NULL. A table
@@ -276,18 +276,6 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32*
     for (i = 0; i < 8; i++)
         present |= (uint64_t) fl[i] | (uint64_t) fh[i] << 32;
     return fr_few_memo_found(memo, present, extra_present, seen, counts, gt, eq, lt, m);
-}
-/* the pass with its table kept in memo, as fr_distinct_above_f32_avx512 */
-static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2(fr_few_memo_f32* memo,
-                                                           const float* x, ptrdiff_t m,
-                                                           float v, float* seen,
-                                                           int64_t* counts) {
-    ptrdiff_t n = fr_distinct_above_f32_avx2_pass(memo, x, m, v, seen, counts);
-    if (n == -2) {
-        fr_few_memo_clear(memo);
-        n = fr_distinct_above_f32_avx2_pass(memo, x, m, v, seen, counts);
-    }
-    return fr_few_memo_settle(memo, n, -1);
 }
 FR_DISTINCT_ABOVE_VECTOR(FR_TARGET_AVX2, double, __m256d, 4, _mm256_storeu_pd, fr_slot_f64,
                          FR_UNSEEN_AVX2_F64, fr_distinct_above_f64_avx2)

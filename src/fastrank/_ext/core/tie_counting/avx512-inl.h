@@ -343,20 +343,6 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512_pass(
                (uint64_t) (uint32_t) _mm512_reduce_or_epi32(found_hi) << 32;
     return fr_few_memo_found(memo, present, extra_present, seen, counts, gt, eq, lt, m);
 }
-/* fr_distinct_above_f32_avx512_pass with its table kept in memo: emptied where it ran out
-   of extras (and the row looked up again), then settled (fr_few_memo_settle; n counts only
-   the values above v, not those the row holds). */
-static FR_TARGET_AVX512 ptrdiff_t fr_distinct_above_f32_avx512(fr_few_memo_f32* memo,
-                                                              const float* x, ptrdiff_t m,
-                                                              float v, float* seen,
-                                                              int64_t* counts) {
-    ptrdiff_t n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
-    if (n == -2) {
-        fr_few_memo_clear(memo);
-        n = fr_distinct_above_f32_avx512_pass(memo, x, m, v, seen, counts);
-    }
-    return fr_few_memo_settle(memo, n, -1);
-}
 /* As fr_distinct_keys (tie_counting.h), for n <= 16 keys: each key compared with all in
    two vectors (fr_distinct_from_masks), no branch on the keys' order. */
 static FR_TARGET_AVX512 ptrdiff_t fr_distinct_keys_avx512(const uint64_t* keys, ptrdiff_t n,
