@@ -259,30 +259,44 @@ static FR_TARGET_VBMI void fr_count_eight_vbmi(const uint8_t* index, ptrdiff_t m
 }
 #undef FR_CSA_AVX512
 
-/* As fr_count_eight_avx512, 32 bytes a comparison (the last few copied first) */
+/* As fr_count_eight_avx512, 32 bytes a comparison, each number's matches added up in
+   bytes (a match is -1, subtracted) and those summed into 64-bit lanes every 255 vectors
+   (before a byte can wrap); the last few bytes copied first, after 0xFF bytes (no number) */
 static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m,
                                                const int* eight, int64_t* c) {
-    __m256i want[8];
-    int64_t n[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    uint8_t last[32] = {0};
-    ptrdiff_t j;
+    __m256i want[8], in_bytes[8], total[8];
+    uint8_t last[32];
+    ptrdiff_t j = 0, stop;
     int i;
-    for (i = 0; i < 8; i++)
+    for (i = 0; i < 8; i++) {
         want[i] = _mm256_set1_epi8((char) eight[i]);
-    for (j = 0; j < m; j += 32) {
-        const uint32_t in = m - j >= 32 ? ~(uint32_t) 0 : ((uint32_t) 1 << (m - j)) - 1;
-        __m256i v;
-        if (m - j >= 32) {
-            v = _mm256_loadu_si256((const __m256i*) (index + j));
-        } else {
-            memcpy(last, index + j, (size_t) (m - j));
-            v = _mm256_loadu_si256((const __m256i*) last);
+        total[i] = _mm256_setzero_si256();
+    }
+    while (j < m) {
+        stop = m - j > 255 * 32 ? j + 255 * 32 : m;
+        for (i = 0; i < 8; i++)
+            in_bytes[i] = _mm256_setzero_si256();
+        for (; j < stop; j += 32) {
+            __m256i v;
+            if (stop - j >= 32) {
+                v = _mm256_loadu_si256((const __m256i*) (index + j));
+            } else {
+                memset(last, 0xFF, sizeof(last));
+                memcpy(last, index + j, (size_t) (stop - j));
+                v = _mm256_loadu_si256((const __m256i*) last);
+            }
+            for (i = 0; i < 8; i++)
+                in_bytes[i] = _mm256_sub_epi8(in_bytes[i], _mm256_cmpeq_epi8(v, want[i]));
         }
         for (i = 0; i < 8; i++)
-            n[i] += __builtin_popcount(
-                    (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, want[i])) & in);
+            total[i] = _mm256_add_epi64(total[i],
+                                        _mm256_sad_epu8(in_bytes[i], _mm256_setzero_si256()));
     }
-    memcpy(c, n, sizeof(n));
+    for (i = 0; i < 8; i++) {
+        const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(total[i]),
+                                        _mm256_extracti128_si256(total[i], 1));
+        c[i] = _mm_cvtsi128_si64(_mm_add_epi64(h, _mm_unpackhi_epi64(h, h)));
+    }
 }
 
 /* numbers, values and counts [0:n] <- the values of the table (memo) that the row's index
@@ -403,15 +417,13 @@ static FR_TARGET_AVX2 void fr_order_descending_avx2(int32_t* numbers, float* val
 static FR_TARGET_AVX2 ptrdiff_t fr_distinct_index_f32_pass_avx2(
         fr_few_memo_f32* memo, const float* x, ptrdiff_t m, uint8_t* index,
         int32_t* numbers, float* values, int64_t* counts) {
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     float lane[8];
     uint8_t bytes[8];
     ptrdiff_t j, n = 0, inserted = 0;
     int i, n_extra = memo->n_extra;
     for (j = 0; j < m; j += 8) {
         const ptrdiff_t here = m - j < 8 ? m - j : 8;
-        const __m256 a = _mm256_maskload_ps(
-                x + j, _mm256_cmpgt_epi32(_mm256_set1_epi32((int) here), iota));
+        const __m256 a = fr_load_first_ps(x + j, here);
         const __m256i slot = _mm256_srli_epi32(
                 _mm256_mullo_epi32(_mm256_castps_si256(a), _mm256_set1_epi32(FR_SLOT_MULTIPLIER)),
                 26);

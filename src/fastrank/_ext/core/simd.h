@@ -16,6 +16,8 @@
 #ifndef FR_SIMD_H
 #define FR_SIMD_H
 
+#include <stddef.h>
+
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
 #define FR_X86 1
@@ -88,6 +90,23 @@ static inline unsigned fr_simd_needs(int level) {
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,popcnt")))
 #define FR_TARGET_VBMI \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx2,popcnt")))
+
+/* The first r lanes at p (AVX2; the lanes past r zero, not read): a whole vector (r >= its
+   lanes) by a plain load, a part by a masked load. On AMD Zen 3 a masked load, of a whole
+   vector too, in a loop that also gathers or stores took several times a plain load's
+   time (the numbering pass of a float32 row of 1 000 labels: 4.5-13 us, 1.5-2.0 us with
+   plain loads). */
+static FR_TARGET_AVX2 inline __m256 fr_load_first_ps(const float* p, ptrdiff_t r) {
+    return r >= 8 ? _mm256_loadu_ps(p)
+                  : _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int) r),
+                                                             _mm256_setr_epi32(0, 1, 2, 3, 4,
+                                                                               5, 6, 7)));
+}
+static FR_TARGET_AVX2 inline __m256d fr_load_first_pd(const double* p, ptrdiff_t r) {
+    return r >= 4 ? _mm256_loadu_pd(p)
+                  : _mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(r),
+                                                             _mm256_setr_epi64x(0, 1, 2, 3)));
+}
 #endif
 
 /* The attribute of a portable path's function with a hot loop: it stays a function of its

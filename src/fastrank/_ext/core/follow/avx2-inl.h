@@ -65,13 +65,13 @@ static FR_TARGET_AVX2 ptrdiff_t fr_draw_places_avx2(int32_t* places, ptrdiff_t t
 /* As fr_follow_drawn_avx512, the group's steps in eight vectors of eight */
 static FR_TARGET_AVX2 void fr_follow_drawn_avx2(ptrdiff_t* pos, ptrdiff_t k, ptrdiff_t steps,
                                                 const int32_t* places) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i drawn[8];
     int v;
-    for (v = 0; v < 8; v++) /* the lanes of the group's steps */
-        drawn[v] = _mm256_maskload_epi32(
-                places + 8 * v,
-                _mm256_cmpgt_epi32(_mm256_set1_epi32((int) (steps - 8 * v)), lane));
+    /* the vectors holding the group's steps, whole: places holds m + 16 >= steps + 17
+       values, and the hits past the steps are dropped (FR_FOLLOW_DRAWN) */
+    for (v = 0; v < 8; v++)
+        drawn[v] = 8 * v < steps ? _mm256_loadu_si256((const __m256i*) (places + 8 * v))
+                                 : _mm256_setzero_si256();
 #define FR_DRAWN_AVX2(p, hits)                                                           \
     do {                                                                                 \
         const __m256i want = _mm256_set1_epi32((int32_t) (p));                          \

@@ -136,7 +136,7 @@ static FR_TARGET_AVX2 inline double fr_lane_max_d(__m256d v) {
         ptrdiff_t j;                                                                      \
         for (j = 0; j < m; j += W) {                                                      \
             __m256i in = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j);    \
-            VT a = _mm256_maskload_p##S(x + j, in), gt, eq;                               \
+            VT a = fr_load_first_p##S(x + j, m - j), gt, eq;                              \
             in = _mm256_and_si256(in, _mm256_castp##S##_si256(                            \
                 _mm256_cmp_p##S(a, vlo, _CMP_GT_OQ)));                                    \
             if (bounded)                                                                  \
@@ -168,7 +168,7 @@ FR_GAP_TOP_VECTOR(FR_TARGET_AVX2, double, FR_GAP_PASS_AVX2_F64, fr_gap_top_f64_a
     do {                                                                                  \
         __m256i tail = m - j >= W ? _mm256_set1_epi32(-1) : fr_tail_mask_##S(m - j);      \
         VT in, found;                                                                     \
-        a = _mm256_maskload_p##S(x + j, tail);                                            \
+        a = fr_load_first_p##S(x + j, m - j);                                             \
         in = _mm256_and_p##S(_mm256_castsi256_p##S(tail),                                 \
                              _mm256_cmp_p##S(a, _mm256_set1_p##S(v), _CMP_GT_OQ));        \
         found = _mm256_cmp_p##S(a, GATHER(SLOTS(_mm256_castp##S##_si256(a))), _CMP_EQ_OQ); \
@@ -230,7 +230,7 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_above_f32_avx2_pass(fr_few_memo_f32*
     for (j = 0; j < m; j += 8) {
         const __m256i tail = m - j >= 8 ? _mm256_set1_epi32(-1) : fr_tail_mask_s(m - j);
         in = m - j >= 8 ? 0xFFu : (1u << (m - j)) - 1;
-        a = _mm256_maskload_ps(x + j, tail);
+        a = fr_load_first_ps(x + j, m - j);
         above = _mm256_and_ps(_mm256_castsi256_ps(tail), _mm256_cmp_ps(a, vv, _CMP_GT_OQ));
         left = (unsigned) _mm256_movemask_ps(above);
         if (counts) {
