@@ -52,6 +52,7 @@ cdef extern from *:
 cdef extern from "few_distinct.h" nogil:
     enum: FR_FEW_DISTINCT
     enum: FR_INDEX_NUMBERS
+    enum: FR_INDEX_SLACK
     ctypedef struct fr_few_memo_f32:
         pass
     void fr_few_memo_clear(fr_few_memo_f32* t)
@@ -77,7 +78,7 @@ cdef struct SortWork:
     # few-distinct path: open-addressing table key -> count (count 0 = empty slot)
     uint64_t* tab_key
     int32_t* tab_count
-    int32_t* slot_of    # q: table slot of each input element
+    int32_t* slot_of    # q: table slot of each input element (FR_INDEX_SLACK bytes more)
     uint64_t few_key[FEW_MAX]
     int32_t few_slot[FEW_MAX]
     fr_few_memo_f32* memo  # a float32 row's few distinct values, kept for the next row
@@ -110,7 +111,7 @@ cdef inline SortWork* sort_work_new(Py_ssize_t q) noexcept nogil:
     if w.tab_key != NULL:
         memset(w.tab_key, 0xFF, (1 << FEW_BITS) * sizeof(uint64_t))  # every slot EMPTY_KEY
     w.tab_count = <int32_t*> calloc(1 << FEW_BITS, sizeof(int32_t))
-    w.slot_of = <int32_t*> malloc(q * sizeof(int32_t))
+    w.slot_of = <int32_t*> calloc(q * sizeof(int32_t) + FR_INDEX_SLACK, 1)
     w.memo = <fr_few_memo_f32*> malloc(sizeof(fr_few_memo_f32))
     if w.order == NULL or w.end == NULL or w.keys == NULL or w.keys_tmp == NULL \
             or w.order_tmp == NULL or w.hist == NULL or w.mark == NULL or w.tab_key == NULL \

@@ -508,9 +508,14 @@ FR_SINGLE_COPY ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo,
     return fr_few_memo_settle(memo, n, n);
 }
 
+/* the bytes past a row's index bytes that its buffer holds too, so that the AVX2 byte
+   counts read their last vector whole (fr_count_byte_avx2) */
+#define FR_INDEX_SLACK 32
+
 #ifdef FR_X86
-/* the bytes of b[0:n] equal to v: 64 a comparison (AVX-512), 32 (AVX2, the last few
-   copied first) */
+/* the bytes of b[0:n] equal to v: 64 a comparison (AVX-512), 32 (AVX2: the last vector read
+   whole, b[n:n + 31] being in the buffer, FR_INDEX_SLACK, and its bytes past n dropped; a
+   copy of the last few bytes waited on its stores) */
 static FR_TARGET_AVX512 inline int64_t fr_count_byte_avx512(const uint8_t* b, ptrdiff_t n,
                                                             uint8_t v) {
     const __m512i want = _mm512_set1_epi8((char) v);
@@ -527,16 +532,14 @@ static FR_TARGET_AVX512 inline int64_t fr_count_byte_avx512(const uint8_t* b, pt
 static FR_TARGET_AVX2 inline int64_t fr_count_byte_avx2(const uint8_t* b, ptrdiff_t n,
                                                         uint8_t v) {
     const __m256i want = _mm256_set1_epi8((char) v);
-    uint8_t last[32] = {0};
     int64_t c = 0;
     ptrdiff_t j;
     for (j = 0; n - j >= 32; j += 32)
         c += __builtin_popcount((uint32_t) _mm256_movemask_epi8(
                 _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i*) (b + j)), want)));
-    memcpy(last, b + j, (size_t) (n - j));
     return c + __builtin_popcount(
                        (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(
-                               _mm256_loadu_si256((const __m256i*) last), want))
+                               _mm256_loadu_si256((const __m256i*) (b + j)), want))
                        & (((uint32_t) 1 << (n - j)) - 1));
 }
 #endif
