@@ -97,6 +97,30 @@ def test_scratch_kept_from_call_to_call(tied, limit, monkeypatch):
     np.testing.assert_array_equal(idx, ref_topk(Q, B, 9)[1])
 
 
+def test_similarity_blocks_kept_up_to_the_bound_a_thread(tied, monkeypatch):
+    """The similarity blocks, one per thread of the search, are kept for the next call up to
+    WORKSPACE_BYTES a thread: on 2 threads, blocks of twice the bound are kept (the same
+    buffer serves the next call), and blocks past it are allocated by each call; the
+    results are the reference's either way."""
+    import fastrank.neighbors._search as nb
+    Q, B = tied
+    want = ref_topk(Q, B, 5)
+    with threadpool_limits(2, user_api="openmp"):
+        vars(nb._kept).pop("blocks", None)  # (a larger one kept from an earlier search)
+        topk_cosine(Q, B, 5)
+        whole = nb._kept.blocks.nbytes
+        for limit, kept in ((whole // 2, True), (whole // 2 - 1, False)):
+            monkeypatch.setattr(nb, "WORKSPACE_BYTES", limit)
+            vars(nb._kept).pop("blocks", None)
+            for _ in range(2):
+                sims, idx = topk_cosine(Q, B, 5)
+                np.testing.assert_array_equal(idx, want[1])
+                np.testing.assert_array_equal(sims, want[0])
+                assert hasattr(nb._kept, "blocks") is kept
+            if kept:
+                assert nb._kept.blocks.nbytes == whole
+
+
 def test_search_refuses_scratch_without_a_block(tied):
     from fastrank._ext import cosine_topk
     Q, B = tied

@@ -23,22 +23,22 @@ BLOCK_BASE = 4096
 #: by every query block.
 BASE_CACHE_BYTES = 2**20
 #: Scratch a thread keeps from one search to the next (bytes, each of its buffers: the
-#: similarity blocks, and in :func:`topk_cosine` the scaled copies of the queries and the
-#: base), as a BLAS keeps its packing buffers: memory freed at the end of a call comes back
-#: as fresh pages, whose first touches (page faults) took a quarter of a search of 10³ base
-#: rows × 1 024 features. A larger buffer is allocated by each call; a thread's buffers go
-#: when the thread ends.
+#: scaled copies of the queries and the base in :func:`topk_cosine`; the similarity blocks,
+#: one per thread of the search, this much a thread of it), as a BLAS keeps its packing
+#: buffers: memory freed at the end of a call comes back as fresh pages, whose first
+#: touches (page faults) took a quarter of a search of 10³ base rows × 1 024 features. A
+#: larger buffer is allocated by each call; a thread's buffers go when the thread ends.
 WORKSPACE_BYTES = 64 * 2**20
 _kept = threading.local()
 
 
-def _workspace(name, shape, dtype):
+def _workspace(name, shape, dtype, shares=1):
     """An uninitialised array of ``shape`` and ``dtype`` in the calling thread's buffer
-    ``name`` (kept for the thread's next call when at most :data:`WORKSPACE_BYTES`): valid
-    until the thread asks for ``name`` again."""
+    ``name`` (kept for the thread's next call when at most ``shares`` times
+    :data:`WORKSPACE_BYTES`): valid until the thread asks for ``name`` again."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
-    if nbytes > WORKSPACE_BYTES:
+    if nbytes > shares * WORKSPACE_BYTES:
         return np.empty(shape, dtype)
     buffer = getattr(_kept, name, None)
     if buffer is None or buffer.size < nbytes:
@@ -169,7 +169,8 @@ class _Base:
             block_b = min(BLOCK_BASE, self.n)
             block_q = _query_block(nq, block_b, Qn.shape[1] * Qn.itemsize)
             threads = min(_threads.get_max_threads(), -(-nq // block_q))
-            blocks = _workspace("blocks", threads * block_q * block_b * Qn.itemsize, np.uint8)
+            blocks = _workspace("blocks", threads * block_q * block_b * Qn.itemsize, np.uint8,
+                                shares=threads)
             _kernel.topk_dense(Qn, self.index, qa, self.sqnorms, self.inv_norms, sims, idx,
                                exclude_self, block_q, block_b, blocks)
         return sims, idx
@@ -260,9 +261,9 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     Rows are scaled and their norms computed once; memory beyond the inputs and outputs is
     one bounded similarity block (dense) or one ``n_base`` accumulator (CSR) per thread.
     A thread keeps its dense similarity blocks and the scaled copies of dense inputs for
-    its next call (each buffer up to 64 MiB; larger ones are freed), as a BLAS keeps its
-    buffers: memory freed after every call would come back as fresh pages, a page fault
-    at each first touch.
+    its next call (each copy up to 64 MiB, the blocks up to 64 MiB a thread of the search;
+    larger ones are freed), as a BLAS keeps its buffers: memory freed after every call
+    would come back as fresh pages, a page fault at each first touch.
     A sparse base is indexed on the columns it stores, so a declared number of features
     costs nothing by itself (query features absent from the base add nothing to a dot
     product and are left out, with the same bits). Up
