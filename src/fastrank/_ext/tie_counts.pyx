@@ -1175,8 +1175,10 @@ def values(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_str
         s = _scratch_new(q, level, harmonic)
         if s == NULL:
             failed[0] = 1
-        # every thread must reach the work-shared loop (OpenMP); one without scratch skips
-        for b in prange(n_blocks, schedule="static"):
+        # every thread must reach the work-shared loop (OpenMP); one without scratch skips.
+        # Blocks of rows handed out as threads come free: a thread slowed by another
+        # process (a shared machine's core) takes fewer; the sums join in block order.
+        for b in prange(n_blocks, schedule="dynamic"):
             if s == NULL:
                 continue
             for i in range(first[b], first[b + 1]):
