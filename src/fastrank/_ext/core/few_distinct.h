@@ -87,6 +87,10 @@ static inline ptrdiff_t fr_few_memo_found(const fr_few_memo_f32* t, uint64_t pre
 /* the numbers a row's index bytes take: the table's 64 slots, then its extras */
 #define FR_INDEX_NUMBERS (64 + FR_FEW_DISTINCT)
 
+/* the bytes past a row's index bytes that its buffer holds too, so that the AVX2 byte
+   counts read their last vector whole (fr_count_eight_avx2, fr_count_byte_avx2) */
+#define FR_INDEX_SLACK 32
+
 /* Puts w, a value of the row that neither a slot nor an extra holds (not NaN), into the
    table: its slot when free, else the extras; *inserted counts the row's values put in.
    Returns its number (the slot, or 64 + its place among the extras), -1 when the row has
@@ -261,11 +265,14 @@ static FR_TARGET_VBMI void fr_count_eight_vbmi(const uint8_t* index, ptrdiff_t m
 
 /* As fr_count_eight_avx512, 32 bytes a comparison, each number's matches added up in
    bytes (a match is -1, subtracted) and those summed into 64-bit lanes every 255 vectors
-   (before a byte can wrap); the last few bytes copied first, after 0xFF bytes (no number) */
+   (before a byte can wrap); the last vector read whole (index holds FR_INDEX_SLACK bytes
+   more), its bytes past m made 0xFF (no number) */
 static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m,
                                                const int* eight, int64_t* c) {
+    const __m256i byte_iota = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                               14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+                                               25, 26, 27, 28, 29, 30, 31);
     __m256i want[8], in_bytes[8], total[8];
-    uint8_t last[32];
     ptrdiff_t j = 0, stop;
     int i;
     for (i = 0; i < 8; i++) {
@@ -277,14 +284,10 @@ static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m
         for (i = 0; i < 8; i++)
             in_bytes[i] = _mm256_setzero_si256();
         for (; j < stop; j += 32) {
-            __m256i v;
-            if (stop - j >= 32) {
-                v = _mm256_loadu_si256((const __m256i*) (index + j));
-            } else {
-                memset(last, 0xFF, sizeof(last));
-                memcpy(last, index + j, (size_t) (stop - j));
-                v = _mm256_loadu_si256((const __m256i*) last);
-            }
+            __m256i v = _mm256_loadu_si256((const __m256i*) (index + j));
+            if (stop - j < 32)
+                v = _mm256_or_si256(v, _mm256_cmpgt_epi8(byte_iota, _mm256_set1_epi8(
+                                                                       (char) (stop - j - 1))));
             for (i = 0; i < 8; i++)
                 in_bytes[i] = _mm256_sub_epi8(in_bytes[i], _mm256_cmpeq_epi8(v, want[i]));
         }
@@ -507,10 +510,6 @@ FR_SINGLE_COPY ptrdiff_t fr_distinct_index_f32(int level, fr_few_memo_f32* memo,
     }
     return fr_few_memo_settle(memo, n, n);
 }
-
-/* the bytes past a row's index bytes that its buffer holds too, so that the AVX2 byte
-   counts read their last vector whole (fr_count_byte_avx2) */
-#define FR_INDEX_SLACK 32
 
 #ifdef FR_X86
 /* the bytes of b[0:n] equal to v: 64 a comparison (AVX-512), 32 (AVX2: the last vector read
