@@ -91,21 +91,25 @@ static inline unsigned fr_simd_needs(int level) {
 #define FR_TARGET_VBMI \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx2,popcnt")))
 
+/* the first r (< W) lanes set: 32-bit lanes (s) or 64-bit lanes (d) (AVX2) */
+static FR_TARGET_AVX2 inline __m256i fr_tail_mask_s(ptrdiff_t r) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int) r),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static FR_TARGET_AVX2 inline __m256i fr_tail_mask_d(ptrdiff_t r) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
 /* The first r lanes at p (AVX2; the lanes past r zero, not read): a whole vector (r >= its
    lanes) by a plain load, a part by a masked load. On AMD Zen 3 a masked load, of a whole
    vector too, in a loop that also gathers or stores took several times a plain load's
    time (the numbering pass of a float32 row of 1 000 labels: 4.5-13 us, 1.5-2.0 us with
    plain loads). */
 static FR_TARGET_AVX2 inline __m256 fr_load_first_ps(const float* p, ptrdiff_t r) {
-    return r >= 8 ? _mm256_loadu_ps(p)
-                  : _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int) r),
-                                                             _mm256_setr_epi32(0, 1, 2, 3, 4,
-                                                                               5, 6, 7)));
+    return r >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, fr_tail_mask_s(r));
 }
 static FR_TARGET_AVX2 inline __m256d fr_load_first_pd(const double* p, ptrdiff_t r) {
-    return r >= 4 ? _mm256_loadu_pd(p)
-                  : _mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(r),
-                                                             _mm256_setr_epi64x(0, 1, 2, 3)));
+    return r >= 4 ? _mm256_loadu_pd(p) : _mm256_maskload_pd(p, fr_tail_mask_d(r));
 }
 #endif
 

@@ -11,14 +11,6 @@
 #include "generic-inl.h"
 
 #ifdef FR_X86
-/* the first r (< W) lanes set: 32-bit lanes (s) or 64-bit lanes (d) */
-static FR_TARGET_AVX2 inline __m256i fr_tail_mask_s(ptrdiff_t r) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int) r),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-static FR_TARGET_AVX2 inline __m256i fr_tail_mask_d(ptrdiff_t r) {
-    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r), _mm256_setr_epi64x(0, 1, 2, 3));
-}
 /* the sum of the integer lanes: eight 32-bit (s) or four 64-bit (d) */
 static FR_TARGET_AVX2 inline int64_t fr_lane_sum_s(__m256i v) {
     __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
