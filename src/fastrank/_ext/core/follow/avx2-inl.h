@@ -62,25 +62,23 @@ static FR_TARGET_AVX2 ptrdiff_t fr_draw_places_avx2(int32_t* places, ptrdiff_t t
     return t;
 }
 
-/* As fr_follow_drawn_avx512, the group's steps in up to eight vectors of eight (those
-   that hold its steps compared) */
+/* As fr_follow_drawn_avx512, the group's steps in up to eight vectors of eight, those
+   that hold its steps compared: read whole (places holds m + 16 >= steps + 17 values, and
+   the hits past the steps are dropped by FR_FOLLOW_DRAWN) from memory at each search,
+   where the draws have just stored them (a copy into an array of registers compiled to
+   a call of memcpy) */
 static FR_TARGET_AVX2 void fr_follow_drawn_avx2(ptrdiff_t* pos, ptrdiff_t k, ptrdiff_t steps,
                                                 const int32_t* places) {
     const int n_vectors = (int) ((steps + 7) / 8);
-    __m256i drawn[8];
-    int v;
-    /* the vectors holding the group's steps, whole: places holds m + 16 >= steps + 17
-       values, and the hits past the steps are dropped (FR_FOLLOW_DRAWN) */
-    for (v = 0; v < n_vectors; v++)
-        drawn[v] = _mm256_loadu_si256((const __m256i*) (places + 8 * v));
+    const __m256i* const drawn = (const __m256i*) places;
 #define FR_DRAWN_AVX2(p, hits)                                                           \
     do {                                                                                 \
         const __m256i want = _mm256_set1_epi32((int32_t) (p));                          \
         int v_;                                                                          \
         hits = 0;                                                                        \
         for (v_ = 0; v_ < n_vectors; v_++)                                               \
-            hits |= (uint64_t) (unsigned) _mm256_movemask_ps(                            \
-                            _mm256_castsi256_ps(_mm256_cmpeq_epi32(drawn[v_], want)))    \
+            hits |= (uint64_t) (unsigned) _mm256_movemask_ps(_mm256_castsi256_ps(        \
+                            _mm256_cmpeq_epi32(_mm256_loadu_si256(drawn + v_), want)))   \
                     << 8 * v_;                                                           \
     } while (0)
     FR_FOLLOW_DRAWN(pos, k, steps, places, FR_DRAWN_AVX2);
