@@ -264,41 +264,46 @@ static FR_TARGET_VBMI void fr_count_eight_vbmi(const uint8_t* index, ptrdiff_t m
 #undef FR_CSA_AVX512
 
 /* As fr_count_eight_avx512, 32 bytes a comparison, each number's matches added up in
-   bytes (a match is -1, subtracted) and those summed into 64-bit lanes every 255 vectors
-   (before a byte can wrap); the last vector read whole (index holds FR_INDEX_SLACK bytes
-   more), its bytes past m made 0xFF (no number) */
+   bytes (a match is -1, subtracted) and those summed into c every 255 vectors (before a
+   byte can wrap); the last vector read whole (index holds FR_INDEX_SLACK bytes more), its
+   bytes past m made 0xFF (no number). The sums go straight into c and the last vector is
+   counted after the loop: an array of sums on the stack was cleared by `rep stos` at each
+   call and the loop tested every vector for the last (0.6-0.7x the time of that form). */
 static FR_TARGET_AVX2 void fr_count_eight_avx2(const uint8_t* index, ptrdiff_t m,
                                                const int* eight, int64_t* c) {
     const __m256i byte_iota = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
                                                14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
                                                25, 26, 27, 28, 29, 30, 31);
-    __m256i want[8], in_bytes[8], total[8];
+    __m256i want[8], in_bytes[8], v;
     ptrdiff_t j = 0, stop;
     int i;
     for (i = 0; i < 8; i++) {
         want[i] = _mm256_set1_epi8((char) eight[i]);
-        total[i] = _mm256_setzero_si256();
+        c[i] = 0;
     }
     while (j < m) {
         stop = m - j > 255 * 32 ? j + 255 * 32 : m;
         for (i = 0; i < 8; i++)
             in_bytes[i] = _mm256_setzero_si256();
-        for (; j < stop; j += 32) {
-            __m256i v = _mm256_loadu_si256((const __m256i*) (index + j));
-            if (stop - j < 32)
-                v = _mm256_or_si256(v, _mm256_cmpgt_epi8(byte_iota, _mm256_set1_epi8(
-                                                                       (char) (stop - j - 1))));
+        for (; stop - j >= 32; j += 32) {
+            v = _mm256_loadu_si256((const __m256i*) (index + j));
             for (i = 0; i < 8; i++)
                 in_bytes[i] = _mm256_sub_epi8(in_bytes[i], _mm256_cmpeq_epi8(v, want[i]));
         }
-        for (i = 0; i < 8; i++)
-            total[i] = _mm256_add_epi64(total[i],
-                                        _mm256_sad_epu8(in_bytes[i], _mm256_setzero_si256()));
-    }
-    for (i = 0; i < 8; i++) {
-        const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(total[i]),
-                                        _mm256_extracti128_si256(total[i], 1));
-        c[i] = _mm_cvtsi128_si64(_mm_add_epi64(h, _mm_unpackhi_epi64(h, h)));
+        if (j < stop) { /* the row's last bytes (a chunk of 255 vectors has no such tail) */
+            v = _mm256_or_si256(_mm256_loadu_si256((const __m256i*) (index + j)),
+                                _mm256_cmpgt_epi8(byte_iota,
+                                                  _mm256_set1_epi8((char) (stop - j - 1))));
+            for (i = 0; i < 8; i++)
+                in_bytes[i] = _mm256_sub_epi8(in_bytes[i], _mm256_cmpeq_epi8(v, want[i]));
+            j = stop;
+        }
+        for (i = 0; i < 8; i++) {
+            const __m256i sums = _mm256_sad_epu8(in_bytes[i], _mm256_setzero_si256());
+            const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(sums),
+                                            _mm256_extracti128_si256(sums, 1));
+            c[i] += _mm_cvtsi128_si64(_mm_add_epi64(h, _mm_unpackhi_epi64(h, h)));
+        }
     }
 }
 
