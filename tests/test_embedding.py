@@ -146,6 +146,26 @@ def test_evaluate_equals_python(cy, c, cutoff):
     assert np.all(np.abs(out[drawn] - whole.values[drawn]) <= 5 * result.stderr[drawn])
 
 
+def test_rows_of_other_lengths_on_one_thread(cy):
+    """The C API keeps each thread's scratch from one call to the next; rows with another
+    number of labels, in turn on the same thread, get scratch of their own size."""
+    seed = int(np.random.default_rng(7).integers(0, 2**64, dtype=np.uint64))
+    data = [_data(n=20, q=q, seed=q) for q in (37, 5, 300, 37)]
+    for scores, truth in data + data[::-1]:
+        n, q = scores.shape
+        ranks = np.zeros(scores.shape, np.int32)
+        cy.rank(scores, METHODS.index("standard"), seed, 0, ranks, np.zeros((0, 0)))
+        np.testing.assert_array_equal(ranks, rank(scores, "standard"))
+        order, end = (np.zeros(scores.shape, np.int32) for _ in range(2))
+        cy.tie_groups(scores, order, end)
+        np.testing.assert_array_equal(order, tie_groups(scores).order)
+        state = cy.Evaluation(q, 1 << TIES.index("modified"), -1, 0, 0)
+        state.add_rows(scores, truth, 0)
+        ev = _python_evaluation(scores, truth, ("modified",), [0, n])
+        np.testing.assert_array_equal(state.result(TIES.index("modified")),
+                                      ev.result().values[0])
+
+
 def test_topk_equals_python(cy, c):
     rng = np.random.default_rng(1)
     B = rng.integers(0, 3, (300, 24)).astype(np.float64)  # integer rows: many equal cosines
@@ -229,8 +249,10 @@ def test_errors_carry_a_message(cy, c):
         state.result(1)
     with pytest.raises(ValueError, match="ranking type 0 is not evaluated"):
         state.result(0)
-    with pytest.raises(ValueError, match="truth must be 0 or 1, got 2"):
-        state.add_rows(np.zeros((1, 5)), np.full((1, 5), 2, np.uint8), 0)
+    with pytest.raises(ValueError, match="truth must be 0 or 1, got 2 at 3"):
+        state.add_rows(np.zeros((1, 5)), np.array([[1, 0, 1, 2, 3]], np.uint8), 0)
+    with pytest.raises(ValueError, match="scores has NaN at 4"):  # an infinity is a belief
+        state.add_rows(np.array([[np.inf, 0, -np.inf, 1, np.nan]]), truth[:1], 0)
 
 
 def test_another_api_version_is_refused(c):

@@ -7,14 +7,16 @@ calls the kernels the Python API calls, on the calling thread and without the GI
 bits as the Python API. The evaluation state holds what ``fastrank.Evaluator`` holds (see
 ``fastrank.metrics._evaluate``), filled and read the way it fills and reads it.
 """
-from libc.math cimport isfinite, isnan
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 from cpython.pycapsule cimport PyCapsule_New
 
+from fastrank._ext._simd cimport current_level
+from fastrank._ext.checks cimport first_nan_f64, first_not_binary_u8
 from fastrank._ext.cosine_topk cimport topk_dense_f64
-from fastrank._ext.tie_metrics cimport metrics_row
+from fastrank._ext.tie_metrics cimport metrics_row, row_scratch_size
 from fastrank._ext.vgram cimport encode_dense_f64, search_nearest
 from _tiesort cimport (
     FRACTIONAL, SortWork, emit_row, sort_dense_row, sort_work_free, sort_work_new,
@@ -35,6 +37,11 @@ cdef extern from "capi_support.h":
     const char* fr_last_error() noexcept nogil
     int fr_fail(int code, const char* format, ...) noexcept nogil
     double fr_pairwise_sum(const double* a, long long n) noexcept nogil
+    ctypedef int fr_thread_key
+    int fr_thread_key_create(fr_thread_key* key, void (*release)(void*) noexcept nogil) \
+        noexcept nogil
+    void* fr_thread_get(fr_thread_key key) noexcept nogil
+    int fr_thread_set(fr_thread_key key, void* value) noexcept nogil
 
 # ---- the tables the Python layer reads, read here once --------------------------------------
 
@@ -96,21 +103,20 @@ _read_tables()
 # ---- checks -------------------------------------------------------------------------------
 
 cdef inline int _check_scores(const double* scores, int64_t n, const char* name) noexcept nogil:
-    cdef int64_t j
+    cdef Py_ssize_t j
     if scores == NULL:
         return fr_fail(FASTRANK_EINVAL, "%s is NULL", name)
-    for j in range(n):
-        if isnan(scores[j]):
-            return fr_fail(FASTRANK_EINVAL, "%s has NaN at %lld", name, <long long> j)
+    j = first_nan_f64(scores, n, False)
+    if j >= 0:
+        return fr_fail(FASTRANK_EINVAL, "%s has NaN at %lld", name, <long long> j)
     return FASTRANK_OK
 
 
 cdef inline int _check_finite(const double* x, int64_t n, const char* name) noexcept nogil:
-    cdef int64_t j
-    for j in range(n):
-        if not isfinite(x[j]):
-            return fr_fail(FASTRANK_EINVAL, "%s has NaN or infinity at %lld", name,
-                           <long long> j)
+    cdef Py_ssize_t j = first_nan_f64(x, n, True)
+    if j >= 0:
+        return fr_fail(FASTRANK_EINVAL, "%s has NaN or infinity at %lld", name,
+                       <long long> j)
     return FASTRANK_OK
 
 
@@ -121,12 +127,57 @@ cdef inline int _check_labels(int64_t q) noexcept nogil:
     return FASTRANK_OK
 
 
+# ---- the rows' scratch ----------------------------------------------------------------------
+
+cdef struct RowScratch:
+    int64_t q
+    SortWork* work   # the sort's scratch
+    int32_t* row     # metrics_row's (row_scratch_size(q) values)
+
+cdef fr_thread_key _scratch_key
+
+
+cdef void _release_scratch(void* p) noexcept nogil:
+    cdef RowScratch* s = <RowScratch*> p
+    if s != NULL:
+        sort_work_free(s.work)
+        free(s.row)
+        free(s)
+
+
+if fr_thread_key_create(&_scratch_key, _release_scratch):
+    raise ImportError("fastrank: cannot create the C API's per-thread scratch key")
+
+
+cdef RowScratch* _thread_scratch(int64_t q) noexcept nogil:
+    """The calling thread's scratch for rows of q labels, or NULL when out of memory: kept
+    from one call to the next (a row's own allocation and clearing cost as much as a
+    tenth of it), made anew for another number of labels, released when the thread
+    ends. The instruction-set level is read at every call (fastrank.use_simd)."""
+    cdef RowScratch* s = <RowScratch*> fr_thread_get(_scratch_key)
+    if s != NULL and s.q == q:
+        s.work.level = current_level()
+        return s
+    _release_scratch(s)
+    fr_thread_set(_scratch_key, NULL)
+    s = <RowScratch*> malloc(sizeof(RowScratch))
+    if s == NULL:
+        return NULL
+    s.q = q
+    s.work = sort_work_new(q)
+    s.row = <int32_t*> malloc(row_scratch_size(q) * sizeof(int32_t))
+    if s.work == NULL or s.row == NULL or fr_thread_set(_scratch_key, s):
+        _release_scratch(s)
+        return NULL
+    return s
+
+
 # ---- ranking --------------------------------------------------------------------------------
 
 cdef int rank_row(const double* scores, int64_t q, int method, uint64_t seed, int64_t row,
                   int32_t* ranks, double* frac_ranks) noexcept nogil:
     cdef int err = _check_labels(q) or _check_scores(scores, q, "scores")
-    cdef SortWork* w
+    cdef RowScratch* s
     if err:
         return err
     if method < FASTRANK_RANK_ORDINAL or method > FASTRANK_RANK_FRACTIONAL:
@@ -135,36 +186,36 @@ cdef int rank_row(const double* scores, int64_t q, int method, uint64_t seed, in
         return fr_fail(FASTRANK_EINVAL, "the output of ranking method %d is NULL", method)
     if row < 0:
         return fr_fail(FASTRANK_EINVAL, "row must be >= 0, got %lld", <long long> row)
-    w = sort_work_new(q)
-    if w == NULL:
+    s = _thread_scratch(q)
+    if s == NULL:
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
                        <long long> q)
-    sort_dense_row(scores, 1, q, w)
-    emit_row(w.order, w.end, q, method, seed, row, ranks, frac_ranks, NULL, NULL)
-    sort_work_free(w)
+    sort_dense_row(scores, 1, q, s.work)
+    emit_row(s.work.order, s.work.end, q, method, seed, row, ranks, frac_ranks, NULL, NULL)
     return FASTRANK_OK
 
 
 cdef int tie_groups(const double* scores, int64_t q, int32_t* order, int32_t* end,
                     int64_t* n_groups) noexcept nogil:
     cdef int err = _check_labels(q) or _check_scores(scores, q, "scores")
+    cdef RowScratch* s
     cdef SortWork* w
     cdef int64_t p, groups = 0
     if err:
         return err
     if order == NULL or end == NULL or n_groups == NULL:
         return fr_fail(FASTRANK_EINVAL, "an output (order, end or n_groups) is NULL")
-    w = sort_work_new(q)
-    if w == NULL:
+    s = _thread_scratch(q)
+    if s == NULL:
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
                        <long long> q)
+    w = s.work
     sort_dense_row(scores, 1, q, w)
     for p in range(q):
         order[p] = w.order[p]
         end[p] = w.end[p]
         groups += w.end[p] == p + 1
     n_groups[0] = groups
-    sort_work_free(w)
     return FASTRANK_OK
 
 
@@ -217,16 +268,17 @@ cdef int eval_add_row(fastrank_eval_state* s, const double* scores, const uint8_
     cdef double* sums
     cdef int64_t j, q
     cdef int t, families = 0, err
+    cdef RowScratch* scratch
     if s == NULL or truth == NULL:
         return fr_fail(FASTRANK_EINVAL, "state or truth is NULL")
     q = s.n_labels
     err = _check_scores(scores, q, "scores")
     if err:
         return err
-    for j in range(q):
-        if truth[j] > 1:
-            return fr_fail(FASTRANK_EINVAL, "truth must be 0 or 1, got %d at %lld",
-                           <int> truth[j], <long long> j)
+    j = first_not_binary_u8(truth, q)
+    if j >= 0:
+        return fr_fail(FASTRANK_EINVAL, "truth must be 0 or 1, got %d at %lld",
+                       <int> truth[j], <long long> j)
     if not (isfinite(wt) and wt >= 0):
         return fr_fail(FASTRANK_EINVAL, "weight must be finite and >= 0")
     if row < 0:
@@ -234,8 +286,10 @@ cdef int eval_add_row(fastrank_eval_state* s, const double* scores, const uint8_
     for t in range(FASTRANK_N_TIES):
         if s.ties >> t & 1:
             families |= _family[t]
-    if metrics_row(scores, q, truth, families, s.top_k, s.seed, s.seed ^ _mc_salt, s.n_draws,
-                   row, wt, doc, s.labels, s.draws):
+    scratch = _thread_scratch(q)
+    if scratch == NULL or metrics_row(scores, q, truth, families, s.top_k, s.seed,
+                                      s.seed ^ _mc_salt, s.n_draws, row, wt, doc, s.labels,
+                                      s.draws, scratch.work, scratch.row):
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
                        <long long> q)
     # Evaluator._document_sums of this one document, added to the sums

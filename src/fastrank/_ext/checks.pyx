@@ -152,6 +152,15 @@ cdef inline Py_ssize_t _smallest(Py_ssize_t* first, Py_ssize_t n_chunks) noexcep
     return -1
 
 
+cdef Py_ssize_t first_nan_f64(const double* values, Py_ssize_t n,
+                              bint nonfinite) noexcept nogil:
+    return _first_nan_in(values, 0, n, nonfinite)
+
+
+cdef Py_ssize_t first_not_binary_u8(const uint8_t* values, Py_ssize_t n) noexcept nogil:
+    return _binary_in(values, <uint8_t*> NULL, 0, n)
+
+
 def first_nan(const float_t[::1] values, bint nonfinite=False):
     """Position of the first NaN in ``values`` (with ``nonfinite``: the first NaN or
     infinity), or -1 when there is none."""

@@ -817,28 +817,28 @@ def evaluate(const floating[::1] values, Py_ssize_t row_stride, Py_ssize_t col_s
     return _collect(rec, n_chunks, q, failed[0]), sound
 
 
+cdef Py_ssize_t row_scratch_size(Py_ssize_t q) noexcept nogil:
+    return _row_scratch_size(q)
+
+
 cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
                      Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
-                     Py_ssize_t row, double wt, double* doc, double* lab,
-                     double* mc) noexcept nogil:
+                     Py_ssize_t row, double wt, double* doc, double* lab, double* mc,
+                     SortWork* w, int32_t* scratch) noexcept nogil:
     """evaluate for one dense row (q contiguous float64 scores), global row number ``row``:
     doc (N_SLOTS) overwritten, its label counts added to lab (N_LAB x q) and mc (n_draws x
-    2 x q). The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0.
+    2 x q); w and scratch (row_scratch_size(q) int32) are the caller's scratch for rows of
+    q labels. The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0.
     The harmonic numbers come from the process's one table (fr_shared_harmonic_numbers),
     not built for each row."""
-    cdef SortWork* w = sort_work_new(q)
-    cdef int32_t* scratch = <int32_t*> malloc(_row_scratch_size(q) * sizeof(int32_t))
     cdef const double* harmonic = fr_shared_harmonic_numbers(q) if families & EXPECTED \
         else NULL
-    cdef int status = -1
-    if w != NULL and scratch != NULL and not (families & EXPECTED and harmonic == NULL):
-        sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
-        _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, harmonic,
-             row, wt, doc, lab, mc, NULL, -1, 0)  # (its inputs are checked by the C API)
-        status = 0
-    sort_work_free(w)
-    free(scratch)
-    return status
+    if families & EXPECTED and harmonic == NULL:
+        return -1
+    sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
+    _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, harmonic,
+         row, wt, doc, lab, mc, NULL, -1, 0)  # (its inputs are checked by the C API)
+    return 0
 
 
 # ---- ties="expected": the category-macro ratios from the boundary records -----------------

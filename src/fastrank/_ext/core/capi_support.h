@@ -1,5 +1,6 @@
 /* What the C API (fastrank._ext.capi) needs in C: the last-error message, one per thread
-   and kept until that thread's next error, and numpy's summation order (numpy_sum.h). */
+   and kept until that thread's next error; a pointer per thread whose memory is released
+   when the thread ends; and numpy's summation order (numpy_sum.h). */
 #ifndef FR_CAPI_SUPPORT_H
 #define FR_CAPI_SUPPORT_H
 
@@ -26,5 +27,29 @@ static int fr_fail(int code, const char* format, ...) {
     va_end(args);
     return code;
 }
+
+/* A pointer per thread (its scratch, kept from one call to the next), NULL until set, and
+   passed to the release function given at creation when its thread ends: POSIX
+   thread-specific data, Windows fiber-local storage. Create and set return 0 when done. */
+#if defined(_WIN32)
+#include <windows.h>
+typedef DWORD fr_thread_key;
+static int fr_thread_key_create(fr_thread_key* key, void (*release)(void*)) {
+    *key = FlsAlloc((PFLS_CALLBACK_FUNCTION) release);
+    return *key == FLS_OUT_OF_INDEXES;
+}
+static void* fr_thread_get(fr_thread_key key) { return FlsGetValue(key); }
+static int fr_thread_set(fr_thread_key key, void* value) { return !FlsSetValue(key, value); }
+#else
+#include <pthread.h>
+typedef pthread_key_t fr_thread_key;
+static int fr_thread_key_create(fr_thread_key* key, void (*release)(void*)) {
+    return pthread_key_create(key, release);
+}
+static void* fr_thread_get(fr_thread_key key) { return pthread_getspecific(key); }
+static int fr_thread_set(fr_thread_key key, void* value) {
+    return pthread_setspecific(key, value);
+}
+#endif
 
 #endif
