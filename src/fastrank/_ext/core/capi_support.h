@@ -34,8 +34,11 @@ static int fr_fail(int code, const char* format, ...) {
 #if defined(_WIN32)
 #include <windows.h>
 typedef DWORD fr_thread_key;
+static void (*fr_thread_release)(void*); /* one key per module: its release function */
+static void NTAPI fr_thread_fls_release(PVOID value) { fr_thread_release(value); }
 static int fr_thread_key_create(fr_thread_key* key, void (*release)(void*)) {
-    *key = FlsAlloc((PFLS_CALLBACK_FUNCTION) release);
+    fr_thread_release = release;
+    *key = FlsAlloc(fr_thread_fls_release);
     return *key == FLS_OUT_OF_INDEXES;
 }
 static void* fr_thread_get(fr_thread_key key) { return FlsGetValue(key); }
