@@ -148,12 +148,14 @@ typedef struct fr_few_by_place {
     int64_t count[FR_FEW_DISTINCT];
 } fr_few_by_place;
 
-/* numbers, values and counts [0:n] <- those of o */
-static inline void fr_few_copy_out(const fr_few_by_place* o, ptrdiff_t n, int32_t* numbers,
-                                   float* values, int64_t* counts) {
-    memcpy(numbers, o->number, (size_t) n * sizeof(int32_t));
-    memcpy(values, o->value, (size_t) n * sizeof(float));
-    memcpy(counts, o->count, (size_t) n * sizeof(int64_t));
+/* numbers, values and counts <- those of o: arrays of FR_FEW_DISTINCT entries copied
+   whole (a fixed size, moved by vector registers where a copy of the n entries o holds
+   was a call of memcpy each), the entries past n as indeterminate as o's */
+static inline void fr_few_copy_out(const fr_few_by_place* o, int32_t* numbers, float* values,
+                                   int64_t* counts) {
+    memcpy(numbers, o->number, sizeof o->number);
+    memcpy(values, o->value, sizeof o->value);
+    memcpy(counts, o->count, sizeof o->count);
 }
 
 #ifdef FR_X86
@@ -178,7 +180,7 @@ static FR_TARGET_AVX512 void fr_order_descending_avx512(int32_t* numbers, float*
         o.value[place] = values[d];
         o.count[place] = counts[d];
     }
-    fr_few_copy_out(&o, n, numbers, values, counts);
+    fr_few_copy_out(&o, numbers, values, counts);
 }
 
 /* c[0:8] <- the bytes of index[0:m] equal to each of eight[0:8]: 64 bytes a comparison */
@@ -392,18 +394,17 @@ static FR_TARGET_AVX512 ptrdiff_t fr_distinct_index_f32_pass_avx512(
     return n;
 }
 
-/* As fr_order_descending_avx512, four comparisons a value */
+/* As fr_order_descending_avx512, four comparisons a value (the values' vectors past n
+   zero, the last partial one by a masked load) */
 static FR_TARGET_AVX2 void fr_order_descending_avx2(int32_t* numbers, float* values,
                                                     int64_t* counts, ptrdiff_t n) {
     const uint32_t in = n >= 32 ? ~(uint32_t) 0 : ((uint32_t) 1 << n) - 1;
-    float padded[FR_FEW_DISTINCT] = {0};
     fr_few_by_place o;
     __m256 v[4];
     ptrdiff_t d;
     int k;
-    memcpy(padded, values, (size_t) n * sizeof(float));
     for (k = 0; k < 4; k++)
-        v[k] = _mm256_loadu_ps(padded + 8 * k);
+        v[k] = 8 * k < n ? fr_load_first_ps(values + 8 * k, n - 8 * k) : _mm256_setzero_ps();
     for (d = 0; d < n; d++) {
         const __m256 w = _mm256_set1_ps(values[d]);
         uint32_t above = 0;
@@ -415,7 +416,7 @@ static FR_TARGET_AVX2 void fr_order_descending_avx2(int32_t* numbers, float* val
         o.value[place] = values[d];
         o.count[place] = counts[d];
     }
-    fr_few_copy_out(&o, n, numbers, values, counts);
+    fr_few_copy_out(&o, numbers, values, counts);
 }
 
 /* fr_distinct_index_f32's pass on AVX2 (-2: the extras ran out): eight labels a vector,
