@@ -8,9 +8,6 @@ the modified ranking (each row's label counts and the per-document sums of the
 :class:`~fastrank.Evaluator`, the same bits either way). ``Evaluator.update`` one row a
 call is timed on the first 2 000 rows and scaled to all (``scaled_to_all_s``).
 """
-import importlib
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,8 +17,9 @@ from threadpoolctl import threadpool_limits
 
 from fastrank import Evaluator
 
-HERE = Path(__file__).resolve().parent
-EXAMPLE = HERE.parent / "tests" / "embedding" / "cython_ext"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from embedding_build import build_example  # noqa: E402
+
 N, Q, LEVELS = 20_000, 1_000, 21
 BY_ROW = 2_000  # rows timed when the Python API is called a row at a time
 MODIFIED = 1 << 3  # FASTRANK_TIES_MODIFIED
@@ -30,15 +28,7 @@ SEED = 7
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    where = tmp_path_factory.mktemp("cython_ext")
-    shutil.copytree(EXAMPLE, where, dirs_exist_ok=True)
-    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=where,
-                   check=True, capture_output=True)
-    sys.path.insert(0, str(where))
-    try:
-        return importlib.import_module("embed_cython")
-    finally:
-        sys.path.remove(str(where))
+    return build_example("cython_ext", "embed_cython", tmp_path_factory.mktemp("cython_ext"))
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,6 @@
 """Embedding fastrank: a downstream Cython extension (``cimport fastrank``) and a downstream C
 extension (``fastrank.h``), built here against the installed fastrank, call its kernels from
 several threads without the GIL and get the Python API's results, bit for bit."""
-import importlib
-import shutil
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,36 +8,22 @@ import numpy as np
 import pytest
 
 import fastrank
+from embedding_build import build_example
 from fastrank import Evaluator, VGRAMCor, rank, tie_groups, topk_cosine
 
-HERE = Path(__file__).parent / "embedding"
 TIES = ("ordinal", "dense", "standard", "modified", "expected")  # FASTRANK_TIES_* order
 METHODS = ("ordinal", "stable", "dense", "standard", "modified", "fractional")
 THREADS = 4
 
 
-def _build(tmp_path_factory, name, module):
-    """Build the extension of tests/embedding/<name> in a temporary directory and import it."""
-    where = tmp_path_factory.mktemp(name)
-    shutil.copytree(HERE / name, where, dirs_exist_ok=True)
-    done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
-                          cwd=where, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    sys.path.insert(0, str(where))
-    try:
-        return importlib.import_module(module)
-    finally:
-        sys.path.remove(str(where))
-
-
 @pytest.fixture(scope="module")
 def cy(tmp_path_factory):
-    return _build(tmp_path_factory, "cython_ext", "embed_cython")
+    return build_example("cython_ext", "embed_cython", tmp_path_factory.mktemp("cython_ext"))
 
 
 @pytest.fixture(scope="module")
 def c(tmp_path_factory):
-    return _build(tmp_path_factory, "c_ext", "embed_c")
+    return build_example("c_ext", "embed_c", tmp_path_factory.mktemp("c_ext"))
 
 
 def _data(n=203, q=37, seed=0):
