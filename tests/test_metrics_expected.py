@@ -371,6 +371,36 @@ def test_boundary_records_counted_as_a_plain_reference(n, q, s_max):
     assert np.array_equal(classes, np.vstack([keys[:, 1:].T, want.T]))
 
 
+@pytest.mark.parametrize("q, n_chunks", [(7, 60), (2**21 - 1, 12), (2**21, 12)])
+def test_boundary_counts_added_chunk_by_chunk_equal_one_count(q, n_chunks):
+    """Counts added chunk after chunk, and grouped otherwise, equal all the rows counted at
+    once, and the sum holds few parts until read. Its parts merge by a stable sort of
+    (label, s, d) packed in one integer: at 2**21 - 1 labels the largest keys fill 63 bits;
+    from 2**21 labels the rows are counted again instead."""
+    from fastrank.metrics._boundary import BoundaryCounts
+    rng = np.random.default_rng(q)
+    chunks = []
+    for i in range(n_chunks):
+        n = int(rng.integers(0, 400)) if i % 5 else 0  # some chunks empty
+        label = rng.choice([0, 1, q // 2, q - 1], n)
+        s_ = np.where(rng.random(n) < 0.3, q, rng.integers(1, min(q, 9) + 1, n))
+        d = np.minimum(s_, np.where(rng.random(n) < 0.5, s_, rng.integers(1, 9, n)))
+        rel = rng.integers(0, 3, n)
+        chunks.append(np.vstack([label, s_, d, rel, 2 - rel]).astype(np.int64))
+    want = BoundaryCounts.counting(q, np.hstack(chunks))
+    counted = [BoundaryCounts.counting(q, c) for c in chunks]
+    total = counted[0]
+    for part in counted[1:]:
+        total = total + part
+    assert len(total._parts) <= np.log2(want.size) + 1
+    assert total == want
+    halves = counted[:2]
+    for i, part in enumerate(counted[2:]):
+        halves[i % 2] = part + halves[i % 2]
+    assert halves[1] + halves[0] == want == BoundaryCounts.summed(counted)
+    assert np.array_equal(want.records(), BoundaryCounts.counting(q, want.records()).records())
+
+
 def test_many_tied_records_are_counted_alike():
     # 32 000 rows of 40 tied labels: the kernel's chunks (2 000 rows, 80 000 tied labels
     # each) count their records in a hash table; chunks of 500 rows keep them as they come

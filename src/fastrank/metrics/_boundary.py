@@ -22,12 +22,17 @@ class BoundaryCounts:
     Attributes ``start`` (n_labels + 1: label i's classes are ``start[i]:start[i + 1]``)
     and ``classes`` (int64, (4, n_classes): rows ``s``, ``d``, ``n_rel``, ``n_irr``, also
     attributes; sorted by (s, d) within a label).
+
+    A sum is held as a few counted parts, each under half the size of the one before (two
+    parts counted together while one is at least half the other), and counted as one when
+    its classes are read: a stream of small chunks added to a large state costs a few
+    passes over it in all (each class merged about log2 of their number times), not one
+    pass a chunk.
     """
 
     def __init__(self, start, classes):
         self.n_labels = len(start) - 1
-        self.start, self.classes = start, classes
-        self.s, self.d, self.n_rel, self.n_irr = classes
+        self._parts = [(start, classes)]
 
     @classmethod
     def counting(cls, n_labels, rows):
@@ -42,22 +47,55 @@ class BoundaryCounts:
         counted, and is returned as it is."""
         if len(parts) == 1:
             return parts[0]
-        n_labels = parts[0].n_labels
-        return cls.counting(n_labels, np.hstack([
-            np.vstack([np.repeat(np.arange(n_labels), np.diff(p.start)), p.classes])
-            for p in parts]))
+        return cls(*_counted(parts[0].n_labels, [p for part in parts for p in part._parts]))
 
     def __add__(self, other):
-        return BoundaryCounts.summed([self, other])
+        parts = [p for p in self._parts + other._parts if _size(p)] or self._parts[:1]
+        parts.sort(key=_size, reverse=True)
+        i = len(parts) - 2
+        while i >= 0:  # until each part is under half the one before
+            if 2 * _size(parts[i + 1]) >= _size(parts[i]):
+                parts[i:i + 2] = [_counted(self.n_labels, parts[i:i + 2])]
+                parts.sort(key=_size, reverse=True)
+                i = len(parts) - 2
+            else:
+                i -= 1
+        out = BoundaryCounts.__new__(BoundaryCounts)
+        out.n_labels, out._parts = self.n_labels, parts
+        return out
 
     def __eq__(self, other):
         return isinstance(other, BoundaryCounts) and np.array_equal(self.start, other.start) \
             and np.array_equal(self.classes, other.classes)
 
+    def _whole(self):
+        """(start, classes) of all the parts, counted as one (and kept so)."""
+        if len(self._parts) > 1:
+            self._parts = [_counted(self.n_labels, self._parts)]
+        return self._parts[0]
+
+    @property
+    def start(self):
+        return self._whole()[0]
+
+    @property
+    def classes(self):
+        return self._whole()[1]
+
+    s = property(lambda self: self.classes[0])
+    d = property(lambda self: self.classes[1])
+    n_rel = property(lambda self: self.classes[2])
+    n_irr = property(lambda self: self.classes[3])
+
+    def records(self):
+        """The classes as the rows of :meth:`counting` (5, n_classes): label, s, d, n_rel,
+        n_irr."""
+        return _records(*self._whole())
+
     @property
     def size(self):
         """Number of classes (distinct (label, d/s) pairs)."""
-        return self.s.size
+        return self.classes.shape[1]
 
     def expectations(self, tp, pred, rel, zero_division):
         """(precision, f1), each (n_sets, n_labels): per label, the expectations of
@@ -74,3 +112,34 @@ class BoundaryCounts:
                                       np.ascontiguousarray(rel, dtype=np.float64),
                                       float(zero_division), out)
         return out[0], out[1]
+
+
+def _size(part):
+    return part[1].shape[1]
+
+
+def _records(start, classes):
+    """``counting``'s rows (5, n_classes) of a counted part: label, s, d, n_rel, n_irr."""
+    return np.vstack([np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start)),
+                      classes])
+
+
+def _counted(n_labels, parts):
+    """(start, classes) of the counted parts ``[(start, classes), ...]`` together. Each
+    part's classes are sorted by (label, s, d): with the three in one integer key (below
+    2**21 labels, as s <= n_labels and d <= s) the parts are runs that a stable sort
+    (NumPy's timsort) merges in linear time, and equal keys are added up; with more labels
+    the rows are counted again."""
+    rows = np.hstack([_records(*part) for part in parts])
+    bits = int(n_labels).bit_length()
+    if 3 * bits > 63 or not rows.shape[1]:
+        return _kernel.tabulate(rows, n_labels)
+    key = (rows[0] << 2 * bits) | (rows[1] << bits) | rows[2]
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    key, mask = key[first], (1 << bits) - 1
+    return (np.searchsorted(key >> 2 * bits, np.arange(n_labels + 1)),
+            np.vstack([(key >> bits) & mask, key & mask,
+                       np.add.reduceat(rows[3][order], first),
+                       np.add.reduceat(rows[4][order], first)]))
