@@ -72,6 +72,10 @@ ROWS = [
         "`evaluate(ties=\"ordinal\")` (a cost: below 1 is expected)", DENSE_EVAL,
         "bench_metrics", "test_expected_vs_ordinal[{t}-expected]",
         "test_expected_vs_ordinal[{t}-ordinal]"),
+    Row("Metric suite (`evaluate`)", "`Evaluator(ties=(\"ordinal\", \"expected\"))` fed "
+        "chunks of 256 rows", "the same rows in one chunk (a cost: below 1 is expected)",
+        "40 000 × 1 000, 21 levels, ~1 % relevant", "bench_metrics_chunks",
+        "test_expected_in_chunks[256]", "test_expected_in_chunks[40000]", (1,)),
     *(Row("Single ranking metrics", f"`{metric}` ({ties})",
           "a streaming pass over the beliefs, `S.sum(1)` (a cost: the target is ≥ 0.25, "
           "at most 4× the pass)", "50 000 × 1 000 float32, 21 levels",

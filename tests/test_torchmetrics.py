@@ -1,5 +1,6 @@
 """fastrank.torchmetrics.StudyMetrics: batches, forward, reset, subsets, weights, and two
-processes under torch.distributed (gloo) equal to fastrank.metrics.evaluate on all rows."""
+processes under torch.distributed (gloo) equal to fastrank.metrics.evaluate on all rows,
+exact "expected" values included."""
 import numpy as np
 import pytest
 import torch
@@ -38,37 +39,34 @@ def test_batches_equal_evaluate_on_all_rows():
                       sample_weight=torch.from_numpy(weight[lo:hi]))
     expected = evaluate(truth, scores, ties=ALL_TIES, sample_weight=weight)
     _close(_values(metric.compute()), expected.values)
-    # the states hold O(n_labels) floats: the same sizes after one batch as after all
-    sizes = {k: v.numel() for k, v in metric.metric_state.items()}
+    # the sums hold O(n_labels) floats: the same sizes after one batch as after all
+    sizes = {k: v.numel() for k, v in metric.metric_state.items() if k != "boundary"}
     metric.reset()
     metric.update(scores[:5], truth[:5])
-    assert {k: v.numel() for k, v in metric.metric_state.items()} == sizes
+    assert {k: v.numel() for k, v in metric.metric_state.items() if k != "boundary"} == sizes
 
 
-def _drawing_evaluator():
-    """The evaluator whose sums StudyMetrics keeps: every cut tie group of "expected" drawn
-    (fixed-shape states), as evaluate draws the rows weighing neither 0 nor 1."""
-    ev = Evaluator(ALL_TIES)
-    ev._sampled = True
-    return ev
-
-
-def test_forward_returns_the_batch_and_accumulates_in_the_same_row_order():
+def test_unweighted_batches_and_forward_equal_evaluate_exactly():
+    """Without weights every value is exact, macro precision and F1 by category of
+    "expected" too (no draws, no standard error), whether batches come through update or
+    forward; forward returns each batch's own values; the boundary counts stay a short
+    list of tensors, counted again as they grow."""
     truth, scores, _ = _data()
     metric = StudyMetrics(Q, ties=ALL_TIES)
-    for lo, hi in BATCHES:
-        batch = metric(torch.from_numpy(scores[lo:hi]), torch.from_numpy(truth[lo:hi]))
-        ev = _drawing_evaluator().update(truth[lo:hi], scores[lo:hi], first_row=lo)
+    for i, (lo, hi) in enumerate(BATCHES):
+        args = torch.from_numpy(scores[lo:hi]), torch.from_numpy(truth[lo:hi])
+        if i % 2:
+            metric.update(*args)
+            continue
+        batch = metric(*args)
+        ev = Evaluator(ALL_TIES).update(truth[lo:hi], scores[lo:hi], first_row=lo)
         _close(_values(batch), ev.result().values)
-    _close(_values(metric.compute()), _drawing_evaluator().update(truth, scores).result().values)
-    # evaluate's values are exact: every other value equal, the two estimates near them
-    got, exact = metric.evaluation(), evaluate(truth, scores, ties=ALL_TIES)
+    assert len(metric.boundary) <= 4
+    got, want = metric.evaluation(), evaluate(truth, scores, ties=ALL_TIES)
+    _close(got.values, want.values)
     t, cols = ALL_TIES.index("expected"), [METRIC_KEYS.index(k) for k in ESTIMATED_KEYS]
-    drawn = np.zeros(got.values.shape, dtype=bool)
-    drawn[t, cols] = True
-    _close(got.values[~drawn], exact.values[~drawn])
-    assert np.all(np.abs(got.values[t, cols] - exact.values[t, cols]) <= 5 * got.stderr[t, cols])
-    assert np.isnan(exact.stderr).all() and np.all(got.stderr[t, cols] > 0)
+    assert got.values[t, cols].tolist() == want.values[t, cols].tolist()  # the same counts
+    assert np.isnan(got.stderr).all() and got.n_draws == 0 and int(metric.drawn) == 0
 
 
 def test_reset_subset_and_options():
@@ -100,34 +98,38 @@ def test_bad_arguments():
 
 
 def _worker(rank, init_file, out_dir):
-    """One process of two, in two passes over its rows: contiguous halves given their
-    global first rows ("keyed"), then every other batch without row numbers; process 0
-    saves each pass's compute()."""
+    """One process of two, in three passes over its rows: contiguous halves given their
+    global first rows ("keyed"), then every other batch without row numbers ("local"),
+    then every batch on process 0 alone, unweighted ("one": process 1 sees no rows);
+    process 0 saves each pass's compute()."""
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
     try:
         truth, scores, weight = _data()
-        for keyed in (True, False):
+        for name, mine in (("keyed", BATCHES[6 * rank:6 * rank + 6]),
+                           ("local", BATCHES[rank::2]), ("one", BATCHES if rank == 0 else [])):
             metric = StudyMetrics(Q, ties=ALL_TIES)
-            mine = BATCHES[6 * rank:6 * rank + 6] if keyed else BATCHES[rank::2]
             for i, (lo, hi) in enumerate(mine):
                 args = (torch.from_numpy(scores[lo:hi]), torch.from_numpy(truth[lo:hi]))
-                kwargs = dict(sample_weight=torch.from_numpy(weight[lo:hi]))
-                if keyed:
+                kwargs = {}
+                if name != "one":
+                    kwargs["sample_weight"] = torch.from_numpy(weight[lo:hi])
+                if name == "keyed":
                     kwargs["first_row"] = lo
                 metric(*args, **kwargs) if i % 2 else metric.update(*args, **kwargs)
             values = _values(metric.compute())
             if rank == 0:
-                np.save(f"{out_dir}/{'keyed' if keyed else 'local'}.npy", values)
+                np.save(f"{out_dir}/{name}.npy", values)
     finally:
         dist.destroy_process_group()
 
 
 @pytest.fixture(scope="module")
 def two_processes(tmp_path_factory):
-    """compute() of two processes (torch.multiprocessing, gloo): {"keyed": ..., "local": ...}."""
+    """compute() of two processes (torch.multiprocessing, gloo): {"keyed": ..., "local": ...,
+    "one": ...}."""
     out = tmp_path_factory.mktemp("ddp")
     mp.spawn(_worker, args=(str(out / "init"), str(out)), nprocs=2, join=True)
-    return {k: np.load(out / f"{k}.npy") for k in ("keyed", "local")}
+    return {k: np.load(out / f"{k}.npy") for k in ("keyed", "local", "one")}
 
 
 def test_two_processes_with_global_rows_equal_evaluate_for_every_ranking_type(two_processes):
@@ -156,3 +158,10 @@ def test_two_processes_without_row_numbers(two_processes):
         parts.append(ev)
     _close(got, parts[0].merge(parts[1]).result().values)
     assert not np.allclose(got[~exact], expected[~exact])  # the keys differ from evaluate's
+
+
+def test_two_processes_one_without_rows_equal_evaluate_exactly(two_processes):
+    """Unweighted rows all on process 0: process 1 gathers its empty states (the boundary
+    counts' list holding a tensor of no records), and every value equals evaluate's."""
+    truth, scores, _ = _data()
+    _close(two_processes["one"], evaluate(truth, scores, ties=ALL_TIES).values)
