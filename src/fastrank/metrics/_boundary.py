@@ -43,8 +43,8 @@ class BoundaryCounts:
     @classmethod
     def summed(cls, parts):
         """The counts of all ``parts`` (a non-empty sequence over the same labels: evaluators
-        of other label counts never merge), counted in one pass; one part is already
-        counted, and is returned as it is."""
+        of other label counts never merge), merged at once into one counted part; one
+        part is returned as it is."""
         if len(parts) == 1:
             return parts[0]
         return cls(*_counted(parts[0].n_labels, [p for part in parts for p in part._parts]))
