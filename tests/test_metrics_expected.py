@@ -375,8 +375,8 @@ def test_boundary_records_counted_as_a_plain_reference(n, q, s_max):
 def test_boundary_counts_added_chunk_by_chunk_equal_one_count(q, n_chunks):
     """Counts added chunk after chunk, and grouped otherwise, equal all the rows counted at
     once, and the sum holds few parts until read. Its parts merge by a stable sort of
-    (label, s, d) packed in one integer: at 2**21 - 1 labels the largest keys fill 63 bits;
-    from 2**21 labels the rows are counted again instead."""
+    (label, s, d) packed in one integer: at 2**21 - 1 labels (s up to that) the largest keys
+    fill 63 bits; at 2**21 they would take 65, and the rows are counted again instead."""
     from fastrank.metrics._boundary import BoundaryCounts
     rng = np.random.default_rng(q)
     chunks = []

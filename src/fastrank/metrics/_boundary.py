@@ -126,13 +126,12 @@ def _records(start, classes):
 
 def _counted(n_labels, parts):
     """(start, classes) of the counted parts ``[(start, classes), ...]`` together. Each
-    part's classes are sorted by (label, s, d): with the three in one integer key (below
-    2**21 labels, as s <= n_labels and d <= s) the parts are runs that a stable sort
-    (NumPy's timsort) merges in linear time, and equal keys are added up; with more labels
-    the rows are counted again."""
+    part's classes are sorted by (label, s, d): with the three packed in one integer key
+    (while their bits fit in 63) the parts are runs that a stable sort (NumPy's timsort)
+    merges in linear time, and equal keys are added up; else the rows are counted again."""
     rows = np.hstack([_records(*part) for part in parts])
-    bits = int(n_labels).bit_length()
-    if 3 * bits > 63 or not rows.shape[1]:
+    bits = int(rows[1:3].max(initial=0)).bit_length()  # of s and d (1 <= d <= s)
+    if not rows.shape[1] or (n_labels - 1).bit_length() + 2 * bits > 63:
         return _kernel.tabulate(rows, n_labels)
     key = (rows[0] << 2 * bits) | (rows[1] << bits) | rows[2]
     order = np.argsort(key, kind="stable")
