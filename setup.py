@@ -35,12 +35,15 @@ EXT_DIR = Path("src") / "fastrank" / "_ext"
 # under 2 MB).
 KERNEL_FLAGS = ["-ffp-contract=off", "-fvisibility=hidden", "-fno-strict-aliasing",
                 "-fno-asynchronous-unwind-tables"]
-# Modules with no kernel loop, only call-time work, trade -O3's speed for size (the wheel
-# stays under 2 MB): Cython's memoryview support at -O2 (a sixth smaller, as fast on a
-# 10 µs call), the instruction-set level at -Os (a quarter smaller). The input checks write
-# one loop per case themselves, so the copies of every loop that -O3's unswitching made for
-# each flag (doubling ten truth types' code) are left out: a quarter smaller, as fast.
+# Modules that -O3 makes larger but not faster are built for size (the wheel stays under
+# 2 MB): Cython's memoryview support at -O2 (a sixth smaller, as fast on a 10 µs call), the
+# instruction-set level at -Os (a quarter smaller); the ROC/AUC kernels and the term counts
+# at -O2 (a tenth smaller, as fast in benchmarks/bench_roc.py and bench_text.py; the file
+# parsers, 5-15 % slower so, stay at -O3). The input checks write one loop per case
+# themselves, so the copies of every loop that -O3's unswitching made for each flag
+# (doubling ten truth types' code) are left out: a quarter smaller, as fast.
 OPTIMIZATION = {"fastrank._ext._cyutility": ["-O2"], "fastrank._ext._simd": ["-Os"],
+                "fastrank._ext.roc": ["-O2"], "fastrank._ext.term_counts": ["-O2"],
                 "fastrank._ext.checks": ["-O3", "-fno-unswitch-loops"]}
 
 
