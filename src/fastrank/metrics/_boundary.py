@@ -128,17 +128,20 @@ def _counted(n_labels, parts):
     """(start, classes) of the counted parts ``[(start, classes), ...]`` together. Each
     part's classes are sorted by (label, s, d): with the three packed in one integer key
     (while their bits fit in 63) the parts are runs that a stable sort (NumPy's timsort)
-    merges in linear time, and equal keys are added up; else the rows are counted again."""
-    rows = np.hstack([_records(*part) for part in parts])
-    bits = int(rows[1:3].max(initial=0)).bit_length()  # of s and d (1 <= d <= s)
-    if not rows.shape[1] or (n_labels - 1).bit_length() + 2 * bits > 63:
-        return _kernel.tabulate(rows, n_labels)
-    key = (rows[0] << 2 * bits) | (rows[1] << bits) | rows[2]
+    merges in linear time, and the counts of equal keys are added up (differences of
+    running sums); else the rows are counted again."""
+    labels = [np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start))
+              for start, _ in parts]
+    bits = max(int(classes[:2].max(initial=0)) for _, classes in parts).bit_length()
+    if not sum(map(len, labels)) or (n_labels - 1).bit_length() + 2 * bits > 63:
+        return _kernel.tabulate(np.hstack([_records(*part) for part in parts]), n_labels)
+    key = np.concatenate([(label << 2 * bits) | (classes[0] << bits) | classes[1]
+                          for label, (_, classes) in zip(labels, parts)])
     order = np.argsort(key, kind="stable")
     key = key[order]
-    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    key, mask = key[first], (1 << bits) - 1
+    last = np.append(np.flatnonzero(key[1:] != key[:-1]), key.size - 1)  # of each class
+    key, mask = key[last], (1 << bits) - 1
+    sums = [np.diff(np.cumsum(np.concatenate([classes[row] for _, classes in parts])[order])
+                    [last], prepend=0) for row in (2, 3)]
     return (np.searchsorted(key >> 2 * bits, np.arange(n_labels + 1)),
-            np.vstack([(key >> bits) & mask, key & mask,
-                       np.add.reduceat(rows[3][order], first),
-                       np.add.reduceat(rows[4][order], first)]))
+            np.vstack([(key >> bits) & mask, key & mask, *sums]))
