@@ -118,10 +118,14 @@ def _size(part):
     return part[1].shape[1]
 
 
+def _labels(start):
+    """The label of each class of a counted part."""
+    return np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start))
+
+
 def _records(start, classes):
     """``counting``'s rows (5, n_classes) of a counted part: label, s, d, n_rel, n_irr."""
-    return np.vstack([np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start)),
-                      classes])
+    return np.vstack([_labels(start), classes])
 
 
 def _counted(n_labels, parts):
@@ -130,8 +134,7 @@ def _counted(n_labels, parts):
     (while their bits fit in 63) the parts are runs that a stable sort (NumPy's timsort)
     merges in linear time, and the counts of equal keys are added up (differences of
     running sums); else the rows are counted again."""
-    labels = [np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start))
-              for start, _ in parts]
+    labels = [_labels(start) for start, _ in parts]
     bits = max(int(classes[:2].max(initial=0)) for _, classes in parts).bit_length()
     if not sum(map(len, labels)) or (n_labels - 1).bit_length() + 2 * bits > 63:
         return _kernel.tabulate(np.hstack([_records(*part) for part in parts]), n_labels)
