@@ -485,9 +485,10 @@ static FR_TARGET_AVX2 ptrdiff_t fr_distinct_index_f32_pass_avx2(
 /* index[j] <- the number of x[j]'s value in a table of the row's distinct values kept from
    row to row (memo): its slot (below 64), or 64 + i for the i-th value whose slot another
    holds (an extra); numbers[0:n] <- those the row holds by descending value, values and
-   counts <- their values and how many labels hold each; returns n, or -1 when the row
-   holds more than FR_FEW_DISTINCT distinct values or a NaN (the caller sorts it another
-   way), or on a level below AVX2 (nothing written). Each label looked up a vector at a
+   counts <- their values and how many labels hold each (each of the three holds
+   FR_FEW_DISTINCT entries, written whole, past n too); returns n, or -1 when the row holds
+   more than FR_FEW_DISTINCT distinct values or a NaN (the caller sorts it another way), or
+   on a level below AVX2 (nothing written). Each label looked up a vector at a
    time (fr_distinct_index_f32_pass_avx512, _avx2), the counts the index bytes equal to
    each number the table holds; a pass whose extras ran out empties the table and looks
    again. The table then settles (fr_few_memo_settle). */
