@@ -23,10 +23,13 @@ static inline void fr_redraw_places(int32_t* places, ptrdiff_t t, unsigned redo,
 
 /* A label at place p not drawn before its turn (the step whose last place p is): 1 when
    it stays there (no step ends at p, or that step draws p), else 0 with *p <- the place
-   the turn moves it to and *t <- the step after the turn. */
+   the turn moves it to and *t <- the step after the turn. A turn only moves a label to a
+   lower place, so a follow takes at most m steps; a place outside the group (p > steps,
+   turn < 0: a wrong count upstream) stays where it is rather than read outside places
+   and loop. */
 static inline int fr_follow_turn(const int32_t* places, ptrdiff_t steps, ptrdiff_t turn,
                                  ptrdiff_t* p, ptrdiff_t* t) {
-    if (turn >= steps || places[turn] == *p)
+    if ((size_t) turn >= (size_t) steps || places[turn] == *p)
         return 1;
     *p = places[turn];
     *t = turn + 1;
@@ -47,6 +50,8 @@ static inline int fr_follow_turn(const int32_t* places, ptrdiff_t steps, ptrdiff
                 const ptrdiff_t turn = (steps) - p_; /* the step whose last place is p */ \
                 const ptrdiff_t end = turn < (steps) ? turn : (steps);                    \
                 uint64_t hits;                                                            \
+                if (turn < 0) /* outside the group: see fr_follow_turn */                 \
+                    break;                                                                \
                 DRAWN(p_, hits);                                                          \
                 /* the steps t .. end - 1 (both at most 64) */                         \
                 hits &= (end == 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << end) - 1)           \
