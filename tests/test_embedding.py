@@ -81,15 +81,17 @@ def test_tie_groups_equal_python(cy):
     np.testing.assert_array_equal(end, groups.end)
 
 
-def _python_evaluation(scores, truth, ties, bounds, **config):
+def _python_evaluation(scores, truth, ties, bounds, weight=None, sampled=True, **config):
     """Evaluator fed row by row, one per chunk, merged in order: the sums the C API adds
-    (which draws the cut tie groups of "expected" n_draws times, every row's)."""
+    (eval_add_row draws the cut tie groups of "expected" n_draws times, every row's:
+    ``sampled``; eval_add_row_exact keeps those of rows of weight 1 as records)."""
     parts = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         ev = Evaluator(ties, **config)
-        ev._sampled = True
+        ev._sampled = sampled
         for i in range(lo, hi):
-            ev.update(truth[i:i + 1], scores[i:i + 1], first_row=i)
+            ev.update(truth[i:i + 1], scores[i:i + 1], first_row=i,
+                      sample_weight=None if weight is None else weight[i:i + 1])
         parts.append(ev)
     whole = parts[0]
     for ev in parts[1:]:
@@ -126,6 +128,45 @@ def test_evaluate_equals_python(cy, c, cutoff):
     assert drawn.sum() == 2 and np.isnan(whole.stderr).all()
     np.testing.assert_allclose(out[~drawn], whole.values[~drawn], rtol=1e-12, atol=1e-15)
     assert np.all(np.abs(out[drawn] - whole.values[drawn]) <= 5 * result.stderr[drawn])
+
+
+@pytest.mark.parametrize("cutoff", ["perfect", 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_exact_expected_equals_python(cy, cutoff, weighted):
+    """eval_add_row_exact / eval_result_exact: every value of Evaluator's exact form, to the
+    bit; rows of weight 0 add nothing, rows of other weights are drawn as Evaluator draws
+    them (and the two values are then its means over the draws)."""
+    scores, truth = _data()
+    n, q = scores.shape
+    weight = np.ones(n)
+    if weighted:
+        weight[3::7], weight[5::11] = 0.5, 0.0
+    bounds = _chunks(n)
+    ev = _python_evaluation(scores, truth, TIES, bounds, weight=weight if weighted else None,
+                            sampled=False, random_state=3, n_draws=20, cutoff=cutoff)
+    result = ev.result()
+    assert (result.n_draws > 0) == weighted
+    states = [cy.Evaluation(q, (1 << len(TIES)) - 1, -1 if cutoff == "perfect" else cutoff,
+                            20, ev.seed) for _ in bounds[:-1]]
+    _in_threads(lambda lo, hi: states[list(bounds).index(lo)].add_rows_exact(
+        scores[lo:hi], truth[lo:hi], lo, weight[lo:hi]), bounds)
+    for s in states[1:]:
+        states[0].merge(s)
+    exact = np.array([states[0].result_exact(t) for t in range(len(TIES))])
+    np.testing.assert_array_equal(exact, result.values)
+    # the Monte-Carlo values of eval_result differ from them (the records were not drawn)
+    drawn = states[0].result(TIES.index("expected"))
+    assert not np.array_equal(drawn, exact[-1])
+
+
+def test_boundary_records_are_checked(cy):
+    scores, truth = _data(n=10)
+    state = cy.Evaluation(scores.shape[1], 1 << TIES.index("expected"), 3, 20, 1)
+    state.add_rows_exact(scores, truth, 0, np.ones(10))
+    assert state.records[0].shape[0] > 0
+    state.records[0][0, 2] = state.records[0][0, 1]  # d = s: not a cut group's label
+    with pytest.raises(ValueError, match="0 < d < s"):
+        state.result_exact(TIES.index("expected"))
 
 
 def test_rows_of_other_lengths_on_one_thread(cy):

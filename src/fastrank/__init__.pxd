@@ -86,6 +86,14 @@ cdef extern from "fastrank.h":
                             int64_t n_tests, int64_t n_neurons, int64_t W,
                             uint32_t* distance, int64_t* count,
                             int64_t* nearest) noexcept nogil
+        int (*eval_add_row_exact)(fastrank_eval_state* state, const double* scores,
+                                  const uint8_t* truth, int64_t row, double weight,
+                                  int64_t* records, int64_t* n_records) noexcept nogil
+        int (*eval_count_records)(int64_t n_labels, int64_t* records, int64_t n,
+                                  int64_t* n_out) noexcept nogil
+        int (*eval_result_exact)(const fastrank_eval_state* state, int ties,
+                                 const int64_t* records, int64_t n,
+                                 double* values) noexcept nogil
 
     const fastrank_capi* fastrank_api
     int fastrank_import() except -1
@@ -152,3 +160,21 @@ cdef inline int vgram_search(const uint64_t* memory, int64_t n_train, const uint
                              int64_t* nearest) noexcept nogil:
     return fastrank_api.vgram_search(memory, n_train, tests, n_tests, n_neurons, W, distance,
                                      count, nearest)
+
+
+cdef inline int eval_add_row_exact(fastrank_eval_state* state, const double* scores,
+                                   const uint8_t* truth, int64_t row, double weight,
+                                   int64_t* records, int64_t* n_records) noexcept nogil:
+    return fastrank_api.eval_add_row_exact(state, scores, truth, row, weight, records,
+                                           n_records)
+
+
+cdef inline int eval_count_records(int64_t n_labels, int64_t* records, int64_t n,
+                                   int64_t* n_out) noexcept nogil:
+    return fastrank_api.eval_count_records(n_labels, records, n, n_out)
+
+
+cdef inline int eval_result_exact(const fastrank_eval_state* state, int ties,
+                                  const int64_t* records, int64_t n,
+                                  double* values) noexcept nogil:
+    return fastrank_api.eval_result_exact(state, ties, records, n, values)

@@ -9,14 +9,14 @@ bits as the Python API. The evaluation state holds what ``fastrank.Evaluator`` h
 """
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.stdlib cimport calloc, free, malloc, qsort
+from libc.string cimport memcpy, memmove, memset
 from cpython.pycapsule cimport PyCapsule_New
 
 from fastrank._ext._simd cimport current_level
 from fastrank._ext.checks cimport first_nan_f64, first_not_binary_u8
 from fastrank._ext.cosine_topk cimport topk_dense_f64
-from fastrank._ext.tie_metrics cimport metrics_row, row_scratch_size
+from fastrank._ext.tie_metrics cimport label_sums, metrics_row, row_scratch_size
 from fastrank._ext.vgram cimport encode_dense_f64, search_nearest
 from _tiesort cimport (
     FRACTIONAL, SortWork, emit_row, sort_dense_row, sort_work_free, sort_work_new,
@@ -263,10 +263,25 @@ cdef int eval_init(fastrank_eval_state* s, int64_t q, int ties, int64_t top_k,
 
 cdef int eval_add_row(fastrank_eval_state* s, const double* scores, const uint8_t* truth,
                       int64_t row, double wt) noexcept nogil:
+    return _add_row(s, scores, truth, row, wt, NULL, NULL)
+
+
+cdef int eval_add_row_exact(fastrank_eval_state* s, const double* scores,
+                            const uint8_t* truth, int64_t row, double wt, int64_t* records,
+                            int64_t* n_records) noexcept nogil:
+    if records == NULL or n_records == NULL:
+        return fr_fail(FASTRANK_EINVAL, "records or n_records is NULL")
+    return _add_row(s, scores, truth, row, wt, records, n_records)
+
+
+cdef int _add_row(fastrank_eval_state* s, const double* scores, const uint8_t* truth,
+                  int64_t row, double wt, int64_t* records, int64_t* n_records) noexcept nogil:
+    """eval_add_row; with records, the boundary records of a row of weight 1 written there
+    instead of drawn (eval_add_row_exact)."""
     cdef double doc[MAX_DOC_COLUMNS]
     cdef double tp, npred, n_rel, zd
     cdef double* sums
-    cdef int64_t j, q
+    cdef int64_t j, q, n
     cdef int t, families = 0, err
     cdef RowScratch* scratch
     if s == NULL or truth == NULL:
@@ -287,11 +302,14 @@ cdef int eval_add_row(fastrank_eval_state* s, const double* scores, const uint8_
         if s.ties >> t & 1:
             families |= _family[t]
     scratch = _thread_scratch(q)
-    if scratch == NULL or metrics_row(scores, q, truth, families, s.top_k, s.seed,
-                                      s.seed ^ _mc_salt, s.n_draws, row, wt, doc, s.labels,
-                                      s.draws, scratch.work, scratch.row):
+    n = -1 if scratch == NULL else metrics_row(
+        scores, q, truth, families, s.top_k, s.seed, s.seed ^ _mc_salt, s.n_draws, row, wt,
+        doc, s.labels, s.draws, scratch.work, scratch.row, records)
+    if n < 0:
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld labels",
                        <long long> q)
+    if n_records != NULL:
+        n_records[0] = n
     # Evaluator._document_sums of this one document, added to the sums
     zd = s.zero_division
     n_rel = doc[_n_rel]
@@ -413,6 +431,127 @@ cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexce
     return FASTRANK_OK
 
 
+# ---- the expected ranking's boundary records (exact macro precision and F1 by category) ----
+
+cdef int _check_records(const int64_t* r, int64_t n, int64_t q) noexcept nogil:
+    cdef int64_t i
+    if n < 0 or (n > 0 and r == NULL):
+        return fr_fail(FASTRANK_EINVAL, "records is NULL or n is negative")
+    for i in range(n):
+        if not (0 <= r[5 * i] < q and 0 < r[5 * i + 2] < r[5 * i + 1]
+                and r[5 * i + 3] >= 0 and r[5 * i + 4] >= 0):
+            return fr_fail(FASTRANK_EINVAL, "record %lld is not (label, s, d, n_rel, n_irr) "
+                           "with 0 <= label < %lld, 0 < d < s and counts >= 0",
+                           <long long> i, <long long> q)
+    return FASTRANK_OK
+
+
+cdef int _by_class(const void* a, const void* b) noexcept nogil:
+    """qsort's order of two records: by (label, s, d)."""
+    cdef const int64_t* x = <const int64_t*> a
+    cdef const int64_t* y = <const int64_t*> b
+    cdef int k
+    for k in range(3):
+        if x[k] != y[k]:
+            return -1 if x[k] < y[k] else 1
+    return 0
+
+
+cdef int64_t _counted(int64_t* r, int64_t n) noexcept nogil:
+    """Records r[:n] sorted by (label, s, d), equal ones summed into one; returns their
+    number."""
+    cdef int64_t i, m = 0
+    qsort(r, n, 5 * sizeof(int64_t), _by_class)
+    for i in range(n):
+        if m and _by_class(r + 5 * (m - 1), r + 5 * i) == 0:
+            r[5 * (m - 1) + 3] += r[5 * i + 3]
+            r[5 * (m - 1) + 4] += r[5 * i + 4]
+        else:
+            memmove(r + 5 * m, r + 5 * i, 5 * sizeof(int64_t))
+            m += 1
+    return m
+
+
+cdef int eval_count_records(int64_t q, int64_t* records, int64_t n,
+                            int64_t* n_out) noexcept nogil:
+    cdef int err = _check_labels(q) or _check_records(records, n, q)
+    if err:
+        return err
+    if n_out == NULL:
+        return fr_fail(FASTRANK_EINVAL, "n_out is NULL")
+    n_out[0] = _counted(records, n)
+    return FASTRANK_OK
+
+
+cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* records,
+                           int64_t n, double* values) noexcept nogil:
+    """eval_result, then macro precision^c and F1^c of the expected ranking from the
+    records: fastrank.metrics._evaluate._expected_macro (its label counts offset by each
+    draw's where rows were drawn), each label's expectations by the kernel's label_sums."""
+    cdef int64_t q, i, k, m, j, sets = 1
+    cdef int64_t* cls
+    cdef int64_t* start
+    cdef double* buf
+    cdef double* a
+    cdef double* b
+    cdef double* p
+    cdef double* f
+    cdef int err = eval_result(s, t, values)
+    if err or t != FASTRANK_TIES_EXPECTED:
+        return err
+    q = s.n_labels
+    err = _check_records(records, n, q)
+    if err:
+        return err
+    for j in range(s.n_draws * 2 * q):
+        if s.draws[j] != 0:  # rows of other weights were drawn: each draw's counts
+            sets = s.n_draws
+            break
+    cls = <int64_t*> malloc((9 * n + q + 1) * sizeof(int64_t))
+    buf = <double*> malloc((4 * sets * q + 2 * sets) * sizeof(double))
+    if cls == NULL or buf == NULL:
+        free(cls)
+        free(buf)
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
+                       <long long> n)
+    memcpy(cls, records, 5 * n * sizeof(int64_t))
+    m = _counted(cls, n)
+    start = cls + 9 * n  # label i's classes: start[i] .. start[i + 1] - 1
+    j = 0
+    for i in range(q + 1):
+        while j < m and cls[5 * j] < i:
+            j += 1
+        start[i] = j
+    for k in range(4):  # the columns s, d, n_rel, n_irr, each contiguous, after the rows
+        for j in range(m):
+            cls[5 * n + k * m + j] = cls[5 * j + k + 1]
+    a, b, p, f = buf, buf + sets * q, buf + 2 * sets * q, buf + 3 * sets * q
+    for k in range(sets):
+        for i in range(q):
+            a[k * q + i] = s.labels[_lab_fixed * q + i] \
+                + (s.draws[(2 * k) * q + i] if sets > 1 else 0.0)
+            b[k * q + i] = s.labels[(_lab_fixed + 1) * q + i] \
+                + (s.draws[(2 * k + 1) * q + i] if sets > 1 else 0.0)
+    for i in range(q):
+        if label_sums(cls + 5 * n + start[i], cls + 5 * n + m + start[i],
+                      cls + 5 * n + 2 * m + start[i], cls + 5 * n + 3 * m + start[i],
+                      start[i + 1] - start[i], sets, q, a + i, b + i,
+                      s.labels[_lab_rel * q + i], s.zero_division, p + i, f + i):
+            free(cls)
+            free(buf)
+            return fr_fail(FASTRANK_ENOMEM, "cannot allocate the boundary distributions")
+    for k in range(sets):  # each set's mean over the labels, then over the sets
+        buf[4 * sets * q + k] = fr_pairwise_sum(p + k * q, q) / q
+        buf[4 * sets * q + sets + k] = fr_pairwise_sum(f + k * q, q) / q
+    values[7] = buf[4 * sets * q] if sets == 1 \
+        else fr_pairwise_sum(buf + 4 * sets * q, sets) / sets
+    values[11] = buf[4 * sets * q + sets] if sets == 1 \
+        else fr_pairwise_sum(buf + 4 * sets * q + sets, sets) / sets
+    free(cls)
+    free(buf)
+    return FASTRANK_OK
+
+
 # ---- search -------------------------------------------------------------------------------
 
 cdef int cosine_topk(const double* Q, int64_t nq, const double* B, int64_t nb, int64_t d,
@@ -485,6 +624,9 @@ _table.eval_result = eval_result
 _table.cosine_topk = cosine_topk
 _table.vgram_encode = vgram_encode
 _table.vgram_search = vgram_search
+_table.eval_add_row_exact = eval_add_row_exact
+_table.eval_count_records = eval_count_records
+_table.eval_result_exact = eval_result_exact
 
 #: the C API version of this build (fastrank.h's)
 VERSION = (FASTRANK_CAPI_VERSION_MAJOR, FASTRANK_CAPI_VERSION_MINOR)

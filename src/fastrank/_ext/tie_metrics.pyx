@@ -821,24 +821,49 @@ cdef Py_ssize_t row_scratch_size(Py_ssize_t q) noexcept nogil:
     return _row_scratch_size(q)
 
 
-cdef int metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y, int families,
-                     Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed, Py_ssize_t n_draws,
-                     Py_ssize_t row, double wt, double* doc, double* lab, double* mc,
-                     SortWork* w, int32_t* scratch) noexcept nogil:
+cdef Py_ssize_t metrics_row(const double* scores, Py_ssize_t q, const uint8_t* y,
+                            int families, Py_ssize_t top_k, uint64_t seed, uint64_t mc_seed,
+                            Py_ssize_t n_draws, Py_ssize_t row, double wt, double* doc,
+                            double* lab, double* mc, SortWork* w, int32_t* scratch,
+                            int64_t* records) noexcept nogil:
     """evaluate for one dense row (q contiguous float64 scores), global row number ``row``:
     doc (N_SLOTS) overwritten, its label counts added to lab (N_LAB x q) and mc (n_draws x
     2 x q); w and scratch (row_scratch_size(q) int32) are the caller's scratch for rows of
-    q labels. The C API's row (fastrank._ext.capi); returns -1 when out of memory, else 0.
+    q labels. With ``records`` (room for q rows of 5), a row of weight 1 writes its
+    boundary records there as (label, s, d, n_rel, n_irr) rows instead of drawing its cut
+    tie group (a row of weight 0 neither), as evaluate's exact form does. The C API's row
+    (fastrank._ext.capi); returns the number of records written, -1 when out of memory.
     The harmonic numbers come from the process's one table (fr_shared_harmonic_numbers),
     not built for each row."""
     cdef const double* harmonic = fr_shared_harmonic_numbers(q) if families & EXPECTED \
         else NULL
+    cdef Records rec
+    cdef Py_ssize_t i, n = 0
     if families & EXPECTED and harmonic == NULL:
         return -1
+    memset(&rec, 0, sizeof(Records))
     sort_row_at(scores, 0, 1, <int32_t*> NULL, <int32_t*> NULL, 0, q, w)
+    # (its inputs are checked by the C API)
     _row(w, q, y, families, top_k, seed, mc_seed, n_draws, scratch, harmonic,
-         row, wt, doc, lab, mc, NULL, -1, 0)  # (its inputs are checked by the C API)
-    return 0
+         row, wt, doc, lab, mc, &rec if records != NULL else NULL, -1, 0)
+    for i in range(rec.n_raw):
+        records[5 * i] = rec.raw[4 * i]
+        records[5 * i + 1] = rec.raw[4 * i + 1]
+        records[5 * i + 2] = rec.raw[4 * i + 2]
+        records[5 * i + 3] = rec.raw[4 * i + 3]
+        records[5 * i + 4] = 1 - rec.raw[4 * i + 3]
+    n = rec.n_raw
+    for i in range(rec.cap):  # a cut group of more than RAW_MAX labels: counted
+        if rec.slot[i].label >= 0:
+            records[5 * n] = rec.slot[i].label
+            records[5 * n + 1] = rec.slot[i].s
+            records[5 * n + 2] = rec.slot[i].d
+            records[5 * n + 3] = rec.slot[i].n_rel
+            records[5 * n + 4] = rec.slot[i].n_irr
+            n += 1
+    free(rec.raw)
+    free(rec.slot)
+    return -1 if rec.failed else n
 
 
 # ---- ties="expected": the category-macro ratios from the boundary records -----------------
@@ -935,10 +960,10 @@ cdef Py_ssize_t _poisson_binomial(const int64_t* s, const int64_t* d, const int6
     return width
 
 
-cdef int _label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
-                     const int64_t* n_irr, Py_ssize_t n_classes, Py_ssize_t n_sets,
-                     Py_ssize_t stride, const double* a, const double* b, double rel,
-                     double zd, double* out_p, double* out_f) noexcept nogil:
+cdef int label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
+                    const int64_t* n_irr, Py_ssize_t n_classes, Py_ssize_t n_sets,
+                    Py_ssize_t stride, const double* a, const double* b, double rel,
+                    double zd, double* out_p, double* out_f) noexcept nogil:
     """One label's E[(a + X) / (b + X + Y)] and E[2 (a + X) / (rel + b + X + Y)] (zd where
     the denominator is 0) for each of the n_sets offsets a[k * stride], b[k * stride],
     written to out_p[k * stride], out_f[k * stride]: X and Y count the label's relevant and
@@ -1127,10 +1152,10 @@ def boundary_expectations(const int64_t[::1] start, const int64_t[:, ::1] classe
         return
     with nogil:
         for i in prange(q, schedule="dynamic"):
-            if _label_sums(c + start[i], c + k + start[i], c + 2 * k + start[i],
-                           c + 3 * k + start[i], start[i + 1] - start[i], n_sets, q,
-                           &counts[0, 0, i], &counts[1, 0, i], rel[i], zero_division,
-                           &out[0, 0, i], &out[1, 0, i]):
+            if label_sums(c + start[i], c + k + start[i], c + 2 * k + start[i],
+                          c + 3 * k + start[i], start[i + 1] - start[i], n_sets, q,
+                          &counts[0, 0, i], &counts[1, 0, i], rel[i], zero_division,
+                          &out[0, 0, i], &out[1, 0, i]):
                 failed[0] = 1
     if failed[0]:
         raise MemoryError("fastrank: cannot allocate the boundary distributions")

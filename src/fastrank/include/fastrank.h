@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define FASTRANK_CAPI_VERSION_MAJOR 1
-#define FASTRANK_CAPI_VERSION_MINOR 0
+#define FASTRANK_CAPI_VERSION_MINOR 1
 #define FASTRANK_CAPI_CAPSULE "fastrank._ext.capi._C_API"
 
 /* error codes */
@@ -71,9 +71,10 @@ extern "C" {
 typedef struct fastrank_eval_state {
     int64_t n_labels;
     int64_t top_k;      /* the set metrics' cutoff: -1 perfect, else the first top_k */
-    int64_t n_draws;    /* random orders of the expected ranking's two estimates: macro
-                           precision and F1 by category are Monte-Carlo here (fixed-size
-                           state), exact in the Python Evaluator */
+    int64_t n_draws;    /* random orders of the expected ranking's cut tie groups that
+                           are drawn: every row's with eval_add_row (macro precision and F1
+                           by category then Monte-Carlo estimates), only those of rows
+                           weighing neither 0 nor 1 with eval_add_row_exact */
     uint64_t seed;
     double zero_division;
     int ties;           /* bit t set: ranking type t is evaluated */
@@ -151,6 +152,35 @@ typedef struct fastrank_capi {
     int (*vgram_search)(const uint64_t* memory, int64_t n_train, const uint64_t* tests,
                         int64_t n_tests, int64_t n_neurons, int64_t W, uint32_t* distance,
                         int64_t* count, int64_t* nearest);
+
+    /* ---- since 1.1: macro precision and F1 by category of the expected ranking, exact ---- */
+
+    /* eval_add_row, except that under FASTRANK_TIES_EXPECTED a row of weight 1 does not draw
+       its cut tie group (the group the cutoff falls inside): it writes the group's labels
+       to records as boundary records, rows of 5 int64 (label, s, d, n_rel, n_irr: the label
+       is predicted with probability d/s, in lowest terms; n_rel 1 when it is relevant,
+       else n_irr 1), and *n_records <- their number (at most n_labels: records holds
+       5 * n_labels int64). Other rows write none: a row of weight 0 adds no records, one of
+       another weight is drawn n_draws times, as by eval_add_row. The caller keeps the
+       records of every row (of merged states too: their records side by side) for
+       eval_result_exact; eval_count_records keeps them small. */
+    int (*eval_add_row_exact)(fastrank_eval_state* state, const double* scores,
+                              const uint8_t* truth, int64_t row, double weight,
+                              int64_t* records, int64_t* n_records);
+
+    /* records (n rows of 5, as eval_add_row_exact writes them, in any order) counted in
+       place: sorted by (label, s, d), the rows of equal (label, s, d) summed into one,
+       *n_out <- the number of rows left: one per distinct (label, d/s), however many rows
+       of scores were added. */
+    int (*eval_count_records)(int64_t n_labels, int64_t* records, int64_t n, int64_t* n_out);
+
+    /* eval_result, but for FASTRANK_TIES_EXPECTED macro precision and F1 by category
+       (values[7] and values[11]) computed exactly from the boundary records (n rows of 5,
+       counted or not) of every row added: fastrank.Evaluator's values, the same bits when
+       every row weighs 0 or 1; where rows of other weights were drawn, the mean over the
+       draws of the exact value given each draw, as Evaluator computes it. */
+    int (*eval_result_exact)(const fastrank_eval_state* state, int ties,
+                             const int64_t* records, int64_t n, double* values);
 } fastrank_capi;
 
 #ifdef __cplusplus

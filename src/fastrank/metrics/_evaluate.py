@@ -139,8 +139,8 @@ class Evaluator(Mergeable):
     # (n_draws, 2, n_labels) per-draw label counts, the latter only once a row was drawn
     # (see run_kernel), _at_k the at-k kernel sums (see TopKEvaluator)
     _SUMS = ("_doc", "_lab", "_boundary", "_mc", "_at_k")
-    # draw every row's cut group instead of counting the boundary records: the fixed-size
-    # state of the C API (fastrank.h), whose values the tests compare with this mode's
+    # draw every row's cut group instead of counting the boundary records: the C API's
+    # eval_add_row (fastrank.h), whose values the tests compare with this mode's
     _sampled = False
     ties: tuple[str, ...]
     n_draws: int

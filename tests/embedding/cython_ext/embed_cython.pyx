@@ -42,17 +42,40 @@ def tie_groups(const double[:, ::1] scores, int32_t[:, ::1] order, int32_t[:, ::
 
 
 cdef class Evaluation:
-    """A fastrank evaluation state: rows added without the GIL, merged, read."""
+    """A fastrank evaluation state: rows added without the GIL, merged, read; with the
+    expected ranking's boundary records beside it when rows are added exactly."""
     cdef fastrank.fastrank_eval_state state
     cdef double[::1] labels
     cdef double[::1] draws
+    cdef readonly list records  # (n, 5) int64 arrays of boundary records, each counted
 
     def __init__(self, Py_ssize_t n_labels, int ties, int64_t top_k, int64_t n_draws,
                  uint64_t seed):
         self.labels = np.empty(fastrank.FASTRANK_N_LABEL_ROWS * n_labels)
         self.draws = np.empty(max(1, n_draws * 2 * n_labels))
+        self.records = []
         check(fastrank.eval_init(&self.state, n_labels, ties, top_k, n_draws, seed, 0.0,
                                  &self.labels[0], &self.draws[0]))
+
+    def add_rows_exact(self, const double[:, ::1] scores, const uint8_t[:, ::1] truth,
+                       Py_ssize_t first_row, const double[::1] weight):
+        """add_rows with a weight per row, the cut tie groups of the rows of weight 1 kept
+        as boundary records (counted once the rows are in) instead of drawn."""
+        cdef Py_ssize_t i, q = scores.shape[1]
+        cdef int64_t[:, ::1] rec = np.empty((scores.shape[0] * q + 1, 5), np.int64)
+        cdef int64_t n = 0, got = 0
+        cdef int err = 0
+        with nogil:
+            for i in range(scores.shape[0]):
+                err = fastrank.eval_add_row_exact(&self.state, &scores[i, 0], &truth[i, 0],
+                                                  first_row + i, weight[i], &rec[n, 0], &got)
+                if err:
+                    break
+                n += got
+            if not err:
+                err = fastrank.eval_count_records(q, &rec[0, 0], n, &n)
+        check(err)
+        self.records.append(np.array(rec[:n]))
 
     def add_rows(self, const double[:, ::1] scores, const uint8_t[:, ::1] truth,
                  Py_ssize_t first_row):
@@ -68,10 +91,18 @@ cdef class Evaluation:
 
     def merge(self, Evaluation other):
         check(fastrank.eval_merge(&self.state, &other.state))
+        self.records += other.records
 
     def result(self, int ties):
         cdef double[::1] values = np.empty(fastrank.FASTRANK_N_METRICS)
         check(fastrank.eval_result(&self.state, ties, &values[0]))
+        return np.asarray(values)
+
+    def result_exact(self, int ties):
+        cdef double[::1] values = np.empty(fastrank.FASTRANK_N_METRICS)
+        cdef int64_t[:, ::1] rec = np.concatenate(self.records + [np.zeros((1, 5), np.int64)])
+        check(fastrank.eval_result_exact(&self.state, ties, &rec[0, 0], rec.shape[0] - 1,
+                                         &values[0]))
         return np.asarray(values)
 
 
