@@ -1,6 +1,9 @@
 """The C API in another tool's row loop: ``eval_add_row`` called once a row from compiled
 code without the GIL (the Cython example of the embedding guide, tests/embedding/cython_ext,
-built here), against the Python API fed the same rows one call a row and in one call.
+built here), against the Python API fed the same rows one call a row and in one call; and
+under the expected ranking, ``eval_add_row_exact`` (boundary records kept by the caller,
+counted every 256 rows, then ``eval_result_exact``) against ``eval_add_row``'s draws and
+against ``Evaluator.update`` of all rows (both exact: the same values).
 
 Run: flock /tmp/fastrank-bench.lock pytest benchmarks/bench_capi.py --benchmark-only
 Data: 20 000 × 1 000 float64 beliefs at 21 levels, about 1 % relevant, one OpenMP thread;
@@ -23,6 +26,8 @@ from embedding_build import build_example  # noqa: E402
 N, Q, LEVELS = 20_000, 1_000, 21
 BY_ROW = 2_000  # rows timed when the Python API is called a row at a time
 MODIFIED = 1 << 3  # FASTRANK_TIES_MODIFIED
+EXPECTED = 4  # FASTRANK_TIES_EXPECTED
+N_DRAWS = 100  # Evaluator's default
 SEED = 7
 
 
@@ -83,5 +88,46 @@ def test_evaluator_whole(benchmark, rows):
         return ev
 
     benchmark.group = "a row a call (modified)"
+    with threadpool_limits(limits=1, user_api="openmp"):
+        benchmark.pedantic(run, rounds=5, iterations=1)
+
+
+def test_capi_rows_expected_exact(benchmark, example, rows):
+    scores, truth = rows
+
+    def run():
+        state = example.Evaluation(Q, 1 << EXPECTED, -1, N_DRAWS, SEED)
+        state.add_rows_exact(scores, truth, 0, np.ones(N))
+        return state, state.result_exact(EXPECTED)
+
+    benchmark.group = "a row a call (expected)"
+    state, values = benchmark.pedantic(run, rounds=5, iterations=1)
+    ev = Evaluator("expected", random_state=SEED, n_draws=N_DRAWS)
+    ev.update(truth, scores)
+    np.testing.assert_allclose(values, ev.result().values[0], rtol=1e-12)
+    benchmark.extra_info.update(records=sum(len(r) for r in state.records))
+
+
+def test_capi_rows_expected_drawn(benchmark, example, rows):
+    scores, truth = rows
+
+    def run():
+        state = example.Evaluation(Q, 1 << EXPECTED, -1, N_DRAWS, SEED)
+        state.add_rows(scores, truth, 0)
+        return state.result(EXPECTED)
+
+    benchmark.group = "a row a call (expected)"
+    benchmark.pedantic(run, rounds=5, iterations=1)
+
+
+def test_evaluator_whole_expected(benchmark, rows):
+    scores, truth = rows
+
+    def run():
+        ev = Evaluator("expected", random_state=SEED, n_draws=N_DRAWS)
+        ev.update(truth, scores)
+        return ev.result()
+
+    benchmark.group = "a row a call (expected)"
     with threadpool_limits(limits=1, user_api="openmp"):
         benchmark.pedantic(run, rounds=5, iterations=1)

@@ -166,6 +166,14 @@ ROWS = [
       for peer, theirs in (("`Evaluator.update`, a row a call (timed on 2 000 rows, scaled)",
                             "test_evaluator_by_row"),
                            ("`Evaluator.update`, all rows in one call", "test_evaluator_whole"))),
+    *(Row("Inside other tools' loops", "C API `eval_add_row_exact` (expected, exact), a row a "
+          "call from Cython, records counted every 256 rows, then `eval_result_exact`", peer,
+          "20 000 × 1 000 float64, 21 levels, ~1 % relevant", "bench_capi",
+          "test_capi_rows_expected_exact", theirs, (1,), "epyc-zen3-2c")
+      for peer, theirs in (("C API `eval_add_row` (expected, 100 draws of each cut group; "
+                            "a cost: below 1 is expected)", "test_capi_rows_expected_drawn"),
+                           ("`Evaluator.update` of all rows in one call, and `result` (a "
+                            "cost)", "test_evaluator_whole_expected"))),
     Row("Loaders and text indexing", "`load_arff`", "liac-arff (COO)",
         "bibtex, 7 395 × 1 836 + 159 labels, sparse", "bench_datasets",
         "test_fastrank_arff[bibtex]", "test_liac_arff[bibtex]", (1,)),

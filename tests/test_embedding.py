@@ -159,6 +159,24 @@ def test_exact_expected_equals_python(cy, cutoff, weighted):
     assert not np.array_equal(drawn, exact[-1])
 
 
+@pytest.mark.parametrize("q, s_max", [(50, 20), (2**31 - 1, 2**20)])
+def test_records_counted_as_numpy_counts_them(cy, q, s_max):
+    """eval_count_records: one row per (label, s, d), sorted, counts summed; by the packed
+    keys' radix sort where (label, s, d) fits in 64 bits (the first case), else by qsort."""
+    rng = np.random.default_rng(q)
+    n = 5000
+    labels = rng.choice(rng.integers(0, q, 40), n)
+    s = rng.choice(rng.integers(2, s_max + 1, 6), n)
+    d = 1 + rng.integers(0, 3, n) % (s - 1)
+    rel = rng.integers(0, 2, n)
+    records = np.ascontiguousarray(np.column_stack([labels, s, d, rel, 1 - rel]), np.int64)
+    keys, inverse = np.unique(records[:, :3], axis=0, return_inverse=True)
+    counts = np.zeros((len(keys), 2), np.int64)
+    np.add.at(counts, inverse.ravel(), records[:, 3:])
+    m = cy.count_records(q, records)
+    np.testing.assert_array_equal(records[:m], np.column_stack([keys, counts]))
+
+
 def test_boundary_records_are_checked(cy):
     scores, truth = _data(n=10)
     state = cy.Evaluation(scores.shape[1], 1 << TIES.index("expected"), 3, 20, 1)

@@ -19,7 +19,7 @@ from fastrank._ext.cosine_topk cimport topk_dense_f64
 from fastrank._ext.tie_metrics cimport label_sums, metrics_row, row_scratch_size
 from fastrank._ext.vgram cimport encode_dense_f64, search_nearest
 from _tiesort cimport (
-    FRACTIONAL, SortWork, emit_row, sort_dense_row, sort_work_free, sort_work_new,
+    FRACTIONAL, SortWork, emit_row, sort_dense_row, sort_keys, sort_work_free, sort_work_new,
 )
 
 from fastrank._ext import tie_metrics, tie_ranks
@@ -457,10 +457,51 @@ cdef int _by_class(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef int64_t _counted(int64_t* r, int64_t n) noexcept nogil:
-    """Records r[:n] sorted by (label, s, d), equal ones summed into one; returns their
-    number."""
-    cdef int64_t i, m = 0
+cdef inline int _bits(uint64_t x) noexcept nogil:
+    """The number of bits of x (0 for 0)."""
+    cdef int b = 0
+    while x:
+        b += 1
+        x >>= 1
+    return b
+
+
+cdef int64_t _counted(int64_t* r, int64_t n, int64_t q) noexcept nogil:
+    """Records r[:n] (checked) sorted by (label, s, d), equal ones summed into one; returns
+    their number, -1 when out of memory. Where (label, s, d) packs into 64 bits, by the
+    kernel's stable sort of the packed keys (a radix sort) and one gather; else by qsort."""
+    cdef int64_t i, j, m = 0, top = 1
+    cdef int bits, shift
+    cdef SortWork* w = NULL
+    cdef int64_t* copy = NULL
+    for i in range(n):
+        top = max(top, r[5 * i + 1])
+    bits = _bits(<uint64_t> top)
+    shift = _bits(<uint64_t> (q - 1))
+    if shift + 2 * bits <= 64 and n < 2147483647:
+        w = sort_work_new(n)
+        copy = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
+        if w == NULL or copy == NULL:
+            sort_work_free(w)
+            free(copy)
+            return -1
+        for i in range(n):
+            w.keys[i] = (<uint64_t> r[5 * i] << 2 * bits) | (<uint64_t> r[5 * i + 1] << bits) \
+                | <uint64_t> r[5 * i + 2]
+            w.order[i] = <int32_t> i
+        sort_keys(w.keys, w.order, n, w)
+        memcpy(copy, r, 5 * n * sizeof(int64_t))
+        for i in range(n):
+            j = w.order[i]
+            if m and w.keys[i] == w.keys[i - 1]:
+                r[5 * (m - 1) + 3] += copy[5 * j + 3]
+                r[5 * (m - 1) + 4] += copy[5 * j + 4]
+            else:
+                memcpy(r + 5 * m, copy + 5 * j, 5 * sizeof(int64_t))
+                m += 1
+        sort_work_free(w)
+        free(copy)
+        return m
     qsort(r, n, 5 * sizeof(int64_t), _by_class)
     for i in range(n):
         if m and _by_class(r + 5 * (m - 1), r + 5 * i) == 0:
@@ -479,7 +520,10 @@ cdef int eval_count_records(int64_t q, int64_t* records, int64_t n,
         return err
     if n_out == NULL:
         return fr_fail(FASTRANK_EINVAL, "n_out is NULL")
-    n_out[0] = _counted(records, n)
+    n_out[0] = _counted(records, n, q)
+    if n_out[0] < 0:
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
+                       <long long> n)
     return FASTRANK_OK
 
 
@@ -515,7 +559,12 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
                        <long long> n)
     memcpy(cls, records, 5 * n * sizeof(int64_t))
-    m = _counted(cls, n)
+    m = _counted(cls, n, q)
+    if m < 0:
+        free(cls)
+        free(buf)
+        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
+                       <long long> n)
     start = cls + 9 * n  # label i's classes: start[i] .. start[i + 1] - 1
     j = 0
     for i in range(q + 1):

@@ -57,26 +57,6 @@ cdef class Evaluation:
         check(fastrank.eval_init(&self.state, n_labels, ties, top_k, n_draws, seed, 0.0,
                                  &self.labels[0], &self.draws[0]))
 
-    def add_rows_exact(self, const double[:, ::1] scores, const uint8_t[:, ::1] truth,
-                       Py_ssize_t first_row, const double[::1] weight):
-        """add_rows with a weight per row, the cut tie groups of the rows of weight 1 kept
-        as boundary records (counted once the rows are in) instead of drawn."""
-        cdef Py_ssize_t i, q = scores.shape[1]
-        cdef int64_t[:, ::1] rec = np.empty((scores.shape[0] * q + 1, 5), np.int64)
-        cdef int64_t n = 0, got = 0
-        cdef int err = 0
-        with nogil:
-            for i in range(scores.shape[0]):
-                err = fastrank.eval_add_row_exact(&self.state, &scores[i, 0], &truth[i, 0],
-                                                  first_row + i, weight[i], &rec[n, 0], &got)
-                if err:
-                    break
-                n += got
-            if not err:
-                err = fastrank.eval_count_records(q, &rec[0, 0], n, &n)
-        check(err)
-        self.records.append(np.array(rec[:n]))
-
     def add_rows(self, const double[:, ::1] scores, const uint8_t[:, ::1] truth,
                  Py_ssize_t first_row):
         cdef Py_ssize_t i
@@ -88,6 +68,30 @@ cdef class Evaluation:
                 if err:
                     break
         check(err)
+
+    def add_rows_exact(self, const double[:, ::1] scores, const uint8_t[:, ::1] truth,
+                       Py_ssize_t first_row, const double[::1] weight):
+        """add_rows with a weight per row, the cut tie groups of the rows of weight 1 kept
+        as boundary records instead of drawn: those of each block of 256 rows counted."""
+        cdef Py_ssize_t i, lo, hi, q = scores.shape[1]
+        cdef int64_t[:, ::1] rec = np.empty((256 * q, 5), np.int64)
+        cdef int64_t n, got = 0
+        cdef int err = 0
+        for lo in range(0, scores.shape[0], 256):
+            hi = min(lo + 256, scores.shape[0])
+            n = 0
+            with nogil:
+                for i in range(lo, hi):
+                    err = fastrank.eval_add_row_exact(&self.state, &scores[i, 0],
+                                                      &truth[i, 0], first_row + i, weight[i],
+                                                      &rec[n, 0], &got)
+                    if err:
+                        break
+                    n += got
+                if not err:
+                    err = fastrank.eval_count_records(q, &rec[0, 0], n, &n)
+            check(err)
+            self.records.append(np.array(rec[:n]))
 
     def merge(self, Evaluation other):
         check(fastrank.eval_merge(&self.state, &other.state))
@@ -132,3 +136,10 @@ def vgram_search(const uint64_t[:, :, ::1] memory, const uint64_t[:, :, ::1] tes
                                     tests.shape[1], memory.shape[0], memory.shape[2],
                                     &distance[0, 0], &count[0, 0], &nearest[0, 0])
     check(err)
+
+
+def count_records(int64_t n_labels, int64_t[:, ::1] records):
+    """eval_count_records of the rows of records, in place: the number of rows left."""
+    cdef int64_t n = 0
+    check(fastrank.eval_count_records(n_labels, &records[0, 0], records.shape[0], &n))
+    return n
