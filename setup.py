@@ -120,7 +120,7 @@ setup(
                                               "fastrank.include"]),
     # the C API's header and the Cython API's declarations (``cimport fastrank``) are public
     package_data={"fastrank": ["py.typed", "__init__.pxd", "include/fastrank.h"],
-                  "fastrank.data": ["*.bz2", "*.md"]},
+                  "fastrank.data": ["*.xz", "*.md"]},
     # generated C, the C core (core/) and annotation files are build inputs, not package
     # contents
     # the kernels' sources stay in the sdist: the public C and Cython APIs are fastrank.h and
