@@ -1,6 +1,5 @@
 """The data sets shipped inside the package (``fastrank/data``).
 """
-import lzma
 from importlib import resources
 
 import numpy as np
@@ -39,6 +38,8 @@ def _embedded_cells(key):
     so that the CSV is rebuilt byte for byte (SHA-256 ``csv_sha256``). Stored so, the
     yeast data take 596 KB, against 624 KB for the cells as plain int32 with bzip2 and
     704 KB for its CSV compressed alone."""
+    import lzma  # here: a Python built without it still imports fastrank
+
     raw = lzma.decompress(
         resources.files("fastrank").joinpath("data", _EMBEDDED[key]["file"]).read_bytes())
     header, planes = raw.split(b"\n", 1)
