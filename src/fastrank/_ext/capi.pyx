@@ -10,7 +10,7 @@ bits as the Python API. The evaluation state holds what ``fastrank.Evaluator`` h
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort
-from libc.string cimport memcpy, memmove, memset
+from libc.string cimport memcpy, memset
 from cpython.pycapsule cimport PyCapsule_New
 
 from fastrank._ext._simd cimport current_level
@@ -466,64 +466,88 @@ cdef inline int _bits(uint64_t x) noexcept nogil:
     return b
 
 
-cdef int64_t _counted(int64_t* r, int64_t n, int64_t q) noexcept nogil:
-    """Records r[:n] (checked) sorted by (label, s, d), equal ones summed into one; returns
-    their number, -1 when out of memory. Where (label, s, d) packs into 64 bits, by the
-    kernel's stable sort of the packed keys (a radix sort) and one gather; else by qsort."""
-    cdef int64_t i, j, m = 0, top = 1
+cdef inline int64_t _add_class(const int64_t* rec, bint same, int64_t m, int64_t n,
+                               int64_t* cols, int64_t* start, int64_t* label) noexcept nogil:
+    """_classes' step: record rec added to class m - 1 (same) or starting class m; returns
+    the number of classes."""
+    if same:
+        cols[2 * n + m - 1] += rec[3]
+        cols[3 * n + m - 1] += rec[4]
+        return m
+    while label[0] <= rec[0]:
+        start[label[0]] = m
+        label[0] += 1
+    cols[m], cols[n + m], cols[2 * n + m], cols[3 * n + m] = rec[1], rec[2], rec[3], rec[4]
+    return m + 1
+
+
+cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols,
+                      int64_t* start) noexcept nogil:
+    """The classes of the (checked) records r[:n]: one per distinct (label, s, d), sorted by
+    it, their s, d, n_rel and n_irr in cols[0:m], cols[n:n + m], cols[2n:...], cols[3n:...]
+    (cols holds 4n), label i's from start[i] to start[i + 1] - 1 (start holds q + 1).
+    Returns m, -1 when out of memory. Where (label, s, d) packs into 64 bits the records
+    are ordered by the kernel's stable sort of the packed keys (a radix sort); else a copy
+    is sorted by qsort."""
+    cdef int64_t i, m = 0, top = 1, label = 0
     cdef int bits, shift
-    cdef SortWork* w = NULL
-    cdef int64_t* copy = NULL
+    cdef SortWork* w
+    cdef int64_t* rows
     for i in range(n):
         top = max(top, r[5 * i + 1])
     bits = _bits(<uint64_t> top)
     shift = _bits(<uint64_t> (q - 1))
     if shift + 2 * bits <= 64 and n < 2147483647:
         w = sort_work_new(n)
-        copy = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
-        if w == NULL or copy == NULL:
-            sort_work_free(w)
-            free(copy)
+        if w == NULL:
             return -1
         for i in range(n):
             w.keys[i] = (<uint64_t> r[5 * i] << 2 * bits) | (<uint64_t> r[5 * i + 1] << bits) \
                 | <uint64_t> r[5 * i + 2]
             w.order[i] = <int32_t> i
         sort_keys(w.keys, w.order, n, w)
-        memcpy(copy, r, 5 * n * sizeof(int64_t))
         for i in range(n):
-            j = w.order[i]
-            if m and w.keys[i] == w.keys[i - 1]:
-                r[5 * (m - 1) + 3] += copy[5 * j + 3]
-                r[5 * (m - 1) + 4] += copy[5 * j + 4]
-            else:
-                memcpy(r + 5 * m, copy + 5 * j, 5 * sizeof(int64_t))
-                m += 1
+            m = _add_class(r + 5 * w.order[i], i > 0 and w.keys[i] == w.keys[i - 1], m, n,
+                           cols, start, &label)
         sort_work_free(w)
-        free(copy)
-        return m
-    qsort(r, n, 5 * sizeof(int64_t), _by_class)
-    for i in range(n):
-        if m and _by_class(r + 5 * (m - 1), r + 5 * i) == 0:
-            r[5 * (m - 1) + 3] += r[5 * i + 3]
-            r[5 * (m - 1) + 4] += r[5 * i + 4]
-        else:
-            memmove(r + 5 * m, r + 5 * i, 5 * sizeof(int64_t))
-            m += 1
+    else:
+        rows = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
+        if rows == NULL:
+            return -1
+        memcpy(rows, r, 5 * n * sizeof(int64_t))
+        qsort(rows, n, 5 * sizeof(int64_t), _by_class)
+        for i in range(n):
+            m = _add_class(rows + 5 * i, i > 0 and _by_class(rows + 5 * (i - 1), rows + 5 * i)
+                           == 0, m, n, cols, start, &label)
+        free(rows)
+    while label <= q:
+        start[label] = m
+        label += 1
     return m
 
 
 cdef int eval_count_records(int64_t q, int64_t* records, int64_t n,
                             int64_t* n_out) noexcept nogil:
+    cdef int64_t i, j, k, m
+    cdef int64_t* cols
     cdef int err = _check_labels(q) or _check_records(records, n, q)
     if err:
         return err
     if n_out == NULL:
         return fr_fail(FASTRANK_EINVAL, "n_out is NULL")
-    n_out[0] = _counted(records, n, q)
-    if n_out[0] < 0:
+    cols = <int64_t*> malloc((4 * n + q + 1) * sizeof(int64_t))
+    m = -1 if cols == NULL else _classes(records, n, q, cols, cols + 4 * n)
+    if m < 0:
+        free(cols)
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
                        <long long> n)
+    for i in range(q):  # the classes back as rows, label by label
+        for j in range(cols[4 * n + i], cols[4 * n + i + 1]):
+            records[5 * j] = i
+            for k in range(4):
+                records[5 * j + 1 + k] = cols[k * n + j]
+    free(cols)
+    n_out[0] = m
     return FASTRANK_OK
 
 
@@ -551,29 +575,15 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
         if s.draws[j] != 0:  # rows of other weights were drawn: each draw's counts
             sets = s.n_draws
             break
-    cls = <int64_t*> malloc((9 * n + q + 1) * sizeof(int64_t))
+    cls = <int64_t*> malloc((4 * n + q + 1) * sizeof(int64_t))
     buf = <double*> malloc((4 * sets * q + 2 * sets) * sizeof(double))
-    if cls == NULL or buf == NULL:
-        free(cls)
-        free(buf)
-        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
-                       <long long> n)
-    memcpy(cls, records, 5 * n * sizeof(int64_t))
-    m = _counted(cls, n, q)
+    m = -1 if cls == NULL or buf == NULL else _classes(records, n, q, cls, cls + 4 * n)
     if m < 0:
         free(cls)
         free(buf)
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
                        <long long> n)
-    start = cls + 9 * n  # label i's classes: start[i] .. start[i + 1] - 1
-    j = 0
-    for i in range(q + 1):
-        while j < m and cls[5 * j] < i:
-            j += 1
-        start[i] = j
-    for k in range(4):  # the columns s, d, n_rel, n_irr, each contiguous, after the rows
-        for j in range(m):
-            cls[5 * n + k * m + j] = cls[5 * j + k + 1]
+    start = cls + 4 * n  # label i's classes: start[i] .. start[i + 1] - 1
     a, b, p, f = buf, buf + sets * q, buf + 2 * sets * q, buf + 3 * sets * q
     for k in range(sets):
         for i in range(q):
@@ -582,9 +592,8 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
             b[k * q + i] = s.labels[(_lab_fixed + 1) * q + i] \
                 + (s.draws[(2 * k + 1) * q + i] if sets > 1 else 0.0)
     for i in range(q):
-        if label_sums(cls + 5 * n + start[i], cls + 5 * n + m + start[i],
-                      cls + 5 * n + 2 * m + start[i], cls + 5 * n + 3 * m + start[i],
-                      start[i + 1] - start[i], sets, q, a + i, b + i,
+        if label_sums(cls + start[i], cls + n + start[i], cls + 2 * n + start[i],
+                      cls + 3 * n + start[i], start[i + 1] - start[i], sets, q, a + i, b + i,
                       s.labels[_lab_rel * q + i], s.zero_division, p + i, f + i):
             free(cls)
             free(buf)
