@@ -182,9 +182,14 @@ def test_boundary_records_are_checked(cy):
     state = cy.Evaluation(scores.shape[1], 1 << TIES.index("expected"), 3, 20, 1)
     state.add_rows_exact(scores, truth, 0, np.ones(10))
     assert state.records[0].shape[0] > 0
-    state.records[0][0, 2] = state.records[0][0, 1]  # d = s: not a cut group's label
-    with pytest.raises(ValueError, match="0 < d < s"):
-        state.result_exact(TIES.index("expected"))
+    kept = state.records[0][0].copy()
+    for column, value in ((2, kept[1]), (1, scores.shape[1] + 1), (0, -1), (4, -1)):
+        state.records[0][0] = kept
+        state.records[0][0, column] = value  # d = s, s > n_labels, no label, a negative count
+        with pytest.raises(ValueError, match="0 < d < s <= n_labels"):
+            state.result_exact(TIES.index("expected"))
+        with pytest.raises(ValueError, match="record 0 is not"):
+            cy.count_records(scores.shape[1], state.records[0])
 
 
 def test_rows_of_other_lengths_on_one_thread(cy):

@@ -438,11 +438,11 @@ cdef int _check_records(const int64_t* r, int64_t n, int64_t q) noexcept nogil:
     if n < 0 or (n > 0 and r == NULL):
         return fr_fail(FASTRANK_EINVAL, "records is NULL or n is negative")
     for i in range(n):
-        if not (0 <= r[5 * i] < q and 0 < r[5 * i + 2] < r[5 * i + 1]
+        if not (0 <= r[5 * i] < q and 0 < r[5 * i + 2] < r[5 * i + 1] <= q
                 and r[5 * i + 3] >= 0 and r[5 * i + 4] >= 0):
             return fr_fail(FASTRANK_EINVAL, "record %lld is not (label, s, d, n_rel, n_irr) "
-                           "with 0 <= label < %lld, 0 < d < s and counts >= 0",
-                           <long long> i, <long long> q)
+                           "with 0 <= label < n_labels = %lld, 0 < d < s <= n_labels and "
+                           "counts >= 0", <long long> i, <long long> q)
     return FASTRANK_OK
 
 

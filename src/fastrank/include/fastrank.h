@@ -158,12 +158,12 @@ typedef struct fastrank_capi {
     /* eval_add_row, except that under FASTRANK_TIES_EXPECTED a row of weight 1 does not draw
        its cut tie group (the group the cutoff falls inside): it writes the group's labels
        to records as boundary records, rows of 5 int64 (label, s, d, n_rel, n_irr: the label
-       is predicted with probability d/s, in lowest terms; n_rel 1 when it is relevant,
-       else n_irr 1), and *n_records <- their number (at most n_labels: records holds
-       5 * n_labels int64). Other rows write none: a row of weight 0 adds no records, one of
-       another weight is drawn n_draws times, as by eval_add_row. The caller keeps the
-       records of every row (of merged states too: their records side by side) for
-       eval_result_exact; eval_count_records keeps them small. */
+       is predicted with probability d/s, in lowest terms, 0 < d < s <= n_labels; n_rel 1
+       when it is relevant, else n_irr 1), and *n_records <- their number (at most
+       n_labels: records holds 5 * n_labels int64). Other rows write none: a row of
+       weight 0 adds no records, one of another weight is drawn n_draws times, as by
+       eval_add_row. The caller keeps the records of every row (of merged states too: their
+       records side by side) for eval_result_exact; eval_count_records keeps them small. */
     int (*eval_add_row_exact)(fastrank_eval_state* state, const double* scores,
                               const uint8_t* truth, int64_t row, double weight,
                               int64_t* records, int64_t* n_records);
