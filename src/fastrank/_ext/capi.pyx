@@ -467,29 +467,26 @@ cdef inline int _bits(uint64_t x) noexcept nogil:
 
 
 cdef inline int64_t _add_class(const int64_t* rec, bint same, int64_t m, int64_t n,
-                               int64_t* cols, int64_t* start, int64_t* label) noexcept nogil:
+                               int64_t* cols) noexcept nogil:
     """_classes' step: record rec added to class m - 1 (same) or starting class m; returns
     the number of classes."""
+    cdef int k
     if same:
-        cols[2 * n + m - 1] += rec[3]
-        cols[3 * n + m - 1] += rec[4]
+        cols[3 * n + m - 1] += rec[3]
+        cols[4 * n + m - 1] += rec[4]
         return m
-    while label[0] <= rec[0]:
-        start[label[0]] = m
-        label[0] += 1
-    cols[m], cols[n + m], cols[2 * n + m], cols[3 * n + m] = rec[1], rec[2], rec[3], rec[4]
+    for k in range(5):
+        cols[k * n + m] = rec[k]
     return m + 1
 
 
-cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols,
-                      int64_t* start) noexcept nogil:
+cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols) noexcept nogil:
     """The classes of the (checked) records r[:n]: one per distinct (label, s, d), sorted by
-    it, their s, d, n_rel and n_irr in cols[0:m], cols[n:n + m], cols[2n:...], cols[3n:...]
-    (cols holds 4n), label i's from start[i] to start[i + 1] - 1 (start holds q + 1).
-    Returns m, -1 when out of memory. Where (label, s, d) packs into 64 bits the records
-    are ordered by the kernel's stable sort of the packed keys (a radix sort); else a copy
-    is sorted by qsort."""
-    cdef int64_t i, m = 0, top = 1, label = 0
+    it, their label, s, d, n_rel and n_irr in cols[0:m], cols[n:n + m], ..., cols[4n:4n + m]
+    (cols holds 5n). Returns m, -1 when out of memory. Where (label, s, d) packs into 64
+    bits the records are ordered by the kernel's stable sort of the packed keys (a radix
+    sort); else a copy is sorted by qsort. The work and scratch follow n, not q."""
+    cdef int64_t i, m = 0, top = 1
     cdef int bits, shift
     cdef SortWork* w
     cdef int64_t* rows
@@ -508,44 +505,39 @@ cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols,
         sort_keys(w.keys, w.order, n, w)
         for i in range(n):
             m = _add_class(r + 5 * w.order[i], i > 0 and w.keys[i] == w.keys[i - 1], m, n,
-                           cols, start, &label)
+                           cols)
         sort_work_free(w)
-    else:
-        rows = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
-        if rows == NULL:
-            return -1
-        memcpy(rows, r, 5 * n * sizeof(int64_t))
-        qsort(rows, n, 5 * sizeof(int64_t), _by_class)
-        for i in range(n):
-            m = _add_class(rows + 5 * i, i > 0 and _by_class(rows + 5 * (i - 1), rows + 5 * i)
-                           == 0, m, n, cols, start, &label)
-        free(rows)
-    while label <= q:
-        start[label] = m
-        label += 1
+        return m
+    rows = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
+    if rows == NULL:
+        return -1
+    memcpy(rows, r, 5 * n * sizeof(int64_t))
+    qsort(rows, n, 5 * sizeof(int64_t), _by_class)
+    for i in range(n):
+        m = _add_class(rows + 5 * i, i > 0 and _by_class(rows + 5 * (i - 1), rows + 5 * i) == 0,
+                       m, n, cols)
+    free(rows)
     return m
 
 
 cdef int eval_count_records(int64_t q, int64_t* records, int64_t n,
                             int64_t* n_out) noexcept nogil:
-    cdef int64_t i, j, k, m
+    cdef int64_t j, k, m
     cdef int64_t* cols
     cdef int err = _check_labels(q) or _check_records(records, n, q)
     if err:
         return err
     if n_out == NULL:
         return fr_fail(FASTRANK_EINVAL, "n_out is NULL")
-    cols = <int64_t*> malloc((4 * n + q + 1) * sizeof(int64_t))
-    m = -1 if cols == NULL else _classes(records, n, q, cols, cols + 4 * n)
+    cols = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
+    m = -1 if cols == NULL else _classes(records, n, q, cols)
     if m < 0:
         free(cols)
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
                        <long long> n)
-    for i in range(q):  # the classes back as rows, label by label
-        for j in range(cols[4 * n + i], cols[4 * n + i + 1]):
-            records[5 * j] = i
-            for k in range(4):
-                records[5 * j + 1 + k] = cols[k * n + j]
+    for j in range(m):  # the classes back as rows
+        for k in range(5):
+            records[5 * j + k] = cols[k * n + j]
     free(cols)
     n_out[0] = m
     return FASTRANK_OK
@@ -575,15 +567,21 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
         if s.draws[j] != 0:  # rows of other weights were drawn: each draw's counts
             sets = s.n_draws
             break
-    cls = <int64_t*> malloc((4 * n + q + 1) * sizeof(int64_t))
+    # the classes' columns (5n), then label i's classes start[i] .. start[i + 1] - 1 (q + 1)
+    cls = <int64_t*> malloc((5 * n + q + 1) * sizeof(int64_t))
     buf = <double*> malloc((4 * sets * q + 2 * sets) * sizeof(double))
-    m = -1 if cls == NULL or buf == NULL else _classes(records, n, q, cls, cls + 4 * n)
+    m = -1 if cls == NULL or buf == NULL else _classes(records, n, q, cls)
     if m < 0:
         free(cls)
         free(buf)
         return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
                        <long long> n)
-    start = cls + 4 * n  # label i's classes: start[i] .. start[i + 1] - 1
+    start = cls + 5 * n
+    j = 0
+    for i in range(q + 1):
+        while j < m and cls[j] < i:
+            j += 1
+        start[i] = j
     a, b, p, f = buf, buf + sets * q, buf + 2 * sets * q, buf + 3 * sets * q
     for k in range(sets):
         for i in range(q):
@@ -592,8 +590,8 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
             b[k * q + i] = s.labels[(_lab_fixed + 1) * q + i] \
                 + (s.draws[(2 * k + 1) * q + i] if sets > 1 else 0.0)
     for i in range(q):
-        if label_sums(cls + start[i], cls + n + start[i], cls + 2 * n + start[i],
-                      cls + 3 * n + start[i], start[i + 1] - start[i], sets, q, a + i, b + i,
+        if label_sums(cls + n + start[i], cls + 2 * n + start[i], cls + 3 * n + start[i],
+                      cls + 4 * n + start[i], start[i + 1] - start[i], sets, q, a + i, b + i,
                       s.labels[_lab_rel * q + i], s.zero_division, p + i, f + i):
             free(cls)
             free(buf)
