@@ -132,10 +132,11 @@ def test_evaluate_equals_python(cy, c, cutoff):
 
 @pytest.mark.parametrize("cutoff", ["perfect", 3])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_exact_expected_equals_python(cy, cutoff, weighted):
+def test_exact_expected_equals_python(cy, c, cutoff, weighted):
     """eval_add_row_exact / eval_result_exact: every value of Evaluator's exact form, to the
     bit; rows of weight 0 add nothing, rows of other weights are drawn as Evaluator draws
-    them (and the two values are then its means over the draws)."""
+    them (and the two values are then its means over the draws). The C example (rows of
+    weight 1) counts its records whenever its buffer fills."""
     scores, truth = _data()
     n, q = scores.shape
     weight = np.ones(n)
@@ -154,6 +155,11 @@ def test_exact_expected_equals_python(cy, cutoff, weighted):
         states[0].merge(s)
     exact = np.array([states[0].result_exact(t) for t in range(len(TIES))])
     np.testing.assert_array_equal(exact, result.values)
+    if not weighted:
+        out = np.full((len(TIES), 19), np.nan)
+        c.evaluate(scores, truth, q, (1 << len(TIES)) - 1, -1 if cutoff == "perfect" else cutoff,
+                   20, ev.seed, bounds, out, True)
+        np.testing.assert_array_equal(out, result.values)
     # the Monte-Carlo values of eval_result differ from them (the records were not drawn)
     drawn = states[0].result(TIES.index("expected"))
     assert not np.array_equal(drawn, exact[-1])

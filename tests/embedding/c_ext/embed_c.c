@@ -57,37 +57,71 @@ typedef struct {
     int64_t q, lo, hi, top_k, n_draws;
     int ties;
     uint64_t seed;
+    int exact;         /* eval_add_row_exact: the chunk's boundary records kept below */
     fastrank_eval_state state;
+    int64_t* records;  /* cap rows of 5 int64, n_records of them used */
+    int64_t n_records, cap;
     int err;
 } chunk;
 
+/* room for one more row's records (at most q rows): counted in place when full, and the
+   buffer doubled when counting leaves it more than half full */
+static int make_room(chunk* c) {
+    int64_t* grown;
+    int err;
+    if (c->cap - c->n_records >= c->q)
+        return FASTRANK_OK;
+    err = fastrank_api->eval_count_records(c->q, c->records, c->n_records, &c->n_records);
+    if (err || (2 * c->n_records <= c->cap && c->cap - c->n_records >= c->q))
+        return err;
+    grown = realloc(c->records, (2 * c->cap + c->q) * 5 * sizeof(int64_t));
+    if (!grown)
+        return FASTRANK_ENOMEM;
+    c->records = grown;
+    c->cap = 2 * c->cap + c->q;
+    return FASTRANK_OK;
+}
+
 static void* eval_chunk(void* arg) {
     chunk* c = (chunk*)arg;
-    int64_t i;
+    int64_t i, n;
     double* labels = malloc(FASTRANK_N_LABEL_ROWS * c->q * sizeof(double));
     double* draws = malloc((c->n_draws * 2 * c->q + 1) * sizeof(double));
     c->err = labels && draws ? fastrank_api->eval_init(&c->state, c->q, c->ties, c->top_k,
                                                        c->n_draws, c->seed, 0.0, labels, draws)
                              : FASTRANK_ENOMEM;
-    for (i = c->lo; i < c->hi && !c->err; i++)
-        c->err = fastrank_api->eval_add_row(&c->state, c->scores + i * c->q,
-                                            c->truth + i * c->q, i, 1.0);
+    for (i = c->lo; i < c->hi && !c->err; i++) {
+        if (!c->exact) {
+            c->err = fastrank_api->eval_add_row(&c->state, c->scores + i * c->q,
+                                                c->truth + i * c->q, i, 1.0);
+            continue;
+        }
+        c->err = make_room(c);
+        if (!c->err)
+            c->err = fastrank_api->eval_add_row_exact(&c->state, c->scores + i * c->q,
+                                                      c->truth + i * c->q, i, 1.0,
+                                                      c->records + 5 * c->n_records, &n);
+        c->n_records += c->err ? 0 : n;
+    }
     return NULL;
 }
 
-/* evaluate(scores, truth, n_labels, ties, top_k, n_draws, seed, bounds, out): rows
-   bounds[t] .. bounds[t+1]-1 on thread t (int64 bounds), merged in order; out (float64)
-   gets the 19 metrics of each ranking type in ties, in FASTRANK_TIES_* order. */
+/* evaluate(scores, truth, n_labels, ties, top_k, n_draws, seed, bounds, out[, exact]):
+   rows bounds[t] .. bounds[t+1]-1 on thread t (int64 bounds), merged in order; out
+   (float64) gets the 19 metrics of each ranking type in ties, in FASTRANK_TIES_* order;
+   with exact, macro precision and F1 by category of the expected ranking from the
+   boundary records of all the chunks, side by side (eval_result_exact) */
 static PyObject* evaluate(PyObject* self, PyObject* args) {
     Py_buffer s, y, b, out;
     Py_ssize_t q, n_threads, t, r;
     long long top_k, n_draws;
-    int ties, err = 0;
+    int ties, exact = 0, err = 0;
     unsigned long long seed;
+    int64_t n_records = 0, *records = NULL;
     chunk* c;
     thread* th;
-    if (!PyArg_ParseTuple(args, "y*y*niLLKy*w*", &s, &y, &q, &ties, &top_k, &n_draws, &seed,
-                          &b, &out))
+    if (!PyArg_ParseTuple(args, "y*y*niLLKy*w*|p", &s, &y, &q, &ties, &top_k, &n_draws,
+                          &seed, &b, &out, &exact))
         return NULL;
     n_threads = b.len / (Py_ssize_t)sizeof(int64_t) - 1;
     c = calloc(n_threads, sizeof(chunk));
@@ -95,7 +129,7 @@ static PyObject* evaluate(PyObject* self, PyObject* args) {
     Py_BEGIN_ALLOW_THREADS
     for (t = 0; t < n_threads; t++) {
         chunk init = {s.buf, y.buf, q, ((int64_t*)b.buf)[t], ((int64_t*)b.buf)[t + 1], top_k,
-                      n_draws, ties, seed};
+                      n_draws, ties, seed, exact};
         c[t] = init;
         THREAD_START(th[t], &c[t]);
     }
@@ -105,14 +139,29 @@ static PyObject* evaluate(PyObject* self, PyObject* args) {
     }
     for (t = 1; t < n_threads && !err; t++)
         err = fastrank_api->eval_merge(&c[0].state, &c[t].state);
+    if (exact && !err) {  /* the merged states' records side by side */
+        for (t = 0; t < n_threads; t++)
+            n_records += c[t].n_records;
+        records = malloc(5 * n_records * sizeof(int64_t) + 1);
+        err = records ? FASTRANK_OK : FASTRANK_ENOMEM;
+        for (n_records = 0, t = 0; t < n_threads && !err; t++) {
+            memcpy(records + 5 * n_records, c[t].records, 5 * c[t].n_records * sizeof(int64_t));
+            n_records += c[t].n_records;
+        }
+    }
     for (r = 0, t = 0; t < FASTRANK_N_TIES && !err; t++)
         if (ties >> t & 1)
-            err = fastrank_api->eval_result(&c[0].state, (int)t,
-                                            (double*)out.buf + FASTRANK_N_METRICS * r++);
+            err = exact ? fastrank_api->eval_result_exact(
+                              &c[0].state, (int)t, records, n_records,
+                              (double*)out.buf + FASTRANK_N_METRICS * r++)
+                        : fastrank_api->eval_result(&c[0].state, (int)t,
+                                                    (double*)out.buf + FASTRANK_N_METRICS * r++);
     for (t = 0; t < n_threads; t++) {
         free(c[t].state.labels);
         free(c[t].state.draws);
+        free(c[t].records);
     }
+    free(records);
     Py_END_ALLOW_THREADS
     free(c);
     free(th);
