@@ -425,6 +425,47 @@ def test_dates_and_durations_are_not_numbers(caller, dtype):
         _real_input_callers()[caller](values)
 
 
+_BIG = 2**60 + 1  # 2**60 + 1 and 2**60 round to the same float64
+
+
+def _beliefs_callers():
+    import fastrank
+    from fastrank import metrics as M
+    Y = np.array([[1, 0, 0], [0, 1, 0]])
+    return {
+        "rank": lambda v: fastrank.rank(v, "dense"),
+        "rank csr": lambda v: fastrank.rank(sp.csr_matrix(v), "dense"),
+        "rank fortran": lambda v: fastrank.rank(np.asfortranarray(v), "dense"),
+        "ranking_loss": lambda v: M.ranking_loss(Y, v),
+        "evaluate": lambda v: M.evaluate(Y, v),
+        "evaluate_at_k": lambda v: M.evaluate_at_k(Y, v, k=2),
+        "evaluate_at_k pairs": lambda v: M.evaluate_at_k(Y, (np.tile([0, 1, 2], (2, 1)), v), k=2),
+        "auc": lambda v: M.auc(Y, v),
+    }
+
+
+@pytest.mark.parametrize("caller", sorted(_beliefs_callers()))
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.longdouble])
+def test_beliefs_that_float64_would_tie_are_refused(caller, dtype):
+    """Beliefs tie exactly when equal: integers past 2**53 (or long doubles) that would
+    round to one float64 are refused, naming the value and its row; those float64 holds
+    exactly are ranked as they are."""
+    if dtype is np.longdouble:
+        if np.finfo(np.longdouble).eps >= np.finfo(np.float64).eps:
+            pytest.xfail("long double is float64 on this platform")
+        big, bad = np.longdouble(1) + np.finfo(np.longdouble).eps, "1.0000000000000000001"
+    else:
+        big, bad = _BIG, str(_BIG)
+    values = np.array([[3, 2, 1], [big, big - 1, 5]], dtype=dtype)
+    with pytest.raises(ValueError, match=rf"holds {re.escape(bad)}\S* \(first in row 1\), "
+                                         r"which float64 cannot hold exactly"):
+        _beliefs_callers()[caller](values)
+    exact = np.array([[3, 2, 1], [2**60, 2**60 - 2**8, 5]], dtype=dtype)
+    _beliefs_callers()[caller](exact)  # accepted
+    import fastrank
+    np.testing.assert_array_equal(fastrank.rank(exact, "dense"), [[1, 2, 3], [1, 2, 3]])
+
+
 # ---- unbounded parameters ----------------------------------------------------------------
 
 @pytest.mark.parametrize("top_k", [3, 4, 2**31, 2**63, 2**100])

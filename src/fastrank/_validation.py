@@ -103,6 +103,31 @@ def _first_nan_row(values, row_of):
     return None if bad < 0 else int(row_of(bad))
 
 
+def exact_float64(values, name, row_of):
+    """The real ``values`` (not float32/float64) as float64, refused when a value does not
+    convert exactly: beliefs tie exactly when they are equal, and integers beyond 2**53
+    or long doubles rounded to float64 would tie where they differ. ValueError naming
+    ``name`` and the row (``row_of`` a position in ``values.ravel(order="K")``)."""
+    out = values.astype(np.float64)
+    if values.dtype.itemsize < 8:
+        return out  # booleans, float16 and integers of 32 bits or fewer fit float64
+    flat, got = values.ravel(order="K"), out.ravel(order="K")
+    if values.dtype.kind in "iu":  # only magnitudes past 2**53 can round
+        at = np.flatnonzero(np.abs(got) >= 2.0**53)
+        limit = 2.0**63 if values.dtype.kind == "i" else 2.0**64
+        f = got[at]
+        lost = (f >= limit) | (np.where(f < limit, f, 0).astype(values.dtype) != flat[at])
+    else:
+        at = np.arange(flat.size)
+        lost = ~((got.astype(values.dtype) == flat) | np.isnan(flat))
+    if lost.any():
+        raise ValueError(f"{name} holds {str(flat[at[np.argmax(lost)]])} (first in row "
+                         f"{int(row_of(at[np.argmax(lost)]))}), which float64 cannot hold "
+                         f"exactly: beliefs would tie that differ; convert them to float64 "
+                         f"first if that is meant")
+    return out
+
+
 def object_to_float(arr, name):
     """The object array ``arr`` of real numbers as float64, as scikit-learn's ``check_array``
     converts it; TypeError naming ``name`` when an element is not a real number (a string,
@@ -355,11 +380,13 @@ def check_scores(scores, name="y_score", allow_sparse=True, scan=True):
         check_nonempty_2d(scores.shape, name)
         csr = check_csr(scores, name)
         _check_columns(csr.shape, name, "labels")
+        row_of = lambda k: np.searchsorted(csr.indptr, k, side="right") - 1  # noqa: E731
         if csr.dtype not in FLOAT_DTYPES:
+            exact_float64(csr.data, name, row_of)
             csr = csr.astype(np.float64)
         if not scan:
             return csr
-        row = _first_nan_row(csr.data, lambda k: np.searchsorted(csr.indptr, k, side="right") - 1)
+        row = _first_nan_row(csr.data, row_of)
         if row is not None:
             raise ValueError(f"{name} contains NaN (first in row {row})")
         return csr
@@ -367,14 +394,14 @@ def check_scores(scores, name="y_score", allow_sparse=True, scan=True):
     check_real_dtype(arr.dtype, name)
     check_nonempty_2d(arr.shape, name)
     _check_columns(arr.shape, name, "labels")
-    if arr.dtype not in FLOAT_DTYPES:
-        arr = arr.astype(np.float64)
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         arr = np.ascontiguousarray(arr)
-    if not scan:
-        return arr
     q = arr.shape[1]
     row_of = (lambda k: k // q) if arr.flags.c_contiguous else (lambda k: k % arr.shape[0])
+    if arr.dtype not in FLOAT_DTYPES:
+        arr = exact_float64(arr, name, row_of)
+    if not scan:
+        return arr
     row = _first_nan_row(arr.ravel(order="K"), row_of)
     if row is not None:
         raise ValueError(f"{name} contains NaN (first in row {row})")

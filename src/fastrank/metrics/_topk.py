@@ -53,7 +53,7 @@ from .._ext import checks as _checks
 from .._ext import tie_topk as _kernel
 from .._typing import LabelsLike, RandomStateLike
 from .._validation import _label_indices, check_binary_csr, check_n_labels, check_nonempty_2d, \
-    check_option, check_real_dtype, check_scores, check_truth, is_label_sets
+    check_option, check_real_dtype, check_scores, check_truth, exact_float64, is_label_sets
 from ._common import check_sample_weight, draw_seed
 from ._mergeable import Mergeable, empty_chunk_labels
 
@@ -171,9 +171,9 @@ def _scores(y_score):
         if scores.shape != indices.shape:
             raise ValueError(f"y_score indices have shape {indices.shape} but its scores "
                              f"{scores.shape}")
-        if scores.dtype not in (np.float32, np.float64):
-            scores = scores.astype(np.float64)
         scores = np.ascontiguousarray(scores)
+        if scores.dtype not in (np.float32, np.float64):
+            scores = exact_float64(scores, "y_score scores", lambda k: k // scores.shape[1])
         bad = _checks.first_nan(scores.ravel())
         if bad >= 0:
             raise ValueError(f"y_score scores contain NaN (first in row {bad // scores.shape[1]})")
