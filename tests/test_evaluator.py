@@ -252,6 +252,33 @@ def test_weights_are_checked():
             f(np.zeros(10))
 
 
+def test_weights_count_by_their_ratios_alone():
+    """Weights scaled by a power of two give every value's bits (sums and products of
+    weights scale exactly); a non-zero weight beyond 2**-400 .. 2**400, where they would
+    overflow or lose bits, is refused, and a 0 among the others stays allowed."""
+    y, s = tied_data(40, 5, 1)
+    w = np.random.default_rng(1).random(40) * 3 + 0.1
+    w[::7] = 0.0
+    p = (s >= 0.5).astype(np.uint8)
+
+    def values(weight):
+        e = M.evaluate(y, s, ties=("modified", "expected"), n_draws=7, random_state=2,
+                       sample_weight=weight)
+        k = M.evaluate_at_k(y, s, k=2, sample_weight=weight)
+        return [e.values, e.stderr, np.array([[k[t][m] for m in sorted(k[t])] for t in k]),
+                M.auc(y, s, average="samples", sample_weight=weight),
+                M.precision(y, p, orient="document", sample_weight=weight),
+                M.contingency(y, p, sample_weight=weight) / weight.sum()]
+
+    want = values(w)
+    for scale in (2.0**-390, 2.0**390):
+        for got, expected in zip(values(w * scale), want):
+            np.testing.assert_array_equal(got, expected)
+    for bad in (1e308, 2.0**401, 2.0**-401, 5e-324):
+        with pytest.raises(ValueError, match=r"between 2\*\*-400 and 2\*\*400"):
+            values(np.where(w > 0, bad, 0.0))
+
+
 def test_evaluation_to_pandas_and_html():
     y, s = tied_data(30, 5, 0)
     # weights other than 0 and 1: the two category-macro ratios of "expected" are estimates

@@ -181,10 +181,16 @@ def column_sum(doc, col, weight=_NO_WEIGHTS):
     return _kernel.document_total(doc[:, col], weight)
 
 
+#: The range of a non-zero weight: sums of weights, and the products of two that ROC
+#: analysis counts, stay finite and far from float64's subnormals.
+WEIGHT_RANGE = (2.0**-400, 2.0**400)
+
+
 def check_sample_weight(sample_weight, n, averaged=False):
     """None, or the per-document weights as a float64 array of length ``n``: finite,
-    non-negative (a document of weight 0 counts for nothing) and, when the caller averages
-    over them (``averaged``), not all 0."""
+    non-negative (a document of weight 0 counts for nothing), each non-zero one within
+    ``WEIGHT_RANGE`` (only their ratios matter: rescale others) and, when the caller
+    averages over them (``averaged``), not all 0."""
     if sample_weight is None:
         return None
     w = as_numpy(sample_weight, "sample_weight")
@@ -196,6 +202,12 @@ def check_sample_weight(sample_weight, n, averaged=False):
                          f"got {w.shape}")
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError("sample_weight must be finite and >= 0")
+    lo, hi = WEIGHT_RANGE
+    if ((w > 0) & ((w < lo) | (w > hi))).any():
+        raise ValueError("a non-zero sample_weight must lie between 2**-400 and 2**400 (about "
+                         "3.9e-121 and 2.6e+120), where sums and products of weights stay "
+                         "finite and normal in float64; rescale them (only their ratios "
+                         "matter)")
     if averaged and not w.sum() > 0:
         raise ValueError("sample_weight sums to 0: no document to average over")
     return w
