@@ -107,12 +107,16 @@ def test_compressed_members_are_not_inflated(tmp_path, data):
     assert time.perf_counter() - t0 < 1.0
 
 
-@pytest.mark.parametrize("shape, payload, match", [
-    ((10**6, 10**6), b"\0" * 64, "claims"),      # a header claiming terabytes
-    ((4,), b"\0" * 8, "claims"),                  # fewer bytes than the header claims
-    ((1,), b"\0" * 64, "claims"),                 # more bytes than the header claims
+@pytest.mark.parametrize("shape, payload, match, dtype", [
+    ((10**6, 10**6), b"\0" * 64, "claims", np.uint8),   # a header claiming terabytes
+    ((4,), b"\0" * 8, "claims", np.uint8),              # fewer bytes than the header claims
+    ((1,), b"\0" * 64, "claims", np.uint8),             # more bytes than the header claims
+    ((10**12,), b"", "elements of 0 bytes", "S0"),     # 0 bytes whatever the shape: numpy
+    ((2**28,), b"", "elements of 0 bytes", "U0"),      # would allocate them as S1, U1
+    ((-3, -3), b"\0" * 9, "negative dimension", np.uint8),  # a positive product
+    ((0, -5), b"", "negative dimension", np.uint8),
 ])
-def test_array_headers_must_match_their_members(tmp_path, data, shape, payload, match):
+def test_array_headers_must_match_their_members(tmp_path, data, shape, payload, match, dtype):
     X, Y = data
     KNN().fit(X, Y).save(tmp_path / "m.npz")
     with zipfile.ZipFile(tmp_path / "m.npz") as src, \
@@ -120,7 +124,7 @@ def test_array_headers_must_match_their_members(tmp_path, data, shape, payload, 
         for info in src.infolist():
             body = src.read(info)
             if info.filename == "Y_.npy":
-                body = npy_bytes(shape, np.uint8, payload)
+                body = npy_bytes(shape, dtype, payload)
             dst.writestr(info.filename, body)
     with pytest.raises(ValueError, match=match):
         KNN.load(tmp_path / "bad.npz")
@@ -175,7 +179,7 @@ def test_header_that_is_not_json(tmp_path, data):
     X, Y = data
     KNN().fit(X, Y).save(tmp_path / "m.npz")
     arrays = members(tmp_path / "m.npz")
-    for raw in (b"[" * 100000, b"\xff\xfe", b"{}"):
+    for raw in (b"[" * 100000, b"\xff\xfe", b"{}", b'{"format": ' + b"1" * 5000 + b"}"):
         arrays["__header__"] = np.frombuffer(raw, dtype=np.uint8)
         write_npz(tmp_path / "bad.npz", arrays)
         with pytest.raises(ValueError, match="header"):

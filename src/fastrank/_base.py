@@ -399,7 +399,7 @@ def _header_json(path, raw):
         raise _bad_file(path, "no valid header")
     try:
         header = json.loads(raw.tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON, an integer of 4 300+ digits
         raise _bad_file(path, "no valid header") from None
     if not isinstance(header, dict) or header.get("format") != "fastrank-model":
         raise _bad_file(path, "no fastrank header")

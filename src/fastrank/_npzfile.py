@@ -132,6 +132,9 @@ def _npy_header(f, info, start):
     if dtype.hasobject:
         raise ModelFileError(f"member {info.filename!r} holds Python objects (refused: model "
                              "files never contain pickles)")
+    if dtype.itemsize == 0 or any(n < 0 for n in shape):  # any shape would fit 0 bytes
+        raise ModelFileError(f"member {info.filename!r}: its header claims {dtype} {shape} "
+                             "(elements of 0 bytes or a negative dimension)")
     data_start = f.tell()
     n_bytes = dtype.itemsize * int(np.prod(shape, dtype=object))
     if data_start + n_bytes != start + info.file_size:
