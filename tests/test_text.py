@@ -138,6 +138,21 @@ def test_sklearn_protocol_and_errors():
         tfidf_from_counts(sp.csr_matrix(np.ones((2, 3))), np.ones(2))
 
 
+@pytest.mark.parametrize("power", [-1000, -700, -300, 300, 700, 1000])
+def test_tfidf_rows_have_unit_norm_at_any_scale(power):
+    """Counts scaled by a power of two give the same bits: a row whose squares overflow or
+    underflow is scaled before it is normalised (none goes to 0 or infinity)."""
+    rng = np.random.default_rng(power % 7)
+    counts = rng.integers(0, 6, (40, 30)).astype(np.float64)
+    counts[:, 0] = 1  # a term in every document: idf 0, left out
+    want, idf = tfidf_from_counts(counts)
+    got, got_idf = tfidf_from_counts(counts * 2.0**power)
+    np.testing.assert_array_equal(got_idf, idf)
+    np.testing.assert_array_equal(got.toarray(), want.toarray())
+    norms = np.sqrt(np.asarray(want.multiply(want).sum(axis=1))).ravel()
+    np.testing.assert_allclose(norms[norms > 0], 1.0, rtol=1e-15)
+
+
 def test_tfidf_from_counts_rejects_bad_counts_and_idf():
     good = np.array([[1.0, 0, 2], [0, 3, 1]])
     for counts in (good, sp.csr_matrix(good), good.astype(int), good.tolist()):

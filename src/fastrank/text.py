@@ -288,7 +288,18 @@ def _weight(X, idf):
     X.eliminate_zeros()
     n = X.shape[0]
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
+    with np.errstate(over="ignore", under="ignore"):
+        norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
+    # a row whose squares overflow or come near the subnormals: first scaled by the power
+    # of two of its largest weight (exactly), then normalised
+    scaled = ~(norm < np.inf) | (norm < 2.0**-500)
+    at = scaled[rows]
+    if at.any():
+        top = np.zeros(n)
+        np.maximum.at(top, rows[at], X.data[at])
+        X.data[at] = np.ldexp(X.data[at], -np.frexp(top)[1][rows[at]])
+        norm[scaled] = np.sqrt(np.bincount(rows[at], weights=X.data[at] ** 2, minlength=n))[
+            scaled]
     X.data /= norm[rows]
     return X
 
