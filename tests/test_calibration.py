@@ -390,3 +390,19 @@ def test_probability_metrics_name_y_true(metric):
                           (np.array([1, 0, 1]).astype("m8[s]"), r"^y_true must be real")]:
         with pytest.raises((ValueError, TypeError), match=words):
             metric(y_true, p)
+
+
+@pytest.mark.parametrize("power", [-1000, -40, 0, 40, 1000])
+def test_platt_fits_scores_on_any_scale(power):
+    """Scores scaled by a power of two give the same B and probabilities, bit for bit, and A
+    scaled inversely; by another factor, the same to rounding (the tolerance does not
+    depend on the scores' unit: a scale of 1e-9 once stopped at A = 0)."""
+    s = np.array([.1, .2, .3, .3, .4, .6, .7, .8])
+    y = np.array([0, 0, 1, 0, 0, 1, 0, 1])
+    want = Platt().fit(s, y)
+    got = Platt().fit(np.ldexp(s, power), y)
+    assert got.b_ == want.b_ and np.ldexp(got.a_, power) == want.a_
+    np.testing.assert_array_equal(got.transform(np.ldexp(s, power)), want.transform(s))
+    for factor in (1e-9, 1e-11, 1e150):
+        other = Platt().fit(s * factor, y)
+        np.testing.assert_allclose(other.transform(s * factor), want.transform(s), rtol=1e-9)

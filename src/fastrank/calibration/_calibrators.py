@@ -191,7 +191,11 @@ class Platt(_Calibrator):
     uses ``t = y`` as printed. Minimised by Newton's method with backtracking line search
     (Lin, Lin & Weng 2007) from ``A = 0``, ``B = log((N- + 1) / (N+ + 1))``, at most
     ``max_iter`` (int >= 1) iterations, stopping when the gradient's largest entry is below
-    ``tol * max(1, n)`` (``tol`` finite, > 0); both are checked in :meth:`fit`.
+    ``tol * max(1, n)`` (``tol`` finite, > 0); both are checked in :meth:`fit`. The fit runs
+    on the scores scaled by the power of two that brings the largest magnitude into
+    [0.5, 1), exactly, so scores scaled by a power of two give the same ``B`` and
+    probabilities (and ``A`` scaled inversely): the tolerance does not depend on the
+    scores' unit.
 
     Scores must be finite in fit and transform (a sigmoid of ``±inf`` scores has no
     maximum-likelihood fit and gives NaN for ``A = 0``): ValueError otherwise.
@@ -284,7 +288,10 @@ class Platt(_Calibrator):
 
     def _fit_one(self, s, y):
         self._check_finite(s)
-        s = s.astype(np.float64)
+        # fitted on the scores times the power of two that brings their largest magnitude
+        # into [0.5, 1) (exact), A scaled back: scores on any scale give the same fit
+        shift = int(np.frexp(np.abs(s).max())[1]) if s.size else 0
+        s = np.ldexp(s.astype(np.float64), -shift)
         n_pos = int(y.sum())
         n_neg = y.size - n_pos
         if self.smoothing:
@@ -318,7 +325,7 @@ class Platt(_Calibrator):
             else:
                 break  # no decrease possible: at the minimum up to rounding
             a, b, f = a_new, b_new, f_new
-        return a, b
+        return float(np.ldexp(a, -shift)), b
 
     @staticmethod
     def _apply_one(m, s):
