@@ -1122,6 +1122,7 @@ def test_load_rejects_inconsistent_arrays(tmp_path, cls, name, damage, match):
     (KNN(k=4), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "exceeds the 3"),
     (MLkNN(k=3), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "exceeds the 2 other"),
     (MLkNN(s=-1), (np.ones((3, 2)), np.ones((3, 2))), ValueError, "s must be"),
+    (MLkNN(s=1e101), (np.ones((3, 2)), np.ones((3, 2))), ValueError, r"s must be .*overflow"),
     (MLkNN(k=None), (np.ones((3, 2)), np.ones((3, 2))), TypeError, "int k"),
     (MLkNN(k=1), (np.ones((1, 2)), np.ones((1, 2))), ValueError, "1 sample"),
     (MLkNN(k=1), (np.ones((0, 2)), np.ones((0, 2))), ValueError, r"0 sample\(s\)"),
@@ -1139,6 +1140,21 @@ def test_predict_bad_input(est):
     est.fit(np.eye(4)[:, :3], np.eye(4)[:, :2])
     with pytest.raises(ValueError, match="X has 5 features, but .* expecting 3 features"):
         est.decision_function(np.ones((2, 5)))
+
+
+def test_parameters_set_after_fit_are_checked_at_predict():
+    """set_params after fit: an unknown aggregate is the ValueError fit gives, not a
+    KeyError from the prediction."""
+    model = KNN(k=2).fit(np.eye(4)[:, :3], np.eye(4)[:, :2]).set_params(aggregate="mean")
+    for call in (model.predict, model.decision_function):
+        with pytest.raises(ValueError, match="unknown aggregate='mean'"):
+            call(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("flag", ["no", 1, None])
+def test_exclude_self_must_be_a_bool(flag):
+    with pytest.raises(TypeError, match="exclude_self must be True or False"):
+        topk_cosine(np.eye(3), np.eye(3), 1, exclude_self=flag)
 
 
 def test_mlknn_without_evidence_predicts_by_the_prior():

@@ -130,6 +130,7 @@ class KNN(_NeighborClassifier):
         return _check_k(self.k, n, f"training documents (n_samples={n})")
 
     def _decide(self, X):
+        self._check_params()  # set_params after fit is checked as fit checks it
         Xn, base = self._queries(X)
         k = _check_k(self.k, base.n, "training documents")
         step = max(1, _CHUNK_PAIRS // k)

@@ -8,6 +8,9 @@ from .._typing import LabelsLike, MatrixLike
 from ._classifier import _NeighborClassifier
 from ._search import _check_k
 
+#: The largest smoothing ``s``: the smoothed counts (``s * (k + 1)``, ``2 s + n``) stay finite.
+MAX_S = 1e100
+
 
 class MLkNN(_NeighborClassifier):
     """ML-kNN (Zhang & Zhou 2007) exactly as melotti2009 Fig. 2.3, on cosine neighbours.
@@ -40,7 +43,7 @@ class MLkNN(_NeighborClassifier):
     k : int, default 10
         Number of neighbours.
     s : float, default 1.0
-        Smoothing (>= 0); 1 is Laplace smoothing.
+        Smoothing (0 <= s <= 1e100); 1 is Laplace smoothing.
 
     Attributes
     ----------
@@ -103,7 +106,7 @@ class MLkNN(_NeighborClassifier):
         ------
         ValueError
             Fewer than 2 training documents, ``k`` < 1 or not below the number of training
-            documents, a negative or non-finite ``s``, invalid ``X`` or ``Y``.
+            documents, an ``s`` outside [0, 1e100], invalid ``X`` or ``Y``.
         TypeError
             ``k`` is not an int.
         """
@@ -120,8 +123,9 @@ class MLkNN(_NeighborClassifier):
         if self.k is None:
             raise TypeError("MLkNN needs an int k (None is not allowed)")
         if not isinstance(self.s, numbers.Real) or isinstance(self.s, bool) \
-                or not np.isfinite(self.s) or self.s < 0:
-            raise ValueError(f"s must be a finite number >= 0, got {self.s!r}")
+                or not 0 <= self.s <= MAX_S:
+            raise ValueError(f"s must be a number in [0, {MAX_S:g}] (beyond, the smoothed "
+                             f"counts overflow), got {self.s!r}")
 
     def _training_k(self, n):
         """k checked against n training documents (a document is never its own neighbour)."""

@@ -289,6 +289,8 @@ def topk_cosine(Q: MatrixLike, B: MatrixLike, k: int | None, exclude_self: bool 
     array([[0, 1],
            [2, 3]])
     """
+    if not isinstance(exclude_self, (bool, np.bool_)):
+        raise TypeError(f"exclude_self must be True or False, got {exclude_self!r}")
     # NaN and infinity are found by the scaling pass (see _finite_norms), not by a scan
     Qv = check_features(Q, "Q", finite=False)
     Bv = Qv if B is Q else check_features(B, "B", finite=False)
