@@ -268,6 +268,41 @@ def case_evaluate_fits(folder):
 
 
 @reads()
+def case_evaluate_at_k_ordinal(folder):
+    from fastrank.metrics import evaluate_at_k
+    return evaluate_at_k(one_entry(Q_MAX), one_entry(Q_MAX), k=1, ties="ordinal")
+
+
+@reads()
+def case_evaluate_at_k_wide_k(folder):
+    """k = 2**20 on as many labels: its discount tables fit the headroom."""
+    from fastrank.metrics import evaluate_at_k
+    return evaluate_at_k(one_entry(2**20), one_entry(2**20), k=2**20, ties="expected")
+
+
+@reads()
+def case_auc_samples(folder):
+    from fastrank.metrics import auc
+    return auc(one_entry(2**22), one_entry(2**22), average="samples")
+
+
+@reads()
+def case_hamming_loss_of_label_sets(folder):
+    """One matrix of the pair fits the headroom, the pair and the counts' third do not."""
+    from fastrank.metrics import hamming_loss
+    return hamming_loss([{0}], [{1}], n_labels=48 * 2**20)
+
+
+@reads()
+def case_vgram_memory(folder):
+    """2**31 synapses (the most allowed) over three features: 8 GiB of wiring."""
+    from fastrank import VGRAM
+    X = np.random.default_rng(0).random((40, 3))
+    Y = (np.arange(40)[:, None] % 2 == np.arange(2)).astype(np.uint8)
+    return VGRAM(n_neurons=2**25, n_synapses=64).fit(X, Y).memory_.shape
+
+
+@reads()
 def case_available_memory(folder):
     from fastrank._validation import available_memory
     return available_memory()
@@ -492,6 +527,33 @@ def check_evaluate_fits(report):
     assert values["one_error"] == 0 and values["coverage"] == 0
     assert values["ranking_loss"] == 0 and values["average_precision"] == 1
     assert values["hamming_loss"] == 0 and values["precision_macro_c"] == 2**-16
+
+
+def check_evaluate_at_k_ordinal(report):
+    _refused(report, rf"the top-k scratch of {Q_MAX} labels \(n_labels\) and k up to 1 {_SIZE}")
+
+
+def check_evaluate_at_k_wide_k(report):
+    """The one relevant label first, the other 2**20 - 1 tied at 0 below it: one hit in
+    k = 2**20 places (melotti2009's P@k), the ideal DCG reached."""
+    values = report["result"]["expected"]
+    assert values[f"precision@{2**20}"] == 2**-20
+    assert values[f"ndcg@{2**20}"] == 1.0
+
+
+def check_auc_samples(report):
+    _refused(report, rf"sorting the AUC's 1 x {2**22} entries needs [\d.]+ MiB, more than "
+                     rf"the [\d.]+ MiB")
+
+
+def check_hamming_loss_of_label_sets(report):
+    _refused(report, rf"counting a 1 x {48 * 2**20} truth and prediction \(two more bytes "
+                     rf"an entry\) needs [\d.]+ MiB, more than the [\d.]+ MiB")
+
+
+def check_vgram_memory(report):
+    _refused(report, rf"a VG-RAM memory of {2**25} neurons x 64 synapses x 40 documents "
+                     rf"{_SIZE}")
 
 
 def check_available_memory(report):

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from ._base import MultiLabelEstimator
 from ._ext import vgram as _kernel
 from ._typing import LabelsLike, MatrixLike, RandomStateLike
-from ._validation import check_option, check_random_state
+from ._validation import check_memory, check_option, check_random_state
 from .metrics import cutoff
 from .neighbors._search import _restrict_columns
 
@@ -166,6 +166,9 @@ class _VGRAMBase(MultiLabelEstimator):
             raise ValueError(f"{type(self).__name__}: no training document has a label, "
                              "nothing to store")
         X = _kernel_input(X)
+        n, s = int(self.n_neurons), int(self.n_synapses)  # the wiring, then the patterns
+        check_memory(4 * n * s + 8 * n * X.shape[0] * -(-s // 64),
+                     f"a VG-RAM memory of {n} neurons x {s} synapses x {X.shape[0]} documents")
         rng = check_random_state(self.random_state)
         self.synapses_ = rng.integers(0, X.shape[1], size=(int(self.n_neurons),
                                                            int(self.n_synapses)), dtype=np.int32)

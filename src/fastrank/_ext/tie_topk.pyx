@@ -17,6 +17,10 @@ from libc.stdlib cimport free, malloc
 from _tiesort cimport floating, index_t, row_state, shuffle_groups
 
 cdef extern from "core/tie_topk.h" nogil:
+    ctypedef struct fr_tk_entry:
+        pass
+    ctypedef struct fr_tk_rel:
+        pass
     ctypedef struct fr_tk_work:
         int32_t* order
         int32_t* end
@@ -120,6 +124,19 @@ cdef fr_tk_work* _work(Py_ssize_t q, const int64_t[::1] ks, const double* disc,
                        int sparse) noexcept nogil:
     return fr_tk_work_new(q, ks[ks.shape[0] - 1], <int> ks.shape[0], &ks[0], disc, dcum,
                           ns_max, m_max, (flags & ORDER_FLAGS) != 0, sparse)
+
+
+def scratch_bytes(Py_ssize_t q, Py_ssize_t K, Py_ssize_t ns_max, Py_ssize_t m_max, int flags,
+                  bint sparse):
+    """(bytes of the discount tables, bytes each thread allocates) of a run_dense
+    (sparse false) or run_sparse call with cut-offs up to K: fr_tk_work_new's scratch and
+    the row's copies, at most."""
+    cdef Py_ssize_t top = min(2 * K + 64, ns_max + 1)
+    cdef Py_ssize_t per = top * sizeof(fr_tk_entry) + (m_max + 1) * sizeof(fr_tk_rel) + 8 * K
+    if flags & ORDER_FLAGS:
+        per += 2 * q * sizeof(int32_t)  # order, end
+    per += q + (ns_max + 1) * (sizeof(double) + sizeof(int32_t)) if sparse else q * sizeof(double)
+    return 16 * K + 8, per
 
 
 def _tables(const int64_t[::1] ks):

@@ -9,7 +9,7 @@ import numpy.typing as npt
 from .._typing import LabelsLike
 from .._validation import check_option
 from ._common import check_sample_weight
-from ._set_counts import ORIENTS, _truth_pair
+from ._set_counts import ORIENTS, _truth_pair, weighted_label_sums
 
 Contingency = namedtuple("Contingency", "tp fp fn tn")
 Contingency.__doc__ = """Contingency counts, one entry per label or document (:func:`contingency`).
@@ -81,15 +81,19 @@ def contingency(y_true: LabelsLike, y_pred: LabelsLike, *,
     check_option("orient", orient, ORIENTS)
     y_true, y_pred = _truth_pair(y_true, y_pred, n_labels)
     weights = check_sample_weight(sample_weight, y_true.shape[0])
-    y_true, y_pred = y_true.astype(bool), y_pred.astype(bool)
+    y_true, y_pred = y_true.view(bool), y_pred.view(bool)
     axis = 0 if orient == "category" else 1
 
     def count(m):
         if weights is None:
             return m.sum(axis=axis, dtype=np.int64)
-        return weights @ m if axis == 0 else m.sum(axis=1, dtype=np.float64) * weights
-    return Contingency(count(y_true & y_pred), count(~y_true & y_pred),
-                       count(y_true & ~y_pred), count(~y_true & ~y_pred))
+        return weighted_label_sums(weights, m) if axis == 0 \
+            else m.sum(axis=1, dtype=np.float64) * weights
+    cell = np.empty_like(y_true)  # each cell's indicator in turn: one n x q matrix held
+    return Contingency(count(np.logical_and(y_true, y_pred, out=cell)),
+                       count(np.greater(y_pred, y_true, out=cell)),
+                       count(np.greater(y_true, y_pred, out=cell)),
+                       count(np.logical_not(np.logical_or(y_true, y_pred, out=cell), out=cell)))
 
 
 def label_problem_rates(y_true: LabelsLike, y_pred: LabelsLike, *,

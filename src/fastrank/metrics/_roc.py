@@ -25,7 +25,8 @@ import scipy.sparse as sp
 from .._arrays import as_numpy
 from .._ext import roc as _kernel
 from .._typing import LabelsLike, MatrixLike
-from .._validation import NO_INDEX, check_option, check_same_shape, check_scores, check_truth
+from .._validation import NO_INDEX, check_memory, check_option, check_same_shape, check_scores, \
+    check_truth, sort_scratch_bytes
 from ._common import check_sample_weight
 
 #: The ``average`` options of :func:`auc`.
@@ -228,6 +229,9 @@ def _lines_auc(truth, scores, by, weights):
     n, q = scores.shape
     if by == "micro" and n * q > _INT32_MAX:
         raise ValueError(f"micro AUC over {n * q} entries exceeds the 2**31 - 1 supported")
+    lines, length = {"label": (q, n), "sample": (n, q), "micro": (1, n * q)}[by]
+    check_memory(sort_scratch_bytes(lines, length),
+                 f"sorting the AUC's {lines} x {length} entries")
     if weights is None or by == "sample":
         elem_weights = _NO_WEIGHTS
     elif by == "label":

@@ -3,7 +3,8 @@ from them, and the checks of a (truth, prediction) pair: shared by the set metri
 :func:`fastrank.metrics.evaluate`, so both paths give identical numbers."""
 import numpy as np
 
-from .._validation import check_n_labels, check_same_shape, check_truth, is_label_sets
+from .._validation import check_memory, check_n_labels, check_same_shape, check_truth, \
+    is_label_sets
 from ._common import check_sample_weight
 
 AVERAGES = ("macro", "micro")
@@ -26,15 +27,16 @@ class Counts:
 
     @classmethod
     def from_prediction(cls, y_true, y_pred, weights=None):
-        t = y_true.astype(bool)
-        p = y_pred.astype(bool)
+        """The counts of the uint8 0/1 matrices of :func:`_truth_pair` (one more n x q
+        matrix of bytes, their intersection, held while they are counted)."""
+        t, p = y_true.view(bool), y_pred.view(bool)
         both = t & p
         f = np.float64
         if weights is None:
             per_label = [both.sum(axis=0, dtype=f), p.sum(axis=0, dtype=f),
                          t.sum(axis=0, dtype=f)]
         else:
-            per_label = [weights @ m.astype(f) for m in (both, p, t)]
+            per_label = [weighted_label_sums(weights, m) for m in (both, p, t)]
         return cls(both.sum(axis=1, dtype=f), p.sum(axis=1, dtype=f), t.sum(axis=1, dtype=f),
                    *per_label, weights=weights)
 
@@ -121,8 +123,24 @@ def _check_n_labels(n_labels):
     return None if n_labels is None else check_n_labels(n_labels)
 
 
+#: Entries of a 0/1 matrix made float64 at a time by :func:`weighted_label_sums`.
+_BLOCK_ENTRIES = 2**22
+
+
+def weighted_label_sums(weights, m):
+    """``weights @ m`` for an (n, q) 0/1 matrix ``m``, its rows made float64 a block of
+    about ``_BLOCK_ENTRIES`` entries at a time (one block: the bits of ``weights @ m``)."""
+    rows = max(1, _BLOCK_ENTRIES // max(1, m.shape[1]))
+    out = weights[:rows] @ m[:rows].astype(np.float64)
+    for lo in range(rows, m.shape[0], rows):
+        out += weights[lo:lo + rows] @ m[lo:lo + rows].astype(np.float64)
+    return out
+
+
 def _truth_pair(y_true, y_pred, n_labels):
-    """Both arguments as uint8 0/1 matrices of one shape (q: see the module docstring)."""
+    """Both arguments as uint8 0/1 matrices of one shape (q: see the module docstring);
+    refused up front (ValueError) when the two and a third of their size, which the
+    counts hold while they are made, need more memory than the process can allocate."""
     n_labels = _check_n_labels(n_labels)
     true_sets, pred_sets = is_label_sets(y_true), is_label_sets(y_pred)
     if n_labels is None and true_sets and pred_sets:
@@ -131,12 +149,22 @@ def _truth_pair(y_true, y_pred, n_labels):
                          "would change the value)")
     if pred_sets and not true_sets:  # q from the matrix y_true
         y_true = check_truth(y_true, n_labels=n_labels)
+        _check_counting_memory(y_true.shape)
         y_pred = check_truth(y_pred, n_labels=y_true.shape[1], name="y_pred")
     else:  # q from n_labels or the matrix y_pred
         y_pred = check_truth(y_pred, n_labels=n_labels, name="y_pred")
+        _check_counting_memory(y_pred.shape)
         y_true = check_truth(y_true, n_labels=y_pred.shape[1] if true_sets else n_labels)
     check_same_shape(y_true.shape, y_pred.shape, "y_true", "y_pred")
     return y_true, y_pred
+
+
+def _check_counting_memory(shape):
+    """Refuse, once the first of the pair is made, a pair whose second matrix and the third
+    the counts hold do not fit."""
+    n, q = shape
+    check_memory(2 * n * q, f"counting a {n} x {q} truth and prediction (two more bytes an "
+                            "entry)")
 
 
 def _counts(y_true, y_pred, n_labels, sample_weight=None):

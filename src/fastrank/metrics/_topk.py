@@ -49,11 +49,13 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from .._arrays import as_numpy, converted
+from .._ext import _threads
 from .._ext import checks as _checks
 from .._ext import tie_topk as _kernel
 from .._typing import LabelsLike, RandomStateLike
 from .._validation import _label_indices, check_binary_csr, check_n_labels, check_nonempty_2d, \
-    check_option, check_real_dtype, check_scores, check_truth, exact_float64, is_label_sets
+    check_memory, check_option, check_real_dtype, check_scores, check_truth, exact_float64, \
+    is_label_sets
 from ._common import check_sample_weight, draw_seed
 from ._mergeable import Mergeable, empty_chunk_labels
 
@@ -200,6 +202,12 @@ def _run_kernel(kind, scores, n, q, ks, flags, seed, first_row, tptr, tind, m_ma
                 weight):
     """The kernel's sums (N_MODES, N_VALUES, len(ks)) over the rows of checked input."""
     n_chunks = -(-n // _kernel.CHUNK_ROWS)
+    row_len = q if kind == "dense" else int(np.diff(scores.indptr).max(initial=0)) \
+        if kind == "csr" else scores[0].shape[1]
+    tables, per_thread = _kernel.scratch_bytes(q, int(ks[-1]), row_len, m_max, flags,
+                                               kind != "dense")
+    check_memory(tables + _threads.get_max_threads() * per_thread,
+                 f"the top-k scratch of {q} labels (n_labels) and k up to {int(ks[-1])}")
     out = np.zeros((n_chunks, _kernel.N_MODES, _kernel.N_VALUES, ks.size))
     err = np.full(n_chunks, -1, dtype=np.int64)
     common = (q, ks, flags, seed, first_row, tptr, tind, m_max, invp,
@@ -209,12 +217,11 @@ def _run_kernel(kind, scores, n, q, ks, flags, seed, first_row, tptr, tind, m_ma
         _kernel.run_dense(scores.ravel(order="K"), scores.strides[0] // item,
                           scores.strides[1] // item, n, *common)
     elif kind == "csr":
-        row_len = int(np.diff(scores.indptr).max(initial=0))
         _kernel.run_sparse(scores.data, scores.indices, scores.indptr, row_len, 1, n, *common)
     else:
         indices, values = scores
-        _kernel.run_sparse(values.ravel(), indices.ravel(), indices.ravel()[:0],
-                           indices.shape[1], 0, n, *common)
+        _kernel.run_sparse(values.ravel(), indices.ravel(), indices.ravel()[:0], row_len, 0, n,
+                           *common)
     bad = err[err >= 0]
     if bad.size:
         row, code = divmod(int(bad.min()), 4)
