@@ -442,6 +442,24 @@ def test_libsvm_text_details(tmp_path):
     np.testing.assert_array_equal(z.X.toarray(), [[1, 0, 3]])
 
 
+@pytest.mark.parametrize("text", ["0 0:0 1:1 2:1\n1 1:2\n", "0 1:0.5 4:0\n1 2:1 4:0\n",
+                                  "1 0:0\n2 3:1\n", "1 3:0\n"])
+def test_libsvm_explicit_zeros_count_like_any_index(tmp_path, text):
+    """An index written with the value 0 counts for the index base ('0:0' makes a file
+    zero-based), the width and the range, as scikit-learn's reader counts it."""
+    from sklearn.datasets import load_svmlight_file
+    p = _write(tmp_path, text, "z.svm")
+    X = D.load_libsvm(p).X
+    want = load_svmlight_file(p, multilabel=True, zero_based="auto")[0]
+    assert X.shape == want.shape
+    np.testing.assert_array_equal(X.toarray(), want.toarray())
+    with pytest.raises(ValueError, match=rf"exceeds n_features={X.shape[1] - 1}"):
+        D.load_libsvm(p, n_features=X.shape[1] - 1)
+    if "0:0" in text:
+        with pytest.raises(ValueError, match=r"feature index 0 in a one-based file"):
+            D.load_libsvm(p, zero_based=False)
+
+
 @pytest.mark.parametrize("text,line,words", [
     ("1 1:2\n1 2:x\n", 2, "finite number"),
     ("1 1:2\n1 3:1 2:1\n", 2, "increase"),

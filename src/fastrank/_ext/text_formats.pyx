@@ -319,7 +319,9 @@ def parse_libsvm(bytes buf, str source):
 
     An empty label list is a line starting with a blank (or with a feature). Feature indices
     must increase strictly within a line. Returns ``(x_indptr, x_indices (int64, as written),
-    x_data, y_indptr, y_labels (int64, as written))``; zeros are not stored.
+    x_data, y_indptr, y_labels (int64, as written), lowest, highest)``; zeros are not
+    stored, but their indices count in ``lowest`` and ``highest``, the smallest and largest
+    feature index written (-1, -1 when there is none).
     """
     cdef const char* p = buf
     cdef Py_ssize_t n = len(buf), i = 0, s, e, t, d, rows = 0, nx = 0, ny = 0, line = 0
@@ -328,7 +330,7 @@ def parse_libsvm(bytes buf, str source):
     cdef bint neg
     cdef const char* nl
     cdef const char* hashp
-    cdef int64_t idx, prev
+    cdef int64_t idx, prev, lowest = -1, highest = -1
     cdef long long lab
     cdef double v
     x_indptr = np.zeros(nlines + 1, dtype=np.int64)
@@ -402,6 +404,8 @@ def parse_libsvm(bytes buf, str source):
                 _fail(source, line, f"feature indices must increase strictly "
                       f"({idx} after {prev})")
             prev = idx
+            lowest = idx if lowest < 0 or idx < lowest else lowest
+            highest = idx if idx > highest else highest
             s += 1
             t = s
             while s < e and not _is_blank(p[s]):
@@ -417,4 +421,4 @@ def parse_libsvm(bytes buf, str source):
         xp[rows] = nx
         yp[rows] = ny
     return (_trim(x_indptr, rows + 1), _trim(x_indices, nx), _trim(x_data, nx),
-            _trim(y_indptr, rows + 1), _trim(y_labels, ny))
+            _trim(y_indptr, rows + 1), _trim(y_labels, ny), lowest, highest)

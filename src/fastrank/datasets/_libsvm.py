@@ -29,7 +29,8 @@ def load_libsvm(path: PathLikeStr, n_features: int | None = None, n_labels: int 
     Labels are integers. With ``n_labels`` they must lie in [0, n_labels) and label j is
     column j; without it the columns are the distinct labels found, in increasing order
     (``label_names`` holds them). Feature indices are one-based unless ``zero_based`` is
-    True; ``"auto"`` means zero-based when an index 0 occurs. ``# comments`` are ignored,
+    True; ``"auto"`` means zero-based when an index 0 occurs (``0:0`` too: an index written
+    with the value 0 counts for the base, the width and the range). ``# comments`` are ignored,
     except a first line ``# fastrank n_features=F n_labels=Q zero_based=Z`` as written by
     :func:`save_libsvm`: it supplies ``n_features``, ``n_labels`` and ``zero_based`` (Z is 0
     or 1) when they are not given, so that label and feature columns that are all zero
@@ -96,19 +97,20 @@ def load_libsvm(path: PathLikeStr, n_features: int | None = None, n_labels: int 
             raise ValueError(f"{path}: line 1: header {exc}") from None
         if zero_based == "auto" and header["z"] is not None:
             zero_based = header["z"] == b"1"
-    xp, xi, xv, yp, yl = parse_libsvm(data, path)
+    # every index written counts for the base, the width and the range, explicit zeros too
+    xp, xi, xv, yp, yl, lowest, highest = parse_libsvm(data, path)
     n = xp.size - 1
     if n == 0:
         raise ValueError(f"{path}: line 1: no data lines")
     if zero_based == "auto":
-        zero_based = bool(xi.size) and int(xi.min()) == 0
+        zero_based = lowest == 0
     elif not isinstance(zero_based, bool):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     if not zero_based:
-        if xi.size and xi.min() == 0:
+        if lowest == 0:
             raise ValueError(f"{path}: feature index 0 in a one-based file (zero_based=False)")
         xi = xi - 1
-    width = int(xi.max()) + 1 if xi.size else 0
+    width = highest + zero_based if highest >= 0 else 0
     if width > MAX_COLUMNS:
         raise ValueError(f"{path}: feature index {width - 1} too large (at most "
                          f"{MAX_COLUMNS} features)")
