@@ -517,6 +517,10 @@ def test_load_text_json_jsonl_csv_agree(tmp_path):
     ("a.json", '{"text": "x"}', "line 1: expected a JSON list"),
     ("a.csv", 'text,labels\nx,a\n', None),
     ("a.txt", 'x', "cannot tell the format"),
+    # a quote left open would swallow the rest of the file into one document
+    ("a.csv", 'text,labels\nzero,z\n"first,a\nsecond,b\n', "line 3: malformed CSV"),
+    ("a.csv", 'text,labels\nfirst\nsecond,b\n', "line 2: a record of 1 field"),  # no labels
+    ("a.csv", 'text,labels\nhello,a,b,c\n', "line 2: a record of 4 field"),  # labels unquoted
 ])
 def test_bad_text_files(tmp_path, name, text, words):
     p = _write(tmp_path, text, name)
@@ -526,6 +530,19 @@ def test_bad_text_files(tmp_path, name, text, words):
         return
     with pytest.raises(ValueError, match=words):
         D.load_text(p)
+
+
+def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path):
+    """JSON Lines records end at '\\n' alone: U+2028, U+2029 and U+0085 inside a JSON
+    string are text, and the lines after them keep their numbers."""
+    texts = ["first\u2028second", "a\u2029b", "c\x85d"]
+    raw = "".join(json.dumps({"text": t, "labels": ["x"]}, ensure_ascii=False) + "\n"
+                  for t in texts) + '{"text": 1, "labels": []}\n'
+    p = _write(tmp_path, raw, "u.jsonl")
+    with pytest.raises(ValueError, match="line 4:"):
+        D.load_text(p)
+    p = _write(tmp_path, raw.rsplit("{", 1)[0], "u.jsonl")
+    assert D.load_text(p).texts == texts
 
 
 def test_text_non_utf8_names_line(tmp_path):

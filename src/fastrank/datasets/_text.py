@@ -26,14 +26,26 @@ def _records(path, fmt):
     """(line, record) pairs of a JSON list, JSON Lines or CSV file."""
     text = _read_text_file(path)
     if fmt == "csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
+        reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+        out, start = [], 1  # start: the line the next record (the header first) starts on
         try:
-            return [(reader.line_num, row) for row in reader]
-        except csv.Error as exc:
-            raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+            if reader.fieldnames is not None:
+                start = reader.line_num + 1
+            for row in reader:  # a record of more or fewer fields than the header: refused
+                if None in row or None in row.values():
+                    n = sum(k is not None and v is not None for k, v in row.items()) \
+                        + len(row.get(None, ()))
+                    raise ValueError(f"{path}: line {start}: a record of {n} field(s) under "
+                                     f"a header of {len(reader.fieldnames)}")
+                out.append((reader.line_num, row))
+                start = reader.line_num + 1
+        except csv.Error as exc:  # an unterminated quote included
+            raise ValueError(f"{path}: line {start}: malformed CSV ({exc})") from None
+        return out
     if fmt == "jsonl":
         out = []
-        for k, line in enumerate(text.splitlines(), 1):
+        # lines end at '\n' alone: JSON strings may hold U+2028, U+0085, ... as they are
+        for k, line in enumerate(text.split("\n"), 1):
             if line.strip():
                 try:
                     out.append((k, json.loads(line)))
