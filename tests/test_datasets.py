@@ -296,9 +296,26 @@ BAD_ARFF = [
     ("@relation r\n@attrib a numeric\n@data\n", 2, "expected @relation"),
     ("@relation r\n@attribute\n@data\n", 2, "expected '@attribute <name> <type>'"),
     ("@relation r\n@attribute a numeric\n@attribute y {yes,no}\n@data\n1,yes\n", 3, "label attr"),
+    # a sparse row leaving the label out means its first value ("1" here, as Weka reads it)
+    ("@relation r\n@attribute a numeric\n@attribute y {1,0}\n@data\n{0 1}\n", 3, "label attr"),
+    ("@relation r\n@attribute y numeric\n@attribute y {0,1}\n@data\n1,1\n", 3,
+     "attribute 'y' declared again (first on line 2)"),
+    ("@relation r\n@attribute a {u,v,u}\n@attribute y {0,1}\n@data\nu,1\n", 2,
+     "attribute 'a' lists the value 'u' twice"),
     (b"@relation r\n@attribute a\xff numeric\n@attribute y {0,1}\n@data\n", 2, "UTF-8"),
     (b"@relation r\n@attribute a {u,v}\n@attribute y {0,1}\n@data\nu,1\n\xe9,1\n", 6, "UTF-8"),
 ]
+
+
+def test_arff_and_libsvm_after_a_byte_order_mark(tmp_path):
+    """A UTF-8 byte order mark at the start is skipped, as load_text skips it."""
+    text = "@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n2,1\n"
+    ds = D.load_arff(_write(tmp_path, b"\xef\xbb\xbf" + text.encode(), binary=True), labels=1)
+    np.testing.assert_array_equal(ds.X.toarray(), [[2]])
+    np.testing.assert_array_equal(ds.Y, [[1]])
+    ds = D.load_libsvm(_write(tmp_path, b"\xef\xbb\xbf0 2:3\n", "b.svm", binary=True))
+    np.testing.assert_array_equal(ds.X.toarray(), [[0, 3]])
+    assert ds.label_names == ["0"]
 
 
 @pytest.mark.parametrize("text,line,words", BAD_ARFF)

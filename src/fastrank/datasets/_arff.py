@@ -66,11 +66,11 @@ def _name_and_rest(s):
 def _read_arff_header(f, path):
     """Read up to and including ``@data``; returns (relation, attributes, next line number).
     Each attribute is (name, None for numeric or the list of nominal values, line)."""
-    relation, attrs, lineno = "", [], 0
+    relation, attrs, lineno, first = "", [], 0, {}  # first: where each name was declared
     for raw in f:
         lineno += 1
         try:
-            line = raw.decode("utf-8").strip()
+            line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
         except UnicodeDecodeError:
             raise ValueError(f"{path}: line {lineno}: not valid UTF-8") from None
         if not line or line.startswith("%"):
@@ -82,10 +82,18 @@ def _read_arff_header(f, path):
                 relation = _unquote(body)
             elif key == "@attribute":
                 name, kind = _name_and_rest(body)
+                if name in first:
+                    raise ValueError(f"attribute {name!r} declared again (first on line "
+                                     f"{first[name]})")
+                first[name] = lineno
                 if kind.startswith("{"):
                     if not kind.endswith("}"):
                         raise ValueError("nominal declaration must end with '}'")
-                    attrs.append((name, _split_quoted(kind[1:-1], ","), lineno))
+                    values = _split_quoted(kind[1:-1], ",")
+                    twice = next((v for k, v in enumerate(values) if v in values[:k]), None)
+                    if twice is not None:
+                        raise ValueError(f"attribute {name!r} lists the value {twice!r} twice")
+                    attrs.append((name, values, lineno))
                 elif kind.lower() in ("numeric", "real", "integer"):
                     attrs.append((name, None, lineno))
                 else:
@@ -260,7 +268,7 @@ def load_arff(path: PathLikeStr, labels: PathLikeStr | Sequence[str] | int | Non
         if values is None:
             nominal.append(None)
         elif is_label[a]:
-            if not set(values) <= {"0", "1"}:
+            if values not in (["0", "1"], ["0"]):  # a sparse row leaves out its first value
                 raise ValueError(f"{path}: line {line}: label attribute {attr!r} must be "
                                  f"{{0,1}} or numeric, declared {{{', '.join(values)}}}")
             nominal.append({b"0": 0.0, b"1": 1.0})

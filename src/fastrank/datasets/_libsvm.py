@@ -86,6 +86,7 @@ def load_libsvm(path: PathLikeStr, n_features: int | None = None, n_labels: int 
         n_labels = check_n_labels(n_labels)
     with open(path, "rb") as f:
         data = f.read()
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark
     header = _LIBSVM_HEADER.match(data)
     if header is not None:
         try:
