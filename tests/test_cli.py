@@ -389,11 +389,16 @@ def test_own_estimators_from_the_command_line(data_dir, tmp_path, monkeypatch, c
      "classifier 'one' failed its trial fit on "),  # single-label: refused before any fold
     (["--classifiers-from", "missing.json"], "no such file"),
     (["--classifiers-from", "bad.json"], "must hold a JSON list"),
+    (["--classifiers-from", "deep.json"], "deep.json: JSON nested too deeply"),
+    (["--classifiers-from", "syntax.py"], "syntax.py: line 1: '(' was never closed"),
+    (["--set", "knn.k=" + "[" * 100000], "--set knn.k: its JSON value is nested too deeply"),
     (["--dataset", "yeast,yeast"], "two data sets are named 'yeast'"),
 ])
 def test_study_option_errors_are_one_line(extra, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.json").write_text('{"name": "x"}')
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "syntax.py").write_text("classifiers = [(\n")
     proc = subprocess.run([sys.executable, "-m", "fastrank", "study", "--folds", "2",
                            "--classifiers", "knn", *extra, "--out", "o"],
                           capture_output=True, text=True, cwd=tmp_path)

@@ -24,6 +24,8 @@ def _parse_overrides(items, classifiers):
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
+        except RecursionError:
+            raise ValueError(f"--set {key}: its JSON value is nested too deeply") from None
         out.setdefault(clf, {})[param] = value
     return out
 
@@ -107,6 +109,9 @@ def _run_file(path):
     sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as exc:  # the file is not Python: one line, as for a JSON file
+        del sys.modules[name]
+        raise ValueError(f"{path}: line {exc.lineno}: {exc.msg}") from None
     except BaseException:
         del sys.modules[name]
         raise
@@ -151,12 +156,17 @@ def _own_classifiers(args):
                     specs = json.load(f)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{path} is not JSON: {exc}") from None
+                except RecursionError:
+                    raise ValueError(f"{path}: JSON nested too deeply") from None
             if not isinstance(specs, list):
                 raise ValueError(f"{path} must hold a JSON list of estimator specs")
             for i, spec in enumerate(specs):
                 if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
                     raise ValueError(f"{path}[{i}]: each spec needs a \"name\"")
-                own.append((spec["name"], _estimator_from_json(spec, f"{path}[{i}]")))
+                try:
+                    own.append((spec["name"], _estimator_from_json(spec, f"{path}[{i}]")))
+                except RecursionError:
+                    raise ValueError(f"{path}[{i}]: estimators nested too deeply") from None
     return own, local
 
 

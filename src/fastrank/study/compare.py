@@ -362,7 +362,7 @@ class BenchmarkResult:
         """
         try:
             return cls.from_dict(json.loads(text))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
             raise ValueError(f"corrupt benchmark result: {exc}") from None
 
 
