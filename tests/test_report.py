@@ -645,6 +645,21 @@ def test_report_without_ordinal_and_with_two_classifiers(small_study):
     assert "kNN: mean ± sd over folds" in text and text.endswith(REPORT_LINE)
 
 
+def test_dollar_signs_in_names_are_drawn_as_they_are(small_study):
+    """A user's classifier names reach matplotlib as text: "$...$" is no math expression
+    (an invalid one used to abort the report after the whole study had run)."""
+    r = small_study
+    names = {"knn": "price $5 or $6", "mlknn": r"cost $\alpha_{\x}$", "vgram": "v"}
+    sub = StudyResult(dataset=r.dataset, classifiers=tuple(names.values()), ties=r.ties,
+                      folds=r.folds, random_state=r.random_state, cutoff=r.cutoff,
+                      params={names[c]: r.params[c] for c in names},
+                      values={names[c]: r.values[c] for c in names},
+                      tie_stats={names[c]: r.tie_stats[c] for c in names})
+    svgs = [spec.render()[0] for spec in figure_specs(sub)]
+    assert all(">$5 or $6<" in svg for svg in svgs[:2])
+    assert any(r"$\alpha_{\x}$" in svg for svg in svgs)
+
+
 # ---- LaTeX --------------------------------------------------------------------------------
 
 def test_latex_tables_match_results_json(written, small_study):

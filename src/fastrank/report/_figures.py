@@ -110,6 +110,12 @@ def _font_family() -> list[str]:
     return [_FIGURE_FONT, "DejaVu Sans"]
 
 
+def _shown(classifier):
+    """A classifier's name as a figure shows it: its dollar signs literal, never the start
+    of a matplotlib math expression (a user's name such as "price $5 or $6")."""
+    return display_name(classifier).replace("$", r"\$")
+
+
 def _remove_folder(folder, owner):
     """Remove ``folder`` at exit of the process that made it (not of a forked child, whose
     parent may still draw with the font in it)."""
@@ -217,7 +223,7 @@ def _dot_interval(ax, x, means, halves, tie, filled=True, label=None):
 
 def _classifier_axis(ax, result):
     # "VG-RAM WNN-COR" -> two lines, so that neighbouring names never overlap
-    names = [display_name(c) for c in result.classifiers]
+    names = [_shown(c) for c in result.classifiers]
     ax.set_xticks(np.arange(len(names)),
                   [n.replace(" ", "\n", 1) if len(n) > 8 else n for n in names])
     ax.set_xlim(-0.5, len(result.classifiers) - 0.5)
@@ -339,7 +345,7 @@ def _cd_blocks(result):
     if len(result.classifiers) >= 3 and len(result.metrics) >= 2:
         ref = TIE_NAMES[result.reference_ties].lower()
         out.append(("cd-classifiers", "Classifiers",
-                    [display_name(c) for c in result.classifiers], "classifiers",
+                    [_shown(c) for c in result.classifiers], "classifiers",
                     f"each of the {len(result.metrics)} metrics is a block (its mean over the "
                     f"folds under the {ref} ranking)"))
     if len(result.ties) >= 3:
@@ -476,7 +482,7 @@ def benchmark_figure_specs(bench, alpha=0.05, metrics=MAIN_METRICS):
     """
     if len(bench.datasets) < 2 or len(bench.classifiers) < 2:
         return []
-    names = [display_name(c) for c in bench.classifiers]
+    names = [_shown(c) for c in bench.classifiers]
     specs = []
     for m in (m for m in metrics if m in bench.metrics):
         for t in bench.ties:
