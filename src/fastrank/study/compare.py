@@ -434,7 +434,8 @@ def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
     Raises
     ------
     ValueError, TypeError
-        For invalid arguments or two data sets of the same name, before anything is
+        For invalid arguments, two data sets of the same name or (with ``out_dir``) one
+        named as a benchmark output (``tables.md``, ``figures``, ...), before anything is
         computed; ValueError when ``out_dir`` holds a data set's results of another
         configuration or another data set, or values no study can produce.
 
@@ -454,7 +455,7 @@ def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
     >>> sorted(frame.classifier.unique())
     ['OvR logistic', 'kNN']
     """
-    from ..report import BENCHMARK_FILES, check_output_dir, write_study
+    from ..report import BENCHMARK_FILES, FIGURES_DIR, check_output_dir, write_study
 
     if isinstance(datasets, (str, os.PathLike)):
         raise TypeError(f"datasets must be a sequence of data sets, got {datasets!r}")
@@ -476,6 +477,10 @@ def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
     done = {}
     if out_dir is not None:
         check_output_dir(out_dir, BENCHMARK_FILES)
+        taken = [n for n in names if n in (*BENCHMARK_FILES, FIGURES_DIR)]
+        if taken:  # its folder would stand where the benchmark writes its own output
+            raise ValueError(f"a data set is named {taken[0]!r}, as one of the benchmark's "
+                             f"outputs in {out_dir}; rename it")
         for spec, n in zip(datasets, names):
             sub = os.path.join(out_dir, n)
             check_output_dir(sub)
