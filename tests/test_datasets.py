@@ -705,6 +705,10 @@ def test_make_multilabel_properties():
     ({"tie_density": 1.0}, "tie_density must be in"),
     ({"background": 1.5}, "background must be in"),
     ({"label_skew": -1}, "label_skew"),
+    ({"label_skew": float("nan")}, "label_skew must be a finite number"),
+    ({"label_skew": float("inf")}, "label_skew must be a finite number"),
+    ({"cardinality": float("nan")}, "cardinality must be in"),
+    ({"background": float("nan")}, "background must be in"),
 ])
 def test_make_multilabel_bad_parameters(kwargs, words):
     with pytest.raises(ValueError, match=words):

@@ -30,7 +30,9 @@ def make_multilabel(n_documents: int = 1000, n_labels: int = 20, n_features: int
     other documents: equal vectors give equal similarities and so ties in the rankings
     of neighbour-based classifiers. ``X`` is tf-idf (eq. 2.1, idf over this collection)
     with cosine normalisation (eq. 2.2). Memory is O(n_documents * (doc_length +
-    cardinality)); labels are drawn in chunks, so even 10**6 documents are fine.
+    cardinality)) for the documents (labels are drawn in chunks, so even 10**6 documents
+    are fine), plus O(n_features + n_labels * topic_size) for the terms' order, the
+    topics and the feature names.
 
     Parameters
     ----------
@@ -45,7 +47,7 @@ def make_multilabel(n_documents: int = 1000, n_labels: int = 20, n_features: int
     background : float, default 0.3
         Share of background tokens, in [0, 1].
     label_skew : float, default 1.0
-        Zipf exponent of the label frequencies (>= 0; 0 = uniform).
+        Zipf exponent of the label frequencies (finite, >= 0; 0 = uniform).
     tie_density : float, default 0.0
         Share of duplicated documents, in [0, 1).
     random_state : None, int or numpy.random.Generator, default None
@@ -82,8 +84,8 @@ def make_multilabel(n_documents: int = 1000, n_labels: int = 20, n_features: int
         raise ValueError(f"background must be in [0, 1], got {background}")
     if not 0.0 <= tie_density < 1.0:
         raise ValueError(f"tie_density must be in [0, 1), got {tie_density}")
-    if label_skew < 0:
-        raise ValueError(f"label_skew must be >= 0, got {label_skew}")
+    if not 0.0 <= label_skew < np.inf:
+        raise ValueError(f"label_skew must be a finite number >= 0, got {label_skew}")
     rng = check_random_state(random_state)
     topic_size = min(topic_size, n_features)
     n_copies = int(round(tie_density * n_documents))
