@@ -374,8 +374,12 @@ def test_bad_arguments():
         evaluate_at_k([[1, 0, 0], [0, 1, 0]], s)
     with pytest.raises(ValueError, match="n_labels"):
         evaluate_at_k([{0}], (np.array([[0]]), np.array([[.5]])), k=1)
-    with pytest.raises(ValueError, match="propensity must be finite and > 0"):
-        evaluate_at_k(y, s, propensity=[1, 0, 1])
+    for bad in ([1, 0, 1], [1, 5e-324, 1], [1, np.inf, 1]):  # 1/5e-324 overflows
+        with pytest.raises(ValueError, match=r"propensity must be finite and at least 2\*\*-400"):
+            evaluate_at_k(y, s, propensity=bad)
+    for n in (1, 2):  # C = (ln N - 1)(B + 1)^A <= 0: "probabilities" above 1, or negative
+        with pytest.raises(ValueError, match=f"at least 3 training documents .* N = {n}"):
+            propensity(np.ones((n, 3)))
     with pytest.raises(ValueError,
                        match="y_score has 3 labels; this evaluator has 2 .*propensities"):
         evaluate_at_k(y, s, propensity=[1, 1])

@@ -98,7 +98,8 @@ def propensity(y_train: LabelsLike, A: float = 0.55, B: float = 1.5,
     Raises
     ------
     ValueError
-        Non-binary or malformed labels; ``A`` or ``B`` out of range.
+        Non-binary or malformed labels; ``A`` or ``B`` out of range; fewer than 3 training
+        documents (the model's C is then not positive).
 
     Examples
     --------
@@ -114,6 +115,9 @@ def propensity(y_train: LabelsLike, A: float = 0.55, B: float = 1.5,
             raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
     indptr, indices, q = _truth_csr(y_train, n_labels, name="y_train")
     n = indptr.size - 1
+    if n < 3:  # C > 0 needs ln N > 1
+        raise ValueError(f"propensity needs at least 3 training documents (C = (ln N - 1) "
+                         f"(B + 1)^A is not positive for N = {n})")
     counts = np.bincount(indices, minlength=q).astype(np.float64)
     c = (np.log(n) - 1.0) * (B + 1.0) ** A
     return 1.0 / (1.0 + c * (counts + B) ** -A)
@@ -372,8 +376,9 @@ class TopKEvaluator(Mergeable):
             p.flags.writeable = False
             if p.ndim != 1 or p.size == 0:
                 raise ValueError(f"propensity must be 1-D (one per label), got shape {p.shape}")
-            if not np.isfinite(p).all() or (p <= 0).any():
-                raise ValueError("propensity must be finite and > 0")
+            if not np.isfinite(p).all() or (p < 2.0**-400).any():  # its inverse weighs hits
+                raise ValueError("propensity must be finite and at least 2**-400 (about "
+                                 "3.9e-121), where sums of its inverse stay finite")
             if self.n_labels is not None and p.size != self.n_labels:
                 raise ValueError(f"propensity has {p.size} labels, n_labels={self.n_labels}")
             self.n_labels = p.size
