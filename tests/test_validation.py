@@ -674,3 +674,40 @@ def test_int32_indexed_copies_only_index_arrays_and_refuses_what_int32_cannot_ho
     huge = SimpleNamespace(indices=np.empty(0, np.int64), indptr=np.empty(0, np.int64),
                            nnz=2**31, shape=(1, 2**31))
     assert int32_indexed(huge) is None
+
+
+def test_arguments_of_the_wrong_kind_name_themselves():
+    import fastrank
+    from fastrank import metrics as M
+    Y = np.array([[1, 0, 1, 0], [0, 1, 0, 0]])
+    S = np.array([[.5, .2, .2, .1], [.3, .3, .1, 0.]])
+    with pytest.raises(TypeError, match="ties must be a string or a sequence of strings, "
+                                        "got NoneType"):
+        M.evaluate(Y, S, ties=None)
+    with pytest.raises(TypeError, match="method must be a string, got list"):
+        fastrank.rank(S, ["min"])
+    for beta in ("1", True, -1, 1e200, np.nan):  # beta**2 of 1e200 overflows
+        with pytest.raises(ValueError, match=r"beta must be a number in \[0, 1e\+150\]"):
+            M.fbeta(Y, Y, beta=beta)
+    with pytest.raises(ValueError, match="random_state must be >= 0"):
+        M.evaluate(Y, S, random_state=-1)
+    # results answer to the aliases the call took
+    assert M.evaluate(Y, S, ties="max")["max"] == M.evaluate(Y, S, ties="modified")["modified"]
+
+
+def test_pandas_nullable_columns_read_as_their_numpy_types():
+    """Float64, Int64 and boolean columns (NumPy reads them as objects) are read in their
+    NumPy types; a missing value is a ValueError naming the argument."""
+    pd = pytest.importorskip("pandas")
+    from fastrank import metrics as M
+    Y = np.array([[1, 0, 1, 0], [0, 1, 0, 0]])
+    S = np.array([[.5, .2, .2, .1], [.3, .3, .1, 0.]])
+    want = M.evaluate(Y, S).values
+    got = M.evaluate(pd.DataFrame(Y.astype(bool)).astype("boolean"),
+                     pd.DataFrame(S).astype("Float64")).values
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(M.evaluate(pd.DataFrame(Y).astype("Int64"), S).values, want)
+    gap = pd.DataFrame(S).astype("Float64")
+    gap.iloc[1, 2] = pd.NA
+    with pytest.raises(ValueError, match=r"y_score holds missing values \(pandas.NA\)"):
+        M.evaluate(Y, gap)

@@ -23,7 +23,7 @@ def as_numpy(x, name):
     memory; TypeError naming ``name`` when a DLPack producer refuses the export (a tensor
     that requires gradients, a dtype NumPy lacks such as bfloat16)."""
     if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack_device__"):
-        return _aligned(np.asarray(x))
+        return _aligned(_nullable_to_numpy(x, name) if hasattr(x, "dtypes") else np.asarray(x))
     try:
         if x.__dlpack_device__()[0] in HOST_DEVICES:
             return _aligned(np.from_dlpack(x))
@@ -32,6 +32,20 @@ def as_numpy(x, name):
         raise TypeError(f"{name}: cannot read this {type(x).__module__}.{type(x).__name__} "
                         f"as a NumPy array ({exc}); give it detached, in a dtype NumPy has "
                         "(bool, integers, float32/float64)") from None
+
+
+def _nullable_to_numpy(x, name):
+    """A pandas frame or series whose columns are nullable extension types (Float64,
+    Int64, boolean: NumPy reads them as objects) in their NumPy types; ValueError naming
+    ``name`` where one holds a missing value. Anything else as NumPy reads it."""
+    dtypes = x.dtypes  # a frame's: a series of them; a series': one
+    dtypes = list(dtypes) if hasattr(dtypes, "__iter__") else [dtypes]
+    plain = [d if isinstance(d, np.dtype) else getattr(d, "numpy_dtype", None) for d in dtypes]
+    if not dtypes or any(p is None for p in plain) or all(isinstance(d, np.dtype) for d in dtypes):
+        return np.asarray(x)
+    if np.asarray(x.isna()).any():
+        raise ValueError(f"{name} holds missing values (pandas.NA)")
+    return x.to_numpy(dtype=np.result_type(*plain))
 
 
 def _aligned(arr):

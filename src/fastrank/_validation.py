@@ -19,6 +19,8 @@ _NO_OUTPUT = np.empty(0, dtype=np.uint8)
 
 def check_random_state(random_state):
     """Return a ``numpy.random.Generator`` for None, an int, a Generator or a SeedSequence."""
+    if isinstance(random_state, numbers.Integral) and random_state < 0:
+        raise ValueError(f"random_state must be >= 0 (a seed), got {random_state}")
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):

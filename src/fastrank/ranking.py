@@ -69,6 +69,8 @@ def resolve_method(method: str) -> RankName:
     >>> resolve_method("min")
     'standard'
     """
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, got {type(method).__name__}")
     method = _ALIASES.get(method, method)
     return check_option("method", method, RANK_METHODS + tuple(_ALIASES))
 

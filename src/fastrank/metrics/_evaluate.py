@@ -44,6 +44,11 @@ def _check_ties(ties, at_k):
     """The ranking types as a tuple; empty only beside top-k metrics (``at_k``)."""
     if isinstance(ties, str):
         ties = (ties,)
+    try:
+        ties = tuple(ties)
+    except TypeError:
+        raise TypeError(f"ties must be a string or a sequence of strings, got "
+                        f"{type(ties).__name__}") from None
     ties = tuple(resolve_ties(t) for t in ties)
     if not ties and not at_k:
         raise ValueError(f"ties is empty; choose from {ALL_TIES} (it may be empty only "

@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from ._common import _TIE_ALIASES
 from ._topk import TopKEvaluation
 
 #: The 19 metrics of the study, in its order: the keys of every result.
@@ -75,6 +76,7 @@ class Evaluation(dict):
                          for t, row in zip(self.ties, values))
 
     def __getitem__(self, ties):
+        ties = _TIE_ALIASES.get(ties, ties) if isinstance(ties, str) else ties  # "max", ...
         if ties not in self.ties:
             raise KeyError(f"ranking type {ties!r} not evaluated; have {self.ties}")
         return dict(zip(self.metrics, self.values[self.ties.index(ties)].tolist()))

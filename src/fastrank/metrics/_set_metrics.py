@@ -20,9 +20,9 @@ so ``n_labels`` must then be given.
 over documents, and each document adds its weight instead of 1 to the per-label counts of
 the category-oriented metrics — as scikit-learn's weighted metrics do.
 """
+import numbers
 from typing import Literal
 
-import numpy as np
 import numpy.typing as npt
 
 from .._typing import LabelsLike
@@ -30,6 +30,9 @@ from .._validation import check_option
 from ._set_counts import AVERAGES, F_AVERAGES, ORIENTS, _check_zero_division, _counts, \
     score_accuracy, score_exact_match, score_fbeta, score_hamming, score_precision, \
     score_recall
+
+#: The largest ``beta`` of :func:`fbeta`: its square stays finite.
+MAX_BETA = 1e150
 
 
 def hamming_loss(y_true: LabelsLike, y_pred: LabelsLike, *, n_labels: int | None = None,
@@ -431,8 +434,9 @@ def fbeta(y_true: LabelsLike, y_pred: LabelsLike, *, beta: float = 1.0,
     """
     check_option("average", average, F_AVERAGES)
     check_option("orient", orient, ORIENTS)
-    if not np.isfinite(beta) or beta < 0:
-        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) \
+            or not 0 <= beta <= MAX_BETA:  # beta**2 stays finite
+        raise ValueError(f"beta must be a number in [0, {MAX_BETA:g}], got {beta!r}")
     return score_fbeta(_counts(y_true, y_pred, n_labels, sample_weight), float(beta), average,
                        orient, _check_zero_division(zero_division))
 
