@@ -538,6 +538,9 @@ def test_load_text_json_jsonl_csv_agree(tmp_path):
     ("a.csv", 'text,labels\nzero,z\n"first,a\nsecond,b\n', "line 3: malformed CSV"),
     ("a.csv", 'text,labels\nfirst\nsecond,b\n', "line 2: a record of 1 field"),  # no labels
     ("a.csv", 'text,labels\nhello,a,b,c\n', "line 2: a record of 4 field"),  # labels unquoted
+    ("a.jsonl", '{"text": "x", "labels": [true]}\n', "line 1: 'text' must be a string"),
+    ("a.jsonl", '{"text": "x", "labels": [' + "1" * 5000 + ']}\n', "line 1: Exceeds the"),
+    ("a.json", '[{"text": "x", "labels": [' + "1" * 5000 + ']}]', "a.json: Exceeds the"),
 ])
 def test_bad_text_files(tmp_path, name, text, words):
     p = _write(tmp_path, text, name)
@@ -547,6 +550,10 @@ def test_bad_text_files(tmp_path, name, text, words):
         return
     with pytest.raises(ValueError, match=words):
         D.load_text(p)
+    if name.endswith(".csv"):
+        for sep in ("", None):
+            with pytest.raises(ValueError, match="label_sep must be a non-empty string"):
+                D.load_text(p, label_sep=sep)
 
 
 def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path):

@@ -53,6 +53,8 @@ def _records(path, fmt):
                     raise ValueError(f"{path}: line {k}: malformed JSON ({exc.msg})") from None
                 except RecursionError:
                     raise ValueError(f"{path}: line {k}: JSON nested too deeply") from None
+                except ValueError as exc:  # an integer of 4 300 digits or more
+                    raise ValueError(f"{path}: line {k}: {exc}") from None
         return out
     try:
         doc = json.loads(text)
@@ -60,6 +62,8 @@ def _records(path, fmt):
         raise ValueError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer of 4 300 digits or more
+        raise ValueError(f"{path}: {exc}") from None
     if not isinstance(doc, list):
         raise ValueError(f"{path}: line 1: expected a JSON list of records")
     return [(None, rec) for rec in doc]
@@ -132,6 +136,8 @@ def load_text(path: PathLikeStr, text_field: str = "text", labels_field: str = "
         format = _TEXT_FORMATS[ext]
     elif format not in ("json", "jsonl", "csv"):
         raise ValueError(f"unknown format={format!r}; valid: 'json', 'jsonl', 'csv'")
+    if not isinstance(label_sep, str) or not label_sep:
+        raise ValueError(f"label_sep must be a non-empty string, got {label_sep!r}")
     texts, label_lists = [], []
     for k, (line, rec) in enumerate(_records(path, format)):
         where = f"{path}: line {line}" if line is not None else f"{path}: record {k}"
@@ -144,7 +150,8 @@ def load_text(path: PathLikeStr, text_field: str = "text", labels_field: str = "
         elif isinstance(labels, str):
             labels = [labels]
         if not isinstance(text, str) or not isinstance(labels, list) \
-                or not all(isinstance(s, (str, int)) for s in labels):
+                or not all(isinstance(s, (str, int)) and not isinstance(s, bool)
+                           for s in labels):  # a JSON true is no label
             raise ValueError(f"{where}: {text_field!r} must be a string and {labels_field!r} a "
                              "list of labels")
         texts.append(text)
