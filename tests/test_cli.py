@@ -18,6 +18,18 @@ def test_rank_demo_prints_figure_2_1(capsys):
     assert "fractional: 1 2.5 2.5 4" in out
 
 
+@pytest.mark.parametrize("file", [False, True])
+@pytest.mark.parametrize("method", ["", "bogus"])
+def test_rank_refuses_an_unknown_method_before_printing(tmp_path, capsys, method, file):
+    """An empty or unknown --method is the one-line error (not the default method), with
+    nothing on standard output (not the example's first line)."""
+    csv = tmp_path / "s.csv"
+    csv.write_text("0.1,0.3\n")
+    assert main(["rank", *([str(csv)] if file else []), "--method", method]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"unknown method={method!r}" in err and err.count("\n") == 1
+
+
 def test_rank_reads_csv_and_npy(tmp_path, capsys):
     csv = tmp_path / "s.csv"
     csv.write_text("0.1,0.3,0.3\n0.5,0.5,0.2\n")

@@ -14,14 +14,14 @@ EXAMPLE = np.array([[0.5, 0.2, 0.2, 0.1]])
 
 def _cmd_rank(args):
     if args.scores is None:  # the worked example, every method
+        methods = RANK_METHODS if args.method in (None, "all") else (args.method,)
+        rows = [(m, rank(EXAMPLE, m, random_state=args.seed)[0]) for m in methods]  # checked
         print("Example: beliefs " + " ".join(f"{v:g}" for v in EXAMPLE[0])
               + " (the second and third tied)")
-        methods = RANK_METHODS if args.method in (None, "all") else (args.method,)
-        for method in methods:
-            for row in rank(EXAMPLE, method, random_state=args.seed):
-                print(f"{method:>10}: " + " ".join(f"{r:g}" for r in row))
+        for method, row in rows:
+            print(f"{method:>10}: " + " ".join(f"{r:g}" for r in row))
         return 0
-    method = resolve_method(args.method or "modified")
+    method = resolve_method("modified" if args.method is None else args.method)
     ranks = rank(_read_matrix(args.scores, header=args.header), method,
                  random_state=args.seed)
     if args.out is None:  # CSV on stdout, one row per document
