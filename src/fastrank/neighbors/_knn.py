@@ -46,7 +46,11 @@ class KNN(_NeighborClassifier):
     Attributes
     ----------
     X_fit_ : ndarray or scipy.sparse.csr_matrix, shape (n_train, n_features)
-        The training documents.
+        The training documents: the array given to :meth:`fit` itself when it needs no
+        conversion (float32/float64, C order, or canonical CSR), as scikit-learn keeps
+        it. The search base is built from it at fit, so changing that array afterwards
+        leaves the model inconsistent (dense queries search the old rows, a query of
+        another kind or a saved model the new ones): refit, or fit on a copy.
     Y_ : ndarray of uint8, shape (n_train, n_labels)
         Their labels, as an indicator matrix.
     classes_ : ndarray, shape (n_labels,)
