@@ -785,13 +785,20 @@ def test_knn_negative_cosines_count_as_zero():
                                [[0.0, np.cos(np.arctan(0.1)) / 2]])
 
 
-def test_knn_chunked_scoring(tied, monkeypatch):
-    import fastrank.neighbors._knn as nb
+def test_chunked_scoring(tied, monkeypatch):
+    """Queries are searched a few at a time (here 3): KNN and MLkNN give the values of
+    one search."""
+    import fastrank.neighbors._classifier as nb
     Q, B = tied
     Y = (np.random.default_rng(1).random((B.shape[0], 5)) < 0.4).astype(np.uint8)
+    whole = MLkNN(k=4).fit(B, Y)
+    want = whole.decision_function(Q), whole.predict(Q)
     monkeypatch.setattr(nb, "_CHUNK_PAIRS", 3 * B.shape[0])  # 3 queries per chunk
     F = KNN().fit(B, Y).decision_function(Q)
     np.testing.assert_allclose(F, ref_knn(B, Y, Q, None, "max"), rtol=1e-12)
+    monkeypatch.setattr(nb, "_CHUNK_PAIRS", 12)
+    np.testing.assert_array_equal(whole.decision_function(Q), want[0])
+    np.testing.assert_array_equal(whole.predict(Q), want[1])
 
 
 def _spread(X, columns, width):

@@ -10,6 +10,9 @@ from .._typing import MatrixLike
 from .._validation import check_features
 from ._search import _as_kind, _Base, _pow2_scaled_rows, _search_kind
 
+# predictions search queries in blocks of at most this many (query, neighbour) pairs
+_CHUNK_PAIRS = 1 << 23
+
 
 def _label_lists(Y):
     """CSR (indptr, indices) of a 0/1 matrix: the labels of each document, int32."""
@@ -82,6 +85,18 @@ class _NeighborClassifier(MultiLabelEstimator):
             return "Y_ is not a 0/1 uint8 (n_train, n_labels) matrix"
         self._training_k(X.shape[0])
         return None
+
+    def _decide(self, X):
+        """(beliefs, predictions) of the rows of X from their k nearest training documents
+        (:meth:`_from_neighbors`), a block of queries at a time: the neighbour lists held
+        are bounded however many queries come."""
+        self._check_params()  # set_params after fit is checked as fit checks it
+        Xn, base = self._queries(X)
+        k = self._predict_k(base.n)
+        step = max(1, _CHUNK_PAIRS // k)
+        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k))
+                 for lo in range(0, Xn.shape[0], step)]
+        return tuple(np.concatenate(p) for p in zip(*parts))
 
     def _queries(self, X):
         """X checked against the fitted model and scaled by :func:`_pow2_scaled_rows` in the

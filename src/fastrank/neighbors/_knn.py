@@ -9,9 +9,6 @@ from .._validation import check_option
 from ._classifier import _NeighborClassifier
 from ._search import _check_k
 
-# KNN scores queries in chunks of at most this many (query, neighbour) pairs
-_CHUNK_PAIRS = 1 << 23
-
 _AGGREGATES = _kernel.AGGREGATES  # the kernel's codes
 
 
@@ -133,14 +130,8 @@ class KNN(_NeighborClassifier):
         """k checked against n training documents (None: n)."""
         return _check_k(self.k, n, f"training documents (n_samples={n})")
 
-    def _decide(self, X):
-        self._check_params()  # set_params after fit is checked as fit checks it
-        Xn, base = self._queries(X)
-        k = _check_k(self.k, base.n, "training documents")
-        step = max(1, _CHUNK_PAIRS // k)
-        parts = [self._from_neighbors(*base.search(Xn[lo:lo + step], k))
-                 for lo in range(0, Xn.shape[0], step)]
-        return tuple(np.concatenate(p) for p in zip(*parts))
+    def _predict_k(self, n_train):
+        return _check_k(self.k, n_train, "training documents")
 
     def _from_neighbors(self, sims, idx):
         """(beliefs, predictions) of queries from their k nearest training documents."""
