@@ -79,6 +79,8 @@ def test_random_state():
     ([{0, 1}, {1}], [[1, 1], [0, 1]]),               # sets: label sets
     ([[0, 1], [1]], [[1, 1], [0, 1]]),               # ragged: label sets
     ([(True, False), (False, True)], [[1, 0], [0, 1]]),
+    ([np.array([0, 1]), np.array([1])], [[1, 1], [0, 1]]),  # ragged 1-D arrays: label sets
+    ([np.array([0, 1]), np.array([1, 0])], [[0, 1], [1, 0]]),  # rectangular: a matrix
 ])
 def test_nested_lists_are_read_like_numpy_unless_they_are_sets(y, expected):
     assert check_truth(y, n_labels=2).tolist() == expected

@@ -507,17 +507,18 @@ def _binary_uint8(arr):
 def is_label_sets(y):
     """True when ``y`` is a list of label sets rather than a 0/1 matrix.
 
-    Label sets: a list or tuple whose elements are sets/frozensets, or whose rows differ in
-    length, or hold non-numeric labels (names). A rectangular nested list of numbers is read
-    as a 0/1 matrix, exactly as ``numpy.asarray`` would read it: ``[[0, 1], [1, 0]]`` is a
-    2 x 2 indicator matrix, ``[{0, 1}, {1}]`` two label sets.
+    Label sets: a list or tuple whose elements are sets/frozensets, or whose rows (lists,
+    tuples or 1-D arrays) differ in length, or hold non-numeric labels (names). A
+    rectangular nested list of numbers is read as a 0/1 matrix, exactly as
+    ``numpy.asarray`` would read it: ``[[0, 1], [1, 0]]`` is a 2 x 2 indicator matrix,
+    ``[{0, 1}, {1}]`` and ``[np.array([0, 2]), np.array([1])]`` two label sets each.
     """
     if not isinstance(y, (list, tuple)) or not y:
         return False
     rows = list(y)
     if any(isinstance(r, (set, frozenset)) for r in rows):
         return True
-    if any(np.isscalar(r) or isinstance(r, np.ndarray) for r in rows):
+    if any(np.isscalar(r) or (isinstance(r, np.ndarray) and r.ndim != 1) for r in rows):
         return False
     rows = [list(r) for r in rows]
     if len({len(r) for r in rows}) > 1:
