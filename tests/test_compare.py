@@ -534,12 +534,15 @@ def test_own_estimator_in_a_benchmark_and_written_outputs(small_sets, tmp_path,
 def test_bad_benchmark_arguments(small_sets, tmp_path):
     with pytest.raises(ValueError, match="two data sets are named 'yeast0'"):
         run_benchmark([small_sets[0], small_sets[0]], CLFS)
-    for name in ("tables.md", "figures"):  # its folder would stand where an output goes
+    for name, why in (("tables.md", "as one of the benchmark's outputs"),
+                      ("figures", "as one of the benchmark's outputs"),
+                      ("../escaped", "which is no folder name"), ("", "which is no folder"),
+                      (".", "which is no folder"), ("a/b", "which is no folder")):
         named = [small_sets[0].take(np.arange(240), name=name), small_sets[1]]
-        with pytest.raises(ValueError, match=f"a data set is named '{name}', as one of the "
-                                             "benchmark's outputs"):
+        with pytest.raises(ValueError, match=f"a data set is named '{re.escape(name)}', "
+                                             f"{why}"):
             run_benchmark(named, CLFS, out_dir=tmp_path / "out")
-        assert not (tmp_path / "out").exists()
+        assert not (tmp_path / "out").exists() and not (tmp_path / "escaped").exists()
     with pytest.raises(TypeError, match="sequence of data sets"):
         run_benchmark("yeast", CLFS)
     with pytest.raises(ValueError, match="non-empty"):

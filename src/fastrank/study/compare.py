@@ -477,10 +477,13 @@ def run_benchmark(datasets, classifiers=tuple(CLASSIFIERS), *, out_dir=None,
     done = {}
     if out_dir is not None:
         check_output_dir(out_dir, BENCHMARK_FILES)
-        taken = [n for n in names if n in (*BENCHMARK_FILES, FIGURES_DIR)]
-        if taken:  # its folder would stand where the benchmark writes its own output
-            raise ValueError(f"a data set is named {taken[0]!r}, as one of the benchmark's "
-                             f"outputs in {out_dir}; rename it")
+        for n in names:  # each data set's folder: out_dir/<name>, beside the benchmark's
+            if n in (*BENCHMARK_FILES, FIGURES_DIR):
+                raise ValueError(f"a data set is named {n!r}, as one of the benchmark's "
+                                 f"outputs in {out_dir}; rename it")
+            if n in ("", ".", "..") or any(c in n for c in ("/", os.sep, os.altsep or "/")):
+                raise ValueError(f"a data set is named {n!r}, which is no folder name in "
+                                 f"{out_dir}; rename it")
         for spec, n in zip(datasets, names):
             sub = os.path.join(out_dir, n)
             check_output_dir(sub)
