@@ -193,6 +193,17 @@ def test_bad_arguments(kwargs, match):
         run_study("yeast", **kwargs)
 
 
+def test_numpy_integers_and_a_single_ranking_type_are_taken(small_yeast):
+    """NumPy integers for the seed, the folds, the cutoff or a parameter run the study
+    results.json records with Python ints (they once ran it all, then could not be
+    saved); a single ranking type may be a string."""
+    got = run_study(small_yeast, ["mlknn"], folds=np.int64(2), random_state=np.int64(3),
+                    cutoff=np.int64(3), params={"mlknn": {"k": np.int32(5)}}, ties="ordinal")
+    want = run_study(small_yeast, ["mlknn"], folds=2, random_state=3, cutoff=3,
+                     params={"mlknn": {"k": 5}}, ties=("ordinal",))
+    assert got.to_json() == want.to_json()
+
+
 def test_unknown_dataset_name():
     # neither embedded nor a file: fastrank.datasets.fetch refuses a name it does not know
     with pytest.raises(ValueError, match="unknown .*data set 'nope'"):

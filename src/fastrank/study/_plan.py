@@ -184,9 +184,10 @@ def _parameter_record(classifiers, params, ties, folds, random_state, cutoff,
     params = {c: {k: v for k, v in p.items()
                   if not (c in calibrated and k in CALIBRATION_GRIDS.get(c, {}))}
               for c, p in params.items()}
+    ties = (ties,) if isinstance(ties, str) else ties
     return json.loads(json.dumps({"classifiers": list(classifiers), "ties": list(ties),
-                                  "folds": folds, "random_state": random_state,
-                                  "cutoff": cutoff, "params": params}))
+                                  "folds": _plain(folds), "random_state": _plain(random_state),
+                                  "cutoff": _plain(cutoff), "params": params}))
 
 
 def _record_of(result):
@@ -243,8 +244,19 @@ def check_classifiers(classifiers, params):
                              f"; valid: {[v for v in valid if v != 'random_state']}")
     for c in keys:
         if c in CLASSIFIERS:
-            config[c] = {**CLASSIFIERS[c][2], **params.get(c, {})}
+            given = {k: _plain(v) for k, v in params.get(c, {}).items()}
+            config[c] = {**CLASSIFIERS[c][2], **given}
     return tuple(keys), config
+
+
+def _plain(value):
+    """A parameter as results.json records it: NumPy scalars as the Python numbers they
+    hold (``np.int64(5)`` -> 5), inside lists and tuples too."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 class _Shipped:

@@ -140,11 +140,15 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
         raise TypeError(f"random_state must be an int (fold f uses random_state + f), "
                         f"got {random_state!r}")
     check_cutoff(cutoff)  # before any fold is fitted
-    ties = tuple(ties)
+    # NumPy integers as the Python ints results.json records
+    random_state = int(random_state)
+    cutoff = cutoff if isinstance(cutoff, str) else int(cutoff)
+    ties = (ties,) if isinstance(ties, str) else tuple(ties)
     for t in ties:
         check_option("ranking type", t, ALLOWED_TIES)
-    if not isinstance(folds, int) or folds < 2:
+    if isinstance(folds, bool) or not isinstance(folds, numbers.Integral) or folds < 2:
         raise ValueError(f"folds must be an int >= 2, got {folds!r}")
+    folds = int(folds)
     if folds > dataset.n_documents:
         raise ValueError(f"folds={folds} exceeds the {dataset.n_documents} documents")
     effective_n_jobs(n_jobs)
