@@ -253,6 +253,9 @@ def test_json_round_trip_and_frame(bench):
         BenchmarkResult.from_json(json.dumps({"format": "fastrank-study/1"}))
     with pytest.raises(ValueError, match="corrupt benchmark result"):
         BenchmarkResult.from_json(text[:100])
+    for studies in ([], "x", None):
+        with pytest.raises(ValueError, match="corrupt benchmark result: studies is not a dict"):
+            BenchmarkResult.from_json(json.dumps({**json.loads(text), "studies": studies}))
 
 
 def test_studies_must_agree():

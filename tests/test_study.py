@@ -166,6 +166,25 @@ def test_json_round_trip(yeast_study, tmp_path):
         StudyResult.from_json(text[: len(text) // 2])
 
 
+@pytest.mark.parametrize("damage, match", [
+    (lambda d: d["tie_stats"].pop("knn"), "no entry tie_stats/knn"),
+    (lambda d: d["tie_stats"]["knn"].pop("top"), "tie_stats/knn is not a dict of top"),
+    (lambda d: d["params"].pop("knn"), "no entry params/knn"),
+    (lambda d: d["params"].__setitem__("knn", 5), "params/knn is not a dict"),
+    (lambda d: d["values"]["knn"]["ordinal"].__setitem__("coverage", ["1", "2"]),
+     "values/knn/ordinal/coverage is not 2 numbers"),
+    (lambda d: d["tie_stats"]["knn"].__setitem__("top", [True, False]),
+     "tie_stats/knn/top is not 2 numbers"),
+    (lambda d: d.__setitem__("folds", 1), "folds is not an int >= 2"),
+])
+def test_incomplete_results_are_refused_naming_the_entry(small_yeast, damage, match):
+    """Every entry the outputs and a resumed benchmark read is checked on loading."""
+    d = json.loads(run_study(small_yeast, ["knn"], folds=2, ties=("ordinal",)).to_json())
+    damage(d)
+    with pytest.raises(ValueError, match=match):
+        StudyResult.from_dict(d)
+
+
 def test_byte_identical_on_one_and_two_threads():
     kwargs = dict(folds=3, params=SMALL, random_state=11)
     one = run_study("yeast", n_jobs=1, **kwargs).to_json()

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._vocabulary import LOWER_IS_BETTER, TIE_LETTERS, TIE_NAMES, best_mask, metric_name
 from ..study import StudyResult, display_name
+from ..study._result import TIE_STAT_KEYS
 from ..study.compare import MIN_DATASETS
 
 
@@ -283,7 +284,7 @@ def tables(result: StudyResult, alpha: float = 0.05, timings: bool = True) -> li
         "Ties in the beliefs", ["classifier", "tied top group", "tie across |C_j|",
                                 "mean tie-group size"],
         [[display_name(c)] + [f"{np.mean(result.tie_stats[c][k]):.4f}"
-                       for k in ("top", "boundary", "group_size")]
+                       for k in TIE_STAT_KEYS]
          for c in result.classifiers],
         note="Share of test documents whose top tie group has several labels; share whose "
              "tie group at position |C_j| extends past it; labels per tie group. "

@@ -19,6 +19,9 @@ RESULT_FORMAT = "fastrank-study/2"
 #: VG-RAM classifiers drew their random tie choices from the fold's seed itself, so its
 #: results are read, never resumed (:func:`fastrank.study.compare.run_benchmark`).
 READABLE_FORMATS = ("fastrank-study/1", RESULT_FORMAT)
+#: The tie statistics of a classifier's test rankings, per fold
+#: (:attr:`StudyResult.tie_stats`).
+TIE_STAT_KEYS = ("top", "boundary", "group_size")
 
 
 def memoised(cache, key, compute):
@@ -316,20 +319,26 @@ class StudyResult:
             raise ValueError(f"corrupt study result: the expected ranking type needs the "
                              f"metrics {list(ESTIMATED_KEYS)}")
         folds, random_state = _result_entry(d, "folds"), _result_entry(d, "random_state")
-        for key, value, least in (("folds", folds, 1), ("random_state", random_state, 0)):
+        for key, value, least in (("folds", folds, 2), ("random_state", random_state, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"corrupt study result: {key} is not an int >= {least}, got "
                                  f"{value!r:.80}")
         for key in ("dataset", "params", "tie_stats"):
             if not isinstance(_result_entry(d, key), dict):
                 raise ValueError(f"corrupt study result: {key} is not a dict")
+        for key in ("params", "tie_stats"):  # one dict per classifier
+            for c in classifiers:
+                if not isinstance(_result_entry(d, key, c), dict):
+                    raise ValueError(f"corrupt study result: {key}/{c} is not a dict")
         for key in ("calibration", "stderr"):  # optional
             if not isinstance(d.get(key, {}), dict):
                 raise ValueError(f"corrupt study result: {key} is not a dict")
 
         def per_fold(*path):
-            try:
-                row = np.array(_result_entry(d, *path), dtype=np.float64)
+            raw = _result_entry(d, *path)
+            try:  # numbers only: numpy would read "1.5" and true as numbers too
+                row = None if not isinstance(raw, list) or any(
+                    isinstance(v, (str, bool)) for v in raw) else np.array(raw, dtype=np.float64)
             except (ValueError, TypeError):
                 row = None
             if row is None or row.shape != (folds,):
@@ -340,8 +349,9 @@ class StudyResult:
         values = {c: np.array([[per_fold("values", c, t, m) for m in metrics] for t in ties])
                   for c in classifiers}
         for c, stats in d["tie_stats"].items():
-            if not isinstance(stats, dict):
-                raise ValueError(f"corrupt study result: tie_stats/{c} is not a dict")
+            if not isinstance(stats, dict) or set(stats) != set(TIE_STAT_KEYS):
+                raise ValueError(f"corrupt study result: tie_stats/{c} is not a dict of "
+                                 f"{', '.join(TIE_STAT_KEYS)}")
             for key in stats:
                 per_fold("tie_stats", c, key)
         stderr = {c: np.full(values[c].shape, np.nan) for c in classifiers}

@@ -16,7 +16,7 @@ from ..metrics import METRIC_KEYS
 from ..model_selection import KFold
 from ._plan import ALLOWED_TIES, CLASSIFIERS, STUDY_TIES, _dataset_record, _parameter_record, \
     _recorded_params, check_classifiers, check_cutoff, display_name
-from ._result import StudyResult
+from ._result import TIE_STAT_KEYS, StudyResult
 from ._tasks import _run_in_process, _run_on_cluster, _trial_fit
 
 
@@ -157,8 +157,7 @@ def run_study(dataset: Any = "yeast", classifiers: Sequence[Any] = tuple(CLASSIF
     _trial_fit(dataset, *splits[0], classifiers, config)  # a user's estimator, before any fold
     values = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
     stderr = {c: np.empty((len(ties), len(METRIC_KEYS), folds)) for c in classifiers}
-    tie_stats = {c: {"top": [None] * folds, "boundary": [None] * folds,
-                     "group_size": [None] * folds} for c in classifiers}
+    tie_stats = {c: {k: [None] * folds for k in TIE_STAT_KEYS} for c in classifiers}
     timings = {"indexing": [None] * folds, **{c: {"fit": [None] * folds,
                                                   "predict": [None] * folds,
                                                   "evaluate": [None] * folds}

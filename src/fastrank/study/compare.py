@@ -50,7 +50,7 @@ from .._vocabulary import best_mask, check_alpha, favourable
 from ..datasets._load import dataset_name, load_dataset
 from ..stats import friedman, holm, wilcoxon
 from ._plan import CLASSIFIERS, _dataset_record, _record_of
-from ._result import RESULT_FORMAT, StudyResult, _pandas, memoised, read_only
+from ._result import RESULT_FORMAT, TIE_STAT_KEYS, StudyResult, _pandas, memoised, read_only
 from ._run import _planned_record, run_study
 
 __all__ = ["run_benchmark", "BenchmarkResult", "PairwiseComparison"]
@@ -349,7 +349,11 @@ class BenchmarkResult:
             got = d.get("format") if isinstance(d, dict) else type(d).__name__
             raise ValueError(f"not a fastrank benchmark result (format {got!r}, expected "
                              f"{BENCHMARK_FORMAT!r})")
-        return cls({name: StudyResult.from_dict(s) for name, s in d["studies"].items()})
+        studies = d.get("studies")
+        if not isinstance(studies, dict):
+            raise ValueError("corrupt benchmark result: studies is not a dict of study "
+                             "results by data set")
+        return cls({name: StudyResult.from_dict(s) for name, s in studies.items()})
 
     @classmethod
     def from_json(cls, text):
@@ -390,7 +394,7 @@ def _out_of_range(result):
                     return f"stderr of {c}/{t}/{m} is not a standard error: {errors.tolist()}"
         for key, values in result.tie_stats[c].items():
             lo, hi = (1, q) if key == "group_size" else (0, 1)
-            if key not in ("top", "boundary", "group_size") \
+            if key not in TIE_STAT_KEYS \
                     or not all(lo <= v <= hi for v in values):
                 return f"tie_stats/{c}/{key} is {values!r:.80}, outside [{lo}, {hi}]"
     return None
