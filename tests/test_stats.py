@@ -96,6 +96,23 @@ def test_paired_ttest_extreme_magnitudes():
     assert res.statistic == np.inf and res.pvalue == 0.0 and res.significant
 
 
+def test_wilcoxon_and_mean_se_at_extreme_magnitudes():
+    """Finite samples whose differences (or squared deviations) overflow float64: the
+    values of the same samples scaled down, and a power-of-two scaling keeps the bits."""
+    a = np.array([1.7e308, 1.0e308, 3e307, -2e307])
+    b = np.array([-1.7e308, -1.5e308, 1e307, 2e307])
+    for zero_method in ("wilcox", "pratt", "zsplit"):
+        got = wilcoxon(a, b, zero_method=zero_method)
+        want = wilcoxon(a / 1e300, b / 1e300, zero_method=zero_method)
+        assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
+    for values in ([1e308, -1e308], [1e300, -1e300, 3e299]):
+        mean, sd = mean_se(values)
+        small = mean_se(np.array(values) / 2.0**1000)
+        assert (mean, sd) == (small[0] * 2.0**1000, small[1] * 2.0**1000) and np.isfinite(sd)
+    assert mean_se([0.10, 0.12, 0.08]) == tuple(x / 2.0**40 for x in mean_se(
+        np.array([0.10, 0.12, 0.08]) * 2.0**40))
+
+
 def test_paired_ttest_bad_alpha():
     with pytest.raises(ValueError, match="alpha"):
         paired_ttest([1.0, 2.0], [2.0, 2.0], alpha=1.5)

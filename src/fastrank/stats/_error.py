@@ -259,7 +259,12 @@ def mean_se(values: npt.ArrayLike) -> tuple[float, float]:
         raise ValueError(f"values must be 1-D with at least 2 folds, got shape {v.shape}")
     if not np.isfinite(v).all():
         raise ValueError("values contains NaN or infinity; fold errors must be finite")
-    return float(v.mean()), float(np.sqrt(v.var(ddof=1) / v.size))
+    # on the values times the power of two that brings the largest magnitude into [0.5, 1),
+    # scaled back: the same bits, and no sum or square overflows
+    shift = int(np.frexp(np.abs(v).max())[1])
+    s = np.ldexp(v, -shift)
+    return float(np.ldexp(s.mean(), shift)), \
+        float(np.ldexp(np.sqrt(s.var(ddof=1) / s.size), shift))
 
 
 @dataclass(frozen=True)

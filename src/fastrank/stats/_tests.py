@@ -258,7 +258,10 @@ def wilcoxon(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = 0.05,
                          f"{', '.join(map(repr, ZERO_METHODS))}")
     a, b = _check_paired(a, b, min_n=1)
     alpha = check_alpha(alpha)
-    d = a - b
+    with np.errstate(over="ignore"):  # handled below
+        d = a - b
+    if not np.all(np.isfinite(d)):  # halved first: the same signs, zeros and order of |d|
+        d = np.ldexp(a, -1) - np.ldexp(b, -1)
     if zero_method == "wilcox":
         d = d[d != 0]
     n = d.size
