@@ -183,3 +183,13 @@ def test_bad_parameters():
     with pytest.raises(TypeError, match="random_state"):
         list(KFold(2, random_state="x").split(np.zeros(4)))
     assert repr(KFold(3, random_state=1)) == "KFold(n_splits=3, shuffle=True, random_state=1)"
+    for make in (lambda s: KFold(3, shuffle=s), lambda s: Holdout(shuffle=s)):
+        for bad in ("False", 0, None):  # "False" once shuffled
+            with pytest.raises(TypeError, match="shuffle must be True or False"):
+                make(bad)
+        assert make(np.bool_(False)).shuffle is False
+    with pytest.raises(ValueError, match="cannot split a 0-d array"):
+        list(KFold(3).split(np.array(5)))
+    # a NumPy fraction is a fraction
+    assert next(RepeatedSubsampling(1, test_size=np.float32(0.25), random_state=0)
+                .split(np.zeros(8)))[1].size == 2

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from .._typing import LabelsLike, RandomStateLike
 from .._validation import check_random_state, check_truth
-from ._splitter import Split, _complement, _n_documents, _Splitter
+from ._splitter import Split, _check_shuffle, _complement, _n_documents, _Splitter
 
 
 class KFold(_Splitter):
@@ -56,7 +56,7 @@ class KFold(_Splitter):
         if not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
             raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
         self.n_splits = int(n_splits)
-        self.shuffle = bool(shuffle)
+        self.shuffle = _check_shuffle(shuffle)
         self.random_state = random_state
 
     def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:

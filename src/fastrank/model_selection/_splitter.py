@@ -3,8 +3,18 @@ test set."""
 import numpy as np
 
 
+def _check_shuffle(shuffle):
+    """``shuffle`` itself when it is a bool: a string such as "False" is not one."""
+    if not isinstance(shuffle, (bool, np.bool_)):
+        raise TypeError(f"shuffle must be True or False, got {shuffle!r}")
+    return bool(shuffle)
+
+
 def _n_documents(X):
-    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 0:
+        raise ValueError("cannot split a 0-d array: give the documents, one per row")
+    n = shape[0] if shape is not None else len(X)
     if n < 1:
         raise ValueError("cannot split an empty data set")
     return int(n)

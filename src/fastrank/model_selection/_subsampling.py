@@ -8,13 +8,13 @@ import numpy as np
 
 from .._typing import RandomStateLike
 from .._validation import check_random_state
-from ._splitter import Split, _complement, _n_documents, _Splitter
+from ._splitter import Split, _check_shuffle, _complement, _n_documents, _Splitter
 
 
 def _test_count(test_size, n):
     if isinstance(test_size, (int, np.integer)) and not isinstance(test_size, bool):
         n_test = int(test_size)
-    elif isinstance(test_size, float) and 0.0 < test_size < 1.0:
+    elif isinstance(test_size, (float, np.floating)) and 0.0 < test_size < 1.0:
         n_test = math.ceil(test_size * n)
     else:
         raise ValueError(f"test_size must be a float in (0, 1) or a document count, "
@@ -134,7 +134,7 @@ class Holdout(RepeatedSubsampling):
     def __init__(self, test_size: float | int = 1 / 3, shuffle: bool = True,
                  random_state: RandomStateLike = None) -> None:
         super().__init__(n_repeats=1, test_size=test_size, random_state=random_state)
-        self.shuffle = bool(shuffle)
+        self.shuffle = _check_shuffle(shuffle)
 
     def __repr__(self) -> str:
         return f"Holdout(test_size={self.test_size!r}, shuffle={self.shuffle}, " \
