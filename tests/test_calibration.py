@@ -406,3 +406,5 @@ def test_platt_fits_scores_on_any_scale(power):
     for factor in (1e-9, 1e-11, 1e150):
         other = Platt().fit(s * factor, y)
         np.testing.assert_allclose(other.transform(s * factor), want.transform(s), rtol=1e-9)
+    with pytest.raises(ValueError, match="too small for a finite A"):  # 1e-311: subnormal
+        Platt().fit(np.ldexp(s, -1033), y)

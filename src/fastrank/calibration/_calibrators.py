@@ -325,7 +325,12 @@ class Platt(_Calibrator):
             else:
                 break  # no decrease possible: at the minimum up to rounding
             a, b, f = a_new, b_new, f_new
-        return float(np.ldexp(a, -shift)), b
+        with np.errstate(over="ignore"):  # refused below
+            a = float(np.ldexp(a, -shift))
+        if not np.isfinite(a):  # scores near the subnormals: 1 / their scale overflows
+            raise ValueError(f"scores of largest magnitude {np.ldexp(1.0, shift - 1):g} are "
+                             "too small for a finite A; scale them up")
+        return a, b
 
     @staticmethod
     def _apply_one(m, s):
