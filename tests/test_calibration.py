@@ -300,6 +300,9 @@ def test_calibrated_classifier_errors():
         CalibratedClassifier(CentroidScorer(), cv="holdout", validation_size=1.5).fit(X, Y)
     with pytest.raises(ValueError, match="not fitted"):
         CalibratedClassifier(CentroidScorer()).predict(X)
+    from sklearn.neighbors import KNeighborsClassifier  # predict_proba, no decision_function
+    with pytest.raises(TypeError, match="KNeighborsClassifier has no decision_function"):
+        CalibratedClassifier(KNeighborsClassifier()).fit(X, Y)
     with pytest.raises(TypeError, match="cannot be saved"):
         CalibratedClassifier(CentroidScorer(), cv=2).fit(X, Y).save("unused.npz")
 

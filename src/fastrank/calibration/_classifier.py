@@ -113,8 +113,14 @@ class CalibratedClassifier(MultiLabelEstimator):
             An unknown ``method``, a ``cv`` that is not "holdout" or an int in
             [2, n_documents], a ``validation_size`` outside (0, 1) or leaving an empty part,
             invalid ``X`` or ``Y``.
+        TypeError
+            An ``estimator`` without ``fit`` or ``decision_function``.
         """
         check_option("method", self.method, CALIBRATION_METHODS)
+        for method in ("fit", "decision_function"):  # before anything is fitted
+            if not callable(getattr(self.estimator, method, None)):
+                raise TypeError(f"estimator must have fit and decision_function; "
+                                f"{type(self.estimator).__name__} has no {method}")
         X, Y = self._check_fit_input(X, Y)
         n = X.shape[0]
         order = check_random_state(self.random_state).permutation(n)
