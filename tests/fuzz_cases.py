@@ -212,6 +212,17 @@ def call(f, *args, **kwargs):
                           f"{exc}") from exc
 
 
+def _rounds(m):
+    """True when a value of the sparse matrix m's data (a 64-bit integer or long double
+    type) has no exact float64 (compared exactly, as Python ints and long doubles)."""
+    data = np.asarray(getattr(m, "data", np.zeros(0)))
+    if data.dtype.kind in "iu":
+        return any(float(v) != v for v in data.ravel().tolist())
+    if data.dtype.kind == "f" and data.dtype.itemsize > 8:
+        return any(np.float64(v) != v for v in data.ravel())
+    return False
+
+
 def check_against_reference(name, f, bad, ref, rebuild=None):
     """f(bad) must raise ValueError/TypeError if the structure is invalid (ref is None),
     and otherwise behave exactly as f on the reference (same result or same error type);
@@ -225,6 +236,8 @@ def check_against_reference(name, f, bad, ref, rebuild=None):
             raise CaseFailure(f"{name} accepted a malformed sparse matrix")
         return
     want, want_err = call(f, ref if rebuild is None else rebuild(ref))
+    if want_err is None and "float64 cannot hold exactly" in str(err) and _rounds(bad):
+        return  # refused as beliefs that would tie: the float64 reference lost those bits
     if type(err) is not type(want_err):
         raise CaseFailure(f"{name}: {err!r} on the sparse input, {want_err!r} on its dense "
                           f"form {ref.tolist()}")

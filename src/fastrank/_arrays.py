@@ -8,7 +8,9 @@ and as much host memory. Anything else (NumPy arrays, buffer-protocol objects, p
 polars frames and series, nested lists) goes through :func:`numpy.asarray`, a view wherever the
 object's memory layout allows one. Results are always NumPy, their elements aligned as the
 compiled kernels read them (as C types): a view whose elements are not (an array over a
-byte buffer at an odd offset) is copied.
+byte buffer at an odd offset) is copied. pandas' nullable columns (Float64, Int64,
+boolean) are read in their NumPy types, and values of other real types become float64
+only where that is exact (:func:`exact_float64`).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -59,3 +61,28 @@ def converted(x, name):
     if x is None or isinstance(x, (np.ndarray, list, tuple)) or sp.issparse(x):
         return x
     return as_numpy(x, name)
+
+
+def exact_float64(values, name, row_of):
+    """The real ``values`` (not float32/float64) as float64, refused when a value does not
+    convert exactly: beliefs tie exactly when they are equal, and integers beyond 2**53
+    or long doubles rounded to float64 would tie where they differ. ValueError naming
+    ``name`` and the row (``row_of`` a position in ``values.ravel(order="K")``)."""
+    out = values.astype(np.float64)
+    if values.dtype.itemsize < 8:
+        return out  # booleans, float16 and integers of 32 bits or fewer fit float64
+    flat, got = values.ravel(order="K"), out.ravel(order="K")
+    if values.dtype.kind in "iu":  # only magnitudes past 2**53 can round
+        at = np.flatnonzero(np.abs(got) >= 2.0**53)
+        limit = 2.0**63 if values.dtype.kind == "i" else 2.0**64
+        f = got[at]
+        lost = (f >= limit) | (np.where(f < limit, f, 0).astype(values.dtype) != flat[at])
+    else:
+        at = np.arange(flat.size)
+        lost = ~((got.astype(values.dtype) == flat) | np.isnan(flat))
+    if lost.any():
+        raise ValueError(f"{name} holds {str(flat[at[np.argmax(lost)]])} (first in row "
+                         f"{int(row_of(at[np.argmax(lost)]))}), which float64 cannot hold "
+                         f"exactly: beliefs would tie that differ; convert them to float64 "
+                         f"first if that is meant")
+    return out

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ._arrays import as_numpy
+from ._arrays import as_numpy, exact_float64
 from ._ext import _threads
 from ._ext import checks as _checks
 
@@ -103,31 +103,6 @@ def _first_nan_row(values, row_of):
     ``values``, or None; one parallel pass of the checks kernel."""
     bad = _checks.first_nan(values)
     return None if bad < 0 else int(row_of(bad))
-
-
-def exact_float64(values, name, row_of):
-    """The real ``values`` (not float32/float64) as float64, refused when a value does not
-    convert exactly: beliefs tie exactly when they are equal, and integers beyond 2**53
-    or long doubles rounded to float64 would tie where they differ. ValueError naming
-    ``name`` and the row (``row_of`` a position in ``values.ravel(order="K")``)."""
-    out = values.astype(np.float64)
-    if values.dtype.itemsize < 8:
-        return out  # booleans, float16 and integers of 32 bits or fewer fit float64
-    flat, got = values.ravel(order="K"), out.ravel(order="K")
-    if values.dtype.kind in "iu":  # only magnitudes past 2**53 can round
-        at = np.flatnonzero(np.abs(got) >= 2.0**53)
-        limit = 2.0**63 if values.dtype.kind == "i" else 2.0**64
-        f = got[at]
-        lost = (f >= limit) | (np.where(f < limit, f, 0).astype(values.dtype) != flat[at])
-    else:
-        at = np.arange(flat.size)
-        lost = ~((got.astype(values.dtype) == flat) | np.isnan(flat))
-    if lost.any():
-        raise ValueError(f"{name} holds {str(flat[at[np.argmax(lost)]])} (first in row "
-                         f"{int(row_of(at[np.argmax(lost)]))}), which float64 cannot hold "
-                         f"exactly: beliefs would tie that differ; convert them to float64 "
-                         f"first if that is meant")
-    return out
 
 
 def object_to_float(arr, name):

@@ -48,14 +48,13 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._arrays import as_numpy, converted
+from .._arrays import as_numpy, converted, exact_float64
 from .._ext import _threads
 from .._ext import checks as _checks
 from .._ext import tie_topk as _kernel
 from .._typing import LabelsLike, RandomStateLike
 from .._validation import _label_indices, check_binary_csr, check_n_labels, check_nonempty_2d, \
-    check_memory, check_option, check_real_dtype, check_scores, check_truth, exact_float64, \
-    is_label_sets
+    check_memory, check_option, check_real_dtype, check_scores, check_truth, is_label_sets
 from ._common import check_sample_weight, draw_seed
 from ._mergeable import Mergeable, empty_chunk_labels
 
