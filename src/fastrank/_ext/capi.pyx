@@ -65,6 +65,12 @@ cdef enum:
     NPRED = 11
     NREL = 12
     MAX_DOC_COLUMNS = 64
+    N_METRICS = 19
+
+# a boundary record's counts, summed or not: exact in a double
+cdef int64_t _COUNT_MAX = 1LL << 53
+# a non-zero row weight: as fastrank.metrics' sample_weight (WEIGHT_RANGE)
+cdef double _WEIGHT_LO = 2.0 ** -400, _WEIGHT_HI = 2.0 ** 400
 
 cdef int _family[5]       # kernel family flag of each ranking type
 cdef int _lab_row[5]      # its (TP_i, TP_i + FP_i) rows of the label counts
@@ -261,6 +267,14 @@ cdef int eval_init(fastrank_eval_state* s, int64_t q, int ties, int64_t top_k,
     return FASTRANK_OK
 
 
+cdef int _check_state(const fastrank_eval_state* s) noexcept nogil:
+    """EINVAL for a state eval_init did not set up (a zeroed one, say)."""
+    if s.n_labels < 1 or s.ties <= 0 or s.ties >= 1 << FASTRANK_N_TIES or s.labels == NULL \
+            or (s.n_draws > 0 and s.draws == NULL):
+        return fr_fail(FASTRANK_EINVAL, "the state is not initialised (eval_init)")
+    return FASTRANK_OK
+
+
 cdef int eval_add_row(fastrank_eval_state* s, const double* scores, const uint8_t* truth,
                       int64_t row, double wt) noexcept nogil:
     return _add_row(s, scores, truth, row, wt, NULL, NULL)
@@ -287,15 +301,16 @@ cdef int _add_row(fastrank_eval_state* s, const double* scores, const uint8_t* t
     if s == NULL or truth == NULL:
         return fr_fail(FASTRANK_EINVAL, "state or truth is NULL")
     q = s.n_labels
-    err = _check_scores(scores, q, "scores")
+    err = _check_state(s) or _check_scores(scores, q, "scores")
     if err:
         return err
     j = first_not_binary_u8(truth, q)
     if j >= 0:
         return fr_fail(FASTRANK_EINVAL, "truth must be 0 or 1, got %d at %lld",
                        <int> truth[j], <long long> j)
-    if not (isfinite(wt) and wt >= 0):
-        return fr_fail(FASTRANK_EINVAL, "weight must be finite and >= 0")
+    if not (wt == 0 or _WEIGHT_LO <= wt <= _WEIGHT_HI):
+        return fr_fail(FASTRANK_EINVAL, "weight must be 0 or from 2**-400 to 2**400 (sums "
+                       "of weights stay finite and normal), got %g", wt)
     if row < 0:
         return fr_fail(FASTRANK_EINVAL, "row must be >= 0, got %lld", <long long> row)
     for t in range(FASTRANK_N_TIES):
@@ -341,6 +356,8 @@ cdef int eval_merge(fastrank_eval_state* into, const fastrank_eval_state* other)
     cdef int t, k
     if into == NULL or other == NULL:
         return fr_fail(FASTRANK_EINVAL, "a state is NULL")
+    if _check_state(into) or _check_state(other):
+        return FASTRANK_EINVAL
     if into.n_labels != other.n_labels or into.ties != other.ties \
             or into.top_k != other.top_k or into.n_draws != other.n_draws \
             or into.seed != other.seed or into.zero_division != other.zero_division:
@@ -368,6 +385,16 @@ cdef inline double _macro(const double* tp, const double* pred, const double* re
     return fr_pairwise_sum(buf, q) / q
 
 
+cdef inline double _mean_of_sets(const double* x, int64_t sets) noexcept nogil:
+    """The mean of the per-draw values x[:sets] as the Evaluator takes it: the value itself
+    when no draw differs, else their pairwise sum over sets."""
+    cdef int64_t k
+    for k in range(1, sets):
+        if x[k] != x[0]:
+            return fr_pairwise_sum(x, sets) / sets
+    return x[0]
+
+
 cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexcept nogil:
     cdef int64_t q, j, k, n_draws
     cdef double n, zd, stp, spred, srel
@@ -382,6 +409,8 @@ cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexce
     cdef double* predk
     if s == NULL or values == NULL:
         return fr_fail(FASTRANK_EINVAL, "state or values is NULL")
+    if _check_state(s):
+        return FASTRANK_EINVAL
     if t < 0 or t >= FASTRANK_N_TIES or not s.ties >> t & 1:
         return fr_fail(FASTRANK_EINVAL, "ranking type %d is not evaluated by this state", t)
     if not s.weight > 0:
@@ -425,8 +454,8 @@ cdef int eval_result(const fastrank_eval_state* s, int t, double* values) noexce
                 predk[j] = s.labels[(_lab_fixed + 1) * q + j] + s.draws[(2 * k + 1) * q + j]
             per_p[k] = _macro(tpk, predk, NULL, q, zd, buf)
             per_f[k] = _macro(tpk, predk, rel, q, zd, buf)
-        values[7] = fr_pairwise_sum(per_p, n_draws) / n_draws
-        values[11] = fr_pairwise_sum(per_f, n_draws) / n_draws
+        values[7] = _mean_of_sets(per_p, n_draws)
+        values[11] = _mean_of_sets(per_f, n_draws)
     free(buf)
     return FASTRANK_OK
 
@@ -439,10 +468,10 @@ cdef int _check_records(const int64_t* r, int64_t n, int64_t q) noexcept nogil:
         return fr_fail(FASTRANK_EINVAL, "records is NULL or n is negative")
     for i in range(n):
         if not (0 <= r[5 * i] < q and 0 < r[5 * i + 2] < r[5 * i + 1] <= q
-                and r[5 * i + 3] >= 0 and r[5 * i + 4] >= 0):
+                and 0 <= r[5 * i + 3] <= _COUNT_MAX and 0 <= r[5 * i + 4] <= _COUNT_MAX):
             return fr_fail(FASTRANK_EINVAL, "record %lld is not (label, s, d, n_rel, n_irr) "
                            "with 0 <= label < n_labels = %lld, 0 < d < s <= n_labels and "
-                           "counts >= 0", <long long> i, <long long> q)
+                           "counts from 0 to 2**53", <long long> i, <long long> q)
     return FASTRANK_OK
 
 
@@ -469,11 +498,14 @@ cdef inline int _bits(uint64_t x) noexcept nogil:
 cdef inline int64_t _add_class(const int64_t* rec, bint same, int64_t m, int64_t n,
                                int64_t* cols) noexcept nogil:
     """_classes' step: record rec added to class m - 1 (same) or starting class m; returns
-    the number of classes."""
+    the number of classes, or -2 when a class's count passes _COUNT_MAX (checked records:
+    the sum of two counts cannot overflow)."""
     cdef int k
     if same:
         cols[3 * n + m - 1] += rec[3]
         cols[4 * n + m - 1] += rec[4]
+        if cols[3 * n + m - 1] > _COUNT_MAX or cols[4 * n + m - 1] > _COUNT_MAX:
+            return -2
         return m
     for k in range(5):
         cols[k * n + m] = rec[k]
@@ -483,7 +515,8 @@ cdef inline int64_t _add_class(const int64_t* rec, bint same, int64_t m, int64_t
 cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols) noexcept nogil:
     """The classes of the (checked) records r[:n]: one per distinct (label, s, d), sorted by
     it, their label, s, d, n_rel and n_irr in cols[0:m], cols[n:n + m], ..., cols[4n:4n + m]
-    (cols holds 5n). Returns m, -1 when out of memory. Where (label, s, d) packs into 64
+    (cols holds 5n). Returns m; -1 when out of memory, -2 when a class's count passes
+    _COUNT_MAX (_class_failure tells which). Where (label, s, d) packs into 64
     bits the records are ordered by the kernel's stable sort of the packed keys (a radix
     sort); else a copy is sorted by qsort. The work and scratch follow n, not q."""
     cdef int64_t i, m = 0, top = 1
@@ -506,6 +539,8 @@ cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols) noe
         for i in range(n):
             m = _add_class(r + 5 * w.order[i], i > 0 and w.keys[i] == w.keys[i - 1], m, n,
                            cols)
+            if m < 0:
+                break
         sort_work_free(w)
         return m
     rows = <int64_t*> malloc(5 * n * sizeof(int64_t) + 1)
@@ -516,8 +551,18 @@ cdef int64_t _classes(const int64_t* r, int64_t n, int64_t q, int64_t* cols) noe
     for i in range(n):
         m = _add_class(rows + 5 * i, i > 0 and _by_class(rows + 5 * (i - 1), rows + 5 * i) == 0,
                        m, n, cols)
+        if m < 0:
+            break
     free(rows)
     return m
+
+
+cdef int _class_failure(int64_t m, int64_t n) noexcept nogil:
+    """The error of a failed _classes (m < 0) of n records."""
+    if m == -2:
+        return fr_fail(FASTRANK_EINVAL, "the counts of one (label, s, d) sum past 2**53")
+    return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
+                   <long long> n)
 
 
 cdef int eval_count_records(int64_t q, int64_t* records, int64_t n,
@@ -533,8 +578,7 @@ cdef int eval_count_records(int64_t q, int64_t* records, int64_t n,
     m = -1 if cols == NULL else _classes(records, n, q, cols)
     if m < 0:
         free(cols)
-        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
-                       <long long> n)
+        return _class_failure(m, n)
     for j in range(m):  # the classes back as rows
         for k in range(5):
             records[5 * j + k] = cols[k * n + j]
@@ -556,9 +600,16 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
     cdef double* b
     cdef double* p
     cdef double* f
-    cdef int err = eval_result(s, t, values)
-    if err or t != FASTRANK_TIES_EXPECTED:
+    cdef double own[N_METRICS]  # values are written only on success
+    cdef int err
+    if values == NULL:
+        return fr_fail(FASTRANK_EINVAL, "state or values is NULL")
+    err = eval_result(s, t, own)
+    if err:
         return err
+    if t != FASTRANK_TIES_EXPECTED:
+        memcpy(values, own, sizeof(own))
+        return FASTRANK_OK
     q = s.n_labels
     err = _check_records(records, n, q)
     if err:
@@ -574,8 +625,7 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
     if m < 0:
         free(cls)
         free(buf)
-        return fr_fail(FASTRANK_ENOMEM, "cannot allocate the scratch of %lld records",
-                       <long long> n)
+        return _class_failure(m, n)
     start = cls + 5 * n
     j = 0
     for i in range(q + 1):
@@ -599,16 +649,26 @@ cdef int eval_result_exact(const fastrank_eval_state* s, int t, const int64_t* r
     for k in range(sets):  # each set's mean over the labels, then over the sets
         buf[4 * sets * q + k] = fr_pairwise_sum(p + k * q, q) / q
         buf[4 * sets * q + sets + k] = fr_pairwise_sum(f + k * q, q) / q
-    values[7] = buf[4 * sets * q] if sets == 1 \
-        else fr_pairwise_sum(buf + 4 * sets * q, sets) / sets
-    values[11] = buf[4 * sets * q + sets] if sets == 1 \
-        else fr_pairwise_sum(buf + 4 * sets * q + sets, sets) / sets
+    own[7] = _mean_of_sets(buf + 4 * sets * q, sets)
+    own[11] = _mean_of_sets(buf + 4 * sets * q + sets, sets)
+    memcpy(values, own, sizeof(own))
     free(cls)
     free(buf)
     return FASTRANK_OK
 
 
 # ---- search -------------------------------------------------------------------------------
+
+cdef inline bint _too_many(int64_t a, int64_t b, int64_t c) noexcept nogil:
+    """a * b * c (sizes >= 1) past 2**59: more elements than any buffer holds, and products
+    of the sizes that could wrap around."""
+    cdef int64_t most = 1LL << 59
+    return a > most // b or a * b > most // c
+
+
+cdef inline int _sizes_fail() noexcept nogil:
+    return fr_fail(FASTRANK_EINVAL, "the sizes describe buffers of more than 2**59 elements")
+
 
 cdef int cosine_topk(const double* Q, int64_t nq, const double* B, int64_t nb, int64_t d,
                      int64_t k, double* sims, int64_t* indices) noexcept nogil:
@@ -619,6 +679,8 @@ cdef int cosine_topk(const double* Q, int64_t nq, const double* B, int64_t nb, i
     if k < 1 or k > nb:
         return fr_fail(FASTRANK_EINVAL, "k must be from 1 to n_base = %lld, got %lld",
                        <long long> nb, <long long> k)
+    if _too_many(nq, d, 1) or _too_many(nb, d, 1) or _too_many(nq, k, 1):
+        return _sizes_fail()
     if sims == NULL or indices == NULL:
         return fr_fail(FASTRANK_EINVAL, "sims or indices is NULL")
     if Q == NULL or B == NULL:
@@ -640,6 +702,9 @@ cdef int vgram_encode(const double* X, int64_t n_rows, int64_t n_features,
     if n_rows < 1 or n_features < 1 or n_neurons < 1 or S < 1:
         return fr_fail(FASTRANK_EINVAL, "n_rows, n_features, n_neurons and n_synapses must be "
                        ">= 1")
+    if _too_many(n_rows, n_features, 1) or _too_many(n_neurons, S, 1) \
+            or _too_many(n_neurons, n_rows, (S + 63) // 64):
+        return _sizes_fail()
     if synapses == NULL or patterns == NULL:
         return fr_fail(FASTRANK_EINVAL, "synapses or patterns is NULL")
     err = _check_scores(X, n_rows * n_features, "X")
@@ -657,6 +722,8 @@ cdef int vgram_search(const uint64_t* memory, int64_t n_train, const uint64_t* t
                       int64_t* count, int64_t* nearest) noexcept nogil:
     if n_train < 1 or n_tests < 1 or n_neurons < 1 or W < 1:
         return fr_fail(FASTRANK_EINVAL, "n_train, n_tests, n_neurons and W must be >= 1")
+    if _too_many(n_neurons, n_train, W) or _too_many(n_neurons, n_tests, W):
+        return _sizes_fail()
     if memory == NULL or tests == NULL or distance == NULL or count == NULL or nearest == NULL:
         return fr_fail(FASTRANK_EINVAL, "an input or output is NULL")
     if search_nearest(memory, n_train, tests, n_tests, n_neurons, W, distance, count, nearest):

@@ -49,6 +49,7 @@ from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 import numpy as np
 
@@ -968,12 +969,16 @@ cdef int label_sums(const int64_t* s, const int64_t* d, const int64_t* n_rel,
     the denominator is 0) for each of the n_sets offsets a[k * stride], b[k * stride],
     written to out_p[k * stride], out_f[k * stride]: X and Y count the label's relevant and
     irrelevant boundary records that are predicted, independently, record (s, d) with
-    probability d/s; n_rel[c] relevant and n_irr[c] irrelevant records in class c. Returns
-    -1 when out of memory."""
+    probability d/s; n_rel[c] relevant and n_irr[c] irrelevant records in class c (counts
+    >= 0). Returns -1 when out of memory, or when the records number more than any memory
+    could hold (their scratch is 56 bytes a record)."""
     cdef Py_ssize_t cap = 1, c, k, i, j, wx, wy, lx = 0, ly = 0
+    cdef Py_ssize_t most = PY_SSIZE_T_MAX // (7 * sizeof(double))
     cdef double num, den, acc_p, acc_f, x
     cdef double* buf
     for c in range(n_classes):
+        if n_rel[c] > most - cap or n_irr[c] > most - cap - n_rel[c]:
+            return -1  # (the sum cannot wrap around)
         cap += n_rel[c] + n_irr[c]
     buf = <double*> malloc(7 * cap * sizeof(double))
     if buf == NULL:

@@ -117,8 +117,9 @@ typedef struct fastrank_capi {
                      double* draws);
 
     /* Add one row (scores and its 0/1 truth, n_labels each) of global number row and
-       weight (>= 0; 1 unweighted) to state: Evaluator.update with that one row. Rows are
-       summed in the order they are added. */
+       weight (0, or from 2^-400 to 2^400 as Evaluator's sample_weight; 1 unweighted) to
+       state: Evaluator.update with that one row. Rows are summed in the order they are
+       added. */
     int (*eval_add_row)(fastrank_eval_state* state, const double* scores,
                         const uint8_t* truth, int64_t row, double weight);
 
@@ -171,14 +172,16 @@ typedef struct fastrank_capi {
     /* records (n rows of 5, as eval_add_row_exact writes them, in any order) counted in
        place: sorted by (label, s, d), the rows of equal (label, s, d) summed into one,
        *n_out <- the number of rows left: one per distinct (label, d/s), however many rows
-       of scores were added. */
+       of scores were added. Counts are at most 2^53, summed too (FASTRANK_EINVAL past it). */
     int (*eval_count_records)(int64_t n_labels, int64_t* records, int64_t n, int64_t* n_out);
 
     /* eval_result, but for FASTRANK_TIES_EXPECTED macro precision and F1 by category
        (values[7] and values[11]) computed exactly from the boundary records (n rows of 5,
        counted or not) of every row added: fastrank.Evaluator's values, the same bits when
        every row weighs 0 or 1; where rows of other weights were drawn, the mean over the
-       draws of the exact value given each draw, as Evaluator computes it. */
+       draws of the exact value given each draw, as Evaluator computes it. Its scratch is
+       about 56 bytes per row counted in a label's records (a label's exact distribution);
+       values is written only on success. */
     int (*eval_result_exact)(const fastrank_eval_state* state, int ties,
                              const int64_t* records, int64_t n, double* values);
 } fastrank_capi;

@@ -497,7 +497,9 @@ def _expected_macro(state, zd):
                          ("f1_macro_c", f1.mean(axis=1))):
         if mc is None:
             out[key] = (float(per_set[0]), np.nan)
+        elif np.ptp(per_set) == 0:  # no draw differs (none touched a cut group): the value
+            out[key] = (float(per_set[0]), 0.0)
         else:
-            se = per_set.std(ddof=1) / np.sqrt(len(per_set)) if np.ptp(per_set) > 0 else 0.0
+            se = per_set.std(ddof=1) / np.sqrt(len(per_set))
             out[key] = (float(per_set.mean()), float(se))
     return out
