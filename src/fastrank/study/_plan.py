@@ -244,19 +244,11 @@ def check_classifiers(classifiers, params):
                              f"; valid: {[v for v in valid if v != 'random_state']}")
     for c in keys:
         if c in CLASSIFIERS:
-            given = {k: _plain(v) for k, v in params.get(c, {}).items()}
+            # NumPy scalars as the Python numbers they hold, as results.json records them
+            given = {k: v.item() if isinstance(v, np.generic) else v
+                     for k, v in params.get(c, {}).items()}
             config[c] = {**CLASSIFIERS[c][2], **given}
     return tuple(keys), config
-
-
-def _plain(value):
-    """A parameter as results.json records it: NumPy scalars as the Python numbers they
-    hold (``np.int64(5)`` -> 5), inside lists and tuples too."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
-    return value
 
 
 class _Shipped:
