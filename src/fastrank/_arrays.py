@@ -81,8 +81,8 @@ def exact_float64(values, name, row_of):
         at = np.arange(flat.size)
         lost = ~((got.astype(values.dtype) == flat) | np.isnan(flat))
     if lost.any():
-        raise ValueError(f"{name} holds {str(flat[at[np.argmax(lost)]])} (first in row "
-                         f"{int(row_of(at[np.argmax(lost)]))}), which float64 cannot hold "
-                         f"exactly: beliefs would tie that differ; convert them to float64 "
-                         f"first if that is meant")
+        first = at[np.argmax(lost)]
+        raise ValueError(f"{name} holds {str(flat[first])} (first in row {int(row_of(first))}"
+                         f"), which float64 cannot hold exactly: beliefs would tie that "
+                         f"differ; convert them to float64 first if that is meant")
     return out

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ._base import NotFittedError
+from ._ext import cosine_topk as _search_kernel
 from ._ext.term_counts import count_terms
 from ._typing import MatrixLike
 from ._validation import check_csr
@@ -286,20 +287,14 @@ def _weight(X, idf):
     Returns ``X``."""
     X.data *= idf[X.indices]
     X.eliminate_zeros()
+    # each row first times the power of two that brings its largest weight into [1/2, 1)
+    # (the search's scaling): exact, so the same bits, and no square overflows or underflows
+    scaled = np.empty_like(X.data)
+    _search_kernel.scale_csr(X.data, X.indptr, scaled)
+    X.data = scaled
     n = X.shape[0]
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    with np.errstate(over="ignore", under="ignore"):
-        norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
-    # a row whose squares overflow or come near the subnormals: first scaled by the power
-    # of two of its largest weight (exactly), then normalised
-    scaled = ~(norm < np.inf) | (norm < 2.0**-500)
-    at = scaled[rows]
-    if at.any():
-        top = np.zeros(n)
-        np.maximum.at(top, rows[at], X.data[at])
-        X.data[at] = np.ldexp(X.data[at], -np.frexp(top)[1][rows[at]])
-        norm[scaled] = np.sqrt(np.bincount(rows[at], weights=X.data[at] ** 2, minlength=n))[
-            scaled]
+    norm = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=n))
     X.data /= norm[rows]
     return X
 

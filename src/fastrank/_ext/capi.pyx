@@ -69,8 +69,7 @@ cdef enum:
 
 # a boundary record's counts, summed or not: exact in a double
 cdef int64_t _COUNT_MAX = 1LL << 53
-# a non-zero row weight: as fastrank.metrics' sample_weight (WEIGHT_RANGE)
-cdef double _WEIGHT_LO = 2.0 ** -400, _WEIGHT_HI = 2.0 ** 400
+cdef double _weight_lo, _weight_hi  # a non-zero row weight's range: Evaluator's
 
 cdef int _family[5]       # kernel family flag of each ranking type
 cdef int _lab_row[5]      # its (TP_i, TP_i + FP_i) rows of the label counts
@@ -87,7 +86,7 @@ if tie_metrics.N_DOC_COLUMNS > MAX_DOC_COLUMNS or tie_metrics.N_LAB_ROWS != FAST
 
 def _read_tables():
     from fastrank.metrics import _common, _evaluate
-    global _mc_salt, _max_draws
+    global _mc_salt, _max_draws, _weight_lo, _weight_hi
     keys = ("one_error", "coverage", "ranking_loss", "ap_position", "r_precision", "tp",
             "npred")
     if _evaluate._DOC_SUMS[5:] != ("hamming_loss", "exact_match", "precision_d", "recall_d",
@@ -101,6 +100,7 @@ def _read_tables():
         _col[t][7] = _common.column(name, "exact") if name == "expected" else -1
     _mc_salt = _common._MC_SALT
     _max_draws = _evaluate.MAX_DRAWS
+    _weight_lo, _weight_hi = _common.WEIGHT_RANGE
 
 
 _read_tables()
@@ -308,7 +308,7 @@ cdef int _add_row(fastrank_eval_state* s, const double* scores, const uint8_t* t
     if j >= 0:
         return fr_fail(FASTRANK_EINVAL, "truth must be 0 or 1, got %d at %lld",
                        <int> truth[j], <long long> j)
-    if not (wt == 0 or _WEIGHT_LO <= wt <= _WEIGHT_HI):
+    if not (wt == 0 or _weight_lo <= wt <= _weight_hi):
         return fr_fail(FASTRANK_EINVAL, "weight must be 0 or from 2**-400 to 2**400 (sums "
                        "of weights stay finite and normal), got %g", wt)
     if row < 0:

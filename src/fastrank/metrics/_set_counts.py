@@ -131,8 +131,8 @@ def weighted_label_sums(weights, m):
     """``weights @ m`` for an (n, q) 0/1 matrix ``m``, its rows made float64 a block of
     about ``_BLOCK_ENTRIES`` entries at a time (one block: the bits of ``weights @ m``)."""
     rows = max(1, _BLOCK_ENTRIES // max(1, m.shape[1]))
-    out = weights[:rows] @ m[:rows].astype(np.float64)
-    for lo in range(rows, m.shape[0], rows):
+    out = np.zeros(m.shape[1])  # 0 + x is x: one block gives the bits of weights @ m
+    for lo in range(0, m.shape[0], rows):
         out += weights[lo:lo + rows] @ m[lo:lo + rows].astype(np.float64)
     return out
 

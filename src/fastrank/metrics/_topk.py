@@ -55,7 +55,7 @@ from .._ext import tie_topk as _kernel
 from .._typing import LabelsLike, RandomStateLike
 from .._validation import _label_indices, check_binary_csr, check_n_labels, check_nonempty_2d, \
     check_memory, check_option, check_real_dtype, check_scores, check_truth, is_label_sets
-from ._common import check_sample_weight, draw_seed
+from ._common import WEIGHT_RANGE, check_sample_weight, draw_seed
 from ._mergeable import Mergeable, empty_chunk_labels
 
 #: The tie semantics of the top-k metrics, in the kernel's mode order.
@@ -375,7 +375,7 @@ class TopKEvaluator(Mergeable):
             p.flags.writeable = False
             if p.ndim != 1 or p.size == 0:
                 raise ValueError(f"propensity must be 1-D (one per label), got shape {p.shape}")
-            if not np.isfinite(p).all() or (p < 2.0**-400).any():  # its inverse weighs hits
+            if not np.isfinite(p).all() or (p < WEIGHT_RANGE[0]).any():  # 1/p weighs hits
                 raise ValueError("propensity must be finite and at least 2**-400 (about "
                                  "3.9e-121), where sums of its inverse stay finite")
             if self.n_labels is not None and p.size != self.n_labels:
